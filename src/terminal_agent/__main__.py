@@ -1,0 +1,3 @@
+from terminal_agent.cli import main
+
+main()

@@ -1,0 +1,43 @@
+"""The ``terminal-agent`` command line: one app, one module per command group.
+
+The library stays quiet; this is the only place that prints, draws progress bars and turns
+:class:`~terminal_agent.errors.TerminalAgentError` into a one-line message and exit code 1.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import typer
+
+from terminal_agent.cli import cleanup_commands, eval_commands, image_commands, sandbox_commands, task_commands
+from terminal_agent.errors import TerminalAgentError
+
+app = typer.Typer(
+    name="terminal-agent",
+    help="Train and evaluate LLM agents on terminal tasks in Docker sandboxes.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(task_commands.app, name="tasks", help="Convert, validate and screen tasks.")
+app.add_typer(image_commands.app, name="images", help="Build the offline base image and task images.")
+app.add_typer(sandbox_commands.app, name="sandbox", help="Open a shell in a task's sandbox.")
+app.add_typer(eval_commands.app, name="eval", help="Run the agent on tasks and report pass rates.")
+app.command("cleanup", help="Remove our leaked containers, networks and volumes.")(cleanup_commands.cleanup)
+
+
+@app.callback()
+def _configure(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log library debug messages.")) -> None:
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+def main() -> None:
+    try:
+        app()
+    except TerminalAgentError as exc:
+        typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
+        sys.exit(1)

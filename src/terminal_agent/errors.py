@@ -1,0 +1,131 @@
+"""One error taxonomy for the whole project.
+
+Every failure that can happen during a rollout falls in exactly one family, and the
+family decides what happens to the sample:
+
+* :class:`AgentFormatError` - the *model's* fault (bad action syntax). The episode goes on,
+  the payload is the teaching message shown to the model.
+* :class:`InfrastructureError` and its children (sandbox, image, provider, grading, judge) -
+  *not* the model's fault. The sample is flagged in ``info`` and masked or retried; it is
+  never scored as reward 0.
+* :class:`TaskFormatError` / :class:`ConfigError` - the *user's* input is wrong; the message
+  names the row, field or key.
+"""
+
+from __future__ import annotations
+
+
+class TerminalAgentError(Exception):
+    """Base class of every error raised on purpose by terminal-agent."""
+
+
+# --- user input -----------------------------------------------------------------------------
+class ConfigError(TerminalAgentError, ValueError):
+    """A configuration or preset is invalid; the message names the exact key."""
+
+
+class TaskFormatError(TerminalAgentError, ValueError):
+    """A task (CSV row, task directory, parquet row) is malformed.
+
+    ``location`` names where (``latest_verified.csv:14``, a directory), ``field`` what.
+    """
+
+    def __init__(self, message: str, *, location: str | None = None, field: str | None = None):
+        self.location = location
+        self.field = field
+        prefix = ""
+        if location:
+            prefix += f"{location}: "
+        if field:
+            prefix += f"[{field}] "
+        super().__init__(prefix + message)
+        self.reason = message
+
+
+# --- the model's fault ------------------------------------------------------------------------
+class AgentFormatError(TerminalAgentError):
+    """The model's reply could not be turned into actions.
+
+    ``messages`` is what must be shown to the model (a teaching message with a correct example).
+    """
+
+    def __init__(self, *messages: str):
+        self.messages = list(messages)
+        super().__init__("\n".join(messages))
+
+
+class ToolError(TerminalAgentError):
+    """An action was well formed but could not be carried out (file missing, edit not unique).
+
+    Shown to the model as the tool's output; it is a result of the agent's own choice.
+    """
+
+
+# --- infrastructure: never the model's fault ---------------------------------------------------
+class InfrastructureError(TerminalAgentError):
+    """Something outside the model failed. Samples hit by it are flagged, not scored 0."""
+
+    kind: str = "infrastructure"
+
+
+class SandboxError(InfrastructureError):
+    """The sandbox is broken or unreachable (dead container, lost socket, daemon error)."""
+
+    kind = "sandbox"
+
+
+class SandboxUnavailableError(SandboxError):
+    """No sandbox could be started (daemon down, image missing, resource exhaustion)."""
+
+
+class DockerNotAvailableError(SandboxUnavailableError):
+    """No Docker daemon answers; the message says how to start one."""
+
+
+class ImageError(InfrastructureError):
+    """An image could be neither pulled, aliased nor built."""
+
+    kind = "image"
+
+
+class ImageBuildError(ImageError):
+    """``docker build`` failed; ``log_tail`` holds the end of the build log."""
+
+    def __init__(self, message: str, log_tail: str = ""):
+        self.log_tail = log_tail
+        super().__init__(message + (f"\n--- build log (tail) ---\n{log_tail}" if log_tail else ""))
+
+
+class ImageNotAvailableError(ImageError):
+    """A base image is not present, cannot be pulled and has no local alias."""
+
+
+class ModelProviderError(InfrastructureError):
+    """The model endpoint failed (network, rate limit, server error) after retries."""
+
+    kind = "provider"
+
+
+class GradingError(InfrastructureError):
+    """The grader crashed or timed out; the sample is not scored."""
+
+    kind = "grading"
+
+
+class JudgeError(InfrastructureError):
+    """The LLM judge failed or replied with something unparsable; the judge part is not scored."""
+
+    kind = "judge"
+
+
+def error_kind(exc: BaseException) -> str:
+    """A short family name for ``exc`` used in results files (``sandbox``, ``grading`` ...)."""
+    if isinstance(exc, InfrastructureError):
+        return exc.kind
+    if isinstance(exc, AgentFormatError):
+        return "format"
+    if isinstance(exc, TaskFormatError):
+        return "task"
+    if isinstance(exc, ConfigError):
+        return "config"
+    return "internal"

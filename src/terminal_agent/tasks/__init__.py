@@ -1,0 +1,5 @@
+"""Tasks: the typed model and its formats (CSV, terminal-bench v1, Harbor, parquet)."""
+
+from terminal_agent.tasks.model import Task, TaskLimits, find_test_functions
+
+__all__ = ["Task", "TaskLimits", "find_test_functions"]
