@@ -1,0 +1,418 @@
+"""Images: the offline base, public images aliased onto local ones, and task images cached by content.
+
+A task image is built from the task's Dockerfile (``FROM`` lines resolved: present locally, else
+pulled with a short timeout, else an alias from :mod:`~terminal_agent.sandbox.image_aliases`) and
+``task.files`` as the build context - never the tests or the solution, which reach the container
+only after the episode. Its tag is a content hash, ``terminal-agent/task-<id>:<hash12>``, so an
+unchanged task is built once and every later request is a cache hit. A lock per tag (a thread
+lock in-process plus an ``fcntl`` file lock across processes) makes concurrent requests build once.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import fcntl
+import hashlib
+import json
+import logging
+import os
+import re
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from terminal_agent.errors import DockerNotAvailableError, ImageBuildError, ImageError, ImageNotAvailableError
+from terminal_agent.sandbox.base_image import BASE_IMAGE, MANAGED_LABEL, build_base_image
+from terminal_agent.sandbox.image_aliases import IMAGE_ALIASES, SUBSTITUTE_DOCKERFILES, alias_for, rewrite_from_lines
+from terminal_agent.tasks.model import Task
+
+logger = logging.getLogger(__name__)
+
+TASK_LABEL = "terminal-agent.task-id"
+HASH_LABEL = "terminal-agent.content-hash"
+IMAGE_PREFIX = "terminal-agent/"
+LOG_TAIL_LINES = 40
+_HASH_SCHEME = "terminal-agent-image-v1"  # bump to invalidate every cached task image
+_UNPULLABLE_TTL_S = 300.0
+
+Progress = Callable[[str], None]
+
+
+def default_cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/terminal-agent`` (``~/.cache/terminal-agent``)."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "terminal-agent"
+
+
+def task_repository(task_id: str) -> str:
+    """``terminal-agent/task-<id>``, the id lowercased and squeezed into Docker's repository grammar."""
+    component = re.sub(
+        r"[^a-z0-9]+",
+        lambda m: m.group(0) if m.group(0) in (".", "_", "__") or set(m.group(0)) == {"-"} else "-",
+        task_id.lower(),
+    )
+    return f"{IMAGE_PREFIX}task-{component.strip('._-') or 'unnamed'}"
+
+
+@dataclass
+class ImageStats:
+    """What an :class:`ImageManager` did, for tests and reports."""
+
+    builds: int = 0
+    """Docker builds started (task images and substitutes; not the debootstrap base)."""
+    cache_hits: int = 0
+    """Task image requests answered by an existing tag."""
+    pulls_failed: int = 0
+    """Pull attempts that failed (each image is tried at most once per few minutes)."""
+    substitutions: list[tuple[str, str]] = field(default_factory=list)
+    """(public image, local substitute) pairs used, each once, in order (each is logged once as a warning)."""
+
+
+@dataclass(frozen=True)
+class ManagedImage:
+    """One of our images, as ``images list`` shows it."""
+
+    tag: str
+    id: str
+    size_bytes: int
+    created: str
+    task_id: str | None
+
+
+class ImageManager:
+    """Resolves, builds and caches images through the Docker Engine API (the ``docker`` SDK)."""
+
+    def __init__(
+        self,
+        client=None,
+        base_image: str = BASE_IMAGE,
+        cache_dir: Path | str | None = None,
+        pull_timeout_s: float = 20.0,
+        build_timeout_s: float = 3600.0,
+    ):
+        self._client = client
+        self.base_image = base_image
+        self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
+        self.pull_timeout_s = pull_timeout_s
+        """Socket timeout of one pull: a registry that does not answer fails the pull this fast."""
+        self.build_timeout_s = build_timeout_s
+        self.stats = ImageStats()
+        self._stats_lock = threading.Lock()
+        self._locks: dict[str, threading.Lock] = {}
+        self._locks_guard = threading.Lock()
+        self._unpullable: dict[str, tuple[float, str]] = {}
+
+    # --- plumbing -----------------------------------------------------------------------------
+    @property
+    def client(self):
+        if self._client is None:
+            import docker
+
+            try:
+                self._client = docker.from_env(timeout=60)
+                self._client.ping()
+            except Exception as exc:  # noqa: BLE001 - any failure to reach the daemon
+                self._client = None
+                raise DockerNotAvailableError(f"no Docker daemon answers ({exc}); run scripts/setup.sh") from exc
+        return self._client
+
+    @property
+    def build_count(self) -> int:
+        """Docker builds this manager started."""
+        return self.stats.builds
+
+    @contextlib.contextmanager
+    def _locked(self, key: str, across_processes: bool = True) -> Iterator[None]:
+        with self._locks_guard:
+            lock = self._locks.setdefault(key, threading.Lock())
+        with lock:
+            if not across_processes:
+                yield
+                return
+            lock_dir = self.cache_dir / "locks"
+            lock_dir.mkdir(parents=True, exist_ok=True)
+            safe = re.sub(r"[^A-Za-z0-9._-]", "_", key)
+            with open(lock_dir / f"{safe}.lock", "w") as handle:
+                fcntl.flock(handle, fcntl.LOCK_EX)
+                try:
+                    yield
+                finally:
+                    fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _image_id(self, name: str) -> str | None:
+        import docker
+
+        try:
+            return self.client.images.get(name).id
+        except docker.errors.ImageNotFound:
+            return None
+        except docker.errors.APIError as exc:
+            raise ImageError(f"cannot inspect image {name!r}: {exc}") from exc
+
+    # --- base image and substitutes ---------------------------------------------------------------
+    def ensure_base_image(self, rebuild: bool = False, mirror: str | None = None, tag: str | None = None) -> str:
+        """Id of the debootstrap base image ``tag`` (default: this manager's base), built only when absent or asked."""
+        tag = tag or self.base_image
+        with self._locked(tag):
+            image_id = None if rebuild else self._image_id(tag)
+            if image_id:
+                return image_id
+            return build_base_image(self.client, tag=tag, mirror=mirror, work_dir=self.cache_dir / "rootfs")
+
+    def _ensure_substitute(self, name: str) -> str:
+        if name == self.base_image:
+            return self.ensure_base_image()
+        if name not in SUBSTITUTE_DOCKERFILES:
+            return self._require(name)
+        dockerfile = SUBSTITUTE_DOCKERFILES[name]
+        base_id = self.ensure_base_image()
+        content_hash = _content_hash(dockerfile, {}, [base_id])
+        with self._locked(name):
+            import docker
+
+            try:
+                image = self.client.images.get(name)
+                if image.labels.get(HASH_LABEL) == content_hash:
+                    return image.id
+            except docker.errors.ImageNotFound:
+                pass
+            return self._build(name, dockerfile, {}, {HASH_LABEL: content_hash}, progress=None)
+
+    def _require(self, name: str) -> str:
+        image_id = self._image_id(name)
+        if image_id is None:
+            raise ImageNotAvailableError(f"local substitute image {name!r} is missing; build it first")
+        return image_id
+
+    # --- resolving FROM images --------------------------------------------------------------------
+    def _try_pull(self, reference: str) -> str | None:
+        """Pull ``reference``; ``None`` (and a remembered reason) when the registry cannot give it."""
+        failed = self._unpullable.get(reference)
+        if failed and time.monotonic() - failed[0] < _UNPULLABLE_TTL_S:
+            return None
+        import docker
+
+        api = self.client.api
+        repository, tag = _split_reference(reference)
+        started = time.monotonic()
+        try:
+            # APIClient.pull has no timeout of its own; the same Engine API call with a short
+            # socket timeout makes a registry that never answers fail fast.
+            response = api.post(
+                api._url("/images/create"),
+                params={"fromImage": repository, "tag": tag},
+                stream=True,
+                timeout=self.pull_timeout_s,
+            )
+            api._raise_for_status(response)
+            for event in api._stream_helper(response, decode=True):
+                if "error" in event:
+                    raise docker.errors.APIError(event["error"])
+            image_id = self._image_id(reference)
+            if image_id:
+                return image_id
+            reason = "pull reported success but the image is absent"
+        except Exception as exc:  # noqa: BLE001 - timeouts, DNS, auth, API errors all mean "not pullable"
+            text = getattr(exc, "explanation", None) or str(exc)
+            reason = text.splitlines()[0][:300] if text else type(exc).__name__
+        logger.info("pull of %s failed after %.2f s: %s", reference, time.monotonic() - started, reason)
+        self._unpullable[reference] = (time.monotonic(), reason)
+        with self._stats_lock:
+            self.stats.pulls_failed += 1
+        return None
+
+    def resolve_image(self, reference: str) -> tuple[str, str]:
+        """(name to build from, its image id): present locally, else pulled, else a local alias.
+
+        Raises :class:`ImageNotAvailableError` naming the image when none of the three works.
+        """
+        with self._locked("resolve:" + reference, across_processes=False):
+            image_id = self._image_id(reference)
+            if image_id:
+                return reference, image_id
+            image_id = self._try_pull(reference)
+            if image_id:
+                return reference, image_id
+            substitute = alias_for(reference)
+            if substitute is None:
+                reason = self._unpullable.get(reference, (0.0, "unknown"))[1]
+                known = ", ".join(pattern.replace("\\", "") for pattern, _ in IMAGE_ALIASES)
+                raise ImageNotAvailableError(
+                    f"image {reference!r} is not on this machine, cannot be pulled ({reason}) and has no local "
+                    f"alias. Build or load it locally (docker build -t {reference} ... / docker load), or change "
+                    f"the task's FROM to an image that is aliased ({known})"
+                )
+            substitute_id = self._ensure_substitute(substitute)
+        with self._stats_lock:
+            first_time = (reference, substitute) not in self.stats.substitutions
+            if first_time:
+                self.stats.substitutions.append((reference, substitute))
+        if first_time:
+            logger.warning("image %s is not available; substituting local image %s", reference, substitute)
+        return substitute, substitute_id
+
+    def prepare_dockerfile(self, dockerfile: str) -> tuple[str, list[str]]:
+        """(Dockerfile with every ``FROM`` resolved, the resolved images' ids in order)."""
+        ids: list[str] = []
+
+        def resolve(reference: str) -> str:
+            name, image_id = self.resolve_image(reference)
+            ids.append(image_id)
+            return name
+
+        return rewrite_from_lines(dockerfile, resolve), ids
+
+    # --- task images ------------------------------------------------------------------------------
+    def task_image_tag(self, task: Task) -> tuple[str, str]:
+        """(tag, rewritten Dockerfile) of ``task``'s image; resolves (and may substitute) its bases."""
+        dockerfile, base_ids = self.prepare_dockerfile(task.dockerfile)
+        content_hash = _content_hash(dockerfile, task.files, base_ids)
+        return f"{task_repository(task.task_id)}:{content_hash[:12]}", dockerfile
+
+    def ensure_task_image(self, task: Task, progress: Progress | None = None) -> str:
+        """Tag of ``task``'s image, built now if no image has that content hash yet.
+
+        Raises :class:`ImageNotAvailableError` (a base image cannot be had) or
+        :class:`ImageBuildError` (the build failed; ``log_tail`` holds its last lines).
+        """
+        tag, dockerfile = self.task_image_tag(task)
+        with self._locked(tag):
+            if self._image_id(tag):
+                with self._stats_lock:
+                    self.stats.cache_hits += 1
+                logger.debug("task %s: image %s is cached", task.task_id, tag)
+                return tag
+            self._build(tag, dockerfile, task.files, {TASK_LABEL: task.task_id}, progress, what=f"task {task.task_id}")
+        return tag
+
+    def _build(
+        self,
+        tag: str,
+        dockerfile: str,
+        files: dict[str, str],
+        labels: dict[str, str],
+        progress: Progress | None,
+        what: str | None = None,
+    ) -> str:
+        """``docker build`` of ``dockerfile`` with ``files`` as its context; returns the image id."""
+        import docker
+
+        what = what or tag
+        with self._stats_lock:
+            self.stats.builds += 1
+        tail: collections.deque[str] = collections.deque(maxlen=LOG_TAIL_LINES)
+        started = time.monotonic()
+        logger.info("building %s (%s)", tag, what)
+        with tempfile.TemporaryDirectory(prefix="ta-build-") as context:
+            dockerfile_name = _write_context(Path(context), dockerfile, files)
+            try:
+                for event in self.client.api.build(
+                    path=context,
+                    dockerfile=dockerfile_name,
+                    tag=tag,
+                    labels={MANAGED_LABEL: "true", **labels},
+                    rm=True,
+                    forcerm=True,
+                    pull=False,
+                    decode=True,
+                    timeout=self.build_timeout_s,
+                ):
+                    text = event.get("stream") or event.get("status") or ""
+                    for line in text.splitlines():
+                        if line.strip():
+                            tail.append(line)
+                            if progress:
+                                progress(line)
+                    if "error" in event:
+                        detail = event.get("errorDetail", {}).get("message") or event["error"]
+                        tail.append(detail.strip())
+                        raise ImageBuildError(f"building the image of {what} failed: {detail.strip()}", "\n".join(tail))
+            except docker.errors.APIError as exc:
+                raise ImageBuildError(f"building the image of {what} failed: {exc.explanation or exc}", "\n".join(tail)) from exc
+            except docker.errors.DockerException as exc:
+                raise ImageBuildError(f"building the image of {what} failed: {exc}", "\n".join(tail)) from exc
+            except OSError as exc:  # connection reset / timeout while streaming
+                raise ImageBuildError(f"building the image of {what} failed: {exc}", "\n".join(tail)) from exc
+        image_id = self._image_id(tag)
+        if image_id is None:
+            raise ImageBuildError(f"building the image of {what} ended without an image tagged {tag}", "\n".join(tail))
+        logger.info("built %s in %.1f s", tag, time.monotonic() - started)
+        return image_id
+
+    # --- listing ----------------------------------------------------------------------------------
+    def list_images(self) -> list[ManagedImage]:
+        """Our images: labelled ``terminal-agent.managed=true`` or tagged ``terminal-agent/...``."""
+        found: dict[str, ManagedImage] = {}
+        for image in self.client.images.list():
+            ours = image.labels.get(MANAGED_LABEL) == "true" if image.labels else False
+            for tag in image.tags or []:
+                if ours or tag.startswith(IMAGE_PREFIX):
+                    found[tag] = ManagedImage(
+                        tag=tag,
+                        id=image.short_id,
+                        size_bytes=int(image.attrs.get("Size") or 0),
+                        created=str(image.attrs.get("Created", ""))[:19],
+                        task_id=(image.labels or {}).get(TASK_LABEL),
+                    )
+        return sorted(found.values(), key=lambda item: item.tag)
+
+
+def _split_reference(reference: str) -> tuple[str, str]:
+    """``host:5000/name:tag`` -> (``host:5000/name``, ``tag``); no tag means ``latest``."""
+    name, _, digest = reference.partition("@")
+    if digest:
+        return name, digest
+    last = name.rsplit("/", 1)[-1]
+    if ":" in last:
+        repository, _, tag = name.rpartition(":")
+        return repository, tag
+    return name, "latest"
+
+
+def _content_hash(dockerfile: str, files: dict[str, str], base_ids: list[str]) -> str:
+    digest = hashlib.sha256()
+    payload = {"scheme": _HASH_SCHEME, "dockerfile": dockerfile, "files": sorted(files.items()), "bases": base_ids}
+    digest.update(json.dumps(payload, sort_keys=True).encode())
+    return digest.hexdigest()
+
+
+def _write_context(context: Path, dockerfile: str, files: dict[str, str]) -> str:
+    """Write the build context; returns the Dockerfile's name in it (``Dockerfile`` unless a file takes it)."""
+    for relative, text in files.items():
+        path = context / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        # Scripts keep the executable bit they would have had in a task directory.
+        path.chmod(0o755 if relative.endswith(".sh") or text.startswith("#!") else 0o644)
+    name = "Dockerfile"
+    while name in files:
+        name = "_" + name
+    (context / name).write_text(dockerfile)
+    return name
+
+
+# --- module-level convenience ------------------------------------------------------------------
+_default_manager: ImageManager | None = None
+_default_lock = threading.Lock()
+
+
+def default_manager() -> ImageManager:
+    """The process-wide :class:`ImageManager` (the default Docker client, the default cache)."""
+    global _default_manager
+    with _default_lock:
+        if _default_manager is None:
+            _default_manager = ImageManager()
+        return _default_manager
+
+
+def ensure_base_image(rebuild: bool = False) -> str:
+    """Id of the offline base image, built by debootstrap only when absent or when ``rebuild``."""
+    return default_manager().ensure_base_image(rebuild=rebuild)
+
+
+def ensure_task_image(task: Task, progress: Progress | None = None) -> str:
+    """Tag of ``task``'s image (see :meth:`ImageManager.ensure_task_image`)."""
+    return default_manager().ensure_task_image(task, progress=progress)
