@@ -1,7 +1,86 @@
-"""`terminal-agent image...` commands."""
+"""`terminal-agent images ...`: the offline base image, task images, and a list of ours."""
 
 from __future__ import annotations
 
+import sys
+import time
+from pathlib import Path
+
 import typer
+from rich.console import Console
+from rich.table import Table
 
 app = typer.Typer(no_args_is_help=True)
+console = Console(stderr=True)
+
+
+@app.command("base")
+def base(
+    rebuild: bool = typer.Option(False, "--rebuild", help="Build it again even when it exists (debootstrap, ~1 min)."),
+    mirror: str = typer.Option(None, "--mirror", help="Debian mirror URL (default: taken from this machine's apt sources)."),
+    tag: str = typer.Option(None, "--tag", help="Image tag (default: terminal-agent/base:bookworm)."),
+) -> None:
+    """Make sure the offline base image exists (built by debootstrap only when absent or --rebuild)."""
+    from terminal_agent.sandbox.images import ImageManager
+
+    manager = ImageManager()
+    tag = tag or manager.base_image
+    started = time.monotonic()
+    with console.status(f"base image {tag}: debootstrap + import (about a minute) ..." if rebuild else f"base image {tag} ..."):
+        image_id = manager.ensure_base_image(rebuild=rebuild, mirror=mirror, tag=tag)
+    console.print(f"[green]ok[/green] {tag} {image_id[7:19]} ({time.monotonic() - started:.1f} s)")
+
+
+@app.command("build")
+def build(
+    tasks_path: Path = typer.Argument(..., exists=True, help="A tasks CSV (e.g. dataset/latest_verified.csv)."),
+    task_ids: list[str] = typer.Option(None, "--task", "-t", help="Only these task ids (repeatable)."),
+) -> None:
+    """Build (or find cached) the image of every task in a CSV; exits 1 if any fails."""
+    from terminal_agent.errors import ImageError
+    from terminal_agent.sandbox.images import ImageManager
+    from terminal_agent.tasks.csv_format import read_tasks_csv
+
+    result = read_tasks_csv(tasks_path)
+    for error in result.errors:
+        console.print(f"[yellow]skipped[/yellow] {error}")
+    tasks = [task for task in result.tasks if not task_ids or task.task_id in task_ids]
+    if task_ids:
+        missing = sorted(set(task_ids) - {task.task_id for task in tasks})
+        if missing:
+            console.print(f"[red]not in {tasks_path}:[/red] {', '.join(missing)}")
+            raise typer.Exit(1)
+    manager = ImageManager()
+    failures = 0
+    for number, task in enumerate(tasks, 1):
+        label = f"[{number}/{len(tasks)}] {task.task_id}"
+        started = time.monotonic()
+        with console.status(label) as status:
+            try:
+                tag = manager.ensure_task_image(
+                    task, progress=lambda line, label=label: status.update(f"{label}: {line[:100]}")
+                )
+            except ImageError as exc:
+                failures += 1
+                console.print(f"[red]failed[/red] {label}: {exc}")
+                continue
+        console.print(f"[green]ok[/green] {label} -> {tag} ({time.monotonic() - started:.1f} s)")
+    stats = manager.stats
+    console.print(
+        f"{len(tasks) - failures} of {len(tasks)} images ready: {stats.builds} built, {stats.cache_hits} cached, "
+        f"{len(stats.substitutions)} public images substituted"
+    )
+    if failures or result.errors:
+        raise typer.Exit(1)
+
+
+@app.command("list")
+def list_images() -> None:
+    """Our images: the base, substitutes and task images."""
+    from terminal_agent.sandbox.images import ImageManager
+
+    table = Table("tag", "id", "size", "created", "task")
+    table.columns[0].no_wrap = True
+    for image in ImageManager().list_images():
+        table.add_row(image.tag, image.id.removeprefix("sha256:"), f"{image.size_bytes / 1e6:.0f} MB", image.created, image.task_id or "")
+    Console(width=None if sys.stdout.isatty() else 200).print(table)
