@@ -1,0 +1,227 @@
+"""Convert tasks between formats in parallel, publishing the output atomically.
+
+The library part of ``terminal-agent tasks convert`` and the ``dataset/`` scripts: read every
+task of a source (bad ones become errors, good ones go on), write them in a thread pool into a
+temp file or directory beside the target, and rename it into place only at the end - an existing
+output is never left half-overwritten. Progress goes to an optional callback; nothing is printed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from terminal_agent.errors import ConfigError, TaskFormatError
+from terminal_agent.tasks.model import Task
+
+logger = logging.getLogger(__name__)
+
+OutputFormat = Literal["tb", "harbor", "csv", "parquet"]
+OUTPUT_FORMATS: tuple[str, ...] = ("tb", "harbor", "csv", "parquet")
+
+#: ``progress(done, total, phase)`` - called after each task of a phase (``read`` / ``write``).
+ProgressCallback = Callable[[int, int, str], None]
+
+
+# --- atomic output ------------------------------------------------------------------------------
+def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write ``data`` to a temp file beside ``path``, fsync it and rename it over ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_output_file(path) as temp_path:
+        with open(temp_path, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    return path
+
+
+def atomic_write_text(path: str | Path, text: str) -> Path:
+    """:func:`atomic_write_bytes` for UTF-8 text."""
+    return atomic_write_bytes(path, text.encode("utf-8"))
+
+
+@contextlib.contextmanager
+def atomic_output_file(path: str | Path) -> Iterator[Path]:
+    """Yield a temp path beside ``path``; on success it replaces ``path``, on error it is removed."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    temp_path = Path(temp_name)
+    try:
+        yield temp_path
+        if path.exists():
+            # keep the permissions of the file being replaced
+            shutil.copymode(path, temp_path)
+        else:
+            os.chmod(temp_path, 0o666 & ~_umask())
+        os.replace(temp_path, path)
+    except BaseException:
+        temp_path.unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_output_dir(path: str | Path) -> Iterator[Path]:
+    """Yield an empty temp directory beside ``path``; on success it takes ``path``'s place.
+
+    An existing ``path`` is moved aside, the new one renamed in, then the old one deleted; if the
+    rename fails the old one is put back. On error the temp directory is removed and ``path`` is
+    untouched.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp_dir = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent))
+    try:
+        yield temp_dir
+        os.chmod(temp_dir, 0o777 & ~_umask())
+        if path.exists() or path.is_symlink():
+            backup = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".old", dir=path.parent))
+            backup.rmdir()
+            os.rename(path, backup)
+            try:
+                os.rename(temp_dir, path)
+            except BaseException:
+                os.rename(backup, path)
+                raise
+            _remove(backup)
+        else:
+            os.rename(temp_dir, path)
+    except BaseException:
+        _remove(temp_dir)
+        raise
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    elif path.exists() or path.is_symlink():
+        path.unlink(missing_ok=True)
+
+
+def _umask() -> int:
+    current = os.umask(0)
+    os.umask(current)
+    return current
+
+
+# --- conversion -----------------------------------------------------------------------------------
+@dataclass
+class ConversionReport:
+    """Outcome of :func:`convert_tasks`."""
+
+    tasks: list[Task] = field(default_factory=list)
+    """Tasks read successfully (and written, when ``output`` is set)."""
+    errors: list[TaskFormatError] = field(default_factory=list)
+    """One error per bad row / task directory."""
+    output: Path | None = None
+    """Where the output was published; ``None`` when nothing was written."""
+
+    @property
+    def ok(self) -> bool:
+        """True when every task of the source was good and the output was written."""
+        return not self.errors and self.output is not None
+
+
+def _check_replaceable_dir(path: Path) -> None:
+    if not path.exists():
+        return
+    if not path.is_dir():
+        raise ConfigError(f"output {path} exists and is not a directory")
+    for entry in path.iterdir():
+        if entry.name.startswith("."):
+            continue
+        is_task_dir = entry.is_dir() and ((entry / "task.yaml").is_file() or (entry / "task.toml").is_file())
+        if not is_task_dir:
+            raise ConfigError(
+                f"refusing to replace {path}: it holds {entry.name!r}, which is not a task directory "
+                "(choose an empty or new output directory)"
+            )
+
+
+def write_tasks(
+    tasks: list[Task],
+    dst: str | Path,
+    to: str,
+    *,
+    workers: int = 4,
+    progress: ProgressCallback | None = None,
+) -> Path:
+    """Write ``tasks`` to ``dst`` in format ``to``, atomically; returns ``dst``.
+
+    ``tb`` / ``harbor``: ``dst`` is a directory holding one directory per task (an existing one
+    is replaced as a whole, but only if it holds task directories alone). ``csv`` / ``parquet``:
+    ``dst`` is a file.
+    """
+    from terminal_agent.tasks.csv_format import write_tasks_csv
+    from terminal_agent.tasks.harbor import write_harbor_task
+    from terminal_agent.tasks.parquet_rows import write_parquet
+    from terminal_agent.tasks.terminal_bench import write_tb_task
+
+    dst = Path(dst)
+    total = len(tasks)
+    if to in ("tb", "harbor"):
+        writer = write_tb_task if to == "tb" else write_harbor_task
+        _check_replaceable_dir(dst)
+        with atomic_output_dir(dst) as temp_dir:
+            done = 0
+            with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+                for _ in pool.map(lambda task: writer(task, temp_dir), tasks):
+                    done += 1
+                    if progress:
+                        progress(done, total, "write")
+        return dst
+    if dst.is_dir():
+        raise ConfigError(f"output {dst} is a directory; --to {to} writes one file")
+    if to == "csv":
+        write_tasks_csv(tasks, dst)
+    elif to == "parquet":
+        write_parquet(tasks, dst)
+    else:
+        raise ConfigError(f"unknown output format {to!r}; choose one of {', '.join(OUTPUT_FORMATS)}")
+    if progress:
+        progress(total, total, "write")
+    return dst
+
+
+def convert_tasks(
+    src: str | Path,
+    dst: str | Path,
+    to: str,
+    *,
+    workers: int = 4,
+    strict: bool = False,
+    progress: ProgressCallback | None = None,
+) -> ConversionReport:
+    """Read every task of ``src`` (any format :func:`~terminal_agent.tasks.loading.load_tasks`
+    knows) and write the good ones to ``dst`` in format ``to``.
+
+    Bad rows / task directories are collected in ``report.errors`` and the good ones are still
+    written - unless ``strict``, where any bad input means nothing is written and an existing
+    ``dst`` stays as it was. A failure while writing leaves ``dst`` untouched too.
+    """
+    from terminal_agent.tasks.loading import collect_tasks
+
+    if to not in OUTPUT_FORMATS:
+        raise ConfigError(f"unknown output format {to!r}; choose one of {', '.join(OUTPUT_FORMATS)}")
+    tasks, errors = collect_tasks(src, workers=workers, progress=progress)
+    report = ConversionReport(tasks=tasks, errors=errors)
+    for error in errors:
+        logger.warning("skipped: %s", error)
+    if errors and strict:
+        logger.warning("strict: %d bad task(s), nothing written", len(errors))
+        return report
+    if not tasks:
+        logger.warning("no good task in %s, nothing written", src)
+        return report
+    report.output = write_tasks(tasks, dst, to, workers=workers, progress=progress)
+    return report

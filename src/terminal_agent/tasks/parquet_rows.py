@@ -1,0 +1,176 @@
+"""Parquet rows for rLLM / verl training data.
+
+One row per task, in the shape rLLM's ``DatasetRegistry`` gives verl::
+
+    prompt        [{"role": "user", "content": <instruction>}]   (verl tokenizes it to filter
+                  over-long prompts; the agent builds the real conversation itself)
+    data_source   "terminal_agent"
+    ability       "terminal"
+    reward_model  {"style": "rule", "ground_truth": ""}           (grading is done by the env)
+    extra_info    the task as a *flat* mapping: every value a str, int, float or bool;
+                  lists and mappings are JSON-encoded strings
+
+``extra_info`` is written as a parquet struct, not as one JSON string: verl's ``RLHFDataset``
+calls ``extra_info.get("index")`` on every row, which a string would break, while rLLM's trainer
+takes either (it json-loads strings) and calls ``env_class.from_dict({**extra_info, **env_args})``.
+:func:`task_from_flat_dict` accepts both forms and ignores keys it does not know (``index``,
+``max_steps`` and other env_args).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from terminal_agent.errors import TaskFormatError
+from terminal_agent.tasks.conversion import atomic_output_file
+from terminal_agent.tasks.model import Task, TaskLimits
+
+logger = logging.getLogger(__name__)
+
+DATA_SOURCE = "terminal_agent"
+ABILITY = "terminal"
+#: Version of the flat layout, stored in every flat dict.
+FLAT_FORMAT = "terminal_agent.task.v1"
+
+_TEXT_FIELDS = ("task_id", "instruction", "title", "difficulty", "category", "use_case_category", "dockerfile",
+                "test_source")
+_JSON_FIELDS = ("tags", "files", "test_support_files", "test_weights", "metadata")
+_LIMIT_PREFIX = "limit_"
+
+
+def task_to_flat_dict(task: Task) -> dict[str, str | int | float | bool]:
+    """``task`` as a flat, JSON-safe mapping (the ``extra_info`` of its parquet row).
+
+    Limits become ``limit_<name>`` scalars; tags, files, weights and metadata JSON strings;
+    a missing solution is ``solution=""`` with ``has_solution=False``.
+    """
+    flat: dict[str, str | int | float | bool] = {"task_format": FLAT_FORMAT}
+    for name in _TEXT_FIELDS:
+        flat[name] = getattr(task, name)
+    for name in _JSON_FIELDS:
+        flat[name] = json.dumps(getattr(task, name), ensure_ascii=False, sort_keys=name != "tags")
+    flat["solution"] = task.solution if task.solution is not None else ""
+    flat["has_solution"] = task.solution is not None
+    for name, value in task.limits.model_dump().items():
+        flat[_LIMIT_PREFIX + name] = value
+    return flat
+
+
+def _decode_json(data: Mapping[str, Any], name: str, default: Any) -> Any:
+    value = data.get(name)
+    if value is None:
+        return default
+    if isinstance(value, str):
+        if not value.strip():
+            return default
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise TaskFormatError(f"is not valid JSON: {exc.msg}", field=name) from None
+    return value  # already decoded (a caller passed the nested form)
+
+
+def task_from_flat_dict(data: Mapping[str, Any] | str) -> Task:
+    """Rebuild a Task from :func:`task_to_flat_dict` output (or its JSON string).
+
+    Keys that are not Task fields (``index``, rLLM ``env_args`` such as ``max_steps``) are ignored.
+    Raises :class:`TaskFormatError` naming the field that is wrong.
+    """
+    if isinstance(data, str):
+        try:
+            data = json.loads(data)
+        except json.JSONDecodeError as exc:
+            raise TaskFormatError(f"extra_info is not valid JSON: {exc.msg}", field="extra_info") from None
+    if not isinstance(data, Mapping):
+        raise TaskFormatError(f"extra_info must be a mapping, not {type(data).__name__}", field="extra_info")
+    fields: dict[str, Any] = {name: data[name] for name in _TEXT_FIELDS if name in data and data[name] is not None}
+    for name in _JSON_FIELDS:
+        if name in data:
+            fields[name] = _decode_json(data, name, None)
+            if fields[name] is None:
+                del fields[name]
+    has_solution = data.get("has_solution")
+    solution = data.get("solution")
+    if has_solution is None:
+        has_solution = bool(solution)
+    fields["solution"] = solution if has_solution and solution is not None else None
+    limits = {
+        key[len(_LIMIT_PREFIX):]: value
+        for key, value in data.items()
+        if key.startswith(_LIMIT_PREFIX) and key[len(_LIMIT_PREFIX):] in TaskLimits.model_fields and value is not None
+    }
+    if isinstance(data.get("limits"), (str, Mapping)):
+        limits = {**_decode_json(data, "limits", {}), **limits}
+    fields["limits"] = limits
+    try:
+        return Task.model_validate(fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ())) or "task"
+        message = str(first.get("msg", exc)).removeprefix("Value error, ")
+        raise TaskFormatError(message, field=where) from None
+
+
+def task_to_row(task: Task, split: str = "train", index: int = 0) -> dict[str, Any]:
+    """The verl/rLLM parquet row of ``task`` (see the module docstring)."""
+    extra_info: dict[str, Any] = {"index": index, "split": split}
+    extra_info.update(task_to_flat_dict(task))
+    return {
+        "data_source": DATA_SOURCE,
+        "prompt": [{"role": "user", "content": task.instruction}],
+        "ability": ABILITY,
+        "reward_model": {"style": "rule", "ground_truth": ""},
+        "extra_info": extra_info,
+    }
+
+
+def write_parquet(tasks: Iterable[Task], path: str | Path, split: str = "train") -> Path:
+    """Write one row per task to ``path`` atomically (temp file beside it, renamed at the end)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    rows = [task_to_row(task, split=split, index=index) for index, task in enumerate(tasks)]
+    table = pa.Table.from_pylist(rows)
+    with atomic_output_file(path) as temp_path:
+        pq.write_table(table, temp_path)
+    logger.debug("wrote %d row(s) to %s", len(rows), path)
+    return path
+
+
+def read_parquet(path: str | Path) -> list[Task]:
+    """Tasks of a parquet file written by :func:`write_parquet` (``extra_info`` struct or JSON string).
+
+    Raises :class:`TaskFormatError` naming the row and field of the first bad row.
+    """
+    tasks, errors = read_parquet_with_errors(path)
+    if errors:
+        raise errors[0]
+    return tasks
+
+
+def read_parquet_with_errors(path: str | Path) -> tuple[list[Task], list[TaskFormatError]]:
+    """Good tasks and one error per bad row of ``path`` (rows numbered from 0)."""
+    import pyarrow.parquet as pq
+
+    path = Path(path)
+    try:
+        table = pq.read_table(path)
+    except (OSError, ValueError) as exc:
+        raise TaskFormatError(f"cannot read parquet file: {exc}", location=str(path)) from None
+    if "extra_info" not in table.column_names:
+        raise TaskFormatError("parquet file has no 'extra_info' column", location=str(path), field="extra_info")
+    tasks: list[Task] = []
+    errors: list[TaskFormatError] = []
+    for number, extra_info in enumerate(table.column("extra_info").to_pylist()):
+        try:
+            tasks.append(task_from_flat_dict(extra_info))
+        except TaskFormatError as exc:
+            errors.append(TaskFormatError(exc.reason, location=f"{path.name}:row {number}", field=exc.field))
+    return tasks, errors

@@ -1,0 +1,292 @@
+"""terminal-bench v1 task directories.
+
+Layout written and read::
+
+    <task_id>/
+      task.yaml            instruction, difficulty, category, tags, max_agent_timeout_sec,
+                           max_test_timeout_sec, parser_name, ... and a ``terminal_agent`` mapping
+      Dockerfile           the environment; build context is the task directory
+      <files>              the task's extra build-context files
+      run-tests.sh         runs pytest on tests/test_outputs.py (terminal-bench's ``pytest`` parser)
+      tests/test_outputs.py, tests/<support files>
+      solution.sh          the reference solution (when the task has one)
+
+Everything without a native slot in task.yaml (weights, title, use-case category, the limits
+other than the two timeouts, metadata) lives under the ``terminal_agent`` key, which is the
+source of truth when it is present. Directories written by terminal-bench itself (no such key)
+get equal weights for every test and keep their other task.yaml keys in ``Task.metadata``.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from terminal_agent.errors import TaskFormatError
+from terminal_agent.tasks.model import Task, TaskLimits, find_test_functions
+
+logger = logging.getLogger(__name__)
+
+TASK_YAML = "task.yaml"
+TEST_FILE = "test_outputs.py"
+#: Key of task.yaml that holds what terminal-bench has no field for.
+EXTRA_KEY = "terminal_agent"
+#: task.yaml keys mapped onto Task fields.
+_MAPPED_KEYS = {"instruction", "difficulty", "category", "tags", "max_agent_timeout_sec", "max_test_timeout_sec", EXTRA_KEY}
+#: Metadata keys that are native task.yaml keys; written at top level too so terminal-bench sees them.
+NATIVE_METADATA_KEYS = (
+    "author_name",
+    "author_email",
+    "parser_name",
+    "run_tests_in_same_shell",
+    "estimated_duration_sec",
+    "expert_time_estimate_min",
+    "junior_time_estimate_min",
+)
+#: Names in the task directory that are not build-context files of the task.
+RESERVED_NAMES = {TASK_YAML, "Dockerfile", "run-tests.sh", "solution.sh", "solution.yaml", "tests"}
+#: Metadata key holding a custom run-tests.sh of a task read from terminal-bench.
+RUN_TESTS_METADATA_KEY = "tb_run_tests_sh"
+
+
+def default_run_tests_script() -> str:
+    """The run-tests.sh written for every task (pytest, output parsed by terminal-bench)."""
+    return (
+        "#!/bin/bash\n"
+        "# Written by terminal-agent: runs the task's tests with pytest.\n"
+        'TEST_DIR="${TEST_DIR:-/tests}"\n'
+        'python3 -m pytest -p no:cacheprovider -rA "$TEST_DIR/test_outputs.py"\n'
+    )
+
+
+class _LiteralDumper(yaml.SafeDumper):
+    """Safe YAML with multi-line strings as ``|`` blocks (readable instructions and scripts)."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if "\n" in value:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
+
+
+_LiteralDumper.add_representer(str, _represent_str)
+
+
+def dump_yaml(data: Any) -> str:
+    """YAML text of ``data`` (unicode kept, keys in insertion order)."""
+    return yaml.dump(data, Dumper=_LiteralDumper, allow_unicode=True, sort_keys=False, width=10_000)
+
+
+# --- writing -----------------------------------------------------------------------------------
+def _check_paths(task: Task) -> None:
+    for path in task.files:
+        first = path.replace("\\", "/").split("/")[0]
+        if first in RESERVED_NAMES:
+            raise TaskFormatError(
+                f"extra file {path!r} clashes with the terminal-bench layout ({', '.join(sorted(RESERVED_NAMES))})",
+                location=task.task_id,
+                field="files",
+            )
+    if TEST_FILE in task.test_support_files:
+        raise TaskFormatError(f"support file {TEST_FILE!r} clashes with the test file", location=task.task_id,
+                              field="test_support_files")
+
+
+def task_yaml_data(task: Task) -> dict[str, Any]:
+    """The task.yaml mapping of ``task``."""
+    data: dict[str, Any] = {"instruction": task.instruction}
+    for key in ("author_name", "author_email"):
+        if isinstance(task.metadata.get(key), str):
+            data[key] = task.metadata[key]
+    data["difficulty"] = task.difficulty
+    data["category"] = task.category
+    data["tags"] = list(task.tags)
+    data["parser_name"] = task.metadata.get("parser_name", "pytest")
+    data["max_agent_timeout_sec"] = task.limits.agent_timeout_s
+    data["max_test_timeout_sec"] = task.limits.test_timeout_s
+    data["run_tests_in_same_shell"] = task.metadata.get("run_tests_in_same_shell", False)
+    for key in NATIVE_METADATA_KEYS[4:]:
+        if key in task.metadata:
+            data[key] = task.metadata[key]
+    data[EXTRA_KEY] = {
+        "title": task.title,
+        "use_case_category": task.use_case_category,
+        "test_weights": dict(task.test_weights),
+        "limits": task.limits.model_dump(),
+        "metadata": dict(task.metadata),
+    }
+    return data
+
+
+def _write(path: Path, text: str, mode: int | None = None) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8", newline="")
+    if mode is not None:
+        path.chmod(mode)
+
+
+def write_tb_task(task: Task, parent_dir: str | Path) -> Path:
+    """Write ``task`` as ``parent_dir/<task_id>/`` in terminal-bench v1 layout; returns that path.
+
+    An existing directory of that name is replaced. Raises :class:`TaskFormatError` when an extra
+    file would overwrite a file of the layout.
+    """
+    _check_paths(task)
+    task_dir = Path(parent_dir) / task.task_id
+    if task_dir.exists():
+        import shutil
+
+        shutil.rmtree(task_dir)
+    task_dir.mkdir(parents=True)
+    _write(task_dir / TASK_YAML, dump_yaml(task_yaml_data(task)))
+    _write(task_dir / "Dockerfile", task.dockerfile)
+    for relative, content in task.files.items():
+        _write(task_dir / relative, content)
+    run_tests = task.metadata.get(RUN_TESTS_METADATA_KEY)
+    _write(task_dir / "run-tests.sh", run_tests if isinstance(run_tests, str) else default_run_tests_script(), 0o755)
+    _write(task_dir / "tests" / TEST_FILE, task.test_source)
+    for relative, content in task.test_support_files.items():
+        _write(task_dir / "tests" / relative, content)
+    if task.solution is not None:
+        _write(task_dir / "solution.sh", task.solution, 0o755)
+    return task_dir
+
+
+# --- reading -----------------------------------------------------------------------------------
+def _read_text(path: Path, task_dir: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise TaskFormatError(
+            f"{path.relative_to(task_dir)} is not UTF-8 text (binary files are not supported)",
+            location=str(task_dir),
+            field="files",
+        ) from None
+
+
+def read_tree(root: Path, task_dir: Path, skip: set[str] | None = None) -> dict[str, str]:
+    """Every file under ``root`` as relative path -> text, skipping top-level names in ``skip``."""
+    files: dict[str, str] = {}
+    if not root.is_dir():
+        return files
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if skip and relative.parts[0] in skip:
+            continue
+        if any(part == "__pycache__" for part in relative.parts) or path.suffix == ".pyc":
+            continue
+        if path.is_file():
+            files[relative.as_posix()] = _read_text(path, task_dir)
+    return files
+
+
+def _solution_from_yaml(text: str, task_dir: Path) -> str:
+    try:
+        entries = yaml.safe_load(text) or []
+    except yaml.YAMLError as exc:
+        raise TaskFormatError(f"solution.yaml is not valid YAML: {exc}", location=str(task_dir), field="solution") from None
+    commands = []
+    for entry in entries if isinstance(entries, list) else []:
+        command = entry.get("command") if isinstance(entry, dict) else entry
+        if isinstance(command, str):
+            commands.append(command.rstrip("\n"))
+    return "#!/bin/bash\n" + "\n".join(commands) + "\n"
+
+
+def read_tb_task(task_dir: str | Path) -> Task:
+    """Read a terminal-bench v1 task directory into a Task (the directory name is the id).
+
+    Raises :class:`TaskFormatError` naming the directory and field when something is missing or wrong.
+    """
+    task_dir = Path(task_dir)
+    location = str(task_dir)
+    yaml_path = task_dir / TASK_YAML
+    if not yaml_path.is_file():
+        raise TaskFormatError("no task.yaml", location=location, field=TASK_YAML)
+    try:
+        data = yaml.safe_load(_read_text(yaml_path, task_dir)) or {}
+    except yaml.YAMLError as exc:
+        raise TaskFormatError(f"task.yaml is not valid YAML: {exc}", location=location, field=TASK_YAML) from None
+    if not isinstance(data, dict):
+        raise TaskFormatError("task.yaml is not a mapping", location=location, field=TASK_YAML)
+    instruction = data.get("instruction")
+    if instruction is None and isinstance(data.get("descriptions"), list) and data["descriptions"]:
+        # early terminal-bench tasks keep the instruction in a list of descriptions
+        instruction = data["descriptions"][0].get("description")
+    dockerfile_path = task_dir / "Dockerfile"
+    if not dockerfile_path.is_file():
+        raise TaskFormatError("no Dockerfile (docker-compose-only tasks are not supported)", location=location,
+                              field="Dockerfile")
+    test_path = task_dir / "tests" / TEST_FILE
+    if not test_path.is_file():
+        raise TaskFormatError(f"no tests/{TEST_FILE}", location=location, field="tests")
+    test_source = _read_text(test_path, task_dir)
+    support = read_tree(task_dir / "tests", task_dir)
+    support.pop(TEST_FILE, None)
+
+    extra = data.get(EXTRA_KEY)
+    if extra is not None and not isinstance(extra, dict):
+        raise TaskFormatError(f"'{EXTRA_KEY}' must be a mapping", location=location, field=EXTRA_KEY)
+    if extra is not None:
+        metadata = dict(extra.get("metadata") or {})
+        limits = dict(extra.get("limits") or {})
+        weights = extra.get("test_weights")
+    else:
+        metadata = {key: value for key, value in data.items() if key not in _MAPPED_KEYS}
+        limits = {}
+        weights = None
+    if "max_agent_timeout_sec" in data:
+        limits["agent_timeout_s"] = data["max_agent_timeout_sec"]
+    if "max_test_timeout_sec" in data:
+        limits["test_timeout_s"] = data["max_test_timeout_sec"]
+    if weights is None:
+        try:
+            weights = {name: 1.0 for name in find_test_functions(test_source)}
+        except ValueError as exc:
+            raise TaskFormatError(str(exc), location=location, field="tests") from None
+
+    run_tests_path = task_dir / "run-tests.sh"
+    if run_tests_path.is_file() and extra is None:
+        run_tests = _read_text(run_tests_path, task_dir)
+        if run_tests != default_run_tests_script():
+            metadata[RUN_TESTS_METADATA_KEY] = run_tests
+    solution = None
+    if (task_dir / "solution.sh").is_file():
+        solution = _read_text(task_dir / "solution.sh", task_dir)
+    elif (task_dir / "solution.yaml").is_file():
+        solution = _solution_from_yaml(_read_text(task_dir / "solution.yaml", task_dir), task_dir)
+
+    fields = {
+        "task_id": task_dir.name,
+        "instruction": instruction if instruction is not None else "",
+        "title": (extra or {}).get("title", ""),
+        "difficulty": str(data.get("difficulty") or "medium"),
+        "category": str(data.get("category") or ""),
+        "use_case_category": (extra or {}).get("use_case_category", ""),
+        "tags": [str(tag) for tag in data.get("tags") or []],
+        "dockerfile": _read_text(dockerfile_path, task_dir),
+        "files": read_tree(task_dir, task_dir, skip=RESERVED_NAMES),
+        "test_source": test_source,
+        "test_support_files": support,
+        "test_weights": weights,
+        "solution": solution,
+        "limits": limits,
+        "metadata": metadata,
+    }
+    try:
+        TaskLimits.model_validate(limits)
+        return Task.model_validate(fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ())) or "task"
+        message = str(first.get("msg", exc)).removeprefix("Value error, ")
+        raise TaskFormatError(message, location=location, field=where) from None
+
+
+def is_tb_task_dir(path: str | Path) -> bool:
+    """Whether ``path`` looks like a terminal-bench task directory."""
+    return (Path(path) / TASK_YAML).is_file()
