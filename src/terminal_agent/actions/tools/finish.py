@@ -1,0 +1,27 @@
+"""``<finish>``: end the episode (the task is then graded)."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from terminal_agent.actions.base import TOOLS, Tool, ToolContext, ToolOutput
+
+
+class FinishArgs(BaseModel):
+    """Fields of a ``<finish>`` action."""
+
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True)
+
+    message: str = ""
+    """A short summary of what was done."""
+
+
+@TOOLS.register("finish")
+class FinishTool(Tool):
+    name = "finish"
+    Args = FinishArgs
+    primary_field = "message"
+    examples = {"": "message: Created /app/out.txt"}
+
+    def run(self, args: FinishArgs, ctx: ToolContext) -> ToolOutput:
+        return ToolOutput("Episode finished.", finished=True, finish_message=args.message.strip())
