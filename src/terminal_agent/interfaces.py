@@ -34,6 +34,8 @@ class ExecResult:
     """Wall time of the command as seen by the caller."""
     timed_out: bool = False
     """True when the deadline passed and the command's process group was killed."""
+    oom_killed: bool = False
+    """True when the container's memory limit made the kernel kill a process during the command."""
 
     @property
     def ok(self) -> bool:

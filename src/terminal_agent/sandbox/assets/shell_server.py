@@ -1,0 +1,441 @@
+"""In-container shell server of terminal-agent (runs as the container's main process under init).
+
+Standard library only; ASCII source. The owner sends it over the container's attached stdin (see
+``terminal_agent.sandbox.shell_protocol``), so nothing of it is written to the container's disk.
+
+Protocol:
+  requests  (stdin)  one ASCII JSON object per line: {"id": ..., "op": ..., ...}
+  replies   (stdout) b"TA1 " + 8 hex digits header length + 8 hex digits body length + b"\\n"
+                     + header JSON + body; the header lists the lengths of the body parts.
+Stdin EOF means the owner is gone: every process is killed and the server exits (dead-man
+switch); so does a TTL timer. Each command runs as ``bash -c`` in its own session with
+``TA_CMD_TAG=<tag>`` in its environment; at its deadline the process group is killed and every
+process still carrying the tag is swept.
+"""
+
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+MAGIC = b"TA1 "
+TAG_VAR = b"TA_CMD_TAG"
+READ_CHUNK = 65536
+OOM_CONTROL = "/sys/fs/cgroup/memory/memory.oom_control"
+
+SELF_PID = os.getpid()
+WRITE_LOCK = threading.Lock()
+REQUESTS = []
+REQUESTS_COND = threading.Condition()
+BACKGROUND = []  # Popen objects of block=False commands, reaped by ping and kill_all
+
+
+def send_reply(header, parts=()):
+    body = b"".join(parts)
+    header = dict(header)
+    header["parts"] = [len(p) for p in parts]
+    head = json.dumps(header, separators=(",", ":")).encode()
+    frame = MAGIC + b"%08x%08x\n" % (len(head), len(body)) + head + body
+    with WRITE_LOCK:
+        view = memoryview(frame)
+        while view:
+            written = os.write(1, view)
+            view = view[written:]
+
+
+def kill_everything_and_exit(code):
+    try:
+        for pid in list_pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    finally:
+        os._exit(code)
+
+
+def stdin_reader():
+    """Reads request lines; EOF (owner gone) ends the container."""
+    buffer = b""
+    while True:
+        try:
+            chunk = os.read(0, READ_CHUNK)
+        except InterruptedError:
+            continue
+        except OSError:
+            chunk = b""
+        if not chunk:
+            kill_everything_and_exit(0)
+        buffer += chunk
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            if not line.strip():
+                continue
+            try:
+                request = json.loads(line)
+            except ValueError as exc:
+                send_reply({"id": None, "ok": False, "error": "bad request: %s" % exc})
+                continue
+            with REQUESTS_COND:
+                REQUESTS.append(request)
+                REQUESTS_COND.notify()
+
+
+def list_pids():
+    pids = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            pid = int(name)
+            if pid != 1 and pid != SELF_PID:
+                pids.append(pid)
+    return pids
+
+
+def pids_with_tag(tag):
+    needle = TAG_VAR + b"=" + tag
+    found = []
+    for pid in list_pids():
+        try:
+            with open("/proc/%d/environ" % pid, "rb") as handle:
+                environ = handle.read()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            found.append(pid)
+    return found
+
+
+def kill_group_and_tag(pgid, tag):
+    """SIGKILL the process group, then every straggler carrying ``tag`` (setsid, double fork)
+    until a sweep finds none. Zombies have an empty environ, so they do not count."""
+    for attempt in range(40):
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except OSError:
+            pass
+        stragglers = pids_with_tag(tag)
+        for pid in stragglers:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if not stragglers and attempt >= 1:
+            return
+        time.sleep(0.002)
+
+
+def oom_kills():
+    try:
+        with open(OOM_CONTROL) as handle:
+            for line in handle:
+                if line.startswith("oom_kill "):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return -1
+
+
+class Capture:
+    """Head + tail of one stream, capped at the source; counts the bytes cut from the middle."""
+
+    def __init__(self, cap):
+        self.half = max(1, cap // 2)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.cut = 0
+
+    def feed(self, data):
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if not data:
+            return
+        self.tail += data
+        excess = len(self.tail) - self.half
+        if excess > 0:
+            del self.tail[:excess]
+            self.cut += excess
+
+    def value(self):
+        return bytes(self.head) + bytes(self.tail)
+
+
+def set_nonblocking(fd):
+    os.set_blocking(fd, False)
+
+
+def drain_forever(fd):
+    """Keep reading (and dropping) a pipe a background child still holds, so it never gets SIGPIPE."""
+    def run():
+        try:
+            os.set_blocking(fd, True)
+            while os.read(fd, READ_CHUNK):
+                pass
+        except OSError:
+            pass
+        finally:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+    threading.Thread(target=run, daemon=True).start()
+
+
+STATE_TRAP = (
+    "__ta_state() { __ta_rc=$?; set +eu; "
+    "{ printf '%%s\\0' \"$__ta_rc\" \"$PWD\"; "
+    "for __ta_n in $(compgen -e); do printf '%%s=%%s\\0' \"$__ta_n\" \"${!__ta_n}\"; done; "
+    "} >/proc/%d/fd/%d 2>/dev/null; exit $__ta_rc; }; trap __ta_state EXIT\n"
+)
+OOM_ADJ = "echo 1000 >/proc/self/oom_score_adj 2>/dev/null\n"
+
+
+class Shell:
+    def __init__(self):
+        env = dict(os.environb)
+        for key in list(env):
+            if key.startswith(b"TA_"):
+                del env[key]
+        self.initial_env = env
+        self.initial_cwd = os.getcwd()
+        self.env = dict(env)
+        self.cwd = self.initial_cwd
+        self.counter = 0
+
+    # --- helpers ---------------------------------------------------------------------------
+    def _spawn(self, script, cwd, env, stdout_fd, stderr_fd):
+        """Start ``bash -c script`` in a new session (vfork+exec through subprocess); returns the Popen."""
+        if not os.path.isdir(cwd):
+            cwd = "/"
+        return subprocess.Popen(
+            [b"/bin/bash", b"-c", script.encode("utf-8", "surrogateescape")],
+            stdin=subprocess.DEVNULL,
+            stdout=stdout_fd,
+            stderr=stderr_fd,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
+
+    def _command_env(self, stateless, overrides, tag):
+        env = dict(self.initial_env if stateless else self.env)
+        for key, value in (overrides or {}).items():
+            env[key.encode("utf-8", "surrogateescape")] = value.encode("utf-8", "surrogateescape")
+        env[TAG_VAR] = tag.encode()
+        return env
+
+    # --- ops -----------------------------------------------------------------------------------
+    def run(self, request):
+        tag = request["tag"]
+        timeout = float(request["timeout"])
+        merge = bool(request.get("merge", True))
+        stateless = bool(request.get("stateless", False))
+        overrides = request.get("env") or {}
+        workdir = request.get("cwd")
+        cap = int(request.get("cap", 65536))
+        persist = not stateless and not overrides and not workdir
+        cwd = workdir or (self.initial_cwd if stateless else self.cwd)
+        env = self._command_env(stateless, overrides, tag)
+
+        if not request.get("block", True):
+            return self._run_background(request["cmd"], cwd, env, tag)
+
+        out_r, out_w = os.pipe()
+        if merge:
+            err_r, err_w = None, out_w
+        else:
+            err_r, err_w = os.pipe()
+        state_r, state_w = os.pipe()
+        script = (STATE_TRAP % (SELF_PID, state_w)) + OOM_ADJ + request["cmd"] + "\n"
+        oom_before = oom_kills()
+        started = time.monotonic()
+        try:
+            proc = self._spawn(script, cwd, env, out_w, err_w)
+        finally:
+            os.close(out_w)
+            if err_r is not None:
+                os.close(err_w)
+        pid = proc.pid
+        pidfd = os.pidfd_open(pid)
+        captures = {out_r: Capture(cap)}
+        if err_r is not None:
+            captures[err_r] = Capture(cap)
+        state = bytearray()
+        open_fds = [out_r, state_r] + ([err_r] if err_r is not None else [])
+        for fd in open_fds:
+            set_nonblocking(fd)
+        deadline = started + timeout
+        timed_out = False
+        exited = False
+        status = None
+        while not exited:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            try:
+                ready, _, _ = select.select(open_fds + [pidfd], [], [], remaining)
+            except InterruptedError:
+                continue
+            for fd in ready:
+                if fd == pidfd:
+                    exited = True
+                    continue
+                self._read_into(fd, captures, state, open_fds)
+        if timed_out:
+            kill_group_and_tag(pid, tag.encode())
+        status = proc.wait()
+        os.close(pidfd)
+        # bash is gone: take what is already in the pipes without waiting for EOF
+        for fd in list(open_fds):
+            self._read_into(fd, captures, state, open_fds, drain=True)
+        for fd in list(open_fds):
+            if fd == state_r:
+                os.close(fd)
+            else:
+                drain_forever(fd)
+        os.close(state_w)
+        duration = time.monotonic() - started
+
+        exit_code = None
+        if not timed_out and state:
+            fields = bytes(state).split(b"\0")
+            if len(fields) >= 2 and fields[0].isdigit():
+                exit_code = int(fields[0])
+                if persist:
+                    self.cwd = fields[1].decode("utf-8", "surrogateescape") or self.cwd
+                    new_env = {}
+                    for item in fields[2:]:
+                        if b"=" in item:
+                            key, value = item.split(b"=", 1)
+                            if key != TAG_VAR and not key.startswith(b"__ta_"):
+                                new_env[key] = value
+                    if new_env:
+                        self.env = new_env
+        if exit_code is None:
+            exit_code = status  # negative when killed by a signal
+        if timed_out:
+            exit_code = 124
+        oom_after = oom_kills()
+        out = captures[out_r]
+        err = captures[err_r] if err_r is not None else None
+        parts = [out.value()] + ([err.value()] if err is not None else [])
+        header = {
+            "id": request["id"],
+            "ok": True,
+            "exit_code": exit_code,
+            "timed_out": timed_out,
+            "duration_s": duration,
+            "out_cut": out.cut,
+            "err_cut": err.cut if err is not None else 0,
+            "oom_killed": oom_after > oom_before >= 0,
+            "cwd": self.cwd,
+        }
+        return header, parts
+
+    def _read_into(self, fd, captures, state, open_fds, drain=False):
+        while True:
+            try:
+                data = os.read(fd, READ_CHUNK)
+            except BlockingIOError:
+                return
+            except OSError:
+                data = b""
+            if not data:
+                if fd in open_fds:
+                    open_fds.remove(fd)
+                    os.close(fd)
+                return
+            if fd in captures:
+                captures[fd].feed(data)
+            else:
+                state += data
+            if not drain and len(data) < READ_CHUNK:
+                return
+
+    def _run_background(self, command, cwd, env, tag):
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            proc = self._spawn(OOM_ADJ + command + "\n", cwd, env, null, null)
+        finally:
+            os.close(null)
+        BACKGROUND.append(proc)
+        pid = proc.pid
+        return {"id": None, "ok": True, "exit_code": 0, "timed_out": False, "pid": pid,
+                "duration_s": 0.0, "out_cut": 0, "err_cut": 0, "oom_killed": False, "cwd": self.cwd}, []
+
+    def reap_background(self):
+        for proc in list(BACKGROUND):
+            if proc.poll() is not None:
+                BACKGROUND.remove(proc)
+
+
+def kill_all():
+    """Kill every process but init and this server; return how many were killed."""
+    killed = set()
+    for _ in range(50):
+        pids = list_pids()
+        if not pids:
+            break
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.add(pid)
+            except OSError:
+                pass
+        for proc in list(BACKGROUND):
+            proc.wait()
+            BACKGROUND.remove(proc)
+        time.sleep(0.005)
+    return len(killed)
+
+
+def main():
+    ttl = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
+    if ttl > 0:
+        timer = threading.Timer(ttl, kill_everything_and_exit, args=(3,))
+        timer.daemon = True
+        timer.start()
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    shell = Shell()
+    threading.Thread(target=stdin_reader, daemon=True).start()
+    send_reply({"id": "ready", "ok": True, "pid": SELF_PID, "cwd": shell.cwd,
+                "python": sys.version.split()[0], "uid": os.getuid()})
+    while True:
+        with REQUESTS_COND:
+            while not REQUESTS:
+                REQUESTS_COND.wait()
+            request = REQUESTS.pop(0)
+        op = request.get("op")
+        try:
+            if op == "exec":
+                header, parts = shell.run(request)
+                header["id"] = request["id"]
+                send_reply(header, parts)
+            elif op == "ping":
+                shell.reap_background()
+                send_reply({"id": request["id"], "ok": True})
+            elif op == "kill_all":
+                count = kill_all()
+                send_reply({"id": request["id"], "ok": True, "killed": count})
+            elif op == "mkdirs":
+                os.makedirs(request["path"], exist_ok=True)
+                send_reply({"id": request["id"], "ok": True})
+            elif op == "reset_state":
+                shell.env = dict(shell.initial_env)
+                shell.cwd = shell.initial_cwd
+                send_reply({"id": request["id"], "ok": True})
+            else:
+                send_reply({"id": request.get("id"), "ok": False, "error": "unknown op %r" % op})
+        except Exception as exc:  # the server must outlive any one request
+            send_reply({"id": request.get("id"), "ok": False, "error": "%s: %s" % (type(exc).__name__, exc)})
+
+
+main()

@@ -1,0 +1,143 @@
+"""Host side of the persistent-shell protocol spoken over a container's attached socket.
+
+Wire format (the server is ``assets/shell_server.py``):
+
+* host -> container (stdin): one ASCII JSON object per line. ASCII-only keeps Docker's
+  detach-key sequence (ctrl-p ctrl-q) out of the stream.
+* container -> host: the attach socket multiplexes stdout and stderr in frames of an 8-byte
+  header (stream byte, 3 zero bytes, big-endian u32 length) because the container has no TTY.
+  On stdout the server writes replies: ``b"TA1 " + %08x header length + %08x body length + b"\\n"``,
+  then the header JSON and the body, whose parts' lengths the header lists in ``parts``.
+* bootstrap: the container starts ``python3 -c BOOTSTRAP``, which reads one decimal length line
+  and that many bytes of server source from stdin, then runs it; nothing is written to disk.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+MAGIC = b"TA1 "
+PREAMBLE_LEN = len(MAGIC) + 8 + 8 + 1
+STDOUT, STDERR = 1, 2
+TAG_ENV_VAR = "TA_CMD_TAG"
+
+BOOTSTRAP = (
+    "import os\n"
+    "def R(n):\n"
+    " b=b''\n"
+    " while len(b)<n:\n"
+    "  c=os.read(0,n-len(b))\n"
+    "  if not c:os._exit(0)\n"
+    "  b+=c\n"
+    " return b\n"
+    "n=b''\n"
+    "while not n.endswith(b'\\n'):n+=R(1)\n"
+    "exec(compile(R(int(n)),'ta-shell-server','exec'),{'__name__':'__main__'})\n"
+)
+"""Tiny loader run by ``python3 -c``; reads the server source from stdin."""
+
+
+def server_source() -> bytes:
+    """The in-container server's source (ASCII)."""
+    return resources.files("terminal_agent.sandbox").joinpath("assets/shell_server.py").read_bytes()
+
+
+def server_command(ttl_s: float) -> list[str]:
+    """argv of the container's main process (run under the init process)."""
+    return ["python3", "-I", "-S", "-c", BOOTSTRAP, f"{ttl_s:.0f}"]
+
+
+def bootstrap_payload() -> bytes:
+    source = server_source()
+    return b"%d\n" % len(source) + source
+
+
+def encode_request(request: dict[str, Any]) -> bytes:
+    """One request line (ASCII JSON)."""
+    return json.dumps(request, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
+
+
+@dataclass
+class Reply:
+    """One decoded server reply."""
+
+    header: dict[str, Any]
+    parts: list[bytes] = field(default_factory=list)
+
+    @property
+    def id(self) -> Any:
+        return self.header.get("id")
+
+
+class DockerStreamDemuxer:
+    """Splits Docker's multiplexed attach stream (8-byte frame headers) into (stream, bytes)."""
+
+    _HEADER = struct.Struct(">BxxxL")
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def feed(self, data: bytes) -> list[tuple[int, bytes]]:
+        self._buffer += data
+        frames: list[tuple[int, bytes]] = []
+        buffer = self._buffer
+        offset = 0
+        while len(buffer) - offset >= 8:
+            stream, size = self._HEADER.unpack_from(buffer, offset)
+            if len(buffer) - offset - 8 < size:
+                break
+            frames.append((stream, bytes(buffer[offset + 8 : offset + 8 + size])))
+            offset += 8 + size
+        if offset:
+            del buffer[:offset]
+        return frames
+
+
+class ReplyDecoder:
+    """Reassembles replies from the server's stdout bytes."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self.garbage = 0
+        """Bytes skipped because they did not start a reply (should stay 0)."""
+
+    def feed(self, data: bytes) -> list[Reply]:
+        self._buffer += data
+        replies: list[Reply] = []
+        buffer = self._buffer
+        while True:
+            start = buffer.find(MAGIC)
+            if start < 0:
+                keep = len(MAGIC) - 1
+                if len(buffer) > keep:
+                    self.garbage += len(buffer) - keep
+                    del buffer[: len(buffer) - keep]
+                return replies
+            if start:
+                self.garbage += start
+                del buffer[:start]
+            if len(buffer) < PREAMBLE_LEN:
+                return replies
+            try:
+                head_len = int(buffer[4:12], 16)
+                body_len = int(buffer[12:20], 16)
+            except ValueError:
+                self.garbage += 1
+                del buffer[:1]
+                continue
+            total = PREAMBLE_LEN + head_len + body_len
+            if len(buffer) < total:
+                return replies
+            header = json.loads(bytes(buffer[PREAMBLE_LEN : PREAMBLE_LEN + head_len]))
+            body = bytes(buffer[PREAMBLE_LEN + head_len : total])
+            del buffer[:total]
+            parts: list[bytes] = []
+            offset = 0
+            for size in header.get("parts", []):
+                parts.append(body[offset : offset + size])
+                offset += size
+            replies.append(Reply(header, parts))
