@@ -1,1 +1,1 @@
-"""evaluation"""
+"""Evaluation statistics (pass@k, bootstrap CIs, paired comparison), reports and plots."""

@@ -1,0 +1,176 @@
+"""The ``results.json`` of an evaluation run: one record per trial, errors kept apart from failures.
+
+A trial is one attempt of one task. ``status`` is ``scored`` (``reward`` is the weighted test
+score) or ``error`` (infrastructure broke: sandbox, image, provider, grading - ``reward`` is
+``None``; such trials are excluded from pass rates and counted separately).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from terminal_agent.errors import ConfigError
+
+RESULTS_SCHEMA_VERSION = 1
+PASS_THRESHOLD = 1.0 - 1e-9
+"""A trial passes when its reward reaches 1.0 (every declared test passed)."""
+
+
+class TestRecord(BaseModel):
+    """One declared test of a graded trial."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    name: str
+    weight: float
+    passed: bool
+    reported: bool = True
+    """False when pytest never reported the test (it counts as failed)."""
+
+
+class TrialError(BaseModel):
+    """Why a trial was not scored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    kind: str
+    """Error family: ``sandbox``, ``image``, ``provider``, ``grading``, ``timeout``, ``internal`` ..."""
+    message: str
+
+
+class TrialResult(BaseModel):
+    """One attempt of one task."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    task_id: str
+    attempt: int
+    """0-based attempt index within the task."""
+    status: Literal["scored", "error"]
+    reward: float | None = None
+    """Weighted test score in [0, 1]; ``None`` when not scored."""
+    tests: list[TestRecord] = Field(default_factory=list)
+    turns: int = 0
+    """Model calls made in the episode."""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    termination_reason: str = ""
+    """Why the episode ended: ``done`` (agent finished), ``max_steps``, ``timeout``, ``error`` ..."""
+    env_time_s: float = 0.0
+    """Time spent in the environment (container start, commands, grading)."""
+    model_time_s: float = 0.0
+    """Time spent waiting for the model."""
+    wall_s: float = 0.0
+    """Wall clock of the whole trial, queueing for the model lock included."""
+    error: TrialError | None = None
+    transcript: str | None = None
+    """Transcript file, relative to the results file's directory."""
+
+    @property
+    def scored(self) -> bool:
+        return self.status == "scored" and self.reward is not None
+
+    @property
+    def passed(self) -> bool:
+        return self.scored and (self.reward or 0.0) >= PASS_THRESHOLD
+
+
+class RunInfo(BaseModel):
+    """What was run and how."""
+
+    model_config = ConfigDict(extra="allow")
+
+    run_id: str
+    model: str
+    tasks_file: str | None = None
+    attempts: int = 1
+    max_steps: int = 0
+    concurrency: int = 1
+    started_at: str = ""
+    finished_at: str = ""
+    wall_s: float = 0.0
+    sampling: dict[str, Any] = Field(default_factory=dict)
+
+
+class RunResults(BaseModel):
+    """Everything one run produced; :func:`summarize` derives the headline numbers."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    schema_version: int = RESULTS_SCHEMA_VERSION
+    run: RunInfo
+    trials: list[TrialResult] = Field(default_factory=list)
+    summary: dict[str, Any] = Field(default_factory=dict)
+
+    # --- views used by stats and reports ------------------------------------------------------
+    def task_ids(self) -> list[str]:
+        return sorted({trial.task_id for trial in self.trials})
+
+    def rewards_by_task(self) -> dict[str, list[float]]:
+        """Task -> rewards of its scored trials (error trials left out)."""
+        result: dict[str, list[float]] = defaultdict(list)
+        for trial in self.trials:
+            if trial.scored:
+                result[trial.task_id].append(float(trial.reward))  # type: ignore[arg-type]
+        return dict(result)
+
+    def passes_by_task(self) -> dict[str, list[float]]:
+        """Task -> 1.0/0.0 per scored trial."""
+        result: dict[str, list[float]] = defaultdict(list)
+        for trial in self.trials:
+            if trial.scored:
+                result[trial.task_id].append(1.0 if trial.passed else 0.0)
+        return dict(result)
+
+    def pass_counts(self) -> dict[str, tuple[int, int]]:
+        """Task -> (scored attempts, passes)."""
+        return {task: (len(values), int(sum(values))) for task, values in self.passes_by_task().items()}
+
+    def errors_by_kind(self) -> dict[str, int]:
+        counts: dict[str, int] = defaultdict(int)
+        for trial in self.trials:
+            if not trial.scored:
+                counts[trial.error.kind if trial.error else "unknown"] += 1
+        return dict(sorted(counts.items()))
+
+    # --- files --------------------------------------------------------------------------------
+    def write(self, path: Path) -> None:
+        """Write atomically (temp file + rename) so a reader never sees half a file."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(_json_safe(self.model_dump(mode="json")), indent=2, allow_nan=False) + "\n")
+        tmp.replace(path)
+
+    @classmethod
+    def read(cls, path: Path | str) -> "RunResults":
+        path = Path(path)
+        if path.is_dir():
+            path = path / "results.json"
+        try:
+            data = json.loads(path.read_text())
+        except FileNotFoundError:
+            raise ConfigError(f"results file {path} does not exist") from None
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"results file {path} is not JSON: {exc}") from None
+        if data.get("schema_version") != RESULTS_SCHEMA_VERSION:
+            raise ConfigError(
+                f"results file {path} has schema_version {data.get('schema_version')!r}, expected {RESULTS_SCHEMA_VERSION}"
+            )
+        return cls.model_validate(data)
+
+
+def _json_safe(value: Any) -> Any:
+    """NaN/inf become ``None`` (JSON has no NaN)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_safe(v) for v in value]
+    return value
