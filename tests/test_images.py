@@ -1,0 +1,301 @@
+"""Images: apt-sources parsing and FROM rewriting (pure), then aliasing, caching, locking and
+build failures against the real Docker daemon with tiny Dockerfiles."""
+
+from __future__ import annotations
+
+import logging
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import uuid
+
+import pytest
+
+from terminal_agent.errors import ImageBuildError, ImageError, ImageNotAvailableError
+from terminal_agent.sandbox.base_image import BASE_IMAGE, find_debian_mirror, read_apt_sources
+from terminal_agent.sandbox.image_aliases import PYTHON_IMAGE, alias_for, find_from_images, rewrite_from_lines
+from terminal_agent.sandbox.images import MANAGED_LABEL, TASK_LABEL, ImageManager, task_repository
+from terminal_agent.tasks.model import Task
+
+RUN_ID = uuid.uuid4().hex[:8]
+TEST_SOURCE = "def test_marker():\n    assert open('/x').read() == 'hi\\n'\n"
+
+
+def make_task(name: str, dockerfile: str, files: dict[str, str] | None = None) -> Task:
+    return Task(
+        task_id=f"Img-{name}-{RUN_ID}",
+        instruction="unused",
+        dockerfile=dockerfile,
+        files=files or {},
+        test_source=TEST_SOURCE,
+        test_weights={"test_marker": 1.0},
+        solution="echo secret-solution > /solution-ran\n",
+    )
+
+
+# --- apt sources -----------------------------------------------------------------------------
+def write_sources(root, files: dict[str, str]):
+    for relative, text in files.items():
+        path = root / "etc" / "apt" / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+def test_mirror_from_deb822_sources_skips_security_and_disabled(tmp_path):
+    root = write_sources(
+        tmp_path,
+        {
+            "sources.list.d/debian.sources": """\
+                Types: deb deb-src
+                # a comment
+                URIs: http://mirror.example/debian-security
+                Suites: bookworm-security
+                Components: main
+
+                Types: deb
+                URIs: http://disabled.example/debian
+                Suites: bookworm
+                Components: main
+                Enabled: no
+
+                Types: deb
+                URIs: http://mirror.example/debian/
+                Suites: bookworm bookworm-updates
+                Components: main contrib
+                Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+                """,
+            "sources.list.d/other.list.disabled": "deb http://ignored.example/debian bookworm main\n",
+        },
+    )
+    sources = read_apt_sources(root)
+    assert [s.uri for s in sources] == ["http://mirror.example/debian-security", "http://mirror.example/debian/"]
+    assert find_debian_mirror("bookworm", root) == "http://mirror.example/debian"
+
+
+def test_mirror_from_one_line_sources_with_options(tmp_path):
+    root = write_sources(
+        tmp_path,
+        {
+            "sources.list": """\
+                # deb http://commented.example/debian bookworm main
+                deb-src http://src.example/debian bookworm main
+                deb [arch=amd64 signed-by=/k.gpg] http://one.example/debian bookworm-updates main
+                deb [ arch=amd64 ] http://one.example/debian bookworm main  # trailing comment
+                """,
+            "sources.list.d/extra.list": "deb http://extra.example/debian bookworm main\n",
+        },
+    )
+    assert [s.suites for s in read_apt_sources(root)] == [("bookworm-updates",), ("bookworm",), ("bookworm",)]
+    assert find_debian_mirror("bookworm", root) == "http://one.example/debian"
+
+
+def test_no_debian_mirror_names_the_files_read(tmp_path):
+    root = write_sources(tmp_path, {"sources.list": "deb http://archive.example/ubuntu noble main\n"})
+    with pytest.raises(ImageError) as raised:
+        find_debian_mirror("bookworm", root)
+    assert "sources.list" in str(raised.value) and "--mirror" in str(raised.value)
+
+
+# --- aliases and FROM rewriting ----------------------------------------------------------------
+@pytest.mark.parametrize(
+    "reference, expected",
+    [
+        ("ubuntu:24.04", BASE_IMAGE),
+        ("docker.io/library/ubuntu:22.04", BASE_IMAGE),
+        ("debian:bookworm-slim", BASE_IMAGE),
+        ("debian:bookworm-20240110", BASE_IMAGE),
+        ("python:3.13-slim-bookworm", PYTHON_IMAGE),
+        ("python:3.11", PYTHON_IMAGE),
+        ("python:3.12.4-slim@sha256:" + "0" * 64, PYTHON_IMAGE),
+        ("ghcr.io/laude-institute/t-bench/ubuntu-24-04:20250624", BASE_IMAGE),
+        ("ghcr.io/laude-institute/t-bench/python-3-13:latest", PYTHON_IMAGE),
+        ("ghcr.io/laude-institute/t-bench/python-3-13", PYTHON_IMAGE),
+        ("ubuntu:18.04", None),
+        ("python:2.7", None),
+        ("nosuchregistry.invalid/foo:1", None),
+    ],
+)
+def test_alias_table(reference, expected):
+    assert alias_for(reference) == expected
+
+
+def test_rewrite_keeps_flags_stages_and_skips_stage_names():
+    dockerfile = (
+        "ARG BASE=ubuntu:24.04\n"
+        "FROM --platform=linux/amd64 ${BASE} AS Builder\n"
+        "RUN echo hi > /x\n"
+        "from builder\n"
+        "FROM scratch AS empty\n"
+        "FROM python:3.12-slim\r\n"
+        "COPY --from=builder /x /x\n"
+    )
+    assert [entry.image for entry in find_from_images(dockerfile)] == ["ubuntu:24.04", "python:3.12-slim"]
+    rewritten = rewrite_from_lines(dockerfile, lambda image: f"local/{image.replace(':', '-')}")
+    assert rewritten.splitlines(keepends=True) == [
+        "ARG BASE=ubuntu:24.04\n",
+        "FROM --platform=linux/amd64 local/ubuntu-24.04 AS Builder\n",
+        "RUN echo hi > /x\n",
+        "from builder\n",
+        "FROM scratch AS empty\n",
+        "FROM local/python-3.12-slim\r\n",
+        "COPY --from=builder /x /x\n",
+    ]
+
+
+def test_task_repository_fits_docker_grammar():
+    assert task_repository("Fix-Git_Repo.v2") == "terminal-agent/task-fix-git_repo.v2"
+    assert task_repository("a..b._c") == "terminal-agent/task-a-b-c"
+
+
+# --- against the real daemon -----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def manager(docker_client, tmp_path_factory):
+    manager = ImageManager(client=docker_client, cache_dir=tmp_path_factory.mktemp("image-cache"), pull_timeout_s=10)
+    manager.ensure_base_image()
+    yield manager
+    for image in docker_client.images.list(filters={"label": TASK_LABEL}):
+        if RUN_ID in image.labels.get(TASK_LABEL, ""):
+            docker_client.images.remove(image.id, force=True)
+
+
+def run_in(client, tag: str, command: str) -> str:
+    output = client.containers.run(tag, ["bash", "-c", command], remove=True, labels={"terminal-agent.test": "images"})
+    return output.decode()
+
+
+@pytest.mark.docker
+def test_public_image_is_substituted_and_reported(manager, docker_client, caplog):
+    task = make_task("alias", "FROM ubuntu:24.04 AS first\nRUN echo hi > /x\nFROM first\nRUN cat /x > /y\n")
+    with caplog.at_level(logging.WARNING, logger="terminal_agent.sandbox.images"):
+        tag = manager.ensure_task_image(task)
+    assert ("ubuntu:24.04", BASE_IMAGE) in manager.stats.substitutions
+    assert any("ubuntu:24.04" in r.getMessage() and BASE_IMAGE in r.getMessage() for r in caplog.records)
+    image = docker_client.images.get(tag)
+    assert tag.startswith(f"terminal-agent/task-img-alias-{RUN_ID}:") and len(tag.rsplit(":", 1)[1]) == 12
+    assert image.labels[MANAGED_LABEL] == "true" and image.labels[TASK_LABEL] == task.task_id
+    assert run_in(docker_client, tag, "cat /y; python3 -c 'print(2 + 2)'") == "hi\n4\n"
+
+
+@pytest.mark.docker
+def test_unknown_image_fails_fast_naming_it(manager):
+    builds = manager.build_count
+    started = time.monotonic()
+    with pytest.raises(ImageNotAvailableError) as raised:
+        manager.ensure_task_image(make_task("unknown", "FROM nosuchregistry.invalid/foo:1\nRUN true\n"))
+    assert time.monotonic() - started < manager.pull_timeout_s + 2
+    assert "nosuchregistry.invalid/foo:1" in str(raised.value)
+    assert "docker build" in str(raised.value) and "alias" in str(raised.value)
+    assert manager.build_count == builds
+
+
+@pytest.mark.docker
+def test_task_image_is_cached_and_context_holds_only_task_files(manager, docker_client):
+    dockerfile = "FROM debian:bookworm\nCOPY . /ctx/\nRUN echo hi > /x\n"
+    task = make_task("cache", dockerfile, {"data/input.txt": "one\n", "run.sh": "echo ran\n"})
+    builds = manager.build_count
+    tag = manager.ensure_task_image(task)
+    hits = manager.stats.cache_hits
+    assert manager.ensure_task_image(task) == tag
+    assert manager.build_count == builds + 1 and manager.stats.cache_hits == hits + 1
+    listing = run_in(docker_client, tag, "cd /ctx && find . -type f | sort && ./run.sh && cat data/input.txt")
+    # the tests and the solution never enter the image
+    assert listing.split() == ["./Dockerfile", "./data/input.txt", "./run.sh", "ran", "one"]
+
+    changed = make_task("cache", dockerfile, {"data/input.txt": "two\n", "run.sh": "echo ran\n"})
+    changed_tag = manager.ensure_task_image(changed)
+    assert changed_tag != tag and changed_tag.rsplit(":", 1)[0] == tag.rsplit(":", 1)[0]
+    assert manager.build_count == builds + 2
+
+
+@pytest.mark.docker
+def test_concurrent_requests_build_once(manager):
+    task = make_task("threads", "FROM debian:bookworm\nRUN echo hi > /x && sleep 1\n")
+    builds, hits = manager.build_count, manager.stats.cache_hits
+    barrier = threading.Barrier(12)
+    tags: list[str] = []
+    errors: list[BaseException] = []
+
+    def request():
+        barrier.wait()
+        try:
+            tags.append(manager.ensure_task_image(task))
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=request) for _ in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors
+    assert len(tags) == 12 and len(set(tags)) == 1
+    assert manager.build_count == builds + 1
+    assert manager.stats.cache_hits == hits + 11
+
+
+@pytest.mark.docker
+def test_concurrent_processes_build_once(manager, tmp_path):
+    """Two processes with their own managers share the cache dir's file lock: one builds, one hits."""
+    task = make_task("procs", "FROM debian:bookworm\nRUN echo hi > /x && sleep 3\n")
+    (tmp_path / "task.json").write_text(task.model_dump_json())
+    script = textwrap.dedent(
+        f"""
+        import pathlib, sys
+        from terminal_agent.sandbox.images import ImageManager
+        from terminal_agent.tasks.model import Task
+        task = Task.model_validate_json(pathlib.Path(sys.argv[1]).read_text())
+        manager = ImageManager(cache_dir={str(manager.cache_dir)!r})
+        tag = manager.ensure_task_image(task)
+        print(tag, manager.build_count, manager.stats.cache_hits)
+        """
+    )
+    processes = [
+        subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "task.json")], stdout=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
+    outputs = [process.communicate(timeout=120)[0].split() for process in processes]
+    assert all(process.returncode == 0 for process in processes)
+    assert outputs[0][0] == outputs[1][0]
+    assert sorted(int(out[1]) for out in outputs) == [0, 1]
+    assert sorted(int(out[2]) for out in outputs) == [0, 1]
+
+
+@pytest.mark.docker
+def test_build_failure_carries_log_tail(manager, docker_client):
+    task = make_task("broken", "FROM debian:bookworm\nRUN echo marker-before-failure && exit 3\n")
+    lines: list[str] = []
+    with pytest.raises(ImageBuildError) as raised:
+        manager.ensure_task_image(task, progress=lines.append)
+    error = raised.value
+    assert task.task_id in str(error)
+    assert "marker-before-failure" in error.log_tail and "marker-before-failure" in lines
+    assert "returned a non-zero code: 3" in error.log_tail
+    assert len(error.log_tail.splitlines()) <= 40
+    assert not docker_client.images.list(filters={"label": f"{TASK_LABEL}={task.task_id}"})
+
+
+@pytest.mark.docker
+def test_python_image_substitute_has_python_and_pip(manager, docker_client):
+    task = make_task("python", "FROM python:3.12-slim\nRUN pip --version > /pip && python -c 'print(1)' > /x\n")
+    tag = manager.ensure_task_image(task)
+    assert ("python:3.12-slim", PYTHON_IMAGE) in manager.stats.substitutions
+    assert run_in(docker_client, tag, "cat /x /pip").startswith("1\npip ")
+
+
+@pytest.mark.docker
+def test_cli_build_and_list(manager, tmp_path):
+    from typer.testing import CliRunner
+
+    from terminal_agent.cli import app
+    from terminal_agent.tasks.csv_format import write_tasks_csv
+
+    good = make_task("cli", "FROM debian:bookworm\nRUN echo hi > /x\n")
+    csv_path = write_tasks_csv([good], tmp_path / "tasks.csv")
+    runner = CliRunner()
+    built = runner.invoke(app, ["images", "build", str(csv_path)])
+    assert built.exit_code == 0, built.output
+    listed = runner.invoke(app, ["images", "list"])
+    assert listed.exit_code == 0 and task_repository(good.task_id) in listed.output and BASE_IMAGE in listed.output
