@@ -1,0 +1,262 @@
+"""TerminalBenchAgent: the rLLM agent that keeps the chat for terminal tasks.
+
+It owns the conversation (system prompt, task, turns), not the execution: the environment runs
+each reply's actions (``terminal_agent.actions.run_turn``) and sends back the observation.
+
+Two behaviours beyond bookkeeping:
+
+* **Compaction** - when the estimated tokens of the chat pass ``compaction_threshold_tokens``,
+  the oldest turns are replaced by a summary built from them without any model call (last
+  commands and exit codes, files written/read, todo list and notes). The system prompt, the task
+  and the last ``keep_last_turns`` turns stay verbatim.
+* **Length correction** - a reply that hit the output limit (``finish_reason="length"`` or an
+  action tag left open) without any complete action gets one corrective line in front of the
+  next observation; never twice in a row.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from terminal_agent.actions import ActionConfig, ParsedAction, parse_reply
+from terminal_agent.actions.base import cap_text
+from terminal_agent.actions.tools.todo import TodoList
+from terminal_agent.compat.rllm import Action, BaseAgent, Step, Trajectory
+from terminal_agent.errors import ToolError
+from terminal_agent.prompts import render_system_prompt
+
+logger = logging.getLogger(__name__)
+
+OUTPUT_BLOCK = re.compile(r"<([a-z_]+)_output>\n(.*?)\n</\1_output>", re.DOTALL)
+EXIT_CODE = re.compile(r"\[exit code: (-?\d+)\]\s*$")
+TASK_KEYS = ("instruction", "task", "question", "prompt", "problem", "observation")
+LENGTH_CORRECTION = (
+    "Your last reply was cut off at the output limit before any action was complete, so nothing ran. "
+    "Reply shorter: a sentence or two of thinking, then one action with its closing tag."
+)
+
+
+class AgentConfig(BaseModel):
+    """Settings of :class:`TerminalBenchAgent`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    system_prompt: str | None = None
+    """A replacement system prompt template (may use ``${max_timeout_secs}`` etc.); None uses the packaged one."""
+    compaction_threshold_tokens: int = Field(6000, ge=256)
+    """Estimated chat size above which the oldest turns are summarised."""
+    keep_last_turns: int = Field(4, ge=1)
+    """Turns kept verbatim at compaction (fewer, down to one, if the chat is still too large)."""
+    chars_per_token: float = Field(3.5, gt=0)
+    """Characters per token of the estimate used when no token counter is given."""
+    max_observation_chars: int = Field(12000, ge=500)
+    """Cap of one observation as stored in the chat (middle cut, announced)."""
+    summary_max_commands: int = Field(10, ge=1)
+    """How many of the last commands the compaction summary lists."""
+    length_correction: bool = True
+    """Send the corrective message after a reply that hit the output limit with no action."""
+    actions: ActionConfig = Field(default_factory=ActionConfig)
+    """The action limits the system prompt states (keep equal to the environment's)."""
+
+
+@dataclass
+class Turn:
+    """One model reply and the observation that answered it."""
+
+    reply: str
+    actions: list[ParsedAction] = field(default_factory=list)
+    observation: str | None = None
+
+
+def task_text(observation: Any) -> str:
+    """The task instruction inside the environment's first observation."""
+    if isinstance(observation, dict):
+        for key in TASK_KEYS:
+            if isinstance(observation.get(key), str):
+                return observation[key]
+    return observation if isinstance(observation, str) else str(observation)
+
+
+def build_summary(turns: list[Turn], max_commands: int = 10) -> str:
+    """A deterministic summary of ``turns`` (no model call)."""
+    commands: list[str] = []
+    written: list[str] = []
+    read: list[str] = []
+    todos = TodoList()
+    notes: list[str] = []
+    for turn in turns:
+        blocks = OUTPUT_BLOCK.findall(turn.observation or "")
+        outputs: dict[str, list[str]] = {}
+        for name, body in blocks:
+            outputs.setdefault(name, []).append(body)
+        seen: dict[str, int] = {}
+        for action in turn.actions:
+            index = seen.get(action.name, 0)
+            seen[action.name] = index + 1
+            ran = index < len(outputs.get(action.name, []))
+            body = outputs[action.name][index] if ran else ""
+            args = action.args
+            if action.name == "bash":
+                cmd = " ".join(args.cmd.split())
+                cmd = cmd if len(cmd) <= 120 else cmd[:117] + "..."
+                if not ran:
+                    status = "not run"
+                elif not args.block:
+                    status = "started in background"
+                else:
+                    code = EXIT_CODE.search(body)
+                    status = f"exit {code.group(1)}" if code else "no exit code"
+                commands.append(f"- `{cmd}` -> {status}")
+            elif action.name == "file" and ran and not body.startswith("Error:"):
+                target = written if args.action in ("write", "edit", "multi_edit") else read
+                for path in [args.path] if args.path else list(args.paths or []):
+                    if path not in target:
+                        target.append(path)
+            elif action.name == "todo" and ran:
+                for op in args.operations:
+                    try:
+                        todos.apply(op)
+                    except ToolError:
+                        pass
+            elif action.name == "scratchpad" and ran and args.action == "add_note":
+                notes.append((args.note or "").strip())
+    lines = [f"[Summary of the first {len(turns)} turns, removed to save space]"]
+    if commands:
+        shown = commands[-max_commands:]
+        lines.append(f"Commands (last {len(shown)} of {len(commands)}):")
+        lines.extend(shown)
+    else:
+        lines.append("Commands: none.")
+    lines.append("Files written or edited: " + (", ".join(written) or "none") + ".")
+    lines.append("Files read: " + (", ".join(read) or "none") + ".")
+    if todos.items:
+        lines.append("Todo list:\n" + todos.render())
+    if notes:
+        lines.append("Notes:\n" + "\n".join(f"{n}. {note}" for n, note in enumerate(notes, 1)))
+    return "\n".join(lines)
+
+
+class TerminalBenchAgent(BaseAgent):
+    """Chat bookkeeping for terminal tasks (see the module docstring)."""
+
+    def __init__(
+        self,
+        config: AgentConfig | dict[str, Any] | None = None,
+        count_tokens: Callable[[str], int] | None = None,
+        **overrides: Any,
+    ) -> None:
+        if isinstance(config, dict):
+            config = AgentConfig(**{**config, **overrides})
+        elif config is None:
+            config = AgentConfig(**overrides)
+        elif overrides:
+            config = config.model_copy(update=overrides)
+        self.config: AgentConfig = config
+        self.count_tokens = count_tokens
+        self.system_prompt = render_system_prompt(config.actions, config.system_prompt)
+        self.reset()
+
+    # --- rLLM surface ---------------------------------------------------------------------------
+    def reset(self) -> None:
+        self._trajectory = Trajectory()
+        self._task: str | None = None
+        self._turns: list[Turn] = []
+        self._compacted = 0
+        self._summary: str | None = None
+        self._pending_observation: Any = None
+        self._correction_pending = False
+        self._corrected_last = False
+
+    @property
+    def trajectory(self) -> Trajectory:
+        return self._trajectory
+
+    @property
+    def chat_completions(self) -> list[dict[str, str]]:
+        task = self._task or ""
+        if self._summary:
+            task = f"{task}\n\n{self._summary}"
+        messages = [{"role": "system", "content": self.system_prompt}, {"role": "user", "content": task}]
+        for turn in self._turns[self._compacted :]:
+            messages.append({"role": "assistant", "content": turn.reply})
+            if turn.observation is not None:
+                messages.append({"role": "user", "content": turn.observation})
+        return messages
+
+    def update_from_env(self, observation: Any, reward: float, done: bool, info: dict, **kwargs: Any) -> None:
+        if self._task is None:
+            self._task = task_text(observation)
+            self._pending_observation = observation
+            self._trajectory.task = self._task
+            return
+        text = observation if isinstance(observation, str) else str(observation)
+        if self._correction_pending:
+            text = f"{LENGTH_CORRECTION}\n\n{text}" if text else LENGTH_CORRECTION
+            self._correction_pending = False
+        text = cap_text(text, self.config.max_observation_chars)
+        if self._turns and self._turns[-1].observation is None:
+            self._turns[-1].observation = text
+        self._pending_observation = text
+        if self._trajectory.steps:
+            step = self._trajectory.steps[-1]
+            step.reward = reward
+            step.done = done
+            step.info.update(info or {})
+        self._compact_if_needed()
+
+    def update_from_model(self, response: str, **kwargs: Any) -> Action:
+        response = response or ""
+        parsed = parse_reply(response)
+        hit_limit = kwargs.get("finish_reason") == "length" or parsed.truncated
+        if hit_limit and not parsed.actions and self.config.length_correction and not self._corrected_last:
+            self._correction_pending = True
+            self._corrected_last = True
+        elif not (hit_limit and not parsed.actions):
+            self._corrected_last = False
+        self._turns.append(Turn(reply=parsed.text, actions=parsed.actions))
+        step = Step(
+            chat_completions=self.chat_completions,
+            observation=self._pending_observation,
+            thought=parsed.thought,
+            action=parsed.text,
+            model_response=response,
+            info={"truncated_reply": hit_limit} if hit_limit else {},
+        )
+        self._trajectory.steps.append(step)
+        return Action(action=parsed.text)
+
+    def get_current_state(self) -> Step | None:
+        return self._trajectory.steps[-1] if self._trajectory.steps else None
+
+    # --- compaction -----------------------------------------------------------------------------
+    def estimate_tokens(self, messages: list[dict[str, str]] | None = None) -> int:
+        messages = self.chat_completions if messages is None else messages
+        if self.count_tokens is not None:
+            return sum(self.count_tokens(message["content"]) + 4 for message in messages)
+        return int(sum(len(message["content"]) / self.config.chars_per_token + 4 for message in messages))
+
+    @property
+    def compacted_turns(self) -> int:
+        """How many of the oldest turns are replaced by the summary."""
+        return self._compacted
+
+    def _compact_if_needed(self) -> None:
+        threshold = self.config.compaction_threshold_tokens
+        if self.estimate_tokens() <= threshold:
+            return
+        keep = min(self.config.keep_last_turns, len(self._turns) - 1)
+        while keep >= 1:
+            cut = len(self._turns) - keep
+            if cut > self._compacted:
+                self._compacted = cut
+                self._summary = build_summary(self._turns[:cut], self.config.summary_max_commands)
+                logger.debug("compacted %d turns (%d kept)", cut, keep)
+                if self.estimate_tokens() <= threshold:
+                    return
+            keep -= 1
