@@ -1,7 +1,180 @@
-"""`terminal-agent eval...` commands."""
+"""`terminal-agent eval run|report|compare`: run the agent on tasks and report pass rates with CIs."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 app = typer.Typer(no_args_is_help=True)
+console = Console(stderr=True)
+
+DEFAULT_TASKS = Path("dataset/latest_verified.csv")
+
+
+def _select(tasks: list, task_ids: list[str] | None, limit: int | None) -> list:
+    if task_ids:
+        known = {task.task_id for task in tasks}
+        missing = [t for t in task_ids if t not in known]
+        if missing:
+            raise typer.BadParameter(f"unknown task id(s): {', '.join(missing)}", param_hint="--task")
+        tasks = [task for task in tasks if task.task_id in set(task_ids)]
+    return tasks[:limit] if limit else tasks
+
+
+def run_with_progress(runner, specs_or_tasks, *, description: str, tasks_file: str | None = None, trials: bool = False, on_trial=None):  # noqa: ANN001, ANN201
+    """Run a :class:`~terminal_agent.rollout.runner.RolloutRunner` under a rich progress bar (shared with screening)."""
+    total = len(specs_or_tasks) * (1 if trials else runner.config.attempts)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("passed {task.fields[passed]} errors {task.fields[errors]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+    ) as progress:
+        bar = progress.add_task(description, total=total, passed=0, errors=0)
+        counts = {"passed": 0, "errors": 0}
+
+        def on_progress(done: int, total_: int, trial) -> None:  # noqa: ANN001
+            counts["passed"] += int(trial.passed)
+            counts["errors"] += int(not trial.scored)
+            progress.update(bar, completed=done, total=total_, **counts)
+
+        runner.on_progress = on_progress
+        if trials:
+            return runner.run_trials(specs_or_tasks, tasks_file=tasks_file, on_trial=on_trial)
+        return runner.run(specs_or_tasks, tasks_file=tasks_file)
+
+
+def _write_reports(results, output_dir: Path, plot: bool = True) -> None:  # noqa: ANN001
+    from terminal_agent.evaluation.report import run_report_markdown, summarize
+
+    summary = results.summary or summarize(results)
+    (output_dir / "report.md").write_text(run_report_markdown(results, summary))
+    if plot:
+        from terminal_agent.evaluation.plot import plot_run
+
+        plot_run(results, output_dir / "rewards.png", summary)
+
+
+def _print_summary(results, output_dir: Path | None) -> None:  # noqa: ANN001
+    from terminal_agent.evaluation.report import summarize
+
+    s = results.summary or summarize(results)
+
+    def ci(e: dict) -> str:
+        if e["value"] is None or e["value"] != e["value"]:
+            return "n/a"
+        return f"{e['value']:.3f} [{e['ci_low']:.3f}, {e['ci_high']:.3f}]"
+
+    console.print(f"[bold]{results.run.model}[/bold]: {s['n_tasks']} tasks, {s['n_trials']} trials, wall {s['wall_s']:.1f} s")
+    console.print(f"  mean reward {ci(s['mean_reward'])}   pass rate {ci(s['pass_rate'])}   (95% CI, task bootstrap)")
+    console.print("  " + "   ".join(f"pass@{k} {v:.3f}" for k, v in s["pass_at_k"].items() if v == v))
+    console.print(
+        f"  scored {s['n_scored']}, infrastructure errors {s['n_errors']} {s['errors_by_kind'] or ''}; "
+        f"env time {s['env_time_s']:.1f} s, model time {s['model_time_s']:.1f} s; "
+        f"{s['episodes_per_minute']:.2f} episodes/min",
+        highlight=False,
+    )
+    if output_dir is not None:
+        console.print(f"  results: {output_dir / 'results.json'}  report: {output_dir / 'report.md'}", highlight=False)
+
+
+@app.command("run")
+def run(
+    tasks_path: Path = typer.Argument(DEFAULT_TASKS, help="Tasks: CSV, parquet, task dir or dir of task dirs."),
+    model: str = typer.Option(None, "--model", "-m", help="'embedded', 'scripted:FILE' or a litellm model; default: $LITELLM_MODEL, else embedded."),
+    api_base: str = typer.Option(None, "--api-base", help="OpenAI-compatible endpoint (default: $LITE_LLM_API_BASE)."),
+    attempts: int = typer.Option(1, "--attempts", "-k", min=1, help="Attempts per task."),
+    concurrency: int = typer.Option(2, "--concurrency", "-c", min=1, help="Episodes at once."),
+    max_steps: int = typer.Option(10, "--max-steps", min=1, help="Model turns per episode."),
+    max_tokens: int = typer.Option(None, "--max-tokens", help="Cap on tokens per model reply."),
+    temperature: float = typer.Option(None, "--temperature", help="Sampling temperature (default: the backend's)."),
+    episode_timeout: float = typer.Option(None, "--episode-timeout", help="Wall clock per episode in seconds."),
+    task_ids: list[str] = typer.Option(None, "--task", "-t", help="Only these task ids (repeatable)."),
+    limit: int = typer.Option(None, "--limit", help="Only the first N tasks."),
+    output_dir: Path = typer.Option(None, "--output-dir", "-o", help="Where results go (default: runs/eval-RUN_ID)."),
+    plot: bool = typer.Option(True, "--plot/--no-plot", help="Write rewards.png."),
+) -> None:
+    """Evaluate a model on tasks: results.json, transcripts/, report.md and rewards.png."""
+    from terminal_agent.models.factory import build_model_client, config_from_spec
+    from terminal_agent.rollout.runner import RolloutConfig, RolloutRunner
+    from terminal_agent.tasks.loading import load_tasks
+
+    tasks = _select(load_tasks(tasks_path), task_ids, limit)
+    if not tasks:
+        raise typer.BadParameter("no tasks selected", param_hint="TASKS")
+    model_config = config_from_spec(model, api_base=api_base, max_tokens=max_tokens, temperature=temperature)
+    console.print(f"loading model {model_config.model or model_config.type} ...", highlight=False)
+    client = build_model_client(model_config)
+    sampling = {}
+    if max_tokens is not None:
+        sampling["max_tokens"] = max_tokens
+    if temperature is not None:
+        sampling["temperature"] = temperature
+    config = RolloutConfig(
+        attempts=attempts, max_steps=max_steps, concurrency=concurrency, episode_timeout_s=episode_timeout, sampling=sampling
+    )
+    output_dir = output_dir or Path("runs") / f"eval-{config.run_id}"
+    config.output_dir = output_dir
+    runner = RolloutRunner(client, config)
+    results = run_with_progress(runner, tasks, description=f"eval {client.name}", tasks_file=str(tasks_path))
+    _write_reports(results, output_dir, plot=plot)
+    _print_summary(results, output_dir)
+
+
+@app.command("report")
+def report(
+    results_path: Path = typer.Argument(..., help="A results.json (or the run directory holding it)."),
+    markdown: Path = typer.Option(None, "--markdown", help="Write the markdown report here (default: print it)."),
+    plot: Path = typer.Option(None, "--plot", help="Also write a PNG plot here."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON instead."),
+) -> None:
+    """Summarize a finished (or partial) run."""
+    from terminal_agent.evaluation.report import run_report_markdown, summarize
+    from terminal_agent.rollout.results import RunResults
+
+    results = RunResults.read(results_path)
+    summary = summarize(results)
+    if as_json:
+        typer.echo(json.dumps(summary, indent=2, default=str))
+    else:
+        text = run_report_markdown(results, summary)
+        if markdown:
+            markdown.write_text(text)
+            console.print(f"wrote {markdown}", highlight=False)
+        else:
+            typer.echo(text)
+    if plot:
+        from terminal_agent.evaluation.plot import plot_run
+
+        plot_run(results, plot, summary)
+        console.print(f"wrote {plot}", highlight=False)
+
+
+@app.command("compare")
+def compare(
+    a: Path = typer.Argument(..., help="Baseline results.json (A)."),
+    b: Path = typer.Argument(..., help="Candidate results.json (B), e.g. after training."),
+    metric: str = typer.Option("reward", "--metric", help="'reward' (mean reward) or 'pass' (pass rate)."),
+    n_boot: int = typer.Option(10_000, "--n-boot", min=100, help="Bootstrap resamples."),
+    seed: int = typer.Option(0, "--seed", help="Bootstrap seed."),
+    as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+) -> None:
+    """Did B beat A? Paired per-task bootstrap of the difference of per-task means."""
+    from terminal_agent.evaluation.report import compare_runs, comparison_markdown
+    from terminal_agent.rollout.results import RunResults
+
+    if metric not in {"reward", "pass"}:
+        raise typer.BadParameter("must be 'reward' or 'pass'", param_hint="--metric")
+    run_a, run_b = RunResults.read(a), RunResults.read(b)
+    comparison = compare_runs(run_a, run_b, metric=metric, n_boot=n_boot, seed=seed)
+    if as_json:
+        typer.echo(json.dumps(comparison.to_dict(), indent=2, default=str))
+    else:
+        typer.echo(comparison_markdown(run_a, run_b, comparison, metric))

@@ -1,0 +1,433 @@
+"""Run many episodes concurrently: k attempts per task, a wall clock per episode, results and transcripts.
+
+Each episode is the synchronous :func:`terminal_agent.rollout.episode.run_episode` in a worker
+thread; an asyncio semaphore bounds how many run at once. The model is shared: a client that
+is not thread-safe (``is_thread_safe = False``, the embedded model) is called under one lock.
+
+Infrastructure failures (sandbox, image, provider, grading, the episode's wall clock) become
+``error`` trials with their kind; they are never scored as reward 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import datetime as dt
+import importlib
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from terminal_agent.errors import error_kind
+from terminal_agent.interfaces import ModelClient, ModelResponse
+from terminal_agent.rollout.results import RunInfo, RunResults, TestRecord, TrialError, TrialResult
+from terminal_agent.rollout.transcripts import to_jsonable, transcript_path, write_transcript
+from terminal_agent.tasks.model import Task
+
+logger = logging.getLogger(__name__)
+
+RESULTS_FILE = "results.json"
+
+
+class RolloutConfig(BaseModel):
+    """How a batch of episodes is run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    attempts: int = Field(default=1, ge=1)
+    """Attempts (episodes) per task."""
+    max_steps: int = Field(default=10, ge=1)
+    """Model turns per episode."""
+    concurrency: int = Field(default=2, ge=1)
+    """Episodes running at once (containers alive at once)."""
+    episode_timeout_s: float | None = None
+    """Wall clock of one episode, grading included; ``None``: the task's agent + test timeouts + 60 s."""
+    sampling: dict[str, Any] = Field(default_factory=dict)
+    """Sampling keywords passed to every model call (``temperature``, ``max_tokens`` ...)."""
+    output_dir: Path | None = None
+    """Where ``results.json`` and ``transcripts/`` go; ``None`` writes nothing."""
+    run_id: str = Field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:6])
+    """Name of the run (also passed to the sandboxes' labels when the env accepts it)."""
+    sweep_leaked: bool = True
+    """Remove containers leaked by dead earlier runs before starting."""
+
+
+@dataclass(frozen=True)
+class TrialSpec:
+    """One episode to run."""
+
+    task: Task
+    attempt: int
+
+
+ProgressCallback = Callable[[int, int, TrialResult], None]
+"""``(finished, total, trial)`` after each trial; called from the event loop thread."""
+
+
+@dataclass
+class _ModelCall:
+    messages: list[dict[str, str]]
+    response: dict[str, Any] | None
+    latency_s: float
+    wait_s: float
+    error: str | None = None
+
+
+@dataclass
+class MeteredModel:
+    """Wraps the shared client for one episode: serializes calls if needed, meters and records them."""
+
+    inner: ModelClient
+    lock: threading.Lock | None
+    sampling: dict[str, Any]
+    calls: list[_ModelCall] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    @property
+    def is_thread_safe(self) -> bool:
+        return self.lock is None
+
+    def __getattr__(self, item: str) -> Any:  # count_tokens and other optional extras of the client
+        return getattr(self.inner, item)
+
+    def complete(self, messages: list[dict[str, str]], **sampling: Any) -> ModelResponse:
+        merged = {**self.sampling, **sampling}
+        queued = time.monotonic()
+        if self.lock is not None:
+            self.lock.acquire()
+        started = time.monotonic()
+        try:
+            response = self.inner.complete(messages, **merged)
+        except Exception as exc:
+            self.calls.append(_ModelCall([dict(m) for m in messages], None, time.monotonic() - started, started - queued, repr(exc)))
+            raise
+        finally:
+            if self.lock is not None:
+                self.lock.release()
+        self.calls.append(
+            _ModelCall([dict(m) for m in messages], to_jsonable(response), time.monotonic() - started, started - queued)
+        )
+        return response
+
+    @property
+    def model_time_s(self) -> float:
+        return sum(call.latency_s for call in self.calls)
+
+    @property
+    def wait_time_s(self) -> float:
+        return sum(call.wait_s for call in self.calls)
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(int((call.response or {}).get("prompt_tokens", 0) or 0) for call in self.calls)
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(int((call.response or {}).get("completion_tokens", 0) or 0) for call in self.calls)
+
+
+def _default_env_factory(task: Task, run_id: str) -> Any:
+    from terminal_agent.env import DockerIsolatedEnv
+
+    return DockerIsolatedEnv(task)
+
+
+def _default_agent_factory(task: Task) -> Any:
+    from terminal_agent.agent import TerminalBenchAgent
+
+    return TerminalBenchAgent()
+
+
+def _default_episode_fn() -> Callable[..., Any]:
+    from terminal_agent.rollout.episode import run_episode
+
+    return run_episode
+
+
+def sweep_leaked_sandboxes() -> None:
+    """Call the cleanup component's ``sweep_leaked()`` when it exists (it only touches our labels)."""
+    try:
+        cleanup = importlib.import_module("terminal_agent.sandbox.cleanup")
+    except ImportError:
+        return
+    sweep = getattr(cleanup, "sweep_leaked", None)
+    if sweep is None:
+        return
+    try:
+        sweep()
+    except Exception as exc:  # noqa: BLE001 - a failed sweep must not stop the evaluation
+        logger.warning("sweeping leaked sandboxes failed: %s", exc)
+
+
+class RolloutRunner:
+    """Runs :class:`TrialSpec` s with one shared model; see the module docstring.
+
+    ``env_factory(task, run_id)``, ``agent_factory(task)`` and ``episode_fn(env, agent, model,
+    max_steps)`` default to the project's DockerIsolatedEnv, TerminalBenchAgent and run_episode.
+    """
+
+    def __init__(
+        self,
+        model: ModelClient,
+        config: RolloutConfig | None = None,
+        *,
+        env_factory: Callable[[Task, str], Any] | None = None,
+        agent_factory: Callable[[Task], Any] | None = None,
+        episode_fn: Callable[..., Any] | None = None,
+        on_progress: ProgressCallback | None = None,
+    ):
+        self.model = model
+        self.config = config or RolloutConfig()
+        self.env_factory = env_factory or _default_env_factory
+        self.agent_factory = agent_factory or _default_agent_factory
+        self.episode_fn = episode_fn
+        self.on_progress = on_progress
+        self._model_lock = None if getattr(model, "is_thread_safe", True) else threading.Lock()
+
+    # --- public API -------------------------------------------------------------------------
+    def run(self, tasks: Sequence[Task], tasks_file: str | None = None) -> RunResults:
+        """Every task ``attempts`` times; writes ``results.json`` (after each trial) and transcripts."""
+        specs = [TrialSpec(task, attempt) for task in tasks for attempt in range(self.config.attempts)]
+        return self.run_trials(specs, tasks_file=tasks_file)
+
+    def run_trials(
+        self,
+        specs: Sequence[TrialSpec],
+        *,
+        tasks_file: str | None = None,
+        on_trial: Callable[[TrialResult], None] | None = None,
+    ) -> RunResults:
+        """Run the given trials (screening passes only the unfinished ones); ``on_trial`` sees each as it ends."""
+        return asyncio.run(self.run_trials_async(specs, tasks_file=tasks_file, on_trial=on_trial))
+
+    async def run_trials_async(
+        self,
+        specs: Sequence[TrialSpec],
+        *,
+        tasks_file: str | None = None,
+        on_trial: Callable[[TrialResult], None] | None = None,
+    ) -> RunResults:
+        config = self.config
+        if config.sweep_leaked:
+            await asyncio.to_thread(sweep_leaked_sandboxes)
+        if self.episode_fn is None:
+            self.episode_fn = _default_episode_fn()
+        started_at = dt.datetime.now(dt.timezone.utc)
+        started = time.monotonic()
+        results = RunResults(
+            run=RunInfo(
+                run_id=config.run_id,
+                model=self.model.name,
+                tasks_file=tasks_file,
+                attempts=config.attempts,
+                max_steps=config.max_steps,
+                concurrency=config.concurrency,
+                started_at=started_at.isoformat(timespec="seconds"),
+                sampling=config.sampling,
+            )
+        )
+        semaphore = asyncio.Semaphore(config.concurrency)
+        # Threads of timed-out episodes cannot be killed; spare workers keep the pool from starving.
+        executor = concurrent.futures.ThreadPoolExecutor(max_workers=config.concurrency * 2, thread_name_prefix="episode")
+        loop = asyncio.get_running_loop()
+        finished = 0
+
+        async def one(spec: TrialSpec) -> None:
+            nonlocal finished
+            async with semaphore:
+                trial = await self._run_with_deadline(loop, executor, spec)
+            results.trials.append(trial)
+            finished += 1
+            results.run.wall_s = time.monotonic() - started
+            if config.output_dir is not None:
+                results.write(config.output_dir / RESULTS_FILE)
+            if on_trial is not None:
+                on_trial(trial)
+            if self.on_progress is not None:
+                self.on_progress(finished, len(specs), trial)
+
+        try:
+            await asyncio.gather(*(one(spec) for spec in specs))
+        finally:
+            executor.shutdown(wait=False, cancel_futures=True)
+        results.trials.sort(key=lambda t: (t.task_id, t.attempt))
+        results.run.finished_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+        results.run.wall_s = time.monotonic() - started
+        from terminal_agent.evaluation.report import summarize
+
+        results.summary = summarize(results)
+        if config.output_dir is not None:
+            results.write(config.output_dir / RESULTS_FILE)
+        return results
+
+    # --- one trial --------------------------------------------------------------------------
+    def _deadline(self, task: Task) -> float:
+        if self.config.episode_timeout_s is not None:
+            return self.config.episode_timeout_s
+        return task.limits.agent_timeout_s + task.limits.test_timeout_s + 60.0
+
+    async def _run_with_deadline(
+        self, loop: asyncio.AbstractEventLoop, executor: concurrent.futures.Executor, spec: TrialSpec
+    ) -> TrialResult:
+        holder: dict[str, Any] = {}
+        deadline = self._deadline(spec.task)
+        started = time.monotonic()
+        future = loop.run_in_executor(executor, self._run_episode_sync, spec, holder)
+        try:
+            return await asyncio.wait_for(asyncio.shield(future), timeout=deadline)
+        except asyncio.TimeoutError:
+            env = holder.get("env")
+            logger.warning("%s attempt %d passed its %.0f s wall clock; closing its sandbox", spec.task.task_id, spec.attempt, deadline)
+            if env is not None:
+                await asyncio.to_thread(_close_quietly, env)
+            metered: MeteredModel | None = holder.get("model")
+            trial = TrialResult(
+                task_id=spec.task.task_id,
+                attempt=spec.attempt,
+                status="error",
+                termination_reason="wall_clock",
+                error=TrialError(kind="timeout", message=f"episode passed its wall clock of {deadline:.0f} s"),
+                wall_s=time.monotonic() - started,
+            )
+            if metered is not None:
+                _fill_model_metrics(trial, metered)
+            self._write_transcript(spec, trial, holder, None)
+            return trial
+
+    def _run_episode_sync(self, spec: TrialSpec, holder: dict[str, Any]) -> TrialResult:
+        task = spec.task
+        started = time.monotonic()
+        metered = MeteredModel(self.model, self._model_lock, dict(self.config.sampling))
+        holder["model"] = metered
+        episode: Any = None
+        trial: TrialResult
+        try:
+            env = self.env_factory(task, self.config.run_id)
+            holder["env"] = env
+            agent = self.agent_factory(task)
+            holder["agent"] = agent
+            episode = self.episode_fn(env, agent, metered, self.config.max_steps)
+            trial = trial_from_episode(task.task_id, spec.attempt, episode)
+        except Exception as exc:  # noqa: BLE001 - a broken rollout is data, never a crash of the batch
+            kind = error_kind(exc)
+            if kind in {"format", "task", "config"}:
+                kind = "internal" if kind == "format" else kind
+            logger.warning("%s attempt %d: %s error: %s", task.task_id, spec.attempt, kind, exc)
+            trial = TrialResult(
+                task_id=task.task_id,
+                attempt=spec.attempt,
+                status="error",
+                termination_reason="error",
+                error=TrialError(kind=kind, message=f"{type(exc).__name__}: {exc}"),
+            )
+        finally:
+            if "env" in holder:
+                _close_quietly(holder["env"])
+        trial.wall_s = time.monotonic() - started
+        _fill_model_metrics(trial, metered)
+        if trial.env_time_s <= 0.0:
+            trial.env_time_s = max(0.0, trial.wall_s - metered.model_time_s - metered.wait_time_s)
+        self._write_transcript(spec, trial, holder, episode)
+        return trial
+
+    def _write_transcript(self, spec: TrialSpec, trial: TrialResult, holder: dict[str, Any], episode: Any) -> None:
+        output_dir = self.config.output_dir
+        if output_dir is None:
+            return
+        path = transcript_path(output_dir, spec.task.task_id, spec.attempt)
+        metered: MeteredModel | None = holder.get("model")
+        transcript = {
+            "task_id": spec.task.task_id,
+            "attempt": spec.attempt,
+            "model": self.model.name,
+            "instruction": spec.task.instruction,
+            "result": trial.model_dump(mode="json", exclude={"transcript"}),
+            "model_calls": [
+                {
+                    "messages": call.messages,
+                    "response": call.response,
+                    "latency_s": call.latency_s,
+                    "wait_s": call.wait_s,
+                    "error": call.error,
+                }
+                for call in (metered.calls if metered else [])
+            ],
+            "episode": to_jsonable(episode),
+        }
+        try:
+            write_transcript(path, transcript)
+            trial.transcript = str(path.relative_to(output_dir))
+        except OSError as exc:
+            logger.warning("could not write transcript %s: %s", path, exc)
+
+
+def _close_quietly(env: Any) -> None:
+    try:
+        env.close()
+    except Exception as exc:  # noqa: BLE001 - close must never mask the episode's outcome
+        logger.debug("env.close() raised %s", exc)
+
+
+def _fill_model_metrics(trial: TrialResult, metered: MeteredModel) -> None:
+    trial.model_time_s = metered.model_time_s
+    if trial.turns == 0:
+        trial.turns = len(metered.calls)
+    if trial.prompt_tokens == 0 and trial.completion_tokens == 0:
+        trial.prompt_tokens = metered.prompt_tokens
+        trial.completion_tokens = metered.completion_tokens
+
+
+def _get(obj: Any, *names: str, default: Any = None) -> Any:
+    for name in names:
+        if isinstance(obj, dict) and name in obj:
+            return obj[name]
+        if hasattr(obj, name):
+            return getattr(obj, name)
+    return default
+
+
+def trial_from_episode(task_id: str, attempt: int, episode: Any) -> TrialResult:
+    """Turn an episode's result into a :class:`TrialResult` (``error`` when the grade was not scored)."""
+    grade = _get(episode, "grade")
+    reward = _get(episode, "reward")
+    error = _get(episode, "error")
+    tests: list[TestRecord] = []
+    if grade is not None:
+        tests = [
+            TestRecord(name=t.name, weight=t.weight, passed=t.passed, reported=getattr(t, "reported", True))
+            for t in getattr(grade, "tests", []) or []
+        ]
+        if getattr(grade, "error", None) and not error:
+            error = TrialError(kind="grading", message=str(grade.error))
+        if reward is None and getattr(grade, "scored", False):
+            reward = grade.score
+    if isinstance(error, BaseException):
+        error = TrialError(kind=error_kind(error), message=f"{type(error).__name__}: {error}")
+    elif isinstance(error, str):
+        error = TrialError(kind=str(_get(episode, "error_kind", default="internal")), message=error)
+    elif isinstance(error, dict):
+        error = TrialError(**error)
+    scored = error is None and reward is not None
+    return TrialResult(
+        task_id=task_id,
+        attempt=attempt,
+        status="scored" if scored else "error",
+        reward=float(reward) if scored else None,
+        tests=tests,
+        turns=int(_get(episode, "turns", "steps_taken", default=0) or 0),
+        prompt_tokens=int(_get(episode, "prompt_tokens", default=0) or 0),
+        completion_tokens=int(_get(episode, "completion_tokens", default=0) or 0),
+        termination_reason=str(_get(episode, "termination_reason", default="") or ""),
+        env_time_s=float(_get(episode, "env_time_s", default=0.0) or 0.0),
+        error=error if not scored else None,
+    )
