@@ -188,12 +188,95 @@ def drain_forever(fd):
 
 
 STATE_TRAP = (
-    "__ta_state() { __ta_rc=$?; set +eu; "
-    "{ printf '%%s\\0' \"$__ta_rc\" \"$PWD\"; "
-    "for __ta_n in $(compgen -e); do printf '%%s=%%s\\0' \"$__ta_n\" \"${!__ta_n}\"; done; "
-    "} >/proc/%d/fd/%d 2>/dev/null; exit $__ta_rc; }; trap __ta_state EXIT\n"
+    "__ta_state() { __ta_rc=$?; set +eu; { printf '%%s\\0%%s\\0' \"$__ta_rc\" \"$PWD\"; export -p; } "
+    ">/proc/%d/fd/%d 2>/dev/null; exit $__ta_rc; }; trap __ta_state EXIT\n"
 )
+"""Bash prologue: on exit, write ``rc NUL cwd NUL`` and ``export -p`` (builtins only, no fork) to the state pipe."""
 OOM_ADJ = "echo 1000 >/proc/self/oom_score_adj 2>/dev/null\n"
+
+
+ANSI_ESCAPES = {
+    ord("a"): 7, ord("b"): 8, ord("e"): 27, ord("E"): 27, ord("f"): 12, ord("n"): 10,
+    ord("r"): 13, ord("t"): 9, ord("v"): 11, ord("\\"): 92, ord("'"): 39, ord('"'): 34, ord("?"): 63,
+}
+OCTAL = b"01234567"
+HEX = b"0123456789abcdefABCDEF"
+
+
+def parse_export_p(data):
+    """Exported variables from bash's ``export -p`` output: {name: value} as bytes.
+
+    Values come double-quoted (with \\ before " \\ $ `) or, when they hold control or non-ASCII
+    bytes, ANSI-C quoted ($'...'). Exported names without a value are left out.
+    """
+    env = {}
+    i, n = 0, len(data)
+    while i < n:
+        if data.startswith(b"declare -x ", i):
+            i += 11
+        elif data.startswith(b"export ", i):
+            i += 7
+        else:
+            j = data.find(b"\n", i)
+            i = n if j < 0 else j + 1
+            continue
+        j = i
+        while j < n and data[j] not in (0x3D, 0x0A):
+            j += 1
+        name = data[i:j]
+        if j >= n or data[j] == 0x0A:
+            i = j + 1
+            continue
+        j += 1
+        out = bytearray()
+        if data.startswith(b'"', j):
+            j += 1
+            while j < n and data[j] != 0x22:
+                if data[j] == 0x5C and j + 1 < n:
+                    j += 1
+                out.append(data[j])
+                j += 1
+            j += 1
+        elif data.startswith(b"$'", j):
+            j += 2
+            while j < n and data[j] != 0x27:
+                c = data[j]
+                if c != 0x5C or j + 1 >= n:
+                    out.append(c)
+                    j += 1
+                    continue
+                e = data[j + 1]
+                if e in OCTAL:
+                    k = j + 1
+                    while k < n and k < j + 4 and data[k] in OCTAL:
+                        k += 1
+                    out.append(int(data[j + 1:k], 8) & 0xFF)
+                    j = k
+                elif e == 0x78:  # \xHH
+                    k = j + 2
+                    while k < n and k < j + 4 and data[k] in HEX:
+                        k += 1
+                    out.append(int(data[j + 2:k] or b"0", 16))
+                    j = k
+                elif e == 0x63 and j + 2 < n:  # \cX
+                    out.append(data[j + 2] & 0x1F)
+                    j += 3
+                elif e in ANSI_ESCAPES:
+                    out.append(ANSI_ESCAPES[e])
+                    j += 2
+                else:
+                    out += data[j:j + 2]
+                    j += 2
+            j += 1
+        else:
+            k = data.find(b"\n", j)
+            k = n if k < 0 else k
+            out += data[j:k]
+            j = k
+        env[name] = bytes(out)
+        k = data.find(b"\n", j)
+        i = n if k < 0 else k + 1
+    return env
 
 
 class Shell:
@@ -306,17 +389,14 @@ class Shell:
 
         exit_code = None
         if not timed_out and state:
-            fields = bytes(state).split(b"\0")
-            if len(fields) >= 2 and fields[0].isdigit():
+            fields = bytes(state).split(b"\0", 2)
+            if len(fields) == 3 and fields[0].isdigit():
                 exit_code = int(fields[0])
                 if persist:
                     self.cwd = fields[1].decode("utf-8", "surrogateescape") or self.cwd
-                    new_env = {}
-                    for item in fields[2:]:
-                        if b"=" in item:
-                            key, value = item.split(b"=", 1)
-                            if key != TAG_VAR and not key.startswith(b"__ta_"):
-                                new_env[key] = value
+                    new_env = parse_export_p(fields[2])
+                    for volatile in (TAG_VAR, b"SHLVL", b"_"):
+                        new_env.pop(volatile, None)
                     if new_env:
                         self.env = new_env
         if exit_code is None:
