@@ -225,3 +225,21 @@ def convert_tasks(
         return report
     report.output = write_tasks(tasks, dst, to, workers=workers, progress=progress)
     return report
+
+
+def split_tasks(tasks: list[Task], test_fraction: float, *, seed: int = 0) -> tuple[list[Task], list[Task]]:
+    """Deterministic train/test split: a task's side depends only on its id and ``seed``.
+
+    The ``round(len * test_fraction)`` tasks with the smallest hash of ``seed:task_id`` go to test
+    (at least one when the fraction is positive and there are two or more tasks); order is kept.
+    """
+    import hashlib
+
+    if not 0.0 <= test_fraction < 1.0:
+        raise ConfigError(f"test_fraction must be in [0, 1), got {test_fraction}")
+    count = round(len(tasks) * test_fraction)
+    if test_fraction > 0 and len(tasks) >= 2:
+        count = max(1, count)
+    ranked = sorted(tasks, key=lambda task: hashlib.sha256(f"{seed}:{task.task_id}".encode()).hexdigest())
+    test_ids = {task.task_id for task in ranked[:count]}
+    return [t for t in tasks if t.task_id not in test_ids], [t for t in tasks if t.task_id in test_ids]
