@@ -13,7 +13,7 @@ PYTHON=${PYTHON:-$(command -v python3 || command -v python || true)}
 DOCKERD_LOG=${DOCKERD_LOG:-/var/log/dockerd.log}
 DOCKERD_WAIT_S=${DOCKERD_WAIT_S:-90}
 BASE_IMAGE=terminal-agent/base:bookworm
-STAMP_DIR=${XDG_CACHE_HOME:-$HOME/.cache}/terminal-agent/setup
+STAMP_DIR=${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/terminal-agent/setup
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }

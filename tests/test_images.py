@@ -3,7 +3,9 @@ build failures against the real Docker daemon with tiny Dockerfiles."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import socket
 import subprocess
 import sys
 import textwrap
@@ -189,6 +191,35 @@ def test_unknown_image_fails_fast_naming_it(manager):
     assert "nosuchregistry.invalid/foo:1" in str(raised.value)
     assert "docker build" in str(raised.value) and "alias" in str(raised.value)
     assert manager.build_count == builds
+
+
+@pytest.mark.docker
+def test_registry_that_never_answers_fails_within_pull_timeout(docker_client, tmp_path):
+    """A registry that accepts the connection and then says nothing must not stall resolution."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    accepted = []
+
+    def accept_and_stay_silent():
+        with contextlib.suppress(OSError):  # the socket is closed at the end of the test
+            while True:
+                accepted.append(server.accept())
+
+    threading.Thread(target=accept_and_stay_silent, daemon=True).start()
+    reference = f"127.0.0.1:{server.getsockname()[1]}/silent:1"
+    manager = ImageManager(client=docker_client, cache_dir=tmp_path, pull_timeout_s=2)
+    try:
+        started = time.monotonic()
+        with pytest.raises(ImageNotAvailableError, match="silent:1"):
+            manager.resolve_image(reference)
+        assert 1.9 < time.monotonic() - started < 5
+        started = time.monotonic()  # the failure is remembered: no second wait
+        with pytest.raises(ImageNotAvailableError):
+            manager.resolve_image(reference)
+        assert time.monotonic() - started < 0.5 and manager.stats.pulls_failed == 1
+    finally:
+        server.close()
 
 
 @pytest.mark.docker

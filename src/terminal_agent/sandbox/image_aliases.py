@@ -38,6 +38,11 @@ IMAGE_ALIASES: tuple[tuple[str, str], ...] = (
     (r"ghcr\.io/laude-institute/t-bench/python-3-13:.*", PYTHON_IMAGE),
 )
 """(full-match pattern over the normalized ``name:tag``, local substitute), first match wins."""
+ALIASED_IMAGES_HELP = (
+    "ubuntu:24.04, ubuntu:22.04, debian:bookworm*, python:3.1x[-slim][-bookworm], "
+    "ghcr.io/laude-institute/t-bench/ubuntu-24-04, ghcr.io/laude-institute/t-bench/python-3-13"
+)
+"""The table above in words, for error messages and docs."""
 
 _FROM_LINE = re.compile(
     r"^(?P<head>\s*FROM\s+)(?P<flags>(?:--\S+\s+)*)(?P<image>\S+)(?P<stage>\s+AS\s+(?P<name>\S+))?(?P<tail>\s*)$",

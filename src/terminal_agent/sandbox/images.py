@@ -27,7 +27,7 @@ from pathlib import Path
 
 from terminal_agent.errors import DockerNotAvailableError, ImageBuildError, ImageError, ImageNotAvailableError
 from terminal_agent.sandbox.base_image import BASE_IMAGE, MANAGED_LABEL, build_base_image
-from terminal_agent.sandbox.image_aliases import IMAGE_ALIASES, SUBSTITUTE_DOCKERFILES, alias_for, rewrite_from_lines
+from terminal_agent.sandbox.image_aliases import ALIASED_IMAGES_HELP, SUBSTITUTE_DOCKERFILES, alias_for, rewrite_from_lines
 from terminal_agent.tasks.model import Task
 
 logger = logging.getLogger(__name__)
@@ -239,11 +239,10 @@ class ImageManager:
             substitute = alias_for(reference)
             if substitute is None:
                 reason = self._unpullable.get(reference, (0.0, "unknown"))[1]
-                known = ", ".join(pattern.replace("\\", "") for pattern, _ in IMAGE_ALIASES)
                 raise ImageNotAvailableError(
                     f"image {reference!r} is not on this machine, cannot be pulled ({reason}) and has no local "
                     f"alias. Build or load it locally (docker build -t {reference} ... / docker load), or change "
-                    f"the task's FROM to an image that is aliased ({known})"
+                    f"the task's FROM to an image that is aliased ({ALIASED_IMAGES_HELP})"
                 )
             substitute_id = self._ensure_substitute(substitute)
         with self._stats_lock:
