@@ -141,7 +141,7 @@ def parse_action(name: str, body: str, tools: Registry[type[Tool]] = TOOLS) -> P
         raise _teaching(tool, f"the <{name}> body is empty.")
     yaml_problem = None
     try:
-        data = yaml.safe_load(body)
+        data = yaml.safe_load(body + "\n")  # a final newline so `key: |` keeps the text's last newline
     except yaml.YAMLError as exc:
         data, yaml_problem = None, _describe_yaml_error(exc)
     raw: dict[str, Any] | None = None

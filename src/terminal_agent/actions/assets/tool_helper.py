@@ -2,8 +2,8 @@
 """In-sandbox helper of the search and file-metadata tools.
 
 Usage: python3 tool_helper.py REQUEST.json
-The request (written through the Engine API, never through a shell) names the operation, its
-parameters and the response path; the result is written there as JSON. Paths and patterns are
+The request (written through the Engine API, never through a shell) names the operation and its
+parameters; the result is printed on stdout as one JSON object. Paths and patterns are
 plain data here, so quotes, newlines or ``$(...)`` in them have no effect.
 Kept compatible with Python 3.6+ (task images ship older interpreters).
 """
@@ -205,8 +205,8 @@ def main():
         response = {"ok": False, "error": str(exc)}
     except Exception as exc:  # reported to the model as the tool's error
         response = {"ok": False, "error": "%s: %s" % (type(exc).__name__, exc)}
-    with open(req["response_path"], "w", encoding="utf-8") as handle:
-        json.dump(response, handle)
+    sys.stdout.write(json.dumps(response))
+    sys.stdout.flush()
 
 
 if __name__ == "__main__":

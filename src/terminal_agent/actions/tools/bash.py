@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from terminal_agent.actions.base import TOOLS, BackgroundJob, Tool, ToolContext, ToolOutput, cap_text
 
@@ -20,6 +20,13 @@ class BashArgs(BaseModel):
     """Deadline in seconds (default and maximum come from ActionConfig); then its processes are killed."""
     end_after_cmd_success: bool = False
     """End the episode when the command exits 0."""
+
+    @field_validator("cmd")
+    @classmethod
+    def _strip(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("cmd is empty")
+        return value.strip()
 
 
 @TOOLS.register("bash")
