@@ -1,0 +1,120 @@
+"""Model clients: factory selection, litellm error handling, and litellm against a real local server.
+
+The server is ``transformers serve`` on the embedded model's converted directory: a real
+OpenAI-compatible endpoint, started once for the module.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from terminal_agent.errors import ConfigError, ModelProviderError
+from terminal_agent.models.factory import config_from_spec
+from terminal_agent.models.litellm_client import LiteLLMConfig, LiteLLMModelClient
+
+CHAT = [{"role": "user", "content": "Name one Linux command that lists files."}]
+
+
+def test_config_from_spec_and_environment(monkeypatch):
+    monkeypatch.delenv("LITELLM_MODEL", raising=False)
+    assert config_from_spec(None).type == "embedded"
+    assert config_from_spec("embedded").type == "embedded"
+    monkeypatch.setenv("LITELLM_MODEL", "openai/some-model")
+    picked = config_from_spec(None)
+    assert (picked.type, picked.model) == ("litellm", "openai/some-model")
+    scripted = config_from_spec("scripted:replies.json")
+    assert scripted.type == "scripted" and scripted.replies_file == Path("replies.json")
+
+
+def test_litellm_config_reads_environment(monkeypatch):
+    monkeypatch.setenv("LITELLM_MODEL", "openai/m")
+    monkeypatch.setenv("LITE_LLM_API_BASE", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("LITE_LLM_API_KEY", "sk-secret-123")
+    config = LiteLLMConfig.from_env(max_retries=0)
+    assert (config.model, config.api_base, config.api_key, config.max_retries) == ("openai/m", "http://127.0.0.1:9/v1", "sk-secret-123", 0)
+    assert "sk-secret-123" not in repr(config)  # the key is not printed
+    monkeypatch.delenv("LITELLM_MODEL")
+    with pytest.raises(ConfigError, match="LITELLM_MODEL"):
+        LiteLLMConfig.from_env()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_unreachable_endpoint_is_a_provider_error_after_retries():
+    port = _free_port()  # nothing listens there
+    client = LiteLLMModelClient(
+        LiteLLMConfig(model="openai/x", api_base=f"http://127.0.0.1:{port}/v1", api_key="none", max_retries=2, backoff_initial_s=0.2)
+    )
+    started = time.monotonic()
+    with pytest.raises(ModelProviderError, match="after 3 attempt"):
+        client.complete(CHAT)
+    assert time.monotonic() - started >= 0.2  # it backed off before retrying
+
+
+@pytest.fixture(scope="module")
+def served_model():
+    """``transformers serve`` on the converted embedded model; yields (litellm model name, api_base)."""
+    pytest.importorskip("fastapi", reason="transformers serve needs fastapi + uvicorn (transformers[serving])")
+    from terminal_agent.models.embedded import ensure_embedded_model_cached
+
+    model_dir = ensure_embedded_model_cached()
+    port = _free_port()
+    cli = Path(sys.executable).with_name("transformers")
+    command = [str(cli) if cli.exists() else "transformers", "serve", str(model_dir), "--host", "127.0.0.1", "--port", str(port), "--device", "cpu"]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"transformers serve exited: {process.stderr.read().decode()[-2000:]}")
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    pytest.fail("transformers serve did not answer /health within 120 s")
+                time.sleep(0.5)
+        yield f"openai/{model_dir}", f"http://127.0.0.1:{port}/v1"
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_litellm_against_local_server_matches_embedded_greedy(served_model):
+    from terminal_agent.models.embedded import EmbeddedModelClient, EmbeddedModelConfig
+
+    model, api_base = served_model
+    client = LiteLLMModelClient(LiteLLMConfig(model=model, api_base=api_base, api_key="none", max_tokens=12, max_retries=1))
+    reply = client.complete(CHAT, temperature=0.0)
+    assert reply.text.strip()
+    assert 0 < reply.completion_tokens <= 12 and reply.prompt_tokens > 10
+    embedded = EmbeddedModelClient(EmbeddedModelConfig(stop_after_action=False))
+    assert reply.text == embedded.complete(CHAT, max_tokens=12).text  # same weights, same greedy decode
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_litellm_unknown_model_on_server_is_a_provider_error(served_model):
+    _, api_base = served_model
+    client = LiteLLMModelClient(
+        LiteLLMConfig(model="openai/no-such-model-dir", api_base=api_base, api_key="none", max_tokens=4, max_retries=1, backoff_initial_s=0.1)
+    )
+    with pytest.raises(ModelProviderError):
+        client.complete(CHAT)
