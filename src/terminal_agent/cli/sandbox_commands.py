@@ -1,7 +1,63 @@
-"""`terminal-agent sandbox...` commands."""
+"""`terminal-agent sandbox ...`: poke around a task's container by hand."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
+from rich.console import Console
 
 app = typer.Typer(no_args_is_help=True)
+console = Console(stderr=True)
+
+
+@app.command("shell")
+def shell(
+    task_id: str = typer.Argument(..., help="Id of the task whose environment to open."),
+    tasks: Path = typer.Option(Path("dataset/latest_verified.csv"), "--tasks", exists=True, help="Tasks source (CSV, parquet or task directory)."),
+    timeout: float = typer.Option(None, "--timeout", help="Deadline of each command in seconds (default: the task's)."),
+    with_tests: bool = typer.Option(False, "--with-tests", help="Copy the task's tests into /tests first."),
+) -> None:
+    """Build (or reuse) the task's image, start its sandbox and read commands until EOF or `exit`."""
+    import tempfile
+
+    from terminal_agent.sandbox.docker_sandbox import DockerSandbox
+    from terminal_agent.sandbox.images import ensure_task_image
+    from terminal_agent.tasks.loading import load_tasks
+
+    matches = [task for task in load_tasks(tasks, strict=False) if task.task_id == task_id]
+    if not matches:
+        console.print(f"[red]no task {task_id!r} in {tasks}[/red]")
+        raise typer.Exit(1)
+    task = matches[0]
+    with console.status(f"image of {task_id} ..."):
+        image = ensure_task_image(task)
+    with DockerSandbox.start(image, limits=task.limits, run_id=f"shell-{task_id}") as sandbox:
+        if with_tests:
+            with tempfile.TemporaryDirectory() as tmp:
+                root = Path(tmp)
+                (root / "test_outputs.py").write_text(task.test_source)
+                for rel, text in task.test_support_files.items():
+                    (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                    (root / rel).write_text(text)
+                sandbox.upload_dir(root, "/tests")
+        console.print(f"[green]{task_id}[/green] in {sandbox.id[:12]} ({image}); `exit` or Ctrl-D leaves")
+        console.print(task.instruction, style="dim", highlight=False)
+        while True:
+            try:
+                cwd = sandbox.exec("pwd", 5).output.strip()
+                command = input(f"{task_id}:{cwd}$ ")
+            except (EOFError, KeyboardInterrupt):
+                typer.echo()
+                break
+            if command.strip() in ("exit", "logout"):
+                break
+            if not command.strip():
+                continue
+            result = sandbox.exec(command, timeout)
+            if result.output:
+                typer.echo(result.output, nl=not result.output.endswith("\n"))
+            if result.timed_out:
+                console.print(f"[yellow]timed out after {sandbox.bound_timeout(timeout):.0f} s (processes killed)[/yellow]")
+            elif result.exit_code:
+                console.print(f"[red]exit {result.exit_code}[/red]" + (" (out of memory)" if result.oom_killed else ""))
