@@ -83,7 +83,7 @@ class TodoList:
 class TodoTool(Tool):
     name = "todo"
     Args = TodoArgs
-    examples = {"": "operations:\n  - action: add\n    content: Read the task files\n  - action: view_all"}
+    examples = {"": "operations:\n  - action: add\n    content: Read the task files"}
 
     def run(self, args: TodoArgs, ctx: ToolContext) -> ToolOutput:
         if ctx.todos is None:
