@@ -113,6 +113,7 @@ def main(argv):
         "-p", "pytest_timeout",
         "--timeout", per_test_timeout,
         "--junitxml", report,
+        "--basetemp", os.path.join(verifier_dir, "tmp"),
         "-o", "junit_family=xunit2",
         "-q", "--color=no", "-rN",
         tests,

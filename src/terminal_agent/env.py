@@ -1,0 +1,325 @@
+"""DockerIsolatedEnv: one terminal task in its own container, as an rLLM ``BaseEnv``.
+
+Lifecycle (rLLM's engines call it in two shapes; both work):
+
+* ``reset()`` starts a fresh container (releasing any previous one: ``MultiTurnWorkflow`` calls
+  reset twice and never ``close()``) and returns ``({"instruction": ..., "task_id": ...}, info)``;
+* ``step(action)`` takes an rLLM ``Action`` or its payload (the model's reply text), runs the
+  reply's actions in the container and returns ``(observation, reward, done, info)``;
+* the episode ends on ``finish``, after ``max_consecutive_error_turns`` replies in a row with no
+  runnable action, at ``max_steps``, past the task's ``agent_timeout_s``, or when the sandbox
+  breaks; on done the env grades (tests, optional judge), releases the container and puts the
+  grade, the reward and ``scored`` in ``info``;
+* ``compute_final_reward()`` grades an episode that the engine cut (max steps or tokens).
+
+A sample that could not be scored (grader or sandbox failure) returns reward 0.0 with
+``info["scored"] = False`` and ``info["error_kind"]`` so that trainers mask it.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from terminal_agent.actions import ActionConfig, ToolContext, run_turn
+from terminal_agent.compat.rllm import BaseEnv, action_payload
+from terminal_agent.errors import SandboxError, error_kind
+from terminal_agent.rewards.grading import DetailedGradeResult, Grader, GradingConfig
+from terminal_agent.rewards.judge import Judge, JudgeConfig, JudgeRequest, make_judge, run_judge
+from terminal_agent.rewards.reward import RewardConfig, combine_reward
+from terminal_agent.sandbox.config import SandboxConfig
+from terminal_agent.tasks.model import Task
+
+logger = logging.getLogger(__name__)
+
+_SHARED_GRADER = Grader()
+
+
+class EnvConfig(BaseModel):
+    """Settings of one :class:`DockerIsolatedEnv` (all of them can come from rLLM ``env_args``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_steps: int = Field(30, ge=1)
+    """Model replies per episode; the episode is graded when they run out."""
+    actions: ActionConfig = Field(default_factory=ActionConfig)
+    """Action/tool limits (output caps, timeouts, consecutive error turns)."""
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    """How containers are started."""
+    grading: GradingConfig = Field(default_factory=GradingConfig)
+    """How the tests are run."""
+    reward: RewardConfig = Field(default_factory=RewardConfig)
+    """Test/judge weights and the judge failure policy."""
+    judge: JudgeConfig = Field(default_factory=JudgeConfig)
+    """Judge backend settings (used only when ``reward.judge_weight > 0``)."""
+    run_id: str | None = None
+    """Label of the containers (cleanup scope); defaults to one per process."""
+
+
+ENV_ARG_KEYS = {
+    "max_steps": "max_steps",
+    "run_id": "run_id",
+    "actions": "actions",
+    "action_config": "actions",
+    "sandbox": "sandbox",
+    "sandbox_config": "sandbox",
+    "grading": "grading",
+    "reward": "reward",
+    "judge": "judge",
+}
+
+
+def env_config_from_args(args: dict[str, Any]) -> EnvConfig:
+    """Pick the env arguments out of a flat rLLM dict (task fields are ignored).
+
+    Accepted: the ``EnvConfig`` keys (``max_steps``, ``actions``/``action_config``, ``sandbox``/
+    ``sandbox_config``, ``grading``, ``reward``, ``judge``, ``run_id``), a whole ``env_config``
+    mapping, and the shortcuts ``test_weight``, ``judge_weight``, ``reward_weights``
+    (``{"tests": w, "judge": w}``) and ``judge_failure_policy``.
+    """
+    data: dict[str, Any] = dict(args.get("env_config") or {})
+    for key, target in ENV_ARG_KEYS.items():
+        if key in args and args[key] is not None:
+            data[target] = args[key]
+    reward = dict(data.get("reward") or {})
+    weights = args.get("reward_weights") or {}
+    if "tests" in weights:
+        reward["test_weight"] = weights["tests"]
+    if "judge" in weights:
+        reward["judge_weight"] = weights["judge"]
+    for key in ("test_weight", "judge_weight", "judge_failure_policy"):
+        if key in args and args[key] is not None:
+            reward[key] = args[key]
+    if reward:
+        data["reward"] = reward
+    return EnvConfig.model_validate(data)
+
+
+class DockerIsolatedEnv(BaseEnv):
+    """One task, one container per episode. Thread-safe across instances (one episode per instance)."""
+
+    def __init__(
+        self,
+        task: Task,
+        config: EnvConfig | None = None,
+        *,
+        judge: Judge | None = None,
+        judge_client: Any = None,
+        pool: Any = None,
+        grader: Grader | None = None,
+    ) -> None:
+        self.task = task
+        self.config = config or EnvConfig()
+        self.pool = pool
+        self.grader = grader or (_SHARED_GRADER if self.config.grading == GradingConfig() else Grader(self.config.grading))
+        self.judge = judge
+        if self.judge is None and self.config.reward.judge_enabled and judge_client is not None:
+            self.judge = make_judge(self.config.judge, judge_client)
+        self._image: str | None = None
+        self._sandbox: Any = None
+        self._ctx: ToolContext | None = None
+        self._lock = threading.RLock()
+        self._reset_state()
+
+    # --- rLLM construction --------------------------------------------------------------------
+    @staticmethod
+    def from_dict(info: dict) -> "DockerIsolatedEnv":
+        """Build from ``{**extra_info, **env_args}`` (a parquet row of ``tasks.parquet_rows``)."""
+        from terminal_agent.tasks.parquet_rows import task_from_flat_dict
+
+        return DockerIsolatedEnv(task_from_flat_dict(info), env_config_from_args(info))
+
+    @staticmethod
+    def is_multithread_safe() -> bool:
+        return True
+
+    # --- episode ------------------------------------------------------------------------------
+    def _reset_state(self) -> None:
+        self.steps = 0
+        self.done = False
+        self.consecutive_error_turns = 0
+        self.termination: str | None = None
+        self.final_reward: float | None = None
+        self.final_info: dict[str, Any] | None = None
+        self.transcript: list[tuple[str, str]] = []
+        self.episode_id = uuid.uuid4().hex[:12]
+        self.started_at = time.monotonic()
+        self.env_time_s = 0.0
+
+    def reset(self) -> tuple[dict, dict]:
+        with self._lock:
+            self._release()
+            self._reset_state()
+            started = time.monotonic()
+            if self._image is None:
+                from terminal_agent.sandbox.images import ensure_task_image
+
+                self._image = ensure_task_image(self.task)
+            self._sandbox = self._start_sandbox(self._image)
+            actions = self.config.actions
+            if "default_timeout_secs" not in actions.model_fields_set:
+                actions = actions.model_copy(update={"default_timeout_secs": self.task.limits.command_timeout_s})
+            self._ctx = ToolContext(sandbox=self._sandbox, config=actions)
+            self.started_at = time.monotonic()
+            observation = {"instruction": self.task.instruction, "task_id": self.task.task_id}
+            info = {
+                "task_id": self.task.task_id,
+                "episode_id": self.episode_id,
+                "image": self._image,
+                "container_id": self._sandbox.id,
+                "reset_s": time.monotonic() - started,
+                "max_steps": self.config.max_steps,
+            }
+            return observation, info
+
+    def _start_sandbox(self, image: str) -> Any:
+        if self.pool is not None:
+            return self.pool.acquire(image, self.task.limits)
+        from terminal_agent.sandbox.docker_sandbox import DockerSandbox
+
+        run_id = self.config.run_id or f"env-{self.episode_id}"
+        return DockerSandbox.start(image, limits=self.task.limits, config=self.config.sandbox, run_id=run_id)
+
+    def step(self, action: Any) -> tuple[Any, float, bool, dict]:
+        with self._lock:
+            if self.done:
+                info = dict(self.final_info or {})
+                info["note"] = "step after done"
+                return "", float(self.final_reward or 0.0), True, info
+            if self._sandbox is None or self._ctx is None:
+                raise RuntimeError("step() before reset()")
+            payload = action_payload(action)
+            reply = payload if isinstance(payload, str) else ("" if payload is None else str(payload))
+            self.steps += 1
+            started = time.monotonic()
+            info: dict[str, Any] = {"task_id": self.task.task_id, "step": self.steps}
+            try:
+                turn = run_turn(reply, self._ctx)
+            except SandboxError as exc:
+                self.env_time_s += time.monotonic() - started
+                return self._finish_unscored(exc, info)
+            self.env_time_s += time.monotonic() - started
+            self.transcript.append((reply, turn.observation))
+            info.update(
+                {
+                    "actions": turn.actions,
+                    "only_errors": turn.only_errors,
+                    "truncated_reply": turn.truncated_reply,
+                    "turn_s": time.monotonic() - started,
+                }
+            )
+            self.consecutive_error_turns = self.consecutive_error_turns + 1 if turn.only_errors else 0
+            termination = None
+            if turn.finished:
+                termination = "finished"
+                info["finish_message"] = turn.finish_message
+            elif self.consecutive_error_turns >= self._ctx.config.max_consecutive_error_turns:
+                termination = "format_errors"
+            elif self.steps >= self.config.max_steps:
+                termination = "max_steps"
+            elif time.monotonic() - self.started_at > self.task.limits.agent_timeout_s:
+                termination = "agent_timeout"
+            if termination is None:
+                return turn.observation, 0.0, False, info
+            reward, final = self._grade_and_release(termination)
+            info.update(final)
+            return turn.observation, reward, True, info
+
+    def compute_final_reward(self) -> float:
+        """Grade now if the episode was cut before done (rLLM calls this after max steps)."""
+        with self._lock:
+            if self.final_reward is not None or self.final_info is not None:
+                return float(self.final_reward or 0.0)
+            if self._sandbox is None:
+                return 0.0
+            reward, _ = self._grade_and_release("truncated")
+            return reward
+
+    def close(self) -> None:
+        with self._lock:
+            self._release()
+
+    # --- internals ----------------------------------------------------------------------------
+    def _release(self) -> None:
+        sandbox, self._sandbox, self._ctx = self._sandbox, None, None
+        if sandbox is None:
+            return
+        if self.pool is not None:
+            self.pool.release(sandbox)
+        else:
+            sandbox.close()
+
+    def _finish_unscored(self, exc: BaseException, info: dict[str, Any]) -> tuple[Any, float, bool, dict]:
+        logger.warning("task %s: episode ended by %s: %s", self.task.task_id, type(exc).__name__, exc)
+        final = {
+            "termination": "sandbox_error",
+            "scored": False,
+            "error_kind": error_kind(exc),
+            "error": f"{type(exc).__name__}: {exc}",
+            "reward": None,
+            "steps": self.steps,
+        }
+        self.done = True
+        self.termination = "sandbox_error"
+        self.final_reward = 0.0
+        self.final_info = final
+        self._release()
+        info.update(final)
+        return "", 0.0, True, info
+
+    def _grade_and_release(self, termination: str) -> tuple[float, dict[str, Any]]:
+        self.done = True
+        self.termination = termination
+        grade: DetailedGradeResult = self.grader.grade(self._sandbox, self.task)
+        judge_score = judge_error = None
+        judge_info: dict[str, Any] = {}
+        if self.config.reward.judge_enabled and grade.scored and not grade.tamper_signals:
+            if self.judge is None:
+                judge_error = "the judge is enabled but no judge or judge client was given"
+            else:
+                verdict, judge_error = run_judge(self.judge, self._judge_request(grade))
+                if verdict is not None:
+                    judge_score = verdict.score
+                    judge_info = {"judge_backend": verdict.backend, "judge_reasoning": verdict.reasoning}
+        outcome = combine_reward(grade, self.config.reward, judge_score, judge_error)
+        self._release()
+        final: dict[str, Any] = {
+            "termination": termination,
+            "steps": self.steps,
+            "grade": grade.to_info(),
+            "grading_s": grade.duration_s,
+            "env_s": self.env_time_s,
+            **outcome.to_info(),
+            **judge_info,
+        }
+        if judge_error:
+            final["judge_error"] = judge_error
+        if not outcome.scored:
+            final["error_kind"] = grade.error_kind or ("judge" if judge_error else "grading")
+            final["error"] = grade.error or judge_error
+        elif grade.tamper_signals:
+            final["tamper"] = True
+        self.final_reward = float(outcome.reward) if outcome.reward is not None else 0.0
+        self.final_info = final
+        return self.final_reward, final
+
+    def _judge_request(self, grade: DetailedGradeResult) -> JudgeRequest:
+        lines = []
+        for number, (reply, observation) in enumerate(self.transcript, 1):
+            lines.append(f"--- turn {number}: agent ---\n{reply}\n--- turn {number}: result ---\n{observation}")
+        passed = sum(1 for t in grade.tests if t.passed)
+        summary = f"{passed}/{len(grade.tests)} tests passed, weighted score {grade.score:.2f}"
+        return JudgeRequest(self.task.instruction, "\n".join(lines), summary)
+
+    @property
+    def sandbox(self) -> Any:
+        """The running sandbox of the current episode (None before reset and after done)."""
+        return self._sandbox
+
+
+__all__ = ["DockerIsolatedEnv", "EnvConfig", "env_config_from_args"]
