@@ -29,6 +29,8 @@ def only_action(text: str) -> ParsedAction:
         ("echo 'a: b' | wc -c", "echo 'a: b' | wc -c"),  # bare body that YAML reads as a mapping
         ("cmd: 42", "42"),
         ("cmd: 'echo \"$(whoami)\"'", 'echo "$(whoami)"'),
+        ("```bash\nls -la\n```", "ls -la"),  # a Markdown fence around the body is dropped
+        ("```yaml\ncmd: pwd\n```", "pwd"),
     ],
 )
 def test_bash_bodies(body, cmd):

@@ -166,6 +166,8 @@ def test_relative_paths_follow_the_shell_cwd(ctx, sandbox):
     run(ctx, "<bash>\ncmd: mkdir -p /tmp/rel && cd /tmp/rel\n</bash>")
     run(ctx, "<file>\naction: write\npath: notes.txt\ncontent: hi\n</file>")
     assert sandbox.read_file("/tmp/rel/notes.txt") == b"hi"
+    run(ctx, "<file>\naction: write\npath: ~/home-note.txt\ncontent: home\n</file>")
+    assert sandbox.read_file("/root/home-note.txt") == b"home"
     run(ctx, "<bash>\ncmd: cd /\n</bash>")
 
 

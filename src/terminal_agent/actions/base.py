@@ -66,12 +66,17 @@ class ToolContext:
     def resolve_path(self, path: str) -> str:
         """Absolute, normalised form of ``path``; relative paths are taken from the shell's cwd.
 
-        The cwd is asked with a constant command (``pwd``): model text never reaches a shell.
+        ``~`` and ``~/...`` start at ``$HOME``. Both are asked with constant commands (``pwd``,
+        ``printf %s "$HOME"``): model text never reaches a shell.
         """
         if not path:
             raise ToolError("path is empty")
         if "\x00" in path:
             raise ToolError("path contains a NUL byte")
+        if path == "~" or path.startswith("~/"):
+            result = self.sandbox.exec('printf %s "$HOME"', timeout=10)
+            home = result.output.strip() if result.ok and result.output.strip().startswith("/") else "/root"
+            path = home + path[1:]
         if not path.startswith("/"):
             result = self.sandbox.exec("pwd", timeout=10)
             cwd = result.output.strip().splitlines()[-1] if result.ok and result.output.strip() else "/"

@@ -12,6 +12,7 @@ Rules (docs/actions.md has the full list):
   everything in between (other tags inside it are part of the body).
 * A paired tag that is not a tool (``<python>..</python>``) is reported as unknown, never skipped.
   A lone ``<word>`` in prose is ignored.
+* A Markdown code fence around the whole body (```` ```yaml ... ``` ````) is removed.
 * The body is YAML. When YAML fails or does not give the tool's fields, tools with a primary
   field (``bash``: ``cmd``, ``finish``: ``message``) fall back, only where unambiguous:
   - ``cmd: <text>`` (plus any following lines) where no other field of the tool appears at the
@@ -38,6 +39,7 @@ THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
 TAG = re.compile(r"<(/?)([A-Za-z_][A-Za-z0-9_-]*)>")
 KEY_LINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)[ \t]*:(?:[ \t]|$)")
 BLOCK_INDICATOR = re.compile(r"^[|>][+-]?[0-9]?$")
+CODE_FENCE = re.compile(r"^```[A-Za-z0-9_+-]*\n(.*)\n```$", re.DOTALL)
 YAML_HINT = "The body is YAML: one `field: value` per line; for multi-line values or values with `: ` use a block scalar (`field: |` then indented lines)."
 
 
@@ -137,6 +139,9 @@ def parse_action(name: str, body: str, tools: Registry[type[Tool]] = TOOLS) -> P
     tool = tools.get(name)
     fields = set(tool.Args.model_fields)
     body = textwrap.dedent(body.strip("\n")).rstrip()
+    fenced = CODE_FENCE.match(body.strip())
+    if fenced:  # a Markdown code fence around the whole body is not part of it
+        body = textwrap.dedent(fenced.group(1)).rstrip()
     if not body.strip():
         raise _teaching(tool, f"the <{name}> body is empty.")
     yaml_problem = None
