@@ -25,6 +25,8 @@ except ImportError:  # running from a checkout without `pip install -e .`
     sys.path.insert(0, str(HERE.parent / "src"))
     from terminal_agent.cli.task_commands import console, run_conversion
 
+from rich.markup import escape  # noqa: E402
+
 from terminal_agent.errors import TerminalAgentError  # noqa: E402
 from terminal_agent.tasks.conversion import split_tasks  # noqa: E402
 from terminal_agent.tasks.loading import collect_tasks  # noqa: E402
@@ -54,14 +56,15 @@ def main(argv: list[str] | None = None) -> int:
             return 0 if report.ok else 1
         tasks, errors = collect_tasks(args.src, workers=args.workers)
         for error in errors:
-            console.print(f"[red]bad[/red] {error}", highlight=False, soft_wrap=True)
+            console.print(f"[red]bad[/red] {escape(str(error))}", highlight=False, soft_wrap=True)
         if errors and args.strict:
             console.print("[red]nothing written[/red] (--strict)")
             return 1
         train, test = split_tasks(tasks, args.test_fraction, seed=args.seed)
         write_parquet(train, args.out, split="train")
         write_parquet(test, args.test_out, split="test")
-        console.print(f"[green]wrote[/green] {len(train)} train task(s) to {args.out}, {len(test)} test to {args.test_out}")
+        console.print(f"[green]wrote[/green] {len(train)} train task(s) to {escape(str(args.out))}, "
+                      f"{len(test)} test to {escape(str(args.test_out))}")
         return 1 if errors else 0
     except TerminalAgentError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -39,10 +40,10 @@ def run_conversion(
 
         report = convert_tasks(src, dst, to, workers=workers, strict=strict, progress=on_progress)
     for error in report.errors:
-        console.print(f"[red]bad[/red] {error}", highlight=False, soft_wrap=True)
+        console.print(f"[red]bad[/red] {escape(str(error))}", highlight=False, soft_wrap=True)
     if report.output is not None:
         console.print(
-            f"[green]wrote[/green] {len(report.tasks)} task(s) to {report.output} ({to})"
+            f"[green]wrote[/green] {len(report.tasks)} task(s) to {escape(str(report.output))} ({to})"
             + (f", [red]{len(report.errors)} bad[/red]" if report.errors else ""),
             highlight=False,
         )
@@ -85,6 +86,6 @@ def list_tasks(
                       "yes" if task.solution else "no")
     Console().print(table)
     for error in errors:
-        console.print(f"[red]bad[/red] {error}", highlight=False, soft_wrap=True)
+        console.print(f"[red]bad[/red] {escape(str(error))}", highlight=False, soft_wrap=True)
     if errors:
         raise typer.Exit(1)

@@ -216,9 +216,9 @@ def convert_tasks(
     tasks, errors = collect_tasks(src, workers=workers, progress=progress)
     report = ConversionReport(tasks=tasks, errors=errors)
     for error in errors:
-        logger.warning("skipped: %s", error)
+        logger.info("skipped: %s", error)
     if errors and strict:
-        logger.warning("strict: %d bad task(s), nothing written", len(errors))
+        logger.info("strict: %d bad task(s), nothing written", len(errors))
         return report
     if not tasks:
         logger.warning("no good task in %s, nothing written", src)

@@ -1,0 +1,120 @@
+"""The dataset/ scripts and `terminal-agent tasks convert`, run as real subprocesses."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from terminal_agent.tasks.csv_format import read_tasks_csv, write_tasks_csv
+from terminal_agent.tasks.loading import load_tasks
+from terminal_agent.tasks.model import Task
+from terminal_agent.tasks.parquet_rows import read_parquet
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(__file__).parent / "data"
+CONVERT = REPO / "dataset" / "convert_dataset_to_tasks.py"
+TO_PARQUET = REPO / "dataset" / "tasks_to_parquet_converter.py"
+SAMPLES = REPO / "dataset" / "latest_verified.csv"
+BAD_LINES = ["bad_rows.csv:11", "bad_rows.csv:19", "bad_rows.csv:27", "bad_rows.csv:35", "bad_rows.csv:43",
+             "bad_rows.csv:51"]
+
+
+def run(*args: str | Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
+    return subprocess.run([sys.executable, *map(str, args)], capture_output=True, text=True, timeout=120, env=env)
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    return {
+        path.relative_to(root).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted(root.rglob("*"))
+        if path.is_file()
+    }
+
+
+def test_convert_script_writes_every_sample_task(tmp_path):
+    out = tmp_path / "tasks"
+    result = run(CONVERT, "--csv", SAMPLES, "--out", out, "--workers", "3")
+    assert result.returncode == 0, result.stderr
+    expected = read_tasks_csv(SAMPLES).tasks
+    assert sorted(p.name for p in out.iterdir()) == sorted(task.task_id for task in expected)
+    assert sorted(load_tasks(out), key=lambda t: t.task_id) == sorted(expected, key=lambda t: t.task_id)
+    assert f"wrote {len(expected)} task(s)" in result.stderr
+
+
+def test_convert_script_with_bad_rows_converts_the_good_ones_and_fails(tmp_path):
+    out = tmp_path / "tasks"
+    result = run(CONVERT, "--csv", DATA / "bad_rows.csv", "--out", out, "--format", "harbor")
+    assert result.returncode == 1
+    assert sorted(p.name for p in out.iterdir()) == ["good-one", "good-two"]
+    for location in BAD_LINES:
+        assert location in result.stderr, location
+    for field in ("[test_weights]", "[prompt]", "[task_id]"):
+        assert field in result.stderr
+
+
+def test_strict_conversion_with_bad_rows_leaves_the_existing_output_untouched(tmp_path):
+    out = tmp_path / "tasks"
+    assert run(CONVERT, "--csv", SAMPLES, "--out", out).returncode == 0
+    before = tree_digest(out)
+    result = run(CONVERT, "--csv", DATA / "bad_rows.csv", "--out", out, "--strict")
+    assert result.returncode == 1
+    assert "bad_rows.csv:27" in result.stderr and "nothing written" in result.stderr
+    assert tree_digest(out) == before
+
+
+def test_a_failure_while_writing_leaves_the_existing_output_untouched(tmp_path):
+    out = tmp_path / "tasks"
+    assert run(CONVERT, "--csv", SAMPLES, "--out", out).returncode == 0
+    before = tree_digest(out)
+    # the second task has an extra file that clashes with the terminal-bench layout: writing fails midway
+    good = read_tasks_csv(SAMPLES).tasks[0]
+    clash = Task(**{**good.model_dump(), "task_id": "zz-clash", "files": {"tests/oops.txt": "x"}})
+    write_tasks_csv([good, clash], tmp_path / "clash.csv")
+    result = run(CONVERT, "--csv", tmp_path / "clash.csv", "--out", out, "--workers", "1")
+    assert result.returncode == 1
+    assert "clashes" in result.stderr
+    assert tree_digest(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clash.csv", "tasks"]  # no temp dirs left
+
+
+def test_parquet_script_round_trips_the_samples(tmp_path):
+    out = tmp_path / "train.parquet"
+    result = run(TO_PARQUET, SAMPLES, "--out", out)
+    assert result.returncode == 0, result.stderr
+    assert read_parquet(out) == read_tasks_csv(SAMPLES).tasks
+
+
+def test_parquet_script_split_and_bad_rows(tmp_path):
+    train, test = tmp_path / "train.parquet", tmp_path / "test.parquet"
+    result = run(TO_PARQUET, SAMPLES, "--out", train, "--test-out", test, "--test-fraction", "0.25", "--seed", "3")
+    assert result.returncode == 0, result.stderr
+    train_ids = {t.task_id for t in read_parquet(train)}
+    test_ids = {t.task_id for t in read_parquet(test)}
+    assert len(test_ids) == 1 and not train_ids & test_ids
+    assert train_ids | test_ids == {t.task_id for t in read_tasks_csv(SAMPLES).tasks}
+
+    existing = train.read_bytes()
+    bad = run(TO_PARQUET, DATA / "bad_rows.csv", "--out", train, "--strict")
+    assert bad.returncode == 1 and "bad_rows.csv:35" in bad.stderr
+    assert train.read_bytes() == existing
+
+
+@pytest.mark.parametrize("to, name", [("harbor", "out"), ("csv", "out.csv"), ("parquet", "out.parquet")])
+def test_cli_convert_from_task_directories(tmp_path, to, name):
+    out = tmp_path / name
+    result = run("-m", "terminal_agent", "tasks", "convert", DATA / "tb_tasks", out, "--to", to)
+    assert result.returncode == 0, result.stderr
+    (task,) = load_tasks(out)
+    assert task.task_id == "greet-file" and task.test_weights == {"test_file_exists": 1.0, "test_text": 1.0}
+
+
+def test_cli_convert_rejects_an_unknown_format(tmp_path):
+    result = run("-m", "terminal_agent", "tasks", "convert", SAMPLES, tmp_path / "x", "--to", "yaml")
+    assert result.returncode != 0
+    assert not (tmp_path / "x").exists()
