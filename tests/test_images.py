@@ -17,7 +17,13 @@ import pytest
 
 from terminal_agent.errors import ImageBuildError, ImageError, ImageNotAvailableError
 from terminal_agent.sandbox.base_image import BASE_IMAGE, find_debian_mirror, read_apt_sources
-from terminal_agent.sandbox.image_aliases import PYTHON_IMAGE, alias_for, find_from_images, rewrite_from_lines
+from terminal_agent.sandbox.image_aliases import (
+    PYTHON_IMAGE,
+    alias_for,
+    find_from_images,
+    rewrite_from_lines,
+    split_image_reference,
+)
 from terminal_agent.sandbox.images import MANAGED_LABEL, TASK_LABEL, ImageManager, task_repository
 from terminal_agent.tasks.model import Task
 
@@ -124,6 +130,20 @@ def test_alias_table(reference, expected):
     assert alias_for(reference) == expected
 
 
+@pytest.mark.parametrize(
+    "reference, expected",
+    [
+        ("ubuntu", ("ubuntu", "latest")),
+        ("ubuntu:24.04", ("ubuntu", "24.04")),
+        ("localhost:5000/team/tool", ("localhost:5000/team/tool", "latest")),
+        ("localhost:5000/team/tool:v1", ("localhost:5000/team/tool", "v1")),
+        ("python@sha256:abc", ("python", "sha256:abc")),
+    ],
+)
+def test_split_image_reference(reference, expected):
+    assert split_image_reference(reference) == expected
+
+
 def test_rewrite_keeps_flags_stages_and_skips_stage_names():
     dockerfile = (
         "ARG BASE=ubuntu:24.04\n"
@@ -179,6 +199,18 @@ def test_public_image_is_substituted_and_reported(manager, docker_client, caplog
     assert tag.startswith(f"terminal-agent/task-img-alias-{RUN_ID}:") and len(tag.rsplit(":", 1)[1]) == 12
     assert image.labels[MANAGED_LABEL] == "true" and image.labels[TASK_LABEL] == task.task_id
     assert run_in(docker_client, tag, "cat /y; python3 -c 'print(2 + 2)'") == "hi\n4\n"
+
+
+@pytest.mark.docker
+def test_aliases_follow_the_managers_own_base_image(docker_client, tmp_path):
+    alternative = f"terminal-agent/base:alt-{RUN_ID}"
+    docker_client.images.get(BASE_IMAGE).tag(alternative)
+    try:
+        manager = ImageManager(client=docker_client, base_image=alternative, cache_dir=tmp_path)
+        assert manager.resolve_image("debian:bookworm-slim") == (alternative, docker_client.images.get(BASE_IMAGE).id)
+        assert manager.stats.substitutions == [("debian:bookworm-slim", alternative)]
+    finally:
+        docker_client.images.remove(alternative)
 
 
 @pytest.mark.docker

@@ -20,7 +20,7 @@ SUBSTITUTE_DOCKERFILES: dict[str, str] = {
     # The official python images keep pip outside the distribution's Python, so `pip install`
     # works there without --break-system-packages; PIP_BREAK_SYSTEM_PACKAGES gives the same here.
     PYTHON_IMAGE: (
-        f"FROM {BASE_IMAGE}\n"
+        "FROM {base}\n"
         "RUN apt-get update \\\n"
         " && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends"
         " python3-pip python3-venv python-is-python3 \\\n"
@@ -28,7 +28,7 @@ SUBSTITUTE_DOCKERFILES: dict[str, str] = {
         "ENV PIP_BREAK_SYSTEM_PACKAGES=1 PIP_ROOT_USER_ACTION=ignore\n"
     ),
 }
-"""Substitutes built from the base image by a Dockerfile (the base itself comes from debootstrap)."""
+"""Substitutes built by a Dockerfile from ``{base}`` (the manager's base image, itself made by debootstrap)."""
 
 IMAGE_ALIASES: tuple[tuple[str, str], ...] = (
     (r"ubuntu:(24\.04|22\.04|noble|jammy|latest)(-.*)?", BASE_IMAGE),
@@ -65,6 +65,17 @@ def normalize_image_name(reference: str) -> str:
     if ":" not in last:
         name += ":latest"
     return name
+
+
+def split_image_reference(reference: str) -> tuple[str, str]:
+    """``host:5000/name:tag`` -> (``host:5000/name``, ``tag``); no tag means ``latest``; a digest is the tag."""
+    name, _, digest = reference.partition("@")
+    if digest:
+        return name, digest
+    if ":" in name.rsplit("/", 1)[-1]:
+        repository, _, tag = name.rpartition(":")
+        return repository, tag
+    return name, "latest"
 
 
 def alias_for(reference: str) -> str | None:

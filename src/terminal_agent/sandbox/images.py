@@ -27,7 +27,13 @@ from pathlib import Path
 
 from terminal_agent.errors import DockerNotAvailableError, ImageBuildError, ImageError, ImageNotAvailableError
 from terminal_agent.sandbox.base_image import BASE_IMAGE, MANAGED_LABEL, build_base_image
-from terminal_agent.sandbox.image_aliases import ALIASED_IMAGES_HELP, SUBSTITUTE_DOCKERFILES, alias_for, rewrite_from_lines
+from terminal_agent.sandbox.image_aliases import (
+    ALIASED_IMAGES_HELP,
+    SUBSTITUTE_DOCKERFILES,
+    alias_for,
+    rewrite_from_lines,
+    split_image_reference,
+)
 from terminal_agent.tasks.model import Task
 
 logger = logging.getLogger(__name__)
@@ -163,12 +169,13 @@ class ImageManager:
             return build_base_image(self.client, tag=tag, mirror=mirror, work_dir=self.cache_dir / "rootfs")
 
     def _ensure_substitute(self, name: str) -> str:
-        if name == self.base_image:
+        """Id of a local substitute: the base itself, or one built from it (rebuilt when recipe or base change)."""
+        if name in (BASE_IMAGE, self.base_image):
             return self.ensure_base_image()
         if name not in SUBSTITUTE_DOCKERFILES:
-            return self._require(name)
-        dockerfile = SUBSTITUTE_DOCKERFILES[name]
+            raise ImageNotAvailableError(f"the alias table names {name!r}, which has no recipe")
         base_id = self.ensure_base_image()
+        dockerfile = SUBSTITUTE_DOCKERFILES[name].format(base=self.base_image)
         content_hash = _content_hash(dockerfile, {}, [base_id])
         with self._locked(name):
             import docker
@@ -181,12 +188,6 @@ class ImageManager:
                 pass
             return self._build(name, dockerfile, {}, {HASH_LABEL: content_hash}, progress=None)
 
-    def _require(self, name: str) -> str:
-        image_id = self._image_id(name)
-        if image_id is None:
-            raise ImageNotAvailableError(f"local substitute image {name!r} is missing; build it first")
-        return image_id
-
     # --- resolving FROM images --------------------------------------------------------------------
     def _try_pull(self, reference: str) -> str | None:
         """Pull ``reference``; ``None`` (and a remembered reason) when the registry cannot give it."""
@@ -196,7 +197,7 @@ class ImageManager:
         import docker
 
         api = self.client.api
-        repository, tag = _split_reference(reference)
+        repository, tag = split_image_reference(reference)
         started = time.monotonic()
         try:
             # APIClient.pull has no timeout of its own; the same Engine API call with a short
@@ -237,6 +238,8 @@ class ImageManager:
             if image_id:
                 return reference, image_id
             substitute = alias_for(reference)
+            if substitute == BASE_IMAGE:
+                substitute = self.base_image
             if substitute is None:
                 reason = self._unpullable.get(reference, (0.0, "unknown"))[1]
                 raise ImageNotAvailableError(
@@ -329,12 +332,9 @@ class ImageManager:
                         detail = event.get("errorDetail", {}).get("message") or event["error"]
                         tail.append(detail.strip())
                         raise ImageBuildError(f"building the image of {what} failed: {detail.strip()}", "\n".join(tail))
-            except docker.errors.APIError as exc:
-                raise ImageBuildError(f"building the image of {what} failed: {exc.explanation or exc}", "\n".join(tail)) from exc
-            except docker.errors.DockerException as exc:
-                raise ImageBuildError(f"building the image of {what} failed: {exc}", "\n".join(tail)) from exc
-            except OSError as exc:  # connection reset / timeout while streaming
-                raise ImageBuildError(f"building the image of {what} failed: {exc}", "\n".join(tail)) from exc
+            except (docker.errors.DockerException, OSError) as exc:  # API errors, resets, timeouts while streaming
+                reason = getattr(exc, "explanation", None) or exc
+                raise ImageBuildError(f"building the image of {what} failed: {reason}", "\n".join(tail)) from exc
         image_id = self._image_id(tag)
         if image_id is None:
             raise ImageBuildError(f"building the image of {what} ended without an image tagged {tag}", "\n".join(tail))
@@ -359,18 +359,6 @@ class ImageManager:
         return sorted(found.values(), key=lambda item: item.tag)
 
 
-def _split_reference(reference: str) -> tuple[str, str]:
-    """``host:5000/name:tag`` -> (``host:5000/name``, ``tag``); no tag means ``latest``."""
-    name, _, digest = reference.partition("@")
-    if digest:
-        return name, digest
-    last = name.rsplit("/", 1)[-1]
-    if ":" in last:
-        repository, _, tag = name.rpartition(":")
-        return repository, tag
-    return name, "latest"
-
-
 def _content_hash(dockerfile: str, files: dict[str, str], base_ids: list[str]) -> str:
     digest = hashlib.sha256()
     payload = {"scheme": _HASH_SCHEME, "dockerfile": dockerfile, "files": sorted(files.items()), "bases": base_ids}
@@ -383,13 +371,13 @@ def _write_context(context: Path, dockerfile: str, files: dict[str, str]) -> str
     for relative, text in files.items():
         path = context / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        path.write_text(text, encoding="utf-8")
         # Scripts keep the executable bit they would have had in a task directory.
         path.chmod(0o755 if relative.endswith(".sh") or text.startswith("#!") else 0o644)
     name = "Dockerfile"
     while name in files:
         name = "_" + name
-    (context / name).write_text(dockerfile)
+    (context / name).write_text(dockerfile, encoding="utf-8")
     return name
 
 
