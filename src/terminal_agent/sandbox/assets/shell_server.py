@@ -139,6 +139,10 @@ def oom_kills():
     return -1
 
 
+class SpawnError(Exception):
+    """bash could not be started (process or memory limit); reported as a failed command."""
+
+
 class Capture:
     """Head + tail of one stream, capped at the source; counts the bytes cut from the middle."""
 
@@ -189,10 +193,12 @@ def drain_forever(fd):
 
 STATE_TRAP = (
     "__ta_state() { __ta_rc=$?; set +eu; { printf '%%s\\0%%s\\0' \"$__ta_rc\" \"$PWD\"; export -p; } "
-    ">/proc/%d/fd/%d 2>/dev/null; exit $__ta_rc; }; trap __ta_state EXIT\n"
+    ">/proc/%d/fd/%d 2>/dev/null; exit $__ta_rc; }; trap __ta_state EXIT; "
 )
 """Bash prologue: on exit, write ``rc NUL cwd NUL`` and ``export -p`` (builtins only, no fork) to the state pipe."""
-OOM_ADJ = "echo 1000 >/proc/self/oom_score_adj 2>/dev/null\n"
+OOM_ADJ = "echo 1000 >/proc/self/oom_score_adj 2>/dev/null; "
+"""Prologue making the agent's processes the OOM killer's first choice. Prologues share the
+command's first line so that bash's error messages keep the command's own line numbers."""
 
 
 ANSI_ESCAPES = {
@@ -292,12 +298,33 @@ class Shell:
         self.counter = 0
 
     # --- helpers ---------------------------------------------------------------------------
-    def _spawn(self, script, cwd, env, stdout_fd, stderr_fd):
-        """Start ``bash -c script`` in a new session (vfork+exec through subprocess); returns the Popen."""
+    def _spawn(self, script, cwd, env, stdout_fd, stderr_fd, patience=2.0):
+        """Start ``bash -c script`` in a new session (vfork+exec through subprocess); returns the Popen.
+
+        When the process limit is reached (EAGAIN) it retries for ``patience`` seconds, then raises
+        SpawnError: the command fails, the sandbox is not broken.
+        """
         if not os.path.isdir(cwd):
             cwd = "/"
+        give_up = time.monotonic() + patience
+        delay = 0.005
+        while True:
+            try:
+                return self._popen(script, cwd, env, stdout_fd, stderr_fd)
+            except (BlockingIOError, MemoryError, OSError) as exc:
+                if isinstance(exc, OSError) and exc.errno not in (11, 12):  # EAGAIN, ENOMEM
+                    raise
+                if time.monotonic() + delay > give_up:
+                    raise SpawnError("cannot start the command: %s (process or memory limit reached; "
+                                     "kill some processes)" % (exc.strerror or exc)) from None
+                time.sleep(delay)
+                delay = min(delay * 2, 0.2)
+
+    @staticmethod
+    def _popen(script, cwd, env, stdout_fd, stderr_fd):
         return subprocess.Popen(
-            [b"/bin/bash", b"-c", script.encode("utf-8", "surrogateescape")],
+            [b"bash", b"-c", script.encode("utf-8", "surrogateescape")],
+            executable=b"/bin/bash",
             stdin=subprocess.DEVNULL,
             stdout=stdout_fd,
             stderr=stderr_fd,
@@ -340,11 +367,21 @@ class Shell:
         oom_before = oom_kills()
         started = time.monotonic()
         try:
-            proc = self._spawn(script, cwd, env, out_w, err_w)
+            proc = self._spawn(script, cwd, env, out_w, err_w, patience=min(2.0, timeout))
+        except SpawnError as exc:
+            proc = None
+            message = str(exc).encode() + b"\n"
         finally:
             os.close(out_w)
             if err_r is not None:
                 os.close(err_w)
+        if proc is None:
+            for fd in (out_r, state_r, state_w) + ((err_r,) if err_r is not None else ()):
+                os.close(fd)
+            header = {"id": request["id"], "ok": True, "exit_code": 126, "timed_out": False,
+                      "duration_s": time.monotonic() - started, "out_cut": 0, "err_cut": 0,
+                      "oom_killed": False, "cwd": self.cwd}
+            return header, [message] + ([b""] if err_r is not None else [])
         pid = proc.pid
         pidfd = os.pidfd_open(pid)
         captures = {out_r: Capture(cap)}
@@ -444,6 +481,9 @@ class Shell:
         null = os.open(os.devnull, os.O_WRONLY)
         try:
             proc = self._spawn(OOM_ADJ + command + "\n", cwd, env, null, null)
+        except SpawnError as exc:
+            return {"id": None, "ok": True, "exit_code": 126, "timed_out": False, "duration_s": 0.0,
+                    "out_cut": 0, "err_cut": 0, "oom_killed": False, "cwd": self.cwd}, [str(exc).encode() + b"\n"]
         finally:
             os.close(null)
         BACKGROUND.append(proc)

@@ -1,0 +1,204 @@
+"""The self-check every sandbox backend must pass: exec, files, timeouts, limits, cleanup.
+
+Reuse it for a new backend by subclassing :class:`SandboxSelfCheck` and providing a class-scoped
+``make_sandbox`` fixture: ``make_sandbox(limits=None, config=None) -> Sandbox`` (started), plus
+``sandbox_exists(sandbox) -> bool`` telling whether the backend still holds resources for it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from terminal_agent.errors import SandboxError
+from terminal_agent.interfaces import ExecResult, Sandbox
+from terminal_agent.sandbox.config import SandboxConfig
+from terminal_agent.tasks.model import TaskLimits
+
+CAP = 16384
+
+
+class SandboxSelfCheck:
+    """Backend-independent checks; subclasses supply ``make_sandbox`` and ``sandbox_exists``."""
+
+    def sandbox_exists(self, sandbox: Sandbox) -> bool:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    @pytest.fixture(scope="class")
+    def sandbox(self, make_sandbox):
+        sandbox = make_sandbox(limits=TaskLimits(memory_mb=300, pids=80, cpus=0.5), config=SandboxConfig(output_cap_bytes=CAP))
+        yield sandbox
+        sandbox.close()
+
+    # --- exec ---------------------------------------------------------------------------------
+    def test_is_a_sandbox(self, sandbox):
+        assert isinstance(sandbox, Sandbox)
+        assert sandbox.is_alive()
+
+    def test_exec_returns_output_exit_code_and_duration(self, sandbox):
+        result = sandbox.exec("echo hello; echo oops >&2; exit 3", timeout=10)
+        assert isinstance(result, ExecResult)
+        assert result.exit_code == 3 and not result.ok
+        assert result.output == "hello\noops\n"
+        assert not result.timed_out and not result.truncated
+        assert 0 < result.duration_s < 5
+
+    def test_stderr_kept_apart_on_request(self, sandbox):
+        result = sandbox.exec("echo out; echo err >&2", timeout=10, merge_stderr=False)
+        assert (result.output, result.stderr, result.exit_code) == ("out\n", "err\n", 0)
+
+    def test_cwd_and_exported_env_persist(self, sandbox):
+        assert sandbox.exec("mkdir -p /tmp/persist && cd /tmp/persist && export SELF_CHECK='a b\"$c'", 10).ok
+        assert sandbox.exec('pwd; printf "%s\\n" "$SELF_CHECK"', 10).output == "/tmp/persist\na b\"$c\n"
+        assert sandbox.exec("unset SELF_CHECK; cd /", 10).ok
+        assert sandbox.exec('pwd; echo "[${SELF_CHECK-unset}]"', 10).output == "/\n[unset]\n"
+
+    def test_stateless_and_overrides_leave_state_alone(self, sandbox):
+        assert sandbox.exec("cd /usr", 10).ok
+        assert sandbox.exec("pwd", 10, stateless=True).output.strip() == "/"
+        assert sandbox.exec("cd /etc; pwd", 10, stateless=True).output.strip() == "/etc"
+        assert sandbox.exec("pwd; echo $ONLY_ONCE", 10, workdir="/var", env={"ONLY_ONCE": "yes"}).output == "/var\nyes\n"
+        assert sandbox.exec('pwd; echo "[$ONLY_ONCE]"', 10).output == "/usr\n[]\n"
+        assert sandbox.exec("cd /", 10).ok
+
+    def test_non_utf8_and_binary_output_decode_with_replacement(self, sandbox):
+        result = sandbox.exec("printf 'ok\\xff\\xfe\\x00end'; head -c 4096 /dev/urandom >/dev/null", 10)
+        assert result.exit_code == 0
+        assert result.output.startswith("ok") and result.output.endswith("end") and "\ufffd" in result.output
+
+    def test_output_is_capped_head_and_tail_kept(self, sandbox):
+        result = sandbox.exec("echo START; head -c 200000 /dev/zero | tr '\\0' x; echo; echo END", 20)
+        assert result.truncated
+        total = len("START\n") + 200000 + 1 + len("END\n")
+        assert result.bytes_cut == total - CAP
+        assert result.output.startswith("START\nxxx") and result.output.endswith("xxx\nEND\n")
+        assert f"{result.bytes_cut} bytes cut" in result.output
+
+    # --- deadlines ------------------------------------------------------------------------------
+    def test_deadline_kills_the_command_and_shell_survives(self, sandbox):
+        started = time.monotonic()
+        result = sandbox.exec("echo before; sleep 30; echo after", timeout=1)
+        elapsed = time.monotonic() - started
+        assert result.timed_out and result.exit_code == 124
+        assert result.output == "before\n"
+        assert elapsed <= 2.0
+        assert sandbox.exec("pgrep -f '[s]leep 30' || echo none", 10).output.strip() == "none"
+        assert sandbox.exec("echo alive", 10).output == "alive\n"
+
+    def test_background_command_runs_until_processes_are_killed(self, sandbox):
+        result = sandbox.exec("sleep 301", block=False)
+        assert result.exit_code == 0
+        deadline = time.monotonic() + 5
+        while sandbox.exec("pgrep -f '[s]leep 301' >/dev/null", 10).exit_code != 0:
+            assert time.monotonic() < deadline, "background command never started"
+            time.sleep(0.05)
+        assert sandbox.kill_agent_processes() >= 1
+        assert sandbox.exec("pgrep -f '[s]leep 301' || echo none", 10).output.strip() == "none"
+
+    def test_timeout_bounded_by_configured_maximum(self, make_sandbox):
+        sandbox = make_sandbox(config=SandboxConfig(max_command_timeout_s=1.0))
+        try:
+            started = time.monotonic()
+            result = sandbox.exec("sleep 20", timeout=3600)
+            assert result.timed_out and time.monotonic() - started < 2.5
+        finally:
+            sandbox.close()
+
+    # --- files ----------------------------------------------------------------------------------
+    def test_write_and_read_binary_file_of_any_size(self, sandbox):
+        data = bytes(range(256)) * 16 + os.urandom(3 * 1024 * 1024)
+        sandbox.write_file("/tmp/new/dir/blob.bin", data, mode=0o755)
+        assert sandbox.read_file("/tmp/new/dir/blob.bin") == data
+        assert sandbox.exec("stat -c %a /tmp/new/dir/blob.bin", 10).output.strip() == "755"
+        assert sandbox.exec("stat -c %s /tmp/new/dir/blob.bin", 10).output.strip() == str(len(data))
+        sandbox.write_file("/tmp/new/dir/blob.bin", b"")
+        assert sandbox.read_file("/tmp/new/dir/blob.bin") == b""
+
+    def test_paths_are_never_shell_strings(self, sandbox):
+        path = "/tmp/odd name 'q' $(touch /tmp/pwned) `id`.txt"
+        sandbox.write_file(path, b"$(touch /tmp/pwned2)\n")
+        assert sandbox.read_file(path) == b"$(touch /tmp/pwned2)\n"
+        assert sandbox.exec("ls /tmp/pwned /tmp/pwned2 2>/dev/null | wc -l", 10).output.strip() == "0"
+
+    def test_missing_file_and_directory_errors(self, sandbox):
+        with pytest.raises(FileNotFoundError):
+            sandbox.read_file("/definitely/not/here")
+        with pytest.raises(IsADirectoryError):
+            sandbox.read_file("/etc")
+
+    def test_read_follows_symlinks(self, sandbox):
+        sandbox.write_file("/tmp/link-target.txt", b"target")
+        assert sandbox.exec("ln -sf /tmp/link-target.txt /tmp/abs-link && cd /tmp && ln -sf link-target.txt rel-link", 10).ok
+        assert sandbox.read_file("/tmp/abs-link") == b"target"
+        assert sandbox.read_file("/tmp/rel-link") == b"target"
+        assert sandbox.exec("cd /", 10).ok
+
+    def test_upload_dir(self, sandbox, tmp_path: Path):
+        (tmp_path / "pkg" / "sub").mkdir(parents=True)
+        (tmp_path / "pkg" / "a.py").write_text("A = 1\n")
+        (tmp_path / "pkg" / "sub" / "b.txt").write_bytes(b"\x00\x01")
+        (tmp_path / "top.txt").write_text("top")
+        sandbox.upload_dir(tmp_path, "/opt/uploaded/here")
+        listing = sandbox.exec("cd /opt/uploaded/here && find . -type f | sort", 10).output.split()
+        assert listing == ["./pkg/a.py", "./pkg/sub/b.txt", "./top.txt"]
+        assert sandbox.read_file("/opt/uploaded/here/pkg/sub/b.txt") == b"\x00\x01"
+
+    # --- limits ---------------------------------------------------------------------------------
+    def test_limits_are_applied(self, sandbox):
+        script = (
+            "cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max; "
+            "cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max; "
+            "ls /sys/class/net"
+        )
+        lines = sandbox.exec(script, 10).output.split()
+        assert int(lines[0]) == 300 * 1024 * 1024
+        assert int(lines[1]) == 80
+        assert lines[2:] == ["lo"], "no network unless the task asks for one"
+
+    def test_memory_hog_is_killed_and_reported(self, sandbox):
+        result = sandbox.exec("python3 -c 'b = bytearray(1 << 30)'", 30)
+        assert result.exit_code == 137
+        assert result.oom_killed
+        assert sandbox.exec("echo fine", 10).output == "fine\n"
+
+    # --- lifecycle / cleanup --------------------------------------------------------------------
+    def test_close_is_idempotent_and_releases_everything(self, make_sandbox):
+        sandbox = make_sandbox()
+        assert sandbox.exec("true", 10).ok
+        assert self.sandbox_exists(sandbox)
+        sandbox.close()
+        sandbox.close()
+        assert not sandbox.is_alive()
+        with pytest.raises(SandboxError):
+            sandbox.exec("true", 10)
+        deadline = time.monotonic() + 10
+        while self.sandbox_exists(sandbox):
+            assert time.monotonic() < deadline, "backend still holds the sandbox 10 s after close()"
+            time.sleep(0.1)
+
+
+@pytest.mark.docker
+class TestDockerSandboxSelfCheck(SandboxSelfCheck):
+    """The Docker backend against the real daemon."""
+
+    @pytest.fixture(scope="class")
+    def make_sandbox(self, base_image):
+        from terminal_agent.sandbox.docker_sandbox import DockerSandbox
+
+        def make(limits: TaskLimits | None = None, config: SandboxConfig | None = None):
+            return DockerSandbox.start(base_image, limits=limits, config=config, run_id="test-self-check")
+
+        return make
+
+    def sandbox_exists(self, sandbox) -> bool:
+        from terminal_agent.sandbox.docker_sandbox import docker_client
+
+        return bool(docker_client().api.containers(all=True, filters={"id": sandbox.id}))
+
+    def test_context_manager_closes(self, make_sandbox):
+        with make_sandbox() as sandbox:
+            assert sandbox.exec("echo in", 10).output == "in\n"
+        assert not sandbox.is_alive()
