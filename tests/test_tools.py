@@ -216,7 +216,9 @@ def test_todo_and_scratchpad_keep_episode_state(ctx):
 @pytest.mark.docker
 def test_turn_order_errors_and_finish(ctx):
     turn, obs = run(ctx, "just talking")
-    assert turn.only_errors and "No action found" in obs
+    assert turn.only_errors and "No action found" in obs and "Markdown" not in obs
+    turn, obs = run(ctx, "Run this:\n```bash\nls\n```")
+    assert turn.only_errors and "Markdown code blocks are not run" in obs and "<bash>\ncmd: ls -la\n</bash>" in obs
     turn, obs = run(ctx, "<python>\nprint(1)\n</python>\n<bash>\ncmd: echo after-unknown\n</bash>")
     assert not turn.only_errors and "<python> is not an action" in obs and "after-unknown" in obs
     turn, obs = run(ctx, "<bash>\ncommand: ls\n</bash>\n<bash>\ncmd: echo skipped\n</bash>")

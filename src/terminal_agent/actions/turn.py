@@ -31,9 +31,10 @@ class TurnResult:
     """The reply opened an action tag and never closed it."""
 
 
-def no_action_error() -> AgentFormatError:
+def no_action_error(reply_text: str = "") -> AgentFormatError:
+    hint = " Markdown code blocks are not run: put the command in a <bash> tag." if "```" in reply_text else ""
     return AgentFormatError(
-        "No action found in your reply. Every reply needs at least one action tag, for example:",
+        f"No action found in your reply.{hint} Every reply needs at least one action tag, for example:",
         TOOLS.get("bash").example(),
         "When the task is done, reply with:\n" + TOOLS.get("finish").example(),
     )
@@ -60,7 +61,7 @@ def run_turn(reply_text: str, ctx: ToolContext) -> TurnResult:
     blocks: list[str] = []
     ran = 0
     if not reply.items:
-        blocks.append(format_error_block(no_action_error()))
+        blocks.append(format_error_block(no_action_error(reply.text)))
     for position, item in enumerate(reply.items):
         if isinstance(item, ParseFailure):
             block = format_error_block(item.error)
