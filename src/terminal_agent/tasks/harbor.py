@@ -34,7 +34,7 @@ from pydantic import ValidationError
 
 from terminal_agent.errors import TaskFormatError
 from terminal_agent.tasks.model import Task, find_test_functions
-from terminal_agent.tasks.terminal_bench import read_tree
+from terminal_agent.tasks.terminal_bench import as_tags, read_tree
 
 logger = logging.getLogger(__name__)
 
@@ -323,7 +323,7 @@ def read_harbor_task(task_dir: str | Path) -> Task:
         "difficulty": str(metadata_table.get("difficulty") or "medium"),
         "category": str(metadata_table.get("category") or ""),
         "use_case_category": (extra or {}).get("use_case_category", ""),
-        "tags": [str(tag) for tag in metadata_table.get("tags") or []],
+        "tags": as_tags(metadata_table.get("tags")),
         "dockerfile": dockerfile_path.read_bytes().decode("utf-8"),
         "files": read_tree(task_dir / "environment", task_dir, skip={"Dockerfile"}),
         "test_source": test_source,

@@ -28,7 +28,7 @@ def detect_source_kind(path: str | Path) -> str:
         raise TaskFormatError("no such file or directory", location=str(path))
     if path.is_file():
         suffix = path.suffix.lower()
-        if suffix in (".csv", ".tsv"):
+        if suffix == ".csv":
             return "csv"
         if suffix in (".parquet", ".pq"):
             return "parquet"

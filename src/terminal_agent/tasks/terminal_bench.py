@@ -267,7 +267,7 @@ def read_tb_task(task_dir: str | Path) -> Task:
         "difficulty": str(data.get("difficulty") or "medium"),
         "category": str(data.get("category") or ""),
         "use_case_category": (extra or {}).get("use_case_category", ""),
-        "tags": [str(tag) for tag in data.get("tags") or []],
+        "tags": as_tags(data.get("tags")),
         "dockerfile": _read_text(dockerfile_path, task_dir),
         "files": read_tree(task_dir, task_dir, skip=RESERVED_NAMES),
         "test_source": test_source,
@@ -285,6 +285,15 @@ def read_tb_task(task_dir: str | Path) -> Task:
         where = ".".join(str(part) for part in first.get("loc", ())) or "task"
         message = str(first.get("msg", exc)).removeprefix("Value error, ")
         raise TaskFormatError(message, location=location, field=where) from None
+
+
+def as_tags(value: Any) -> list[str]:
+    """A tags value of task.yaml / task.toml as a list of strings (a lone string is one tag)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return [str(tag) for tag in value]
 
 
 def is_tb_task_dir(path: str | Path) -> bool:
