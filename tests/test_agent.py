@@ -93,6 +93,18 @@ def test_compaction_keeps_system_task_last_turns_and_a_deterministic_summary():
     assert all(a != b for a, b in zip(roles[1:], roles[2:]))
 
 
+def test_token_counter_is_used_for_compaction():
+    calls = []
+
+    def count(messages):
+        calls.append(len(messages))
+        return 100 * len(messages)  # 4 turns -> 1000 "tokens"
+
+    agent = TerminalBenchAgent(count_tokens=count, compaction_threshold_tokens=700, keep_last_turns=2)
+    drive(agent, 4)
+    assert calls and agent.compacted_turns == 2 and agent.estimate_tokens() == 600
+
+
 def test_no_compaction_below_threshold():
     agent = TerminalBenchAgent(compaction_threshold_tokens=100000)
     drive(agent, 5)

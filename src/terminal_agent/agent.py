@@ -143,12 +143,16 @@ def build_summary(turns: list[Turn], max_commands: int = 10) -> str:
 
 
 class TerminalBenchAgent(BaseAgent):
-    """Chat bookkeeping for terminal tasks (see the module docstring)."""
+    """Chat bookkeeping for terminal tasks (see the module docstring).
+
+    ``count_tokens(messages) -> int`` (for example ``EmbeddedModelClient.count_tokens``) replaces
+    the characters-per-token estimate used for compaction.
+    """
 
     def __init__(
         self,
         config: AgentConfig | dict[str, Any] | None = None,
-        count_tokens: Callable[[str], int] | None = None,
+        count_tokens: Callable[[list[dict[str, str]]], int] | None = None,
         **overrides: Any,
     ) -> None:
         if isinstance(config, dict):
@@ -238,7 +242,7 @@ class TerminalBenchAgent(BaseAgent):
     def estimate_tokens(self, messages: list[dict[str, str]] | None = None) -> int:
         messages = self.chat_completions if messages is None else messages
         if self.count_tokens is not None:
-            return sum(self.count_tokens(message["content"]) + 4 for message in messages)
+            return int(self.count_tokens(messages))
         return int(sum(len(message["content"]) / self.config.chars_per_token + 4 for message in messages))
 
     @property

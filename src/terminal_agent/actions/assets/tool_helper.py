@@ -16,7 +16,8 @@ import stat
 import sys
 import time
 
-SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache", "proc", "sys"}
+SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".pytest_cache"}
+SKIP_ROOTS = {"/proc", "/sys", "/dev"}
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_LINE_CHARS = 240
 
@@ -26,7 +27,13 @@ def walk_files(root, deadline):
         yield root
         return
     for directory, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not os.path.islink(os.path.join(directory, d)))
+        dirnames[:] = sorted(
+            d
+            for d in dirnames
+            if d not in SKIP_DIRS
+            and os.path.join(directory, d) not in SKIP_ROOTS
+            and not os.path.islink(os.path.join(directory, d))
+        )
         for name in sorted(filenames):
             yield os.path.join(directory, name)
         if time.time() > deadline:
@@ -115,8 +122,11 @@ def op_ls(req):
     limit = req["max_results"]
     entries = []
     total = [0]
+    deadline = time.time() + req.get("time_budget", 20)
 
     def visit(directory, level, prefix):
+        if time.time() > deadline:
+            raise TimeoutError("listing took too long; lower depth or list a smaller directory")
         try:
             names = sorted(os.listdir(directory))
         except OSError as exc:
