@@ -29,6 +29,8 @@ def only_action(text: str) -> ParsedAction:
         ("echo 'a: b' | wc -c", "echo 'a: b' | wc -c"),  # bare body that YAML reads as a mapping
         ("cmd: 42", "42"),
         ("cmd: 'echo \"$(whoami)\"'", 'echo "$(whoami)"'),
+        ("cmd: echo \"a #b\" # note", 'echo "a #b" # note'),  # YAML would cut at ` #`
+        ("cmd: echo one\n  echo two\ntimeout_secs: 3", "echo one\necho two"),  # YAML would fold the lines
         ("```bash\nls -la\n```", "ls -la"),  # a Markdown fence around the body is dropped
         ("```yaml\ncmd: pwd\n```", "pwd"),
     ],
@@ -98,6 +100,7 @@ def test_file_has_no_bare_fallback():
 def test_finish_bare_and_field():
     assert only_action("<finish>All done.</finish>").args.message == "All done."
     assert only_action("<finish>\nmessage: Wrote out.txt: 3 lines\n</finish>").args.message == "Wrote out.txt: 3 lines"
+    assert only_action("<finish>\nmessage: Fixed issue #3\n</finish>").args.message == "Fixed issue #3"
 
 
 def test_empty_finish_is_an_error():

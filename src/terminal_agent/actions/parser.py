@@ -157,6 +157,10 @@ def parse_action(name: str, body: str, tools: Registry[type[Tool]] = TOOLS) -> P
             fallback = _fallback(tool, body)
             if fallback is not None:
                 raw = fallback
+        elif primary and isinstance(raw.get(primary), str):
+            plain = _plain_primary_text(tool, body)
+            if plain is not None:  # YAML ate a ` #...` as a comment or folded lines: keep the text as written
+                raw[primary] = plain
     else:
         raw = _fallback(tool, body)
     if raw is None:
@@ -198,6 +202,32 @@ def _fallback(tool: type[Tool], body: str) -> dict[str, Any] | None:
     else:
         value = head + ("\n" + rest if rest else "")
     return {primary: value.strip()} if value.strip() else None
+
+
+def _plain_primary_text(tool: type[Tool], body: str) -> str | None:
+    """The primary field's text exactly as written when it is an unquoted plain scalar, else None.
+
+    YAML reads ``cmd: echo "a #b"`` as ``echo "a`` (a comment) and joins indented continuation
+    lines with spaces; for a command or a message the written text is what was meant.
+    """
+    primary = tool.primary_field
+    fields = set(tool.Args.model_fields)
+    lines = body.split("\n")
+    for index, line in enumerate(lines):
+        key = KEY_LINE.match(line)
+        if key and key.group(1) == primary:
+            head = line[key.end() :].strip()
+            if not head or head[0] in "'\"|>[{&*!%@`":
+                return None
+            rest = []
+            for following in lines[index + 1 :]:
+                other = KEY_LINE.match(following)
+                if other and other.group(1) in fields:
+                    break
+                rest.append(following)
+            tail = textwrap.dedent("\n".join(rest)).strip("\n")
+            return (head + ("\n" + tail if tail else "")).strip()
+    return None
 
 
 def _variant(data: Any) -> str | None:
