@@ -216,12 +216,12 @@ def convert_tasks(
     tasks, errors = collect_tasks(src, workers=workers, progress=progress)
     report = ConversionReport(tasks=tasks, errors=errors)
     for error in errors:
-        logger.info("skipped: %s", error)
+        logger.debug("skipped: %s", error)
     if errors and strict:
-        logger.info("strict: %d bad task(s), nothing written", len(errors))
+        logger.debug("strict: %d bad task(s), nothing written", len(errors))
         return report
     if not tasks:
-        logger.warning("no good task in %s, nothing written", src)
+        logger.debug("no good task in %s, nothing written", src)
         return report
     report.output = write_tasks(tasks, dst, to, workers=workers, progress=progress)
     return report

@@ -34,7 +34,7 @@ from pydantic import ValidationError
 
 from terminal_agent.errors import TaskFormatError
 from terminal_agent.tasks.model import Task, find_test_functions
-from terminal_agent.tasks.terminal_bench import as_tags, read_tree
+from terminal_agent.tasks.terminal_bench import as_tags, read_text_file, read_tree
 
 logger = logging.getLogger(__name__)
 
@@ -318,18 +318,18 @@ def read_harbor_task(task_dir: str | Path) -> Task:
     solution_path = task_dir / "solution" / "solve.sh"
     fields = {
         "task_id": task_dir.name,
-        "instruction": instruction_path.read_bytes().decode("utf-8", errors="strict"),
+        "instruction": read_text_file(instruction_path, task_dir),
         "title": (extra or {}).get("title", ""),
         "difficulty": str(metadata_table.get("difficulty") or "medium"),
         "category": str(metadata_table.get("category") or ""),
         "use_case_category": (extra or {}).get("use_case_category", ""),
         "tags": as_tags(metadata_table.get("tags")),
-        "dockerfile": dockerfile_path.read_bytes().decode("utf-8"),
+        "dockerfile": read_text_file(dockerfile_path, task_dir),
         "files": read_tree(task_dir / "environment", task_dir, skip={"Dockerfile"}),
         "test_source": test_source,
         "test_support_files": tests,
         "test_weights": weights,
-        "solution": solution_path.read_bytes().decode("utf-8") if solution_path.is_file() else None,
+        "solution": read_text_file(solution_path, task_dir) if solution_path.is_file() else None,
         "limits": limits,
         "metadata": metadata,
     }

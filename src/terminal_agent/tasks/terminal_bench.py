@@ -20,6 +20,7 @@ get equal weights for every test and keep their other task.yaml keys in ``Task.m
 from __future__ import annotations
 
 import logging
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -138,8 +139,6 @@ def write_tb_task(task: Task, parent_dir: str | Path) -> Path:
     _check_paths(task)
     task_dir = Path(parent_dir) / task.task_id
     if task_dir.exists():
-        import shutil
-
         shutil.rmtree(task_dir)
     task_dir.mkdir(parents=True)
     _write(task_dir / TASK_YAML, dump_yaml(task_yaml_data(task)))
@@ -157,7 +156,8 @@ def write_tb_task(task: Task, parent_dir: str | Path) -> Path:
 
 
 # --- reading -----------------------------------------------------------------------------------
-def _read_text(path: Path, task_dir: Path) -> str:
+def read_text_file(path: Path, task_dir: Path) -> str:
+    """``path`` decoded as UTF-8; a binary file raises TaskFormatError naming it."""
     try:
         return path.read_bytes().decode("utf-8")
     except UnicodeDecodeError:
@@ -180,7 +180,7 @@ def read_tree(root: Path, task_dir: Path, skip: set[str] | None = None) -> dict[
         if any(part == "__pycache__" for part in relative.parts) or path.suffix == ".pyc":
             continue
         if path.is_file():
-            files[relative.as_posix()] = _read_text(path, task_dir)
+            files[relative.as_posix()] = read_text_file(path, task_dir)
     return files
 
 
@@ -208,7 +208,7 @@ def read_tb_task(task_dir: str | Path) -> Task:
     if not yaml_path.is_file():
         raise TaskFormatError("no task.yaml", location=location, field=TASK_YAML)
     try:
-        data = yaml.safe_load(_read_text(yaml_path, task_dir)) or {}
+        data = yaml.safe_load(read_text_file(yaml_path, task_dir)) or {}
     except yaml.YAMLError as exc:
         raise TaskFormatError(f"task.yaml is not valid YAML: {exc}", location=location, field=TASK_YAML) from None
     if not isinstance(data, dict):
@@ -224,7 +224,7 @@ def read_tb_task(task_dir: str | Path) -> Task:
     test_path = task_dir / "tests" / TEST_FILE
     if not test_path.is_file():
         raise TaskFormatError(f"no tests/{TEST_FILE}", location=location, field="tests")
-    test_source = _read_text(test_path, task_dir)
+    test_source = read_text_file(test_path, task_dir)
     support = read_tree(task_dir / "tests", task_dir)
     support.pop(TEST_FILE, None)
 
@@ -251,14 +251,14 @@ def read_tb_task(task_dir: str | Path) -> Task:
 
     run_tests_path = task_dir / "run-tests.sh"
     if run_tests_path.is_file() and extra is None:
-        run_tests = _read_text(run_tests_path, task_dir)
+        run_tests = read_text_file(run_tests_path, task_dir)
         if run_tests != default_run_tests_script():
             metadata[RUN_TESTS_METADATA_KEY] = run_tests
     solution = None
     if (task_dir / "solution.sh").is_file():
-        solution = _read_text(task_dir / "solution.sh", task_dir)
+        solution = read_text_file(task_dir / "solution.sh", task_dir)
     elif (task_dir / "solution.yaml").is_file():
-        solution = _solution_from_yaml(_read_text(task_dir / "solution.yaml", task_dir), task_dir)
+        solution = _solution_from_yaml(read_text_file(task_dir / "solution.yaml", task_dir), task_dir)
 
     fields = {
         "task_id": task_dir.name,
@@ -268,7 +268,7 @@ def read_tb_task(task_dir: str | Path) -> Task:
         "category": str(data.get("category") or ""),
         "use_case_category": (extra or {}).get("use_case_category", ""),
         "tags": as_tags(data.get("tags")),
-        "dockerfile": _read_text(dockerfile_path, task_dir),
+        "dockerfile": read_text_file(dockerfile_path, task_dir),
         "files": read_tree(task_dir, task_dir, skip=RESERVED_NAMES),
         "test_source": test_source,
         "test_support_files": support,
