@@ -287,6 +287,22 @@ def test_bad_rows_are_reported_with_line_and_field_and_good_rows_kept():
     assert "first used on line 2" in messages[3] and "safe directory name" in messages[4]
 
 
+def test_line_numbers_hold_for_crlf_files_with_a_bom(tmp_path):
+    text = (DATA / "bad_rows.csv").read_text(encoding="utf-8")
+    crlf = tmp_path / "bad_rows.csv"
+    crlf.write_bytes(b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode("utf-8"))
+    result = read_tasks_csv(crlf)
+    assert [error.location for error in result.errors] == [error.location for error in read_tasks_csv(DATA / "bad_rows.csv").errors]
+    assert [task.task_id for task in result.tasks] == ["good-one", "good-two"]
+
+
+def test_an_empty_task_list_round_trips(tmp_path):
+    write_tasks_csv([], tmp_path / "e.csv")
+    assert read_tasks_csv(tmp_path / "e.csv").tasks == []
+    write_parquet([], tmp_path / "e.parquet")
+    assert read_parquet(tmp_path / "e.parquet") == []
+
+
 def test_unknown_columns_and_timestamps_are_kept_in_metadata(tmp_path):
     result = read_tasks_csv(DATA / "bad_rows.csv")
     good_one, good_two = result.tasks

@@ -164,6 +164,8 @@ def read_parquet_with_errors(path: str | Path) -> tuple[list[Task], list[TaskFor
         table = pq.read_table(path)
     except (OSError, ValueError) as exc:
         raise TaskFormatError(f"cannot read parquet file: {exc}", location=str(path)) from None
+    if table.num_rows == 0:
+        return [], []
     if "extra_info" not in table.column_names:
         raise TaskFormatError("parquet file has no 'extra_info' column", location=str(path), field="extra_info")
     tasks: list[Task] = []
