@@ -95,6 +95,10 @@ class Tool(ABC):
     """Variant -> YAML body of one minimal correct example. The first one is the tool's example."""
     primary_field: ClassVar[str | None] = None
     """The field a bare body stands for (``cmd`` for bash); None when no bare form is accepted."""
+    description: ClassVar[str] = ""
+    """One line for the system prompt: what the tool does and its fields (may use ``${...}`` limits)."""
+    prompt_order: ClassVar[int] = 50
+    """Position in the system prompt (lower first)."""
 
     @classmethod
     def example(cls, variant: str | None = None) -> str:

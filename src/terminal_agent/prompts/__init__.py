@@ -1,4 +1,8 @@
-"""The system prompt: ``system_prompt.md`` rendered with the limits the code actually applies."""
+"""The system prompt: ``system_prompt.md`` rendered with the registered tools and the limits the code applies.
+
+``${tools}`` becomes, for every tool in ``prompt_order``, its one-line ``description`` and its
+first example, so a new tool module appears in the prompt without touching this package.
+"""
 
 from __future__ import annotations
 
@@ -6,7 +10,7 @@ import re
 from importlib import resources
 from string import Template
 
-from terminal_agent.actions.config import ActionConfig
+from terminal_agent.actions import TOOLS, ActionConfig
 
 EXAMPLE_BLOCK = re.compile(r"^<([a-z_]+)>\n(.*?)\n</\1>$", re.DOTALL | re.MULTILINE)
 
@@ -15,15 +19,23 @@ def system_prompt_template() -> str:
     return resources.files(__name__).joinpath("system_prompt.md").read_text(encoding="utf-8")
 
 
+def render_tools(values: dict[str, str]) -> str:
+    """The ``${tools}`` section: ``name: description`` and one example per registered tool."""
+    tools = sorted((TOOLS.get(name) for name in TOOLS), key=lambda tool: (tool.prompt_order, tool.name))
+    sections = [f"{tool.name}: {Template(tool.description).safe_substitute(values)}\n{tool.example()}" for tool in tools]
+    return "\n\n".join(sections)
+
+
 def render_system_prompt(config: ActionConfig | None = None, template: str | None = None) -> str:
-    """The prompt with ``${max_timeout_secs}``, ``${max_output_chars}`` and
-    ``${max_consecutive_error_turns}`` filled from ``config``. A custom ``template`` may use them too."""
+    """The prompt with ``${tools}``, ``${max_timeout_secs}``, ``${max_output_chars}`` and
+    ``${max_consecutive_error_turns}`` filled in. A custom ``template`` may use them too."""
     config = config or ActionConfig()
     values = {
         "max_timeout_secs": f"{config.max_timeout_secs:g}",
         "max_output_chars": str(config.max_output_chars),
         "max_consecutive_error_turns": str(config.max_consecutive_error_turns),
     }
+    values["tools"] = render_tools(values)
     return Template(template if template is not None else system_prompt_template()).safe_substitute(values).strip()
 
 

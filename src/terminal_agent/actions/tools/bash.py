@@ -32,6 +32,12 @@ class BashArgs(BaseModel):
 @TOOLS.register("bash")
 class BashTool(Tool):
     name = "bash"
+    description = (
+        "run a shell command (the current directory and exported variables persist between "
+        "commands). Fields: cmd; block (false runs it in the background); timeout_secs (at most "
+        "${max_timeout_secs}); end_after_cmd_success (true ends the task if the command exits 0)."
+    )
+    prompt_order = 10
     Args = BashArgs
     primary_field = "cmd"
     examples = {"": "cmd: ls -la"}

@@ -151,6 +151,12 @@ def numbered(lines: list[str], start: int, max_chars: int) -> str:
 @TOOLS.register("file")
 class FileTool(Tool):
     name = "file"
+    description = (
+        "action is read (path, offset, limit), write (path, content), edit (path, old_string, "
+        "new_string, replace_all; old_string must match exactly once), multi_edit (path, edits: a "
+        "list of old_string/new_string; all or nothing) or metadata (paths: up to 10)."
+    )
+    prompt_order = 20
     Args = FileArgs
     examples = {
         "read": "action: read\npath: /etc/os-release",

@@ -19,6 +19,8 @@ class FinishArgs(BaseModel):
 @TOOLS.register("finish")
 class FinishTool(Tool):
     name = "finish"
+    description = "end the task when it is done (message says what you did)."
+    prompt_order = 90
     Args = FinishArgs
     primary_field = "message"
     examples = {"": "message: Created /app/out.txt"}

@@ -33,6 +33,8 @@ def render_notes(notes: list[str]) -> str:
 @TOOLS.register("scratchpad")
 class ScratchpadTool(Tool):
     name = "scratchpad"
+    description = "action is add_note (note) or view_all_notes."
+    prompt_order = 50
     Args = ScratchpadArgs
     examples = {
         "add_note": "action: add_note\nnote: The tests live in /app/tests",

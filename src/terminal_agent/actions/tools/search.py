@@ -50,6 +50,11 @@ class SearchArgs(BaseModel):
 @TOOLS.register("search")
 class SearchTool(Tool):
     name = "search"
+    description = (
+        "action is grep (pattern, path, include), glob (pattern like **/*.py, path) or ls (path, "
+        "ignore, depth)."
+    )
+    prompt_order = 30
     Args = SearchArgs
     examples = {
         "grep": "action: grep\npattern: root\npath: /etc/passwd",

@@ -82,6 +82,8 @@ class TodoList:
 @TOOLS.register("todo")
 class TodoTool(Tool):
     name = "todo"
+    description = "operations, a list of add (content), complete (id), delete (id), view_all."
+    prompt_order = 40
     Args = TodoArgs
     examples = {"": "operations:\n  - action: add\n    content: Read the task files"}
 
