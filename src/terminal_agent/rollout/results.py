@@ -65,7 +65,9 @@ class TrialResult(BaseModel):
     env_time_s: float = 0.0
     """Time spent in the environment (container start, commands, grading)."""
     model_time_s: float = 0.0
-    """Time spent waiting for the model."""
+    """Time the model spent generating this trial's replies."""
+    model_wait_s: float = 0.0
+    """Time this trial queued for a shared model that runs one call at a time (the embedded model)."""
     wall_s: float = 0.0
     """Wall clock of the whole trial, queueing for the model lock included."""
     error: TrialError | None = None

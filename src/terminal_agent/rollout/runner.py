@@ -136,10 +136,10 @@ class MeteredModel:
         return sum(int((call.response or {}).get("completion_tokens", 0) or 0) for call in self.calls)
 
 
-def _default_env_factory(task: Task, run_id: str) -> Any:
-    from terminal_agent.env import DockerIsolatedEnv
+def _default_env_factory(task: Task, config: RolloutConfig) -> Any:
+    from terminal_agent.env import DockerIsolatedEnv, EnvConfig
 
-    return DockerIsolatedEnv(task)
+    return DockerIsolatedEnv(task, EnvConfig(max_steps=config.max_steps, run_id=config.run_id))
 
 
 def _default_agent_factory(task: Task) -> Any:
@@ -172,8 +172,10 @@ def sweep_leaked_sandboxes() -> None:
 class RolloutRunner:
     """Runs :class:`TrialSpec` s with one shared model; see the module docstring.
 
-    ``env_factory(task, run_id)``, ``agent_factory(task)`` and ``episode_fn(env, agent, model,
+    ``env_factory(task, rollout_config)``, ``agent_factory(task)`` and ``episode_fn(env, agent, model,
     max_steps)`` default to the project's DockerIsolatedEnv, TerminalBenchAgent and run_episode.
+    ``model_for_trial(spec)`` gives a trial its own client instead of the shared ``model``
+    (oracle validation scripts one reply list per task).
     """
 
     def __init__(
@@ -181,12 +183,14 @@ class RolloutRunner:
         model: ModelClient,
         config: RolloutConfig | None = None,
         *,
-        env_factory: Callable[[Task, str], Any] | None = None,
+        env_factory: Callable[[Task, RolloutConfig], Any] | None = None,
         agent_factory: Callable[[Task], Any] | None = None,
         episode_fn: Callable[..., Any] | None = None,
         on_progress: ProgressCallback | None = None,
+        model_for_trial: Callable[[TrialSpec], ModelClient] | None = None,
     ):
         self.model = model
+        self.model_for_trial = model_for_trial
         self.config = config or RolloutConfig()
         self.env_factory = env_factory or _default_env_factory
         self.agent_factory = agent_factory or _default_agent_factory
@@ -307,12 +311,17 @@ class RolloutRunner:
     def _run_episode_sync(self, spec: TrialSpec, holder: dict[str, Any]) -> TrialResult:
         task = spec.task
         started = time.monotonic()
-        metered = MeteredModel(self.model, self._model_lock, dict(self.config.sampling))
+        if self.model_for_trial is not None:
+            own = self.model_for_trial(spec)
+            lock = None if getattr(own, "is_thread_safe", True) else self._model_lock
+            metered = MeteredModel(own, lock, dict(self.config.sampling))
+        else:
+            metered = MeteredModel(self.model, self._model_lock, dict(self.config.sampling))
         holder["model"] = metered
         episode: Any = None
         trial: TrialResult
         try:
-            env = self.env_factory(task, self.config.run_id)
+            env = self.env_factory(task, self.config)
             holder["env"] = env
             agent = self.agent_factory(task)
             holder["agent"] = agent
@@ -380,6 +389,7 @@ def _close_quietly(env: Any) -> None:
 
 def _fill_model_metrics(trial: TrialResult, metered: MeteredModel) -> None:
     trial.model_time_s = metered.model_time_s
+    trial.model_wait_s = metered.wait_time_s
     if trial.turns == 0:
         trial.turns = len(metered.calls)
     if trial.prompt_tokens == 0 and trial.completion_tokens == 0:
@@ -387,47 +397,31 @@ def _fill_model_metrics(trial: TrialResult, metered: MeteredModel) -> None:
         trial.completion_tokens = metered.completion_tokens
 
 
-def _get(obj: Any, *names: str, default: Any = None) -> Any:
-    for name in names:
-        if isinstance(obj, dict) and name in obj:
-            return obj[name]
-        if hasattr(obj, name):
-            return getattr(obj, name)
-    return default
-
-
 def trial_from_episode(task_id: str, attempt: int, episode: Any) -> TrialResult:
-    """Turn an episode's result into a :class:`TrialResult` (``error`` when the grade was not scored)."""
-    grade = _get(episode, "grade")
-    reward = _get(episode, "reward")
-    error = _get(episode, "error")
-    tests: list[TestRecord] = []
-    if grade is not None:
-        tests = [
-            TestRecord(name=t.name, weight=t.weight, passed=t.passed, reported=getattr(t, "reported", True))
-            for t in getattr(grade, "tests", []) or []
-        ]
-        if getattr(grade, "error", None) and not error:
-            error = TrialError(kind="grading", message=str(grade.error))
-        if reward is None and getattr(grade, "scored", False):
-            reward = grade.score
-    if isinstance(error, BaseException):
-        error = TrialError(kind=error_kind(error), message=f"{type(error).__name__}: {error}")
-    elif isinstance(error, str):
-        error = TrialError(kind=str(_get(episode, "error_kind", default="internal")), message=error)
-    elif isinstance(error, dict):
-        error = TrialError(**error)
-    scored = error is None and reward is not None
+    """Turn an :class:`~terminal_agent.rollout.episode.EpisodeResult` into a :class:`TrialResult`.
+
+    Not scored (``error``) when the episode says so: a sandbox, provider or grading failure.
+    """
+    grade = episode.grade or {}
+    tests = [
+        TestRecord(name=t["name"], weight=t["weight"], passed=t["passed"], reported=t.get("reported", True))
+        for t in grade.get("tests", []) or []
+    ]
+    error = None
+    if not episode.scored:
+        kind = episode.error_kind or grade.get("error_kind") or "grading"
+        message = episode.error or grade.get("error") or f"episode ended ({episode.termination}) without a score"
+        error = TrialError(kind=str(kind), message=str(message))
     return TrialResult(
         task_id=task_id,
         attempt=attempt,
-        status="scored" if scored else "error",
-        reward=float(reward) if scored else None,
+        status="scored" if episode.scored else "error",
+        reward=float(episode.reward) if episode.scored else None,
         tests=tests,
-        turns=int(_get(episode, "turns", "steps_taken", default=0) or 0),
-        prompt_tokens=int(_get(episode, "prompt_tokens", default=0) or 0),
-        completion_tokens=int(_get(episode, "completion_tokens", default=0) or 0),
-        termination_reason=str(_get(episode, "termination_reason", default="") or ""),
-        env_time_s=float(_get(episode, "env_time_s", default=0.0) or 0.0),
-        error=error if not scored else None,
+        turns=int(episode.turns),
+        prompt_tokens=int(episode.prompt_tokens),
+        completion_tokens=int(episode.completion_tokens),
+        termination_reason=str(episode.termination or ""),
+        env_time_s=float(episode.env_s or 0.0),
+        error=error,
     )
