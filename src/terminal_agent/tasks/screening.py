@@ -130,8 +130,14 @@ class AttemptJournal:
         line = json.dumps(entry, sort_keys=True) + "\n"
         with self._lock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a") as handle:
-                handle.write(line)
+            with self.path.open("ab") as handle:
+                if handle.tell() > 0:
+                    # a crash mid-write leaves a partial last line: start on a fresh line
+                    with self.path.open("rb") as reader:
+                        reader.seek(-1, os.SEEK_END)
+                        if reader.read(1) != b"\n":
+                            line = "\n" + line
+                handle.write(line.encode())
                 handle.flush()
                 os.fsync(handle.fileno())
 

@@ -1,0 +1,132 @@
+"""`terminal-agent tasks validate|screen`: oracle validation and difficulty screening.
+
+Registered on :data:`terminal_agent.cli.task_commands.app` when this module is imported.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from terminal_agent.cli.task_commands import app
+
+console = Console(stderr=True)
+
+
+def _progress_bar(description: str, total: int) -> tuple[Progress, object]:
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console)
+    return progress, progress.add_task(description, total=total)
+
+
+@app.command("validate")
+def validate(
+    tasks_path: Path = typer.Argument(..., help="Tasks: CSV, parquet, task dir or dir of task dirs."),
+    manifest: Path = typer.Option(None, "--manifest", help="Where to write the JSON manifest (default: OUTPUT/validation.json)."),
+    output_dir: Path = typer.Option(Path("runs/validation"), "--output-dir", "-o", help="Episode results and transcripts."),
+    concurrency: int = typer.Option(2, "--concurrency", "-c", min=1, help="Episodes at once."),
+    task_ids: list[str] = typer.Option(None, "--task", "-t", help="Only these task ids (repeatable)."),
+) -> None:
+    """Build every task, check that a no-op agent scores < 1 and the reference solution scores 1.0.
+
+    Exits 1 when any task is invalid or could not be checked.
+    """
+    from terminal_agent.tasks.loading import load_tasks
+    from terminal_agent.tasks.validation import validate_tasks, validation_manifest, write_manifest
+
+    tasks = load_tasks(tasks_path)
+    if task_ids:
+        tasks = [t for t in tasks if t.task_id in set(task_ids)]
+    if not tasks:
+        raise typer.BadParameter("no tasks selected", param_hint="TASKS")
+    progress, bar = _progress_bar("validate", len(tasks) * 2)
+    with progress:
+        validations = validate_tasks(
+            tasks,
+            concurrency=concurrency,
+            output_dir=output_dir,
+            on_progress=lambda done, total, _trial: progress.update(bar, completed=done, total=total),
+        )
+    table = Table("task", "no-op", "oracle", "verdict", title="oracle validation")
+
+    def score(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.3f}"
+
+    for v in validations:
+        verdict = "[green]ok[/green]" if v.ok else "[red]" + "; ".join(v.problems + v.infrastructure_errors) + "[/red]"
+        table.add_row(v.task_id, score(v.noop_score), score(v.oracle_score), verdict)
+    console.print(table)
+    path = write_manifest(validation_manifest(validations, str(tasks_path)), manifest or output_dir / "validation.json")
+    bad = [v for v in validations if not v.ok]
+    console.print(f"{len(validations) - len(bad)}/{len(validations)} valid; manifest: {path}", highlight=False)
+    if bad:
+        raise typer.Exit(1)
+
+
+@app.command("screen")
+def screen(
+    tasks_path: Path = typer.Argument(..., help="Tasks: CSV, parquet, task dir or dir of task dirs."),
+    model: str = typer.Option(None, "--model", "-m", help="'embedded' or a litellm model; default: $LITELLM_MODEL, else embedded."),
+    api_base: str = typer.Option(None, "--api-base", help="OpenAI-compatible endpoint (default: $LITE_LLM_API_BASE)."),
+    attempts: int = typer.Option(8, "-k", "--attempts", min=1, help="Attempts per task."),
+    band: str = typer.Option("2..6", "--band", help="Inclusive pass-count band of kept tasks, LOW..HIGH."),
+    held_out: float = typer.Option(0.2, "--held-out", min=0.0, max=0.99, help="Share of kept tasks in the held-out split."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the split."),
+    temperature: float = typer.Option(0.7, "--temperature", help="Sampling temperature (screening needs diversity)."),
+    max_tokens: int = typer.Option(None, "--max-tokens", help="Cap on tokens per model reply."),
+    max_steps: int = typer.Option(10, "--max-steps", min=1, help="Model turns per episode."),
+    concurrency: int = typer.Option(2, "--concurrency", "-c", min=1, help="Episodes at once."),
+    output_dir: Path = typer.Option(Path("runs/screening"), "--output-dir", "-o", help="Journal, episodes and split manifests."),
+    overwrite_splits: bool = typer.Option(False, "--overwrite-splits", help="Replace existing, different split manifests."),
+) -> None:
+    """Run k attempts per task, keep tasks whose pass count is inside the band, freeze train/held-out splits.
+
+    Re-running with the same output directory resumes: finished attempts are read from attempts.jsonl.
+    """
+    from terminal_agent.models.factory import build_model_client, config_from_spec
+    from terminal_agent.tasks.loading import load_tasks
+    from terminal_agent.tasks.screening import ScreeningConfig, parse_band, screen_tasks
+
+    low, high = parse_band(band)
+    if high > attempts:
+        raise typer.BadParameter(f"band upper bound {high} exceeds k={attempts}", param_hint="--band")
+    tasks = load_tasks(tasks_path)
+    sampling = {"temperature": temperature}
+    if max_tokens is not None:
+        sampling["max_tokens"] = max_tokens
+    config = ScreeningConfig(
+        attempts=attempts,
+        band=(low, high),
+        held_out_fraction=held_out,
+        seed=seed,
+        max_steps=max_steps,
+        concurrency=concurrency,
+        sampling=sampling,
+        overwrite_splits=overwrite_splits,
+    )
+    client = build_model_client(config_from_spec(model, api_base=api_base, max_tokens=max_tokens, temperature=temperature))
+    progress, bar = _progress_bar(f"screen {client.name}", len(tasks) * attempts)
+    with progress:
+        summary = screen_tasks(
+            tasks,
+            client,
+            output_dir,
+            config,
+            tasks_file=str(tasks_path),
+            on_progress=lambda done, total, _trial: progress.update(bar, completed=done, total=total),
+        )
+    table = Table("task", "passes", "scored", "errors", "kept", title=f"screening, band {low}..{high} of {attempts}")
+    for row in summary["tasks"]:
+        kept = "[green]yes[/green]" if row["kept"] else ("incomplete" if not row["complete"] else "no")
+        table.add_row(row["task_id"], str(row["passes"]), str(row["attempts"]), str(row["errors"]), kept)
+    console.print(table)
+    console.print(
+        f"kept {summary['n_kept']}/{summary['n_tasks']}: train {len(summary['train'])}, held-out {len(summary['held_out'])}; "
+        f"{summary['n_incomplete']} incomplete (re-run to resume). Manifests in {output_dir}",
+        highlight=False,
+    )
+    typer.echo(json.dumps({"train": summary["train"], "held_out": summary["held_out"]}))
