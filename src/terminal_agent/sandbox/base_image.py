@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import docker
+
 from terminal_agent.errors import ImageError
 
 logger = logging.getLogger(__name__)
@@ -134,15 +136,21 @@ def _tar_stream(rootfs: Path, chunk_size: int = 1 << 20) -> Iterator[bytes]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    assert process.stdout is not None
+    assert process.stdout is not None and process.stderr is not None
+    finished = False
     try:
         while chunk := process.stdout.read(chunk_size):
             yield chunk
+        finished = True
     finally:
         process.stdout.close()
-        stderr = process.stderr.read().decode(errors="replace") if process.stderr else ""
-        if process.wait() != 0:
-            raise ImageError(f"tar of {rootfs} failed: {stderr.strip()[-2000:]}")
+        if not finished:  # the reader gave up: stop tar, let the reader's own error speak
+            process.kill()
+        stderr = process.stderr.read().decode(errors="replace")
+        process.stderr.close()
+        code = process.wait()
+    if code != 0:
+        raise ImageError(f"tar of {rootfs} failed with exit code {code}: {stderr.strip()[-2000:]}")
 
 
 def build_base_image(client, tag: str = BASE_IMAGE, mirror: str | None = None, work_dir: Path | None = None) -> str:
@@ -184,9 +192,16 @@ def build_base_image(client, tag: str = BASE_IMAGE, mirror: str | None = None, w
         repository, _, image_tag = tag.rpartition(":")
         if not repository or "/" in image_tag:
             repository, image_tag = tag, "latest"
-        reply = client.api.import_image(
-            src=_tar_stream(rootfs), repository=repository, tag=image_tag, changes=list(BASE_IMAGE_CHANGES), stream_src=True
-        )
-    image = client.images.get(tag)
+        try:
+            reply = client.api.import_image(
+                src=_tar_stream(rootfs),
+                repository=repository,
+                tag=image_tag,
+                changes=list(BASE_IMAGE_CHANGES),
+                stream_src=True,
+            )
+            image = client.images.get(tag)
+        except docker.errors.DockerException as exc:
+            raise ImageError(f"importing the root file system as {tag} failed: {exc}") from exc
     logger.info("built %s (%s) in %.0f s; import said: %s", tag, image.short_id, time.monotonic() - started, str(reply)[:200])
     return image.id

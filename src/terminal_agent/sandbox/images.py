@@ -25,7 +25,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from terminal_agent.errors import DockerNotAvailableError, ImageBuildError, ImageError, ImageNotAvailableError
+import docker
+
+from terminal_agent.errors import ImageBuildError, ImageError, ImageNotAvailableError
 from terminal_agent.sandbox.base_image import BASE_IMAGE, MANAGED_LABEL, build_base_image
 from terminal_agent.sandbox.image_aliases import (
     ALIASED_IMAGES_HELP,
@@ -113,16 +115,12 @@ class ImageManager:
 
     # --- plumbing -----------------------------------------------------------------------------
     @property
-    def client(self):
+    def client(self) -> docker.DockerClient:
+        """The Docker client given, else the process's shared one (raises ``DockerNotAvailableError``)."""
         if self._client is None:
-            import docker
+            from terminal_agent.sandbox.docker_sandbox import docker_client
 
-            try:
-                self._client = docker.from_env(timeout=60)
-                self._client.ping()
-            except Exception as exc:  # noqa: BLE001 - any failure to reach the daemon
-                self._client = None
-                raise DockerNotAvailableError(f"no Docker daemon answers ({exc}); run scripts/setup.sh") from exc
+            self._client = docker_client()
         return self._client
 
     @property
@@ -149,8 +147,6 @@ class ImageManager:
                     fcntl.flock(handle, fcntl.LOCK_UN)
 
     def _image_id(self, name: str) -> str | None:
-        import docker
-
         try:
             return self.client.images.get(name).id
         except docker.errors.ImageNotFound:
@@ -178,8 +174,6 @@ class ImageManager:
         dockerfile = SUBSTITUTE_DOCKERFILES[name].format(base=self.base_image)
         content_hash = _content_hash(dockerfile, {}, [base_id])
         with self._locked(name):
-            import docker
-
             try:
                 image = self.client.images.get(name)
                 if image.labels.get(HASH_LABEL) == content_hash:
@@ -194,8 +188,6 @@ class ImageManager:
         failed = self._unpullable.get(reference)
         if failed and time.monotonic() - failed[0] < _UNPULLABLE_TTL_S:
             return None
-        import docker
-
         api = self.client.api
         repository, tag = split_image_reference(reference)
         started = time.monotonic()
@@ -300,8 +292,6 @@ class ImageManager:
         what: str | None = None,
     ) -> str:
         """``docker build`` of ``dockerfile`` with ``files`` as its context; returns the image id."""
-        import docker
-
         what = what or tag
         with self._stats_lock:
             self.stats.builds += 1
