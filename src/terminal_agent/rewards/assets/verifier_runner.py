@@ -38,6 +38,16 @@ class _BlockOptionalImports:
         return None
 
 
+def _alive(pid):
+    """False for zombies (already dead, waiting to be reaped) and vanished pids."""
+    try:
+        with open("/proc/%s/stat" % pid, "rb") as handle:
+            state = handle.read().rsplit(b")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in (b"Z", b"X", b"x")
+
+
 def _sweep_survivors(keep):
     """SIGKILL every process but init, us and ``keep``; return how many there were."""
     import signal
@@ -46,7 +56,7 @@ def _sweep_survivors(keep):
     keep = set(keep) | {1, os.getpid()}
     seen = set()
     for _ in range(100):
-        pids = [int(n) for n in os.listdir("/proc") if n.isdigit() and int(n) not in keep]
+        pids = [int(n) for n in os.listdir("/proc") if n.isdigit() and int(n) not in keep and _alive(n)]
         if not pids:
             break
         for pid in pids:
