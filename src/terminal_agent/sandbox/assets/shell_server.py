@@ -128,12 +128,18 @@ def kill_group_and_tag(pgid, tag):
         time.sleep(0.002)
 
 
+OOM_FD = []
+
+
 def oom_kills():
+    """The memory cgroup's OOM-kill counter (-1 when unknown); the file is kept open and re-read."""
     try:
-        with open(OOM_CONTROL) as handle:
-            for line in handle:
-                if line.startswith("oom_kill "):
-                    return int(line.split()[1])
+        if not OOM_FD:
+            OOM_FD.append(os.open(OOM_CONTROL, os.O_RDONLY))
+        text = os.pread(OOM_FD[0], 4096, 0)
+        for line in text.splitlines():
+            if line.startswith(b"oom_kill "):
+                return int(line.split()[1])
     except (OSError, ValueError):
         pass
     return -1
@@ -167,10 +173,6 @@ class Capture:
 
     def value(self):
         return bytes(self.head) + bytes(self.tail)
-
-
-def set_nonblocking(fd):
-    os.set_blocking(fd, False)
 
 
 def drain_forever(fd):
@@ -285,6 +287,124 @@ def parse_export_p(data):
     return env
 
 
+WAIT_FOR_COMMAND = (
+    "IFS= read -r __ta_go || exit 0; exec </dev/null; "
+    "IFS= read -r -d '' __ta_cmd </proc/%d/fd/%d; "
+    "unset __ta_go; eval \"$__ta_cmd\"\n"
+)
+"""Last part of a job's prologue: wait for the go line on stdin, then read the command from the
+job's memfd (a regular file, so bash reads it in blocks) and run it in this shell."""
+
+
+def spawn_bash(script, cwd, env, stdin_fd, stdout_fd, stderr_fd, patience):
+    """Start ``bash -c script`` in a new session (vfork+exec through subprocess); returns the Popen.
+
+    When the process limit is reached (EAGAIN) it retries for ``patience`` seconds, then raises
+    SpawnError: the command fails, the sandbox is not broken.
+    """
+    if not os.path.isdir(cwd):
+        cwd = "/"
+    give_up = time.monotonic() + patience
+    delay = 0.005
+    while True:
+        try:
+            return subprocess.Popen(
+                [b"bash", b"-c", script.encode("utf-8", "surrogateescape")],
+                executable=b"/bin/bash",
+                stdin=stdin_fd,
+                stdout=stdout_fd,
+                stderr=stderr_fd,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as exc:
+            if exc.errno not in (11, 12):  # EAGAIN, ENOMEM
+                raise
+            if time.monotonic() + delay > give_up:
+                raise SpawnError("cannot start the command: %s (process or memory limit reached; "
+                                 "kill some processes)" % (exc.strerror or exc)) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
+
+class Job:
+    """A bash started ahead of its command: pipes, state pipe, a memfd for the command text.
+
+    The server keeps one such spare ready with the current working directory and environment,
+    so a command costs a pipe write instead of a process start.
+    """
+
+    def __init__(self, cwd, env, merge, tag, patience):
+        self.tag = tag
+        self.merge = merge
+        fds = []
+        try:
+            self.out_r, out_w = os.pipe()
+            fds += [self.out_r, out_w]
+            if merge:
+                self.err_r, err_w = None, out_w
+            else:
+                self.err_r, err_w = os.pipe()
+                fds += [self.err_r, err_w]
+            self.state_r, self.state_w = os.pipe()
+            go_r, self.go_w = os.pipe()
+            fds += [self.state_r, self.state_w, go_r, self.go_w]
+            self.memfd = os.memfd_create("ta-command")
+            fds.append(self.memfd)
+            prologue = (STATE_TRAP % (SELF_PID, self.state_w) + OOM_ADJ
+                        + WAIT_FOR_COMMAND % (SELF_PID, self.memfd))
+            self.proc = spawn_bash(prologue, cwd, env, go_r, out_w, err_w, patience)
+        except BaseException:
+            for fd in fds:
+                close_quietly(fd)
+            raise
+        os.close(go_r)
+        os.close(out_w)
+        if not merge:
+            os.close(err_w)
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def go(self, command):
+        """Hand the command to the waiting bash; raises BrokenPipeError when it died meanwhile."""
+        data = command.encode("utf-8", "surrogateescape") + b"\n"
+        os.ftruncate(self.memfd, 0)
+        offset = 0
+        while offset < len(data):
+            offset += os.pwrite(self.memfd, data[offset:], offset)
+        os.write(self.go_w, b"\n")
+        os.close(self.go_w)
+        self.go_w = None
+
+    def discard(self):
+        """Drop a job that never ran: closing the go pipe makes its bash exit."""
+        if self.go_w is not None:
+            close_quietly(self.go_w)
+            self.go_w = None
+        try:
+            self.proc.kill()
+            self.proc.wait()
+        except OSError:
+            pass
+        for fd in (self.out_r, self.err_r, self.state_r, self.state_w, self.memfd):
+            if fd is not None:
+                close_quietly(fd)
+
+
+def close_quietly(fd):
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def new_tag():
+    return os.urandom(8).hex()
+
+
 class Shell:
     def __init__(self):
         env = dict(os.environb)
@@ -295,44 +415,7 @@ class Shell:
         self.initial_cwd = os.getcwd()
         self.env = dict(env)
         self.cwd = self.initial_cwd
-        self.counter = 0
-
-    # --- helpers ---------------------------------------------------------------------------
-    def _spawn(self, script, cwd, env, stdout_fd, stderr_fd, patience=2.0):
-        """Start ``bash -c script`` in a new session (vfork+exec through subprocess); returns the Popen.
-
-        When the process limit is reached (EAGAIN) it retries for ``patience`` seconds, then raises
-        SpawnError: the command fails, the sandbox is not broken.
-        """
-        if not os.path.isdir(cwd):
-            cwd = "/"
-        give_up = time.monotonic() + patience
-        delay = 0.005
-        while True:
-            try:
-                return self._popen(script, cwd, env, stdout_fd, stderr_fd)
-            except (BlockingIOError, MemoryError, OSError) as exc:
-                if isinstance(exc, OSError) and exc.errno not in (11, 12):  # EAGAIN, ENOMEM
-                    raise
-                if time.monotonic() + delay > give_up:
-                    raise SpawnError("cannot start the command: %s (process or memory limit reached; "
-                                     "kill some processes)" % (exc.strerror or exc)) from None
-                time.sleep(delay)
-                delay = min(delay * 2, 0.2)
-
-    @staticmethod
-    def _popen(script, cwd, env, stdout_fd, stderr_fd):
-        return subprocess.Popen(
-            [b"bash", b"-c", script.encode("utf-8", "surrogateescape")],
-            executable=b"/bin/bash",
-            stdin=subprocess.DEVNULL,
-            stdout=stdout_fd,
-            stderr=stderr_fd,
-            cwd=cwd,
-            env=env,
-            start_new_session=True,
-            close_fds=True,
-        )
+        self.spare = None
 
     def _command_env(self, stateless, overrides, tag):
         env = dict(self.initial_env if stateless else self.env)
@@ -341,9 +424,27 @@ class Shell:
         env[TAG_VAR] = tag.encode()
         return env
 
+    # --- the spare ---------------------------------------------------------------------------
+    def prepare_spare(self):
+        """Start the next command's bash now, with the current state (failures just mean no spare)."""
+        if self.spare is not None:
+            if self.spare.alive():
+                return
+            self.spare.discard()
+            self.spare = None
+        tag = new_tag()
+        try:
+            self.spare = Job(self.cwd, self._command_env(False, None, tag), True, tag, 0.0)
+        except (SpawnError, OSError):
+            self.spare = None
+
+    def drop_spare(self):
+        if self.spare is not None:
+            self.spare.discard()
+            self.spare = None
+
     # --- ops -----------------------------------------------------------------------------------
     def run(self, request):
-        tag = request["tag"]
         timeout = float(request["timeout"])
         merge = bool(request.get("merge", True))
         stateless = bool(request.get("stateless", False))
@@ -352,49 +453,49 @@ class Shell:
         cap = int(request.get("cap", 65536))
         persist = not stateless and not overrides and not workdir
         cwd = workdir or (self.initial_cwd if stateless else self.cwd)
-        env = self._command_env(stateless, overrides, tag)
 
         if not request.get("block", True):
-            return self._run_background(request["cmd"], cwd, env, tag)
+            tag = new_tag()
+            return self._run_background(request["cmd"], cwd, self._command_env(stateless, overrides, tag))
 
-        out_r, out_w = os.pipe()
-        if merge:
-            err_r, err_w = None, out_w
-        else:
-            err_r, err_w = os.pipe()
-        state_r, state_w = os.pipe()
-        script = (STATE_TRAP % (SELF_PID, state_w)) + OOM_ADJ + request["cmd"] + "\n"
-        oom_before = oom_kills()
+        job = None
+        if persist and merge and self.spare is not None:
+            job, self.spare = self.spare, None
         started = time.monotonic()
-        try:
-            proc = self._spawn(script, cwd, env, out_w, err_w, patience=min(2.0, timeout))
-        except SpawnError as exc:
-            proc = None
-            message = str(exc).encode() + b"\n"
-        finally:
-            os.close(out_w)
-            if err_r is not None:
-                os.close(err_w)
-        if proc is None:
-            for fd in (out_r, state_r, state_w) + ((err_r,) if err_r is not None else ()):
-                os.close(fd)
-            header = {"id": request["id"], "ok": True, "exit_code": 126, "timed_out": False,
-                      "duration_s": time.monotonic() - started, "out_cut": 0, "err_cut": 0,
-                      "oom_killed": False, "cwd": self.cwd}
-            return header, [message] + ([b""] if err_r is not None else [])
-        pid = proc.pid
-        pidfd = os.pidfd_open(pid)
-        captures = {out_r: Capture(cap)}
-        if err_r is not None:
-            captures[err_r] = Capture(cap)
+        oom_before = oom_kills()
+        for attempt in range(2):
+            if job is None:
+                tag = new_tag()
+                try:
+                    job = Job(cwd, self._command_env(stateless, overrides, tag), merge, tag,
+                              min(2.0, timeout))
+                except SpawnError as exc:
+                    header = {"ok": True, "exit_code": 126, "timed_out": False,
+                              "duration_s": time.monotonic() - started, "out_cut": 0, "err_cut": 0,
+                              "oom_killed": False, "cwd": self.cwd}
+                    return header, [str(exc).encode() + b"\n"] + ([] if merge else [b""])
+            try:
+                job.go(request["cmd"])
+                break
+            except OSError:  # the spare died (e.g. killed by the agent): start a fresh one
+                job.discard()
+                job = None
+        started = time.monotonic()
+        return self._wait(job, timeout, cap, persist, started, oom_before)
+
+    def _wait(self, job, timeout, cap, persist, started, oom_before):
+        proc = job.proc
+        pidfd = os.pidfd_open(proc.pid)
+        captures = {job.out_r: Capture(cap)}
+        if job.err_r is not None:
+            captures[job.err_r] = Capture(cap)
         state = bytearray()
-        open_fds = [out_r, state_r] + ([err_r] if err_r is not None else [])
+        open_fds = [job.out_r, job.state_r] + ([job.err_r] if job.err_r is not None else [])
         for fd in open_fds:
-            set_nonblocking(fd)
+            os.set_blocking(fd, False)
         deadline = started + timeout
         timed_out = False
         exited = False
-        status = None
         while not exited:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -410,18 +511,19 @@ class Shell:
                     continue
                 self._read_into(fd, captures, state, open_fds)
         if timed_out:
-            kill_group_and_tag(pid, tag.encode())
+            kill_group_and_tag(proc.pid, job.tag.encode())
         status = proc.wait()
         os.close(pidfd)
         # bash is gone: take what is already in the pipes without waiting for EOF
         for fd in list(open_fds):
             self._read_into(fd, captures, state, open_fds, drain=True)
         for fd in list(open_fds):
-            if fd == state_r:
+            if fd == job.state_r:
                 os.close(fd)
             else:
                 drain_forever(fd)
-        os.close(state_w)
+        os.close(job.state_w)
+        os.close(job.memfd)
         duration = time.monotonic() - started
 
         exit_code = None
@@ -441,11 +543,10 @@ class Shell:
         if timed_out:
             exit_code = 124
         oom_after = oom_kills()
-        out = captures[out_r]
-        err = captures[err_r] if err_r is not None else None
+        out = captures[job.out_r]
+        err = captures[job.err_r] if job.err_r is not None else None
         parts = [out.value()] + ([err.value()] if err is not None else [])
         header = {
-            "id": request["id"],
             "ok": True,
             "exit_code": exit_code,
             "timed_out": timed_out,
@@ -477,18 +578,17 @@ class Shell:
             if not drain and len(data) < READ_CHUNK:
                 return
 
-    def _run_background(self, command, cwd, env, tag):
-        null = os.open(os.devnull, os.O_WRONLY)
+    def _run_background(self, command, cwd, env):
+        null = os.open(os.devnull, os.O_RDWR)
         try:
-            proc = self._spawn(OOM_ADJ + command + "\n", cwd, env, null, null)
+            proc = spawn_bash(OOM_ADJ + command + "\n", cwd, env, null, null, null, 2.0)
         except SpawnError as exc:
-            return {"id": None, "ok": True, "exit_code": 126, "timed_out": False, "duration_s": 0.0,
+            return {"ok": True, "exit_code": 126, "timed_out": False, "duration_s": 0.0,
                     "out_cut": 0, "err_cut": 0, "oom_killed": False, "cwd": self.cwd}, [str(exc).encode() + b"\n"]
         finally:
             os.close(null)
         BACKGROUND.append(proc)
-        pid = proc.pid
-        return {"id": None, "ok": True, "exit_code": 0, "timed_out": False, "pid": pid,
+        return {"ok": True, "exit_code": 0, "timed_out": False, "pid": proc.pid,
                 "duration_s": 0.0, "out_cut": 0, "err_cut": 0, "oom_killed": False, "cwd": self.cwd}, []
 
     def reap_background(self):
@@ -523,11 +623,11 @@ def main():
         timer = threading.Timer(ttl, kill_everything_and_exit, args=(3,))
         timer.daemon = True
         timer.start()
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     shell = Shell()
     threading.Thread(target=stdin_reader, daemon=True).start()
     send_reply({"id": "ready", "ok": True, "pid": SELF_PID, "cwd": shell.cwd,
                 "python": sys.version.split()[0], "uid": os.getuid()})
+    shell.prepare_spare()
     while True:
         with REQUESTS_COND:
             while not REQUESTS:
@@ -539,16 +639,20 @@ def main():
                 header, parts = shell.run(request)
                 header["id"] = request["id"]
                 send_reply(header, parts)
+                if not REQUESTS:
+                    shell.prepare_spare()
             elif op == "ping":
                 shell.reap_background()
                 send_reply({"id": request["id"], "ok": True})
             elif op == "kill_all":
+                shell.drop_spare()
                 count = kill_all()
                 send_reply({"id": request["id"], "ok": True, "killed": count})
             elif op == "mkdirs":
                 os.makedirs(request["path"], exist_ok=True)
                 send_reply({"id": request["id"], "ok": True})
             elif op == "reset_state":
+                shell.drop_spare()
                 shell.env = dict(shell.initial_env)
                 shell.cwd = shell.initial_cwd
                 send_reply({"id": request["id"], "ok": True})
