@@ -1,0 +1,105 @@
+"""The evaluation end to end on the shipped tasks: real containers, real grader, real models.
+
+Kept small for 2 cores: one attempt per task, at most 3 steps, short replies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from terminal_agent.models.scripted import ScriptedModelClient
+from terminal_agent.rollout.results import RunResults
+from terminal_agent.rollout.runner import RolloutConfig, RolloutRunner
+from terminal_agent.tasks.loading import load_tasks
+from terminal_agent.tasks.validation import oracle_replies
+from test_model_clients import served_model  # noqa: F401 - a module fixture: one server for this module
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED = ROOT / "dataset" / "latest_verified.csv"
+
+
+def _cli(*args: str, env: dict[str, str] | None = None, timeout: float = 600) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        ["python", "-m", "terminal_agent", *args], cwd=ROOT, capture_output=True, text=True, timeout=timeout, env=env
+    )
+
+
+@pytest.mark.docker
+def test_scripted_oracle_scores_one_and_infrastructure_errors_are_not_failures(tmp_path):
+    task = load_tasks(SHIPPED)[0]
+    broken = task.model_copy(update={"task_id": "unbuildable", "dockerfile": "FROM terminal-agent/no-such-image:never\n"})
+    replies = {task.task_id: oracle_replies(task), broken.task_id: ["<finish>\nmessage: x\n</finish>"]}
+    runner = RolloutRunner(
+        ScriptedModelClient([], name="oracle"),
+        RolloutConfig(max_steps=2, concurrency=2, output_dir=tmp_path),
+        model_for_trial=lambda spec: ScriptedModelClient(replies[spec.task.task_id], name="oracle"),
+    )
+    results = runner.run([task, broken])
+    by_id = {t.task_id: t for t in results.trials}
+    good, bad = by_id[task.task_id], by_id["unbuildable"]
+    assert good.status == "scored" and good.reward == 1.0 and good.passed
+    assert all(t.passed for t in good.tests) and good.turns == 2 and good.env_time_s > 0
+    assert bad.status == "error" and bad.reward is None and bad.error.kind == "image"
+    summary = results.summary
+    assert summary["n_errors"] == 1 and summary["errors_by_kind"] == {"image": 1}
+    assert summary["pass_rate"]["value"] == 1.0  # the error is excluded, not counted as a failure
+    on_disk = RunResults.read(tmp_path / "results.json")
+    assert on_disk.trials == results.trials
+    transcript = json.loads((tmp_path / good.transcript).read_text())
+    assert transcript["model_calls"][0]["response"]["text"].startswith("<bash>")
+    assert "<bash_output>" in transcript["model_calls"][1]["messages"][-1]["content"]
+
+
+@pytest.mark.docker
+@pytest.mark.model
+@pytest.mark.slow
+def test_run_eval_sh_with_the_embedded_model_on_the_shipped_tasks(tmp_path):
+    output = tmp_path / "run"
+    env = {**os.environ, "MAX_STEPS": "3", "MAX_TOKENS": "48", "OUTPUT_DIR": str(output)}
+    env.pop("LITELLM_MODEL", None)
+    proc = subprocess.run([str(ROOT / "evaluation" / "run_eval.sh")], cwd=tmp_path, capture_output=True, text=True, env=env, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = RunResults.read(output / "results.json")
+    tasks = load_tasks(SHIPPED)
+    assert results.run.model == "embedded/SmolLM2-135M-Instruct" and results.run.max_steps == 3
+    assert sorted(t.task_id for t in results.trials) == sorted(t.task_id for t in tasks)
+    for trial in results.trials:
+        assert trial.status == "scored", trial.error  # the infrastructure worked for every episode
+        assert 1 <= trial.turns <= 3 and trial.completion_tokens <= 48 * trial.turns
+        assert trial.model_time_s > 0 and trial.env_time_s > 0 and 0.0 <= trial.reward <= 1.0
+        assert (output / trial.transcript).is_file()
+    assert (output / "report.md").read_text().startswith("# Evaluation: embedded/")
+    assert (output / "rewards.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "pass rate" in proc.stderr
+
+    report = _cli("eval", "report", str(output), "--json")
+    assert report.returncode == 0, report.stderr
+    assert json.loads(report.stdout)["n_trials"] == len(tasks)
+    compare = _cli("eval", "compare", str(output / "results.json"), str(output / "results.json"), "--json")
+    assert compare.returncode == 0, compare.stderr
+    assert json.loads(compare.stdout)["difference"] == 0.0
+
+
+@pytest.mark.docker
+@pytest.mark.model
+@pytest.mark.slow
+def test_eval_through_litellm_against_a_local_openai_compatible_server(served_model, tmp_path):
+    model, api_base = served_model
+    output = tmp_path / "litellm"
+    env = {**os.environ, "LITELLM_MODEL": model, "LITE_LLM_API_BASE": api_base, "LITE_LLM_API_KEY": "none"}
+    proc = subprocess.run(
+        [str(ROOT / "evaluation" / "run_eval.sh"), "--max-steps", "2", "--max-tokens", "32", "-o", str(output), "--",
+         "--task", load_tasks(SHIPPED)[0].task_id, "--no-plot"],
+        cwd=tmp_path, capture_output=True, text=True, env=env, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    results = RunResults.read(output)
+    assert results.run.model == model and len(results.trials) == 1
+    trial = results.trials[0]
+    assert trial.status == "scored", trial.error
+    assert 1 <= trial.turns <= 2 and trial.prompt_tokens > 100 and 0 < trial.completion_tokens <= 64
