@@ -370,6 +370,11 @@ class Grader:
             result.error = f"{type(exc).__name__}: {exc}"
             result.error_kind = kind
             logger.warning("grading %s failed: %s", task.task_id, result.error)
+        except Exception as exc:  # noqa: BLE001 - a grader bug flags the sample, it never scores it 0
+            logger.exception("grading %s crashed", task.task_id)
+            result.score = None
+            result.error = f"grader crashed: {type(exc).__name__}: {exc}"
+            result.error_kind = "grading"
         result.duration_s = time.monotonic() - started
         timings["total_s"] = result.duration_s
         result.timings = timings
@@ -394,7 +399,7 @@ class Grader:
         timings["inspect_s"] = time.monotonic() - mark
         if signals:
             result.tamper_signals = signals
-            result.score, result.tests = score_tests(task, {})
+            _, result.tests = score_tests(task, {})
             result.score = 0.0
             logger.warning("task %s: interpreter tampering, graded 0: %s", task.task_id, signals)
             return
@@ -433,11 +438,13 @@ class Grader:
             result.tamper_signals.append(f"{status['survivors']} agent process(es) survived the kill")
         if status.get("realpath") != verifier_dir:
             result.tamper_signals.append(f"verifier dir redirected to {status.get('realpath')}")
+        if result.tamper_signals:  # the tests ran in a compromised container: their report does not count
+            _, result.tests = score_tests(task, {})
+            result.score = 0.0
+            return
         if report is None:
             raise GradingError(f"pytest wrote no report (exit {exit_code}): {text[-1500:]}")
         result.score, result.tests = score_tests(task, parse_junit(report))
-        if result.tamper_signals:
-            result.score = 0.0
 
     def _kill_everything(self, api: docker.APIClient, cid: str) -> None:
         try:
