@@ -249,3 +249,25 @@ def test_support_files_sit_beside_the_tests(sandbox_factory):
     )
     result = Grader().grade(sandbox_factory(task), task)
     assert result.scored and result.score == 1.0, result.log_tail
+
+
+class _SandboxWithBrokenKill:
+    """A real sandbox whose kill_agent_processes misses everything (defence in depth)."""
+
+    def __init__(self, sandbox):
+        self._sandbox = sandbox
+        self.id = sandbox.id
+        self.server_info = sandbox.server_info
+
+    def kill_agent_processes(self) -> int:
+        return 0
+
+
+@pytest.mark.docker
+def test_a_process_that_survived_the_kill_is_a_tamper_signal(sandbox_factory):
+    task = make_task("def test_ok():\n    pass\n", {"test_ok": 1.0})
+    sandbox = sandbox_factory(task)
+    sandbox.exec("setsid nohup sleep 1000 >/dev/null 2>&1 &", timeout=10)
+    result = Grader().grade(_SandboxWithBrokenKill(sandbox), task)
+    assert result.scored and result.score == 0.0
+    assert any("survived" in signal for signal in result.tamper_signals)
