@@ -106,6 +106,26 @@ def scan_changes(api: docker.APIClient, container_id: str, info: dict[str, Any] 
     return ChangeScan([Change(e["Path"], kinds.get(e["Kind"], "C"), e["Path"] in parents) for e in entries], "diff")
 
 
+# Only these parts of the filesystem matter to the verifier; the walk skips the rest, so an agent
+# that wrote 100k files into /app or dist-packages costs the grader nothing.
+_WATCHED_TREES = ("/usr/bin", "/usr/local/bin", "/usr/lib/python3.*", "/usr/local/lib/python3.*")
+_WATCHED_FILES_IN = ("/etc",)
+
+
+def _watched_dir(path: str) -> bool:
+    parts = path.strip("/").split("/")
+    for pattern in _WATCHED_TREES + _WATCHED_FILES_IN:
+        pattern_parts = pattern.strip("/").split("/")
+        shared = min(len(parts), len(pattern_parts))
+        if not all(fnmatch.fnmatch(parts[i], pattern_parts[i]) for i in range(shared)):
+            continue
+        if len(parts) <= len(pattern_parts):
+            return True  # an ancestor of a watched place, or the place itself
+        if pattern in _WATCHED_TREES and not any(part in _PACKAGE_DIRS for part in parts[len(pattern_parts):]):
+            return True
+    return False
+
+
 def _walk_upper(upper: str, lowers: list[str]) -> list[Change]:
     changes: list[Change] = []
     for root, dirs, files in os.walk(upper):
@@ -129,6 +149,7 @@ def _walk_upper(upper: str, lowers: list[str]) -> list[Change]:
                     changes.append(Change(path, "A" if not existed else "C", True))
                 continue
             changes.append(Change(path, "C" if existed else "A"))
+        dirs[:] = [d for d in dirs if _watched_dir(posixpath.join(rel_root, d))]  # recurse only where it matters
     return changes
 
 
