@@ -271,3 +271,16 @@ def test_a_process_that_survived_the_kill_is_a_tamper_signal(sandbox_factory):
     result = Grader().grade(_SandboxWithBrokenKill(sandbox), task)
     assert result.scored and result.score == 0.0
     assert any("survived" in signal for signal in result.tamper_signals)
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("source", ["auto", "diff"])
+def test_both_change_sources_see_interpreter_tampering(sandbox_factory, source):
+    task = make_task("def test_ok():\n    pass\n", {"test_ok": 1.0})
+    sandbox = sandbox_factory(task)
+    sandbox.exec("echo '# x' >> /usr/lib/python3.11/os.py && mkdir -p /app/big && touch /app/big/f{1..200}")
+    result = Grader(GradingConfig(change_source=source)).grade(sandbox, task)
+    # auto reads the overlay upper dir when this host can (root beside the daemon), else falls back
+    assert result.change_source in (("upperdir", "diff") if source == "auto" else ("diff",))
+    assert result.scored and result.score == 0.0
+    assert any("/usr/lib/python3.11/os.py" in signal for signal in result.tamper_signals)

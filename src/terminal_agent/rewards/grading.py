@@ -31,7 +31,7 @@ import threading
 import time
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import docker
 import docker.errors
@@ -63,6 +63,8 @@ class GradingConfig(BaseModel):
     """Floor of the per-test timeout (``test_timeout_s / number of tests`` otherwise)."""
     check_tamper: bool = True
     """Look for interpreter tampering in the container's changes before running the tests."""
+    change_source: Literal["auto", "diff"] = "auto"
+    """``auto``: read the overlay upper dir on this host when possible, else ``docker diff``; ``diff``: always the API."""
 
 
 # --- tamper detection --------------------------------------------------------------------------
@@ -90,13 +92,15 @@ class ChangeScan:
         return any(os.path.lexists(lower + path) for lower in self.lower_dirs)
 
 
-def scan_changes(api: docker.APIClient, container_id: str, info: dict[str, Any] | None = None) -> ChangeScan:
+def scan_changes(
+    api: docker.APIClient, container_id: str, info: dict[str, Any] | None = None, use_upper_dir: bool = True
+) -> ChangeScan:
     """The agent's filesystem changes: the overlay upper dir when this host can read it, else ``docker diff``."""
     info = info or api.inspect_container(container_id)
     graph = info.get("GraphDriver") or {}
     data = graph.get("Data") or {}
     upper = data.get("UpperDir")
-    if graph.get("Name") == "overlay2" and upper and os.path.isdir(upper):
+    if use_upper_dir and graph.get("Name") == "overlay2" and upper and os.path.isdir(upper):
         lowers = [d for d in (data.get("LowerDir") or "").split(":") if d]
         return ChangeScan(_walk_upper(upper, lowers), "upperdir", lowers)
     entries = api.diff(container_id) or []
@@ -412,7 +416,7 @@ class Grader:
 
         mark = time.monotonic()
         inspected = api.inspect_container(cid)
-        scan = scan_changes(api, cid, inspected)
+        scan = scan_changes(api, cid, inspected, use_upper_dir=self.config.change_source == "auto")
         interpreter = choose_interpreter(scan, self.config.python_candidates)
         signals, pycache_touched = find_tamper_signals(scan, interpreter) if self.config.check_tamper else ([], False)
         result.interpreter, result.change_source = interpreter, scan.source
