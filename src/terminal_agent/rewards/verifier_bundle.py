@@ -117,7 +117,7 @@ def build_bundle_bytes() -> tuple[bytes, dict[str, str]]:
             for top in tops:
                 src = root / top
                 if not src.exists():
-                    if top == "py.py":
+                    if top == "py.py" or dist_name == "pygments":  # optional, or absent in other versions
                         continue
                     raise GradingError(f"{dist_name}: {top} not found under {root}")
                 files = [src] if src.is_file() else sorted(p for p in src.rglob("*") if p.is_file())
