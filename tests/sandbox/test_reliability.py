@@ -98,7 +98,9 @@ def test_fork_bomb_stays_inside_the_pids_limit(small_sandbox):
         assert int((cgroup / "pids.current").read_text()) <= 64
     starved = small_sandbox.exec("echo maybe", timeout=2)  # a command result, never a broken sandbox
     assert starved.exit_code in (0, 124, 126)
-    assert small_sandbox.kill_agent_processes() > 10
+    small_sandbox.kill_agent_processes()
+    if cgroup.exists():
+        assert int((cgroup / "pids.current").read_text()) <= 8, "the bomb survived kill_agent_processes"
     assert small_sandbox.exec("echo recovered", 10).output == "recovered\n"
 
 

@@ -113,10 +113,11 @@ def kill_group_and_tag(pgid, tag):
     """SIGKILL the process group, then every straggler carrying ``tag`` (setsid, double fork)
     until a sweep finds none. Zombies have an empty environ, so they do not count."""
     for attempt in range(40):
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except OSError:
-            pass
+        if pgid is not None and pgid > 1:
+            try:
+                os.killpg(pgid, signal.SIGKILL)
+            except OSError:
+                pass
         stragglers = pids_with_tag(tag)
         for pid in stragglers:
             try:
@@ -175,22 +176,76 @@ class Capture:
         return bytes(self.head) + bytes(self.tail)
 
 
-def drain_forever(fd):
-    """Keep reading (and dropping) a pipe a background child still holds, so it never gets SIGPIPE."""
-    def run():
+class Drainer:
+    """One thread that keeps reading (and dropping) pipes still held by background children of
+    finished commands, so those children never get SIGPIPE. A single long-lived thread, because a
+    new thread per pipe cannot be started when the agent has used up the pids limit."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.fds = set()
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        threading.Thread(target=self._loop, daemon=True).start()
+
+    def add(self, fd):
+        os.set_blocking(fd, False)
+        with self.lock:
+            self.fds.add(fd)
         try:
-            os.set_blocking(fd, True)
-            while os.read(fd, READ_CHUNK):
-                pass
+            os.write(self.wake_w, b"x")
         except OSError:
             pass
-        finally:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
 
-    threading.Thread(target=run, daemon=True).start()
+    def _loop(self):
+        while True:
+            with self.lock:
+                fds = list(self.fds)
+            try:
+                ready, _, _ = select.select(fds + [self.wake_r], [], [])
+            except (OSError, ValueError):
+                time.sleep(0.05)
+                continue
+            for fd in ready:
+                if fd == self.wake_r:
+                    try:
+                        os.read(self.wake_r, 4096)
+                    except OSError:
+                        pass
+                    continue
+                try:
+                    data = os.read(fd, READ_CHUNK)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    data = b""
+                if not data:
+                    with self.lock:
+                        self.fds.discard(fd)
+                    close_quietly(fd)
+
+
+DRAINER = []
+
+
+def drain_forever(fd):
+    if not DRAINER:
+        DRAINER.append(Drainer())
+    DRAINER[0].add(fd)
+
+
+def children_of(parent):
+    """Pids whose parent is ``parent`` (from /proc/PID/stat)."""
+    found = []
+    for pid in list_pids():
+        try:
+            with open("/proc/%d/stat" % pid, "rb") as handle:
+                stat = handle.read()
+            if int(stat[stat.rindex(b")") + 2:].split()[1]) == parent:
+                found.append(pid)
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
 
 
 STATE_TRAP = (
@@ -287,13 +342,23 @@ def parse_export_p(data):
     return env
 
 
-WAIT_FOR_COMMAND = (
-    "IFS= read -r __ta_go || exit 0; exec </dev/null; "
-    "IFS= read -r -d '' __ta_cmd </proc/%d/fd/%d; "
-    "unset __ta_go; eval \"$__ta_cmd\"\n"
+ZYGOTE_SCRIPT = (
+    OOM_ADJ + "set -m; "
+    "__ta_state() { __ta_rc=$?; set +eu; { printf '%%s\\0%%s\\0' \"$__ta_rc\" \"$PWD\"; export -p; } "
+    ">/proc/%(spid)d/fd/$__ta_st 2>/dev/null; exit $__ta_rc; }; "
+    "while read -r __ta_tag __ta_out __ta_err __ta_st; do "
+    "( trap __ta_state EXIT; export TA_CMD_TAG=$__ta_tag; exec </dev/null; "
+    "IFS= read -r -d '' __ta_cmd </proc/%(spid)d/fd/%(mem)d; "
+    "unset __ta_tag __ta_out __ta_err; eval \"$__ta_cmd\"\n"
+    ") >/proc/%(spid)d/fd/$__ta_out 2>/proc/%(spid)d/fd/$__ta_err & "
+    "echo \"pid $__ta_tag $!\"; wait $!; echo \"rc $__ta_tag $?\"; done\n"
 )
-"""Last part of a job's prologue: wait for the go line on stdin, then read the command from the
-job's memfd (a regular file, so bash reads it in blocks) and run it in this shell."""
+"""The zygote: a bash with job control (so each command's subshell gets its own process group)
+that, for each line ``tag out err state`` on its stdin, forks a subshell that runs the command
+from the server's memfd with its output on the given pipes, reports ``pid`` and ``rc`` lines on
+its stdout, and dumps the subshell's ``rc``, ``$PWD`` and ``export -p`` to the state pipe on exit.
+A fork of a small bash is far cheaper than starting a process, and the zygote carries the
+persistent directory and environment: when a command changes them, the zygote is replaced."""
 
 
 def spawn_bash(script, cwd, env, stdin_fd, stdout_fd, stderr_fd, patience):
@@ -329,71 +394,6 @@ def spawn_bash(script, cwd, env, stdin_fd, stdout_fd, stderr_fd, patience):
             delay = min(delay * 2, 0.2)
 
 
-class Job:
-    """A bash started ahead of its command: pipes, state pipe, a memfd for the command text.
-
-    The server keeps one such spare ready with the current working directory and environment,
-    so a command costs a pipe write instead of a process start.
-    """
-
-    def __init__(self, cwd, env, merge, tag, patience):
-        self.tag = tag
-        self.merge = merge
-        fds = []
-        try:
-            self.out_r, out_w = os.pipe()
-            fds += [self.out_r, out_w]
-            if merge:
-                self.err_r, err_w = None, out_w
-            else:
-                self.err_r, err_w = os.pipe()
-                fds += [self.err_r, err_w]
-            self.state_r, self.state_w = os.pipe()
-            go_r, self.go_w = os.pipe()
-            fds += [self.state_r, self.state_w, go_r, self.go_w]
-            self.memfd = os.memfd_create("ta-command")
-            fds.append(self.memfd)
-            prologue = (STATE_TRAP % (SELF_PID, self.state_w) + OOM_ADJ
-                        + WAIT_FOR_COMMAND % (SELF_PID, self.memfd))
-            self.proc = spawn_bash(prologue, cwd, env, go_r, out_w, err_w, patience)
-        except BaseException:
-            for fd in fds:
-                close_quietly(fd)
-            raise
-        os.close(go_r)
-        os.close(out_w)
-        if not merge:
-            os.close(err_w)
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def go(self, command):
-        """Hand the command to the waiting bash; raises BrokenPipeError when it died meanwhile."""
-        data = command.encode("utf-8", "surrogateescape") + b"\n"
-        os.ftruncate(self.memfd, 0)
-        offset = 0
-        while offset < len(data):
-            offset += os.pwrite(self.memfd, data[offset:], offset)
-        os.write(self.go_w, b"\n")
-        os.close(self.go_w)
-        self.go_w = None
-
-    def discard(self):
-        """Drop a job that never ran: closing the go pipe makes its bash exit."""
-        if self.go_w is not None:
-            close_quietly(self.go_w)
-            self.go_w = None
-        try:
-            self.proc.kill()
-            self.proc.wait()
-        except OSError:
-            pass
-        for fd in (self.out_r, self.err_r, self.state_r, self.state_w, self.memfd):
-            if fd is not None:
-                close_quietly(fd)
-
-
 def close_quietly(fd):
     try:
         os.close(fd)
@@ -403,6 +403,109 @@ def close_quietly(fd):
 
 def new_tag():
     return os.urandom(8).hex()
+
+
+class ZygoteError(Exception):
+    """The zygote died or stopped answering; the command falls back to a fresh bash."""
+
+
+class Zygote:
+    def __init__(self, cwd, env):
+        self.cwd = cwd
+        self.env = dict(env)
+        self.memfd = os.memfd_create("ta-command")
+        self.ctl_r, ctl_w = os.pipe()
+        go_r, self.go_w = os.pipe()
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            script = ZYGOTE_SCRIPT % {"spid": SELF_PID, "mem": self.memfd}
+            self.proc = spawn_bash(script, cwd, env, go_r, ctl_w, null, 0.0)
+        except BaseException:
+            for fd in (self.memfd, self.ctl_r, self.go_w):
+                close_quietly(fd)
+            raise
+        finally:
+            for fd in (go_r, ctl_w, null):
+                close_quietly(fd)
+        os.set_blocking(self.ctl_r, False)
+        self.lines = []
+        self.partial = b""
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def matches(self, cwd, env):
+        return self.cwd == cwd and self.env == env
+
+    def start(self, command, tag, out_w, err_w, state_w, timeout):
+        """Fork a subshell running ``command``; returns its pid (ZygoteError after ``timeout``)."""
+        data = command.encode("utf-8", "surrogateescape") + b"\n"
+        try:
+            os.ftruncate(self.memfd, 0)
+            offset = 0
+            while offset < len(data):
+                offset += os.pwrite(self.memfd, data[offset:], offset)
+            os.write(self.go_w, ("%s %d %d %d\n" % (tag, out_w, err_w, state_w)).encode())
+        except OSError as exc:
+            raise ZygoteError(str(exc)) from None
+        line = self.read_line("pid", tag, timeout)
+        if line is None:
+            raise ZygoteError("no pid from the zygote")
+        return int(line)
+
+    def read_line(self, kind, tag, timeout):
+        """Value of the next ``kind tag VALUE`` line, skipping stale ones; None on timeout or EOF."""
+        deadline = time.monotonic() + timeout
+        prefix = ("%s %s " % (kind, tag)).encode()
+        while True:
+            while self.lines:
+                line = self.lines.pop(0)
+                if line.startswith(prefix):
+                    return line[len(prefix):].decode()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            ready, _, _ = select.select([self.ctl_r], [], [], remaining)
+            if not ready:
+                return None
+            try:
+                chunk = os.read(self.ctl_r, 4096)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                return None
+            *complete, self.partial = (self.partial + chunk).split(b"\n")
+            self.lines.extend(complete)
+
+    def close(self, tag=None):
+        """Kill the zygote and any subshell it forked (when ``tag`` is given, the command's processes too)."""
+        close_quietly(self.go_w)
+        for child in children_of(self.proc.pid):
+            try:
+                os.killpg(child, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                os.kill(child, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            self.proc.kill()
+            self.proc.wait()
+        except OSError:
+            pass
+        close_quietly(self.ctl_r)
+        close_quietly(self.memfd)
+        if tag is not None:
+            kill_group_and_tag(None, tag.encode())
+
+
+class Job:
+    """A fresh bash for commands the zygote cannot run (stateless, per-command overrides)."""
+
+    def __init__(self, command, cwd, env, tag, out_w, err_w, state_w, patience):
+        script = (STATE_TRAP % (SELF_PID, state_w)) + OOM_ADJ + command + "\n"
+        self.proc = spawn_bash(script, cwd, env, subprocess.DEVNULL, out_w, err_w, patience)
 
 
 class Shell:
@@ -415,33 +518,32 @@ class Shell:
         self.initial_cwd = os.getcwd()
         self.env = dict(env)
         self.cwd = self.initial_cwd
-        self.spare = None
+        self.zygote = None
 
     def _command_env(self, stateless, overrides, tag):
         env = dict(self.initial_env if stateless else self.env)
         for key, value in (overrides or {}).items():
             env[key.encode("utf-8", "surrogateescape")] = value.encode("utf-8", "surrogateescape")
-        env[TAG_VAR] = tag.encode()
+        if tag is not None:
+            env[TAG_VAR] = tag.encode()
         return env
 
-    # --- the spare ---------------------------------------------------------------------------
-    def prepare_spare(self):
-        """Start the next command's bash now, with the current state (failures just mean no spare)."""
-        if self.spare is not None:
-            if self.spare.alive():
+    # --- the zygote --------------------------------------------------------------------------
+    def prepare_zygote(self):
+        """Have a zygote with the current state ready (failure just means commands start bash)."""
+        if self.zygote is not None:
+            if self.zygote.alive() and self.zygote.matches(self.cwd, self.env):
                 return
-            self.spare.discard()
-            self.spare = None
-        tag = new_tag()
+            self.drop_zygote()
         try:
-            self.spare = Job(self.cwd, self._command_env(False, None, tag), True, tag, 0.0)
+            self.zygote = Zygote(self.cwd, self.env)
         except (SpawnError, OSError):
-            self.spare = None
+            self.zygote = None
 
-    def drop_spare(self):
-        if self.spare is not None:
-            self.spare.discard()
-            self.spare = None
+    def drop_zygote(self):
+        if self.zygote is not None:
+            self.zygote.close()
+            self.zygote = None
 
     # --- ops -----------------------------------------------------------------------------------
     def run(self, request):
@@ -453,49 +555,66 @@ class Shell:
         cap = int(request.get("cap", 65536))
         persist = not stateless and not overrides and not workdir
         cwd = workdir or (self.initial_cwd if stateless else self.cwd)
+        command = request["cmd"]
+        tag = new_tag()
 
         if not request.get("block", True):
-            tag = new_tag()
-            return self._run_background(request["cmd"], cwd, self._command_env(stateless, overrides, tag))
+            return self._run_background(command, cwd, self._command_env(stateless, overrides, tag))
 
-        job = None
-        if persist and merge and self.spare is not None:
-            job, self.spare = self.spare, None
-        started = time.monotonic()
+        out_r, out_w = os.pipe()
+        err_r, err_w = (None, out_w) if merge else os.pipe()
+        state_r, state_w = os.pipe()
         oom_before = oom_kills()
-        for attempt in range(2):
-            if job is None:
-                tag = new_tag()
-                try:
-                    job = Job(cwd, self._command_env(stateless, overrides, tag), merge, tag,
-                              min(2.0, timeout))
-                except SpawnError as exc:
-                    header = {"ok": True, "exit_code": 126, "timed_out": False,
-                              "duration_s": time.monotonic() - started, "out_cut": 0, "err_cut": 0,
-                              "oom_killed": False, "cwd": self.cwd}
-                    return header, [str(exc).encode() + b"\n"] + ([] if merge else [b""])
-            try:
-                job.go(request["cmd"])
-                break
-            except OSError:  # the spare died (e.g. killed by the agent): start a fresh one
-                job.discard()
-                job = None
         started = time.monotonic()
-        return self._wait(job, timeout, cap, persist, started, oom_before)
+        proc = pid = None
+        try:
+            if persist:
+                self.prepare_zygote()
+            if persist and self.zygote is not None:
+                try:
+                    pid = self.zygote.start(command, tag, out_w, err_w, state_w, min(5.0, timeout))
+                except ZygoteError:
+                    self.zygote.close(tag)
+                    self.zygote = None
+                    if time.monotonic() - started >= timeout:
+                        for fd in (out_r, out_w, state_r, state_w) + (() if merge else (err_r, err_w)):
+                            close_quietly(fd)
+                        return {"ok": True, "exit_code": 124, "timed_out": True,
+                                "duration_s": time.monotonic() - started, "out_cut": 0, "err_cut": 0,
+                                "oom_killed": False, "cwd": self.cwd}, [b""] + ([] if merge else [b""])
+            if pid is None:
+                patience = max(0.0, min(2.0, timeout - (time.monotonic() - started)))
+                proc = Job(command, cwd, self._command_env(stateless, overrides, tag), tag,
+                           out_w, err_w, state_w, patience).proc
+                pid = proc.pid
+        except SpawnError as exc:
+            for fd in (out_r, out_w, state_r, state_w) + (() if merge else (err_r, err_w)):
+                close_quietly(fd)
+            header = {"ok": True, "exit_code": 126, "timed_out": False,
+                      "duration_s": time.monotonic() - started, "out_cut": 0, "err_cut": 0,
+                      "oom_killed": False, "cwd": self.cwd}
+            return header, [str(exc).encode() + b"\n"] + ([] if merge else [b""])
+        if proc is not None:  # a Job: the server's write ends are not needed
+            close_quietly(out_w)
+            if not merge:
+                close_quietly(err_w)
+            out_w = err_w = None
+        zygote = self.zygote if proc is None else None
 
-    def _wait(self, job, timeout, cap, persist, started, oom_before):
-        proc = job.proc
-        pidfd = os.pidfd_open(proc.pid)
-        captures = {job.out_r: Capture(cap)}
-        if job.err_r is not None:
-            captures[job.err_r] = Capture(cap)
+        try:
+            pidfd = os.pidfd_open(pid)
+        except ProcessLookupError:  # already exited and reaped by the zygote
+            pidfd = None
+        captures = {out_r: Capture(cap)}
+        if err_r is not None:
+            captures[err_r] = Capture(cap)
         state = bytearray()
-        open_fds = [job.out_r, job.state_r] + ([job.err_r] if job.err_r is not None else [])
+        open_fds = [out_r, state_r] + ([err_r] if err_r is not None else [])
         for fd in open_fds:
             os.set_blocking(fd, False)
         deadline = started + timeout
         timed_out = False
-        exited = False
+        exited = pidfd is None
         while not exited:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -511,19 +630,29 @@ class Shell:
                     continue
                 self._read_into(fd, captures, state, open_fds)
         if timed_out:
-            kill_group_and_tag(proc.pid, job.tag.encode())
-        status = proc.wait()
-        os.close(pidfd)
-        # bash is gone: take what is already in the pipes without waiting for EOF
+            kill_group_and_tag(pid, tag.encode())
+        status = None
+        if proc is not None:
+            status = proc.wait()
+        elif zygote is not None:
+            if timed_out and pidfd is not None:
+                select.select([pidfd], [], [], 1.0)
+            rc = zygote.read_line("rc", tag, 0.5)
+            status = int(rc) if rc and rc.lstrip("-").isdigit() else None
+        if pidfd is not None:
+            os.close(pidfd)
+        # the command's shell is gone: close our write ends, take what is already in the pipes
+        # without waiting for EOF, and leave pipes still held by background children to a drainer
+        for fd in (out_w, err_w if not merge else None, state_w):
+            if fd is not None:
+                close_quietly(fd)
         for fd in list(open_fds):
             self._read_into(fd, captures, state, open_fds, drain=True)
         for fd in list(open_fds):
-            if fd == job.state_r:
+            if fd == state_r:
                 os.close(fd)
             else:
                 drain_forever(fd)
-        os.close(job.state_w)
-        os.close(job.memfd)
         duration = time.monotonic() - started
 
         exit_code = None
@@ -539,12 +668,12 @@ class Shell:
                     if new_env:
                         self.env = new_env
         if exit_code is None:
-            exit_code = status  # negative when killed by a signal
+            exit_code = status if status is not None else -1  # negative: killed by a signal
         if timed_out:
             exit_code = 124
         oom_after = oom_kills()
-        out = captures[job.out_r]
-        err = captures[job.err_r] if job.err_r is not None else None
+        out = captures[out_r]
+        err = captures[err_r] if err_r is not None else None
         parts = [out.value()] + ([err.value()] if err is not None else [])
         header = {
             "ok": True,
@@ -627,7 +756,7 @@ def main():
     threading.Thread(target=stdin_reader, daemon=True).start()
     send_reply({"id": "ready", "ok": True, "pid": SELF_PID, "cwd": shell.cwd,
                 "python": sys.version.split()[0], "uid": os.getuid()})
-    shell.prepare_spare()
+    shell.prepare_zygote()
     while True:
         with REQUESTS_COND:
             while not REQUESTS:
@@ -640,19 +769,19 @@ def main():
                 header["id"] = request["id"]
                 send_reply(header, parts)
                 if not REQUESTS:
-                    shell.prepare_spare()
+                    shell.prepare_zygote()
             elif op == "ping":
                 shell.reap_background()
                 send_reply({"id": request["id"], "ok": True})
             elif op == "kill_all":
-                shell.drop_spare()
+                shell.drop_zygote()
                 count = kill_all()
                 send_reply({"id": request["id"], "ok": True, "killed": count})
             elif op == "mkdirs":
                 os.makedirs(request["path"], exist_ok=True)
                 send_reply({"id": request["id"], "ok": True})
             elif op == "reset_state":
-                shell.drop_spare()
+                shell.drop_zygote()
                 shell.env = dict(shell.initial_env)
                 shell.cwd = shell.initial_cwd
                 send_reply({"id": request["id"], "ok": True})
