@@ -30,11 +30,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from terminal_agent.errors import TaskFormatError
-from terminal_agent.tasks.model import Task, find_test_functions
-from terminal_agent.tasks.terminal_bench import as_tags, read_text_file, read_tree
+from terminal_agent.tasks.model import Task, equal_test_weights, task_from_fields
+from terminal_agent.tasks.terminal_bench import as_tags, read_text_file, read_tree, write_text_file
 
 logger = logging.getLogger(__name__)
 
@@ -180,13 +178,6 @@ def task_toml_data(task: Task) -> dict[str, Any]:
     }
 
 
-def _write(path: Path, text: str, mode: int | None = None) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8", newline="")
-    if mode is not None:
-        path.chmod(mode)
-
-
 def write_harbor_task(task: Task, parent_dir: str | Path) -> Path:
     """Write ``task`` as ``parent_dir/<task_id>/`` in Harbor layout; returns that path.
 
@@ -204,11 +195,11 @@ def write_harbor_task(task: Task, parent_dir: str | Path) -> Path:
     if task_dir.exists():
         shutil.rmtree(task_dir)
     task_dir.mkdir(parents=True)
-    _write(task_dir / TASK_TOML, dump_toml(task_toml_data(task)))
-    _write(task_dir / "instruction.md", task.instruction)
-    _write(task_dir / "environment" / "Dockerfile", task.dockerfile)
+    write_text_file(task_dir / TASK_TOML, dump_toml(task_toml_data(task)))
+    write_text_file(task_dir / "instruction.md", task.instruction)
+    write_text_file(task_dir / "environment" / "Dockerfile", task.dockerfile)
     for relative, content in task.files.items():
-        _write(task_dir / "environment" / relative, content)
+        write_text_file(task_dir / "environment" / relative, content)
     test_name = task.metadata.get(TEST_FILE_METADATA_KEY)
     if not (isinstance(test_name, str) and re.match(r"^test[A-Za-z0-9_.-]*\.py$", test_name)):
         test_name = TEST_FILE
@@ -218,12 +209,12 @@ def write_harbor_task(task: Task, parent_dir: str | Path) -> Path:
     test_sh = task.metadata.get(TEST_SH_METADATA_KEY)
     if not isinstance(test_sh, str):
         test_sh = default_test_script(task, test_name)
-    _write(task_dir / "tests" / "test.sh", test_sh, 0o755)
-    _write(task_dir / "tests" / test_name, task.test_source)
+    write_text_file(task_dir / "tests" / "test.sh", test_sh, 0o755)
+    write_text_file(task_dir / "tests" / test_name, task.test_source)
     for relative, content in task.test_support_files.items():
-        _write(task_dir / "tests" / relative, content)
+        write_text_file(task_dir / "tests" / relative, content)
     if task.solution is not None:
-        _write(task_dir / "solution" / "solve.sh", task.solution, 0o755)
+        write_text_file(task_dir / "solution" / "solve.sh", task.solution, 0o755)
     return task_dir
 
 
@@ -310,10 +301,7 @@ def read_harbor_task(task_dir: str | Path) -> Task:
     if agent_timeout is not None:
         limits["agent_timeout_s"] = agent_timeout
     if weights is None:
-        try:
-            weights = {name: 1.0 for name in find_test_functions(test_source)}
-        except ValueError as exc:
-            raise TaskFormatError(str(exc), location=location, field="tests") from None
+        weights = equal_test_weights(test_source, location)
 
     solution_path = task_dir / "solution" / "solve.sh"
     fields = {
@@ -333,13 +321,7 @@ def read_harbor_task(task_dir: str | Path) -> Task:
         "limits": limits,
         "metadata": metadata,
     }
-    try:
-        return Task.model_validate(fields)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first.get("loc", ())) or "task"
-        message = str(first.get("msg", exc)).removeprefix("Value error, ")
-        raise TaskFormatError(message, location=location, field=where) from None
+    return task_from_fields(fields, location)
 
 
 _MAPPED = {

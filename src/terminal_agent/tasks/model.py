@@ -8,7 +8,9 @@ import json
 import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from terminal_agent.errors import TaskFormatError
 
 TASK_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -167,3 +169,28 @@ class Task(BaseModel):
             "tests": digest(tests),
             "weights": digest(json.dumps(self.test_weights, sort_keys=True)),
         }
+
+
+def equal_test_weights(test_source: str, location: str | None = None) -> dict[str, float]:
+    """Weight 1.0 for every test function of ``test_source`` (tasks whose format has no weights).
+
+    Raises :class:`TaskFormatError` (field ``tests``) when the source does not parse.
+    """
+    try:
+        return {name: 1.0 for name in find_test_functions(test_source)}
+    except ValueError as exc:
+        raise TaskFormatError(str(exc), location=location, field="tests") from None
+
+
+def task_from_fields(fields: dict[str, Any], location: str | None = None) -> Task:
+    """``Task.model_validate(fields)``, with the first validation error as a :class:`TaskFormatError`.
+
+    The error's field is the dotted location of the offending value (``limits.cpus``).
+    """
+    try:
+        return Task.model_validate(fields)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ())) or "task"
+        message = str(first.get("msg", exc)).removeprefix("Value error, ")
+        raise TaskFormatError(message, location=location, field=where) from None

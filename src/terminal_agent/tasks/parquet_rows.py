@@ -25,11 +25,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from terminal_agent.errors import TaskFormatError
 from terminal_agent.tasks.conversion import atomic_output_file
-from terminal_agent.tasks.model import Task, TaskLimits
+from terminal_agent.tasks.model import Task, TaskLimits, task_from_fields
 
 logger = logging.getLogger(__name__)
 
@@ -108,13 +106,7 @@ def task_from_flat_dict(data: Mapping[str, Any] | str) -> Task:
     if isinstance(data.get("limits"), (str, Mapping)):
         limits = {**_decode_json(data, "limits", {}), **limits}
     fields["limits"] = limits
-    try:
-        return Task.model_validate(fields)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first.get("loc", ())) or "task"
-        message = str(first.get("msg", exc)).removeprefix("Value error, ")
-        raise TaskFormatError(message, field=where) from None
+    return task_from_fields(fields)
 
 
 def task_to_row(task: Task, split: str = "train", index: int = 0) -> dict[str, Any]:

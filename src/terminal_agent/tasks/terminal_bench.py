@@ -25,10 +25,9 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import ValidationError
 
 from terminal_agent.errors import TaskFormatError
-from terminal_agent.tasks.model import Task, TaskLimits, find_test_functions
+from terminal_agent.tasks.model import Task, equal_test_weights, task_from_fields
 
 logger = logging.getLogger(__name__)
 
@@ -123,7 +122,8 @@ def task_yaml_data(task: Task) -> dict[str, Any]:
     return data
 
 
-def _write(path: Path, text: str, mode: int | None = None) -> None:
+def write_text_file(path: Path, text: str, mode: int | None = None) -> None:
+    """Write ``text`` to ``path`` as UTF-8 with line endings kept, creating parent directories; ``mode`` if given."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8", newline="")
     if mode is not None:
@@ -141,17 +141,17 @@ def write_tb_task(task: Task, parent_dir: str | Path) -> Path:
     if task_dir.exists():
         shutil.rmtree(task_dir)
     task_dir.mkdir(parents=True)
-    _write(task_dir / TASK_YAML, dump_yaml(task_yaml_data(task)))
-    _write(task_dir / "Dockerfile", task.dockerfile)
+    write_text_file(task_dir / TASK_YAML, dump_yaml(task_yaml_data(task)))
+    write_text_file(task_dir / "Dockerfile", task.dockerfile)
     for relative, content in task.files.items():
-        _write(task_dir / relative, content)
+        write_text_file(task_dir / relative, content)
     run_tests = task.metadata.get(RUN_TESTS_METADATA_KEY)
-    _write(task_dir / "run-tests.sh", run_tests if isinstance(run_tests, str) else default_run_tests_script(), 0o755)
-    _write(task_dir / "tests" / TEST_FILE, task.test_source)
+    write_text_file(task_dir / "run-tests.sh", run_tests if isinstance(run_tests, str) else default_run_tests_script(), 0o755)
+    write_text_file(task_dir / "tests" / TEST_FILE, task.test_source)
     for relative, content in task.test_support_files.items():
-        _write(task_dir / "tests" / relative, content)
+        write_text_file(task_dir / "tests" / relative, content)
     if task.solution is not None:
-        _write(task_dir / "solution.sh", task.solution, 0o755)
+        write_text_file(task_dir / "solution.sh", task.solution, 0o755)
     return task_dir
 
 
@@ -244,10 +244,7 @@ def read_tb_task(task_dir: str | Path) -> Task:
     if "max_test_timeout_sec" in data:
         limits["test_timeout_s"] = data["max_test_timeout_sec"]
     if weights is None:
-        try:
-            weights = {name: 1.0 for name in find_test_functions(test_source)}
-        except ValueError as exc:
-            raise TaskFormatError(str(exc), location=location, field="tests") from None
+        weights = equal_test_weights(test_source, location)
 
     run_tests_path = task_dir / "run-tests.sh"
     if run_tests_path.is_file() and extra is None:
@@ -277,14 +274,7 @@ def read_tb_task(task_dir: str | Path) -> Task:
         "limits": limits,
         "metadata": metadata,
     }
-    try:
-        TaskLimits.model_validate(limits)
-        return Task.model_validate(fields)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first.get("loc", ())) or "task"
-        message = str(first.get("msg", exc)).removeprefix("Value error, ")
-        raise TaskFormatError(message, location=location, field=where) from None
+    return task_from_fields(fields, location)
 
 
 def as_tags(value: Any) -> list[str]:
