@@ -192,26 +192,22 @@ class FileTool(Tool):
         plural = "s" if count != 1 else ""
         return ToolOutput(cap_text(f"Edited {path}: {count} replacement{plural}.\n{snippet}", ctx.config.max_output_chars))
 
-    def _load(self, path: str, ctx: ToolContext) -> str:
+    def _load_bytes(self, path: str, ctx: ToolContext) -> bytes:
+        """The file's bytes; a missing, directory or unreadable path is a ToolError the model can act on."""
         try:
-            data = ctx.sandbox.read_file(path)
+            return ctx.sandbox.read_file(path)
         except FileNotFoundError:
             raise ToolError(f"file not found: {path}") from None
         except IsADirectoryError:
             raise ToolError(f"{path} is a directory; use <search> with action: ls") from None
         except PermissionError:
             raise ToolError(f"permission denied: {path}") from None
-        return data.decode(ENCODING, ERRORS)
+
+    def _load(self, path: str, ctx: ToolContext) -> str:
+        return self._load_bytes(path, ctx).decode(ENCODING, ERRORS)
 
     def _read(self, path: str, args: FileArgs, ctx: ToolContext) -> ToolOutput:
-        try:
-            data = ctx.sandbox.read_file(path)
-        except FileNotFoundError:
-            raise ToolError(f"file not found: {path}") from None
-        except IsADirectoryError:
-            raise ToolError(f"{path} is a directory; use <search> with action: ls") from None
-        except PermissionError:
-            raise ToolError(f"permission denied: {path}") from None
+        data = self._load_bytes(path, ctx)
         if b"\x00" in data[:8192]:
             return ToolOutput(f"{path} is a binary file ({len(data)} bytes); not shown.")
         if not data:
