@@ -634,11 +634,8 @@ class Shell:
         status = None
         if proc is not None:
             status = proc.wait()
-        elif zygote is not None:
-            if timed_out and pidfd is not None:
-                select.select([pidfd], [], [], 1.0)
-            rc = zygote.read_line("rc", tag, 0.5)
-            status = int(rc) if rc and rc.lstrip("-").isdigit() else None
+        elif timed_out and pidfd is not None:
+            select.select([pidfd], [], [], 1.0)
         if pidfd is not None:
             os.close(pidfd)
         # the command's shell is gone: close our write ends, take what is already in the pipes
@@ -667,6 +664,9 @@ class Shell:
                         new_env.pop(volatile, None)
                     if new_env:
                         self.env = new_env
+        if exit_code is None and status is None and zygote is not None and not timed_out:
+            rc = zygote.read_line("rc", tag, 0.5)  # no trap ran (killed): the zygote's wait status
+            status = int(rc) if rc and rc.lstrip("-").isdigit() else None
         if exit_code is None:
             exit_code = status if status is not None else -1  # negative: killed by a signal
         if timed_out:
