@@ -437,7 +437,7 @@ class DockerSandbox:
             self._check_usable()
             archive.seek(0)
             try:
-                api.put_archive(self._id, remote_dir, archive.read())
+                api.put_archive(self._id, remote_dir, archive)
                 return
             except docker.errors.NotFound as exc:
                 if self._container_gone():
