@@ -108,3 +108,18 @@ def test_screening_keeps_the_band_freezes_splits_and_resumes(shipped_tasks, tmp_
     for task in tasks:
         kept_passes = sum(1 for e in kept_lines if e["task_id"] == task.task_id and e["reward"] == 1.0)
         assert rows2[task.task_id]["passes"] == kept_passes and rows2[task.task_id]["attempts"] == 3
+
+
+@pytest.mark.docker
+def test_validate_command_writes_the_manifest(shipped_tasks, tmp_path):
+    from typer.testing import CliRunner
+
+    import terminal_agent.cli.task_quality_commands  # noqa: F401 - registers validate/screen on the tasks app
+    from terminal_agent.cli import app
+
+    task_id = shipped_tasks[-1].task_id
+    result = CliRunner().invoke(app, ["tasks", "validate", str(SHIPPED), "--task", task_id, "-o", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads((tmp_path / "validation.json").read_text())
+    assert manifest["n_ok"] == 1 and list(manifest["tasks"]) == [task_id]
+    assert manifest["tasks"][task_id]["hashes"] == shipped_tasks[-1].content_hashes()
