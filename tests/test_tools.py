@@ -89,6 +89,7 @@ def test_bash_timeout_is_bounded_and_reported(ctx):
 def test_bash_background_and_end_after_success(ctx):
     turn, obs = run(ctx, "<bash>\ncmd: sleep 1; echo done > /tmp/bg.txt\nblock: false\n</bash>")
     assert "started in the background (job 1)" in obs and turn.actions[0]["duration_s"] < 1
+    assert "output is discarded" in obs and "killed after" not in obs  # no deadline is promised
     turn, obs = run(ctx, "<bash>\ncmd: sleep 2; cat /tmp/bg.txt\nend_after_cmd_success: true\n</bash>\n<bash>\ncmd: echo never\n</bash>")
     assert "done" in obs and "never" not in obs
     assert turn.finished and len(turn.actions) == 1

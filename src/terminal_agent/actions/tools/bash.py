@@ -52,7 +52,9 @@ class BashTool(Tool):
         if not args.block:
             result = ctx.sandbox.exec(args.cmd, timeout=timeout, block=False)
             ctx.background_jobs.append(BackgroundJob(cmd=args.cmd, started_turn=ctx.turn_index))
-            text = f"[started in the background (job {len(ctx.background_jobs)}); it is killed after {timeout:g} s]"
+            # the sandbox applies no deadline to a background command: it runs until it exits or the
+            # episode ends (its processes are killed before grading), and its output is discarded
+            text = f"[started in the background (job {len(ctx.background_jobs)}); its output is discarded]"
             started = result.output.strip()
             if started:
                 text = f"{cap_text(started, config.max_output_chars)}\n{text}"
