@@ -105,6 +105,11 @@ def main() -> int:
                 timed(lambda: subprocess.run(["docker", "exec", box.id, "true"], check=True), max(10, args.baseline_commands // 2)),
             )
 
+        # --- files (Engine API archive calls) -------------------------------------------------------
+        blob = bytes(4096)
+        record("files: write_file 4 KiB (put_archive)", timed(lambda: box.write_file("/tmp/bench.bin", blob), 20))
+        record("files: read_file 4 KiB (get_archive)", timed(lambda: box.read_file("/tmp/bench.bin"), 20))
+
         # --- throughput over N containers --------------------------------------------------------
         ours = throughput([lambda b=b: b.exec("true") for b in boxes], args.seconds)
         theirs = throughput([lambda b=b: sdk_exec(b.id) for b in boxes], args.seconds)
