@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import docker
@@ -9,6 +10,7 @@ import pytest
 
 from terminal_agent.compat.rllm import Action
 from terminal_agent.env import DockerIsolatedEnv, EnvConfig, env_config_from_args
+from terminal_agent.sandbox.labels import RUN_ID
 from terminal_agent.tasks.model import Task
 from terminal_agent.tasks.parquet_rows import task_to_row
 
@@ -68,6 +70,9 @@ def test_reset_is_idempotent_and_releases_the_old_container(image):
         assert info2["container_id"] != first
         assert not container_exists(first)
         assert container_exists(info2["container_id"])
+        # without EnvConfig.run_id the containers of one process share one run id (cleanup scope)
+        labels = docker.from_env().containers.get(info2["container_id"]).labels
+        assert labels[RUN_ID] == f"pid{os.getpid()}"
     finally:
         env.close()
         env.close()  # idempotent

@@ -182,8 +182,8 @@ class DockerIsolatedEnv(BaseEnv):
             return self.pool.acquire(image, self.task.limits)
         from terminal_agent.sandbox.docker_sandbox import DockerSandbox
 
-        run_id = self.config.run_id or f"env-{self.episode_id}"
-        return DockerSandbox.start(image, limits=self.task.limits, config=self.config.sandbox, run_id=run_id)
+        # run_id None: the sandbox labels the container with this process's run id (one per process)
+        return DockerSandbox.start(image, limits=self.task.limits, config=self.config.sandbox, run_id=self.config.run_id)
 
     def step(self, action: Any) -> tuple[Any, float, bool, dict]:
         with self._lock:
