@@ -13,7 +13,7 @@ import argparse
 import time
 from pathlib import Path
 
-from terminal_agent.models.scripted import ScriptedModelClient
+from terminal_agent.interfaces import ModelResponse
 from terminal_agent.rollout.runner import RolloutConfig, RolloutRunner
 from terminal_agent.tasks.loading import load_tasks
 
@@ -30,14 +30,22 @@ def main() -> None:
 
     task = load_tasks(args.tasks)[0]
 
-    def reply(messages):  # noqa: ANN001, ANN202
-        time.sleep(args.think)
-        turns = sum(1 for m in messages if m["role"] == "assistant")
-        return "<bash>\ncmd: ls -la /\n</bash>" if turns < 2 else "<finish>\nmessage: done\n</finish>"
+    class ThinkingModel:
+        """A stand-in remote endpoint: answers after a fixed delay, many calls in flight at once."""
+
+        name = "think"
+        is_thread_safe = True
+
+        def complete(self, messages, **sampling):  # noqa: ANN001, ANN003, ANN202
+            started = time.monotonic()
+            time.sleep(args.think)
+            turns = sum(1 for m in messages if m["role"] == "assistant")
+            text = "<bash>\ncmd: ls -la /\n</bash>" if turns < 2 else "<finish>\nmessage: done\n</finish>"
+            return ModelResponse(text=text, latency_s=time.monotonic() - started)
 
     def measure(concurrency: int) -> tuple[float, float, float]:
         runner = RolloutRunner(
-            ScriptedModelClient(reply, name="think"),
+            ThinkingModel(),
             RolloutConfig(attempts=args.episodes, max_steps=3, concurrency=concurrency, sweep_leaked=False),
         )
         started = time.monotonic()
