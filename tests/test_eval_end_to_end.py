@@ -103,3 +103,37 @@ def test_eval_through_litellm_against_a_local_openai_compatible_server(served_mo
     trial = results.trials[0]
     assert trial.status == "scored", trial.error
     assert 1 <= trial.turns <= 2 and trial.prompt_tokens > 100 and 0 < trial.completion_tokens <= 64
+
+
+@pytest.mark.docker
+def test_wall_clock_and_provider_failures_are_errors_of_their_kind(tmp_path):
+    import socket
+    import time
+
+    from terminal_agent.models.litellm_client import LiteLLMConfig, LiteLLMModelClient
+
+    task = load_tasks(SHIPPED)[0]
+
+    def slow(messages):
+        time.sleep(4)
+        return "<finish>\nmessage: late\n</finish>"
+
+    slow_runner = RolloutRunner(
+        ScriptedModelClient(slow, name="slow"), RolloutConfig(max_steps=2, episode_timeout_s=1.5, output_dir=tmp_path / "slow")
+    )
+    started = time.monotonic()
+    timed_out = slow_runner.run([task]).trials[0]
+    assert time.monotonic() - started < 4  # the runner did not wait for the stuck episode
+    assert timed_out.status == "error" and timed_out.error.kind == "timeout" and timed_out.reward is None
+    assert timed_out.termination_reason == "wall_clock"
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    dead_endpoint = LiteLLMModelClient(
+        LiteLLMConfig(model="openai/x", api_base=f"http://127.0.0.1:{port}/v1", api_key="none", max_retries=0)
+    )
+    results = RolloutRunner(dead_endpoint, RolloutConfig(max_steps=2, output_dir=tmp_path / "dead")).run([task])
+    trial = results.trials[0]
+    assert trial.status == "error" and trial.error.kind == "provider" and trial.reward is None
+    assert results.summary["n_scored"] == 0 and results.summary["errors_by_kind"] == {"provider": 1}

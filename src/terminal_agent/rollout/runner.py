@@ -290,6 +290,7 @@ class RolloutRunner:
         try:
             return await asyncio.wait_for(asyncio.shield(future), timeout=deadline)
         except asyncio.TimeoutError:
+            holder["timed_out"] = True  # the late thread must not overwrite this trial's transcript
             env = holder.get("env")
             logger.warning("%s attempt %d passed its %.0f s wall clock; closing its sandbox", spec.task.task_id, spec.attempt, deadline)
             if env is not None:
@@ -346,7 +347,8 @@ class RolloutRunner:
         _fill_model_metrics(trial, metered)
         if trial.env_time_s <= 0.0:
             trial.env_time_s = max(0.0, trial.wall_s - metered.model_time_s - metered.wait_time_s)
-        self._write_transcript(spec, trial, holder, episode)
+        if not holder.get("timed_out"):
+            self._write_transcript(spec, trial, holder, episode)
         return trial
 
     def _write_transcript(self, spec: TrialSpec, trial: TrialResult, holder: dict[str, Any], episode: Any) -> None:
