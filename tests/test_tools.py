@@ -136,6 +136,21 @@ def test_file_read_offset_limit_binary_dir_missing(ctx, sandbox):
 
 
 @pytest.mark.docker
+def test_file_write_where_the_model_cannot_write_is_a_tool_error(ctx, sandbox):
+    # a parent that is a regular file, and a parent that cannot be created: the model's mistake,
+    # shown to it as the tool's error; the turn (and the episode) goes on
+    turn, obs = run(
+        ctx,
+        "<file>\naction: write\npath: /etc/hostname/x\ncontent: hi\n</file>\n"
+        "<file>\naction: write\npath: /sys/kernel/nope/x\ncontent: hi\n</file>\n"
+        "<bash>\ncmd: echo still here\n</bash>",
+    )
+    assert obs.count("Error: cannot write") == 2, obs
+    assert [a["ok"] for a in turn.actions] == [False, False, True] and "still here" in obs
+    assert sandbox.is_alive()
+
+
+@pytest.mark.docker
 def test_file_edit_keeps_mode_and_fails_clearly(ctx, sandbox):
     sandbox.write_file("/tmp/run.sh", b"#!/bin/sh\necho one\necho one\n", 0o755)
     turn, obs = run(ctx, "<file>\naction: edit\npath: /tmp/run.sh\nold_string: echo one\nnew_string: echo two\n</file>")

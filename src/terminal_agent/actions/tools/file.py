@@ -177,7 +177,7 @@ class FileTool(Tool):
             return self._read(path, args, ctx)
         if args.action == "write":
             data = (args.content or "").encode(ENCODING, ERRORS)
-            ctx.sandbox.write_file(path, data, self._existing_mode(ctx, path))
+            self._store(path, data, ctx)
             lines = (args.content or "").count("\n") + (0 if (args.content or "").endswith("\n") else 1)
             return ToolOutput(f"Wrote {len(data)} bytes ({lines} lines) to {path}.")
         text = self._load(path, ctx)
@@ -185,7 +185,7 @@ class FileTool(Tool):
             new_text, count, line = apply_edit(text, args.old_string or "", args.new_string or "", args.replace_all)
         else:
             new_text, count, line = apply_edits(text, args.edits or [])
-        ctx.sandbox.write_file(path, new_text.encode(ENCODING, ERRORS), self._existing_mode(ctx, path))
+        self._store(path, new_text.encode(ENCODING, ERRORS), ctx)
         snippet_lines = new_text.split("\n")
         start = max(1, line - 2)
         snippet = numbered(snippet_lines[start - 1 : start + 7], start, ctx.config.read_max_line_chars)
@@ -202,6 +202,21 @@ class FileTool(Tool):
             raise ToolError(f"{path} is a directory; use <search> with action: ls") from None
         except PermissionError:
             raise ToolError(f"permission denied: {path}") from None
+
+    def _store(self, path: str, data: bytes, ctx: ToolContext) -> None:
+        """Write ``data`` keeping an existing file's mode; a path the model cannot write to is a ToolError.
+
+        ``SandboxError`` (the sandbox itself broke) is not an ``OSError`` and propagates.
+        """
+        mode = self._existing_mode(ctx, path)
+        try:
+            ctx.sandbox.write_file(path, data, mode)
+        except FileNotFoundError:
+            raise ToolError(f"cannot write {path}: a parent directory cannot be created there") from None
+        except IsADirectoryError:
+            raise ToolError(f"{path} is a directory") from None
+        except OSError as exc:  # e.g. a parent is a regular file, a read-only mount
+            raise ToolError(f"cannot write {path}: {exc.strerror or exc}") from None
 
     def _load(self, path: str, ctx: ToolContext) -> str:
         return self._load_bytes(path, ctx).decode(ENCODING, ERRORS)
