@@ -123,6 +123,15 @@ class SandboxSelfCheck:
         assert sandbox.read_file(path) == b"$(touch /tmp/pwned2)\n"
         assert sandbox.exec("ls /tmp/pwned /tmp/pwned2 2>/dev/null | wc -l", 10).output.strip() == "0"
 
+    def test_bad_write_targets_raise_os_errors_and_leave_the_tree_alone(self, sandbox):
+        assert sandbox.exec("mkdir -p /tmp/keep && touch /tmp/keep/inside /tmp/plainfile", 10).ok
+        with pytest.raises(IsADirectoryError):
+            sandbox.write_file("/tmp/keep", b"would replace the directory")
+        with pytest.raises(NotADirectoryError):
+            sandbox.write_file("/tmp/plainfile/child", b"x")
+        assert sandbox.exec("ls /tmp/keep", 10).output == "inside\n"
+        assert sandbox.is_alive()
+
     def test_missing_file_and_directory_errors(self, sandbox):
         with pytest.raises(FileNotFoundError):
             sandbox.read_file("/definitely/not/here")

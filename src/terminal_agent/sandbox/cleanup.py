@@ -17,6 +17,7 @@ import docker
 import docker.errors
 
 from terminal_agent.sandbox import labels as sandbox_labels
+from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.sandbox.docker_sandbox import docker_client
 
 logger = logging.getLogger(__name__)
@@ -99,10 +100,10 @@ def sweep_leaked(
 
 
 class CleanupDaemon:
-    """Runs :func:`sweep_leaked` every ``interval_s`` seconds in a daemon thread."""
+    """Runs :func:`sweep_leaked` every ``interval_s`` seconds (default: ``SandboxConfig.cleanup_interval_s``, 120) in a daemon thread."""
 
-    def __init__(self, interval_s: float = 120.0, client: docker.DockerClient | None = None) -> None:
-        self.interval_s = interval_s
+    def __init__(self, interval_s: float | None = None, client: docker.DockerClient | None = None) -> None:
+        self.interval_s = SandboxConfig().cleanup_interval_s if interval_s is None else interval_s
         self._client = client
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None

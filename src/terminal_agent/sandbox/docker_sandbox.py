@@ -363,6 +363,7 @@ class DockerSandbox:
         if not name:
             raise IsADirectoryError(path)
         data = bytes(data)
+        self._call({"op": "prepare_write", "path": path}, 30.0)  # parents; refuse to replace a directory
         with tempfile.SpooledTemporaryFile(max_size=32 << 20) as archive:
             with tarfile.open(fileobj=archive, mode="w", format=tarfile.PAX_FORMAT) as tar:
                 info = tarfile.TarInfo(name)
@@ -384,6 +385,7 @@ class DockerSandbox:
             info.uname = info.gname = "root"
             return info
 
+        self._call({"op": "mkdirs", "path": remote_dir}, 30.0)
         with tempfile.SpooledTemporaryFile(max_size=32 << 20) as archive:
             with tarfile.open(fileobj=archive, mode="w", format=tarfile.PAX_FORMAT) as tar:
                 for child in sorted(local.iterdir()):
@@ -481,6 +483,8 @@ class DockerSandbox:
             raise self._broken_error(f"cannot send to the shell: {exc}") from exc
         reply = self._await(request["id"], time.monotonic() + wait_s)
         if not reply.header.get("ok", False):
+            if reply.header.get("errno"):
+                raise OSError(int(reply.header["errno"]), str(reply.header.get("error")), request.get("path"))
             raise SandboxError(f"shell server error: {reply.header.get('error')}")
         return reply
 

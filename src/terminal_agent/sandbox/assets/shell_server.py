@@ -777,9 +777,20 @@ def main():
                 shell.drop_zygote()
                 count = kill_all()
                 send_reply({"id": request["id"], "ok": True, "killed": count})
-            elif op == "mkdirs":
-                os.makedirs(request["path"], exist_ok=True)
-                send_reply({"id": request["id"], "ok": True})
+            elif op in ("mkdirs", "prepare_write"):
+                try:
+                    path = request["path"]
+                    if op == "prepare_write" and os.path.isdir(path):  # an archive would replace it
+                        raise IsADirectoryError(21, "Is a directory", path)
+                    try:
+                        os.makedirs(path if op == "mkdirs" else (os.path.dirname(path) or "/"), exist_ok=True)
+                    except FileExistsError:  # a component of the path is a file
+                        raise NotADirectoryError(20, "Not a directory", path) from None
+                except OSError as exc:  # the caller's path is wrong, the sandbox is fine
+                    send_reply({"id": request["id"], "ok": False, "errno": exc.errno,
+                                "error": exc.strerror or str(exc)})
+                else:
+                    send_reply({"id": request["id"], "ok": True})
             elif op == "reset_state":
                 shell.drop_zygote()
                 shell.env = dict(shell.initial_env)
