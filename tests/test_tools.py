@@ -151,6 +151,26 @@ def test_file_write_where_the_model_cannot_write_is_a_tool_error(ctx, sandbox):
 
 
 @pytest.mark.docker
+@pytest.mark.xfail(
+    strict=True,
+    raises=SandboxError,
+    reason="DockerSandbox.read_file reports the daemon's 500 for a symlink loop as a broken sandbox "
+    "(the episode would end unscored by the model's own action); it should raise OSError while the "
+    "container runs, as _put_archive does",
+)
+def test_reading_a_symlink_loop_is_a_tool_error(docker_client):
+    from terminal_agent.sandbox.docker_sandbox import DockerSandbox
+
+    box = DockerSandbox.start(IMAGE, run_id="test-tools")  # its own: a broken sandbox stays broken
+    try:
+        box.exec("ln -sfn /tmp/loop-b /tmp/loop-a && ln -sfn /tmp/loop-a /tmp/loop-b")
+        turn, obs = run(ToolContext(sandbox=box, config=ActionConfig()), "<file>\naction: read\npath: /tmp/loop-a\n</file>")
+        assert "Error: cannot read /tmp/loop-a" in obs and not turn.actions[0]["ok"]
+    finally:
+        box.close()
+
+
+@pytest.mark.docker
 def test_file_edit_keeps_mode_and_fails_clearly(ctx, sandbox):
     sandbox.write_file("/tmp/run.sh", b"#!/bin/sh\necho one\necho one\n", 0o755)
     turn, obs = run(ctx, "<file>\naction: edit\npath: /tmp/run.sh\nold_string: echo one\nnew_string: echo two\n</file>")
