@@ -106,6 +106,7 @@ def _rllm_loop(env, agent, model, max_steps, pass_action_object: bool):
     for _ in range(max_steps):
         response = model.complete(agent.chat_completions)
         action = agent.update_from_model(response.text)
+        assert isinstance(action, Action) and isinstance(action.action, str)
         observation, reward, done, info = env.step(action if pass_action_object else action.action)
         agent.update_from_env(observation, reward, done, info)
         if done:
