@@ -6,6 +6,7 @@ import ast
 import csv
 import json
 import os
+import stat
 import sys
 import tomllib
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 import yaml
 
 from terminal_agent.errors import ConfigError, TaskFormatError
-from terminal_agent.tasks.conversion import atomic_output_dir, convert_tasks, split_tasks
+from terminal_agent.tasks.conversion import atomic_output_dir, atomic_output_file, convert_tasks, split_tasks
 from terminal_agent.tasks.csv_format import read_tasks_csv, write_tasks_csv
 from terminal_agent.tasks.harbor import read_harbor_task, write_harbor_task
 from terminal_agent.tasks.loading import detect_source_kind, load_tasks
@@ -428,3 +429,17 @@ def test_the_sample_dataset_is_well_formed():
                 imported.add((node.module or "").split(".")[0])
         assert imported <= stdlib, f"{task.task_id} tests import {imported - stdlib}"
         assert "/app" in task.test_source
+
+
+def test_atomic_output_honours_the_umask_without_changing_it(tmp_path):
+    previous = os.umask(0o027)
+    try:
+        with atomic_output_file(tmp_path / "out.csv") as temp:
+            temp.write_text("x")
+        with atomic_output_dir(tmp_path / "tasks") as temp_dir:
+            (temp_dir / "a").mkdir()
+        assert os.umask(0o027) == 0o027  # reading the umask did not leave it changed
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "out.csv").stat().st_mode) == 0o640
+    assert stat.S_IMODE((tmp_path / "tasks").stat().st_mode) == 0o750

@@ -109,7 +109,19 @@ def _remove(path: Path) -> None:
 
 
 def _umask() -> int:
-    current = os.umask(0)
+    """The process umask, read without changing it where Linux reports it.
+
+    ``os.umask`` can only be read by setting it: for a moment every thread of the process would
+    create world-writable files, and conversions run in thread pools.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    current = os.umask(0o077)  # fallback: the brief window is at least never more permissive
     os.umask(current)
     return current
 
