@@ -163,17 +163,22 @@ def test_ttl_ends_the_container(base_image):
         sandbox.close()
 
 
-def test_image_without_python3_is_unavailable(base_image):
+@pytest.mark.parametrize(
+    ("removal", "message"),
+    [("rm -f /usr/bin/python3*", "python3"), ("rm -f /bin/bash /usr/bin/bash", "bash is missing")],
+    ids=["no-python3", "no-bash"],
+)
+def test_image_without_python3_or_bash_is_unavailable(base_image, removal, message):
     client = docker_client()
-    donor = DockerSandbox.start(base_image, run_id="test-no-python")
-    tag = f"terminal-agent/test-no-python:{time.time_ns()}"
+    donor = DockerSandbox.start(base_image, run_id="test-image-donor")
+    tag = f"terminal-agent/test-broken-image:{time.time_ns()}"
     try:
-        assert donor.exec("rm -f /usr/bin/python3*", 10).ok
+        assert donor.exec(removal, 10).ok
         client.api.commit(donor.id, repository=tag.split(":")[0], tag=tag.split(":")[1])
-        with pytest.raises(SandboxUnavailableError, match="python3"):
-            DockerSandbox.start(tag, run_id="test-no-python-start")
+        with pytest.raises(SandboxUnavailableError, match=message):
+            DockerSandbox.start(tag, run_id="test-broken-image-start")
         deadline = time.monotonic() + 3
-        while _containers(label=f"{labels.RUN_ID}=test-no-python-start"):
+        while _containers(label=f"{labels.RUN_ID}=test-broken-image-start"):
             assert time.monotonic() < deadline, "a failed start left its container behind"
             time.sleep(0.05)
     finally:

@@ -197,6 +197,7 @@ class DockerSandbox:
             raise SandboxUnavailableError(f"cannot create a container of {image!r}: {exc}") from exc
         container_id = created["Id"]
         sock = None
+        sandbox = None
         try:
             sock, rest = _open_attach_socket(api, container_id)
             sandbox = cls(
@@ -207,14 +208,21 @@ class DockerSandbox:
             sock.sendall(bootstrap_payload())
             ready = sandbox._await("ready", time.monotonic() + config.start_timeout_s, starting=True)
             sandbox.server_info = ready.header
+            if ready.header.get("problems"):
+                raise SandboxUnavailableError(
+                    f"image {image!r} cannot host the sandbox shell: {'; '.join(ready.header['problems'])}"
+                )
             return sandbox
         except BaseException as exc:
-            if sock is not None:
-                try:
-                    sock.close()
-                except OSError:
-                    pass
-            _remove_quietly(api, container_id)
+            if sandbox is not None:
+                sandbox.close()
+            else:
+                if sock is not None:
+                    try:
+                        sock.close()
+                    except OSError:
+                        pass
+                _remove_quietly(api, container_id)
             if isinstance(exc, SandboxError):
                 raise
             if isinstance(exc, docker.errors.DockerException | OSError):

@@ -752,10 +752,19 @@ def main():
         timer = threading.Timer(ttl, kill_everything_and_exit, args=(3,))
         timer.daemon = True
         timer.start()
-    shell = Shell()
+    problems = []
+    if not (hasattr(os, "pidfd_open") and hasattr(os, "memfd_create")):
+        problems.append("python3 is %s; the shell server needs 3.9 or newer" % sys.version.split()[0])
+    if not os.access("/bin/bash", os.X_OK):
+        problems.append("/bin/bash is missing")
     threading.Thread(target=stdin_reader, daemon=True).start()
+    if problems:
+        send_reply({"id": "ready", "ok": True, "problems": problems})
+        while True:  # the owner gives up and closes stdin, which ends this process
+            time.sleep(3600)
+    shell = Shell()
     send_reply({"id": "ready", "ok": True, "pid": SELF_PID, "cwd": shell.cwd,
-                "python": sys.version.split()[0], "uid": os.getuid()})
+                "python": sys.version.split()[0], "uid": os.getuid(), "problems": []})
     shell.prepare_zygote()
     while True:
         with REQUESTS_COND:
