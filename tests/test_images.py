@@ -362,3 +362,26 @@ def test_cli_build_and_list(manager, tmp_path):
     assert built.exit_code == 0, built.output
     listed = runner.invoke(app, ["images", "list"])
     assert listed.exit_code == 0 and task_repository(good.task_id) in listed.output and BASE_IMAGE in listed.output
+
+
+def test_cli_build_reports_bad_rows_with_their_bracketed_field(tmp_path):
+    import csv
+
+    from typer.testing import CliRunner
+
+    from terminal_agent.cli import app
+    from terminal_agent.tasks.csv_format import write_tasks_csv
+
+    csv_path = write_tasks_csv([make_task("cli-bad", "FROM debian:bookworm\n")], tmp_path / "tasks.csv")
+    with open(csv_path, newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    rows[0]["test_weights"] = "{not json [/tmp]"
+    with open(csv_path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    # --task names no good row, so nothing is built: the run stops after reporting
+    result = CliRunner().invoke(app, ["images", "build", str(csv_path), "--task", "absent"])
+    assert result.exit_code == 1, result.output
+    assert "[test_weights]" in result.output and "tasks.csv:2" in result.output
+    assert "not in" in result.output and "absent" in result.output

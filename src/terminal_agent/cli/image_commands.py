@@ -8,6 +8,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 app = typer.Typer(no_args_is_help=True)
@@ -43,12 +44,12 @@ def build(
 
     result = read_tasks_csv(tasks_path)
     for error in result.errors:
-        console.print(f"[yellow]skipped[/yellow] {error}")
+        console.print(f"[yellow]skipped[/yellow] {escape(str(error))}", highlight=False, soft_wrap=True)
     tasks = [task for task in result.tasks if not task_ids or task.task_id in task_ids]
     if task_ids:
         missing = sorted(set(task_ids) - {task.task_id for task in tasks})
         if missing:
-            console.print(f"[red]not in {tasks_path}:[/red] {', '.join(missing)}")
+            console.print(f"[red]not in {escape(str(tasks_path))}:[/red] {escape(', '.join(missing))}", highlight=False)
             raise typer.Exit(1)
     manager = ImageManager()
     failures = 0
@@ -58,13 +59,13 @@ def build(
         with console.status(label) as status:
             try:
                 tag = manager.ensure_task_image(
-                    task, progress=lambda line, label=label: status.update(f"{label}: {line[:100]}")
+                    task, progress=lambda line, label=label: status.update(escape(f"{label}: {line[:100]}"))
                 )
             except ImageError as exc:
                 failures += 1
-                console.print(f"[red]failed[/red] {label}: {exc}")
+                console.print(f"[red]failed[/red] {escape(label)}: {escape(str(exc))}", highlight=False, soft_wrap=True)
                 continue
-        console.print(f"[green]ok[/green] {label} -> {tag} ({time.monotonic() - started:.1f} s)")
+        console.print(f"[green]ok[/green] {escape(label)} -> {tag} ({time.monotonic() - started:.1f} s)", highlight=False)
     stats = manager.stats
     console.print(
         f"{len(tasks) - failures} of {len(tasks)} images ready: {stats.builds} built, {stats.cache_hits} cached, "
