@@ -557,6 +557,7 @@ class Shell:
         cwd = workdir or (self.initial_cwd if stateless else self.cwd)
         command = request["cmd"]
         tag = new_tag()
+        self.reap_background()
 
         if not request.get("block", True):
             return self._run_background(command, cwd, self._command_env(stateless, overrides, tag))
