@@ -8,9 +8,10 @@ Protocol:
   replies   (stdout) b"TA1 " + 8 hex digits header length + 8 hex digits body length + b"\\n"
                      + header JSON + body; the header lists the lengths of the body parts.
 Stdin EOF means the owner is gone: every process is killed and the server exits (dead-man
-switch); so does a TTL timer. Each command runs as ``bash -c`` in its own session with
-``TA_CMD_TAG=<tag>`` in its environment; at its deadline the process group is killed and every
-process still carrying the tag is swept.
+switch); so does a TTL timer. Each command runs in a subshell forked by a job-control "zygote"
+bash (its own process group), or in a fresh ``bash -c`` of its own session when it overrides the
+directory or environment, with ``TA_CMD_TAG=<tag>`` exported; at its deadline the process group
+is killed and every process still carrying the tag is swept.
 """
 
 import json
@@ -31,7 +32,7 @@ SELF_PID = os.getpid()
 WRITE_LOCK = threading.Lock()
 REQUESTS = []
 REQUESTS_COND = threading.Condition()
-BACKGROUND = []  # Popen objects of block=False commands, reaped by ping and kill_all
+BACKGROUND = []  # Popen objects of block=False commands, reaped by exec, ping and kill_all
 
 
 def send_reply(header, parts=()):
