@@ -35,7 +35,7 @@ def run_conversion(
 
         def on_progress(done: int, total: int, phase: str) -> None:
             if phase not in bars:
-                bars[phase] = progress.add_task(f"{phase:>5} {src.name if phase == 'read' else dst.name}", total=total)
+                bars[phase] = progress.add_task(escape(f"{phase:>5} {src.name if phase == 'read' else dst.name}"), total=total)
             progress.update(bars[phase], completed=done, total=total)
 
         report = convert_tasks(src, dst, to, workers=workers, strict=strict, progress=on_progress)
@@ -77,7 +77,7 @@ def list_tasks(
     from terminal_agent.tasks.loading import collect_tasks
 
     tasks, errors = collect_tasks(src)
-    table = Table(title=f"{len(tasks)} task(s) in {src}")
+    table = Table(title=escape(f"{len(tasks)} task(s) in {src}"))
     for column in ("task_id", "difficulty", "category", "tests", "weights", "solution"):
         table.add_column(column, overflow="fold")
     for task in tasks:
