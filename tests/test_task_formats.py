@@ -18,7 +18,7 @@ import yaml
 from terminal_agent.errors import ConfigError, TaskFormatError
 from terminal_agent.tasks.conversion import atomic_output_dir, atomic_output_file, convert_tasks, split_tasks
 from terminal_agent.tasks.csv_format import read_tasks_csv, write_tasks_csv
-from terminal_agent.tasks.harbor import read_harbor_task, write_harbor_task
+from terminal_agent.tasks.harbor import dump_toml, read_harbor_task, write_harbor_task
 from terminal_agent.tasks.loading import detect_source_kind, load_tasks
 from terminal_agent.tasks.model import Task, TaskLimits
 from terminal_agent.tasks.parquet_rows import (
@@ -443,3 +443,55 @@ def test_atomic_output_honours_the_umask_without_changing_it(tmp_path):
         os.umask(previous)
     assert stat.S_IMODE((tmp_path / "out.csv").stat().st_mode) == 0o640
     assert stat.S_IMODE((tmp_path / "tasks").stat().st_mode) == 0o750
+
+
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        (lambda data: data.update(terminal_agent={**data["terminal_agent"], "limits": [1]}), "terminal_agent.limits"),
+        (lambda data: data.update(terminal_agent={**data["terminal_agent"], "metadata": "x"}), "terminal_agent.metadata"),
+    ],
+)
+def test_wrongly_typed_task_yaml_values_are_format_errors(tmp_path, edit, field):
+    task_dir = write_tb_task(read_tb_task(DATA / "tb_tasks" / "greet-file"), tmp_path)
+    data = yaml.safe_load((task_dir / "task.yaml").read_text())
+    edit(data)
+    (task_dir / "task.yaml").write_text(yaml.safe_dump(data))
+    with pytest.raises(TaskFormatError) as info:
+        read_tb_task(task_dir)
+    assert info.value.field == field and info.value.location == str(task_dir)
+
+
+def test_early_descriptions_list_and_scalar_tags_are_read(tmp_path):
+    task_dir = write_tb_task(read_tb_task(DATA / "tb_tasks" / "greet-file"), tmp_path)
+    data = yaml.safe_load((task_dir / "task.yaml").read_text())
+    instruction = data.pop("instruction")
+    data.pop("terminal_agent")
+    data.update(descriptions=[{"key": "base", "description": instruction}], tags="single")
+    (task_dir / "task.yaml").write_text(yaml.safe_dump(data))
+    task = read_tb_task(task_dir)
+    assert task.instruction == instruction and task.tags == ["single"]
+    data["descriptions"] = ["not a mapping"]
+    (task_dir / "task.yaml").write_text(yaml.safe_dump(data))
+    with pytest.raises(TaskFormatError) as info:
+        read_tb_task(task_dir)
+    assert info.value.field == "instruction"
+
+
+@pytest.mark.parametrize(
+    "edit, field",
+    [
+        (lambda data: data.update(verifier="fast"), "verifier"),
+        (lambda data: data.update(environment=[1]), "environment"),
+        (lambda data: data["metadata"]["terminal_agent"].update(limits="none"), "terminal_agent.limits"),
+        (lambda data: data["metadata"]["terminal_agent"].update(metadata_json=3), "terminal_agent.metadata_json"),
+    ],
+)
+def test_wrongly_typed_task_toml_values_are_format_errors(tmp_path, edit, field):
+    task_dir = write_harbor_task(rich_task(), tmp_path)
+    data = tomllib.loads((task_dir / "task.toml").read_text())
+    edit(data)
+    (task_dir / "task.toml").write_text(dump_toml(data))
+    with pytest.raises(TaskFormatError) as info:
+        read_harbor_task(task_dir)
+    assert info.value.field == field and info.value.location == str(task_dir)

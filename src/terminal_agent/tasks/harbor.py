@@ -32,7 +32,7 @@ from typing import Any
 
 from terminal_agent.errors import TaskFormatError
 from terminal_agent.tasks.model import Task, equal_test_weights, task_from_fields
-from terminal_agent.tasks.terminal_bench import as_tags, read_text_file, read_tree, write_text_file
+from terminal_agent.tasks.terminal_bench import as_tags, mapping_at, read_text_file, read_tree, write_text_file
 
 logger = logging.getLogger(__name__)
 
@@ -258,19 +258,23 @@ def read_harbor_task(task_dir: str | Path) -> Task:
     test_name = _pick_test_file(tests, location)
     test_source = tests.pop(test_name)
 
-    metadata_table = dict(data.get("metadata") or {})
+    metadata_table = mapping_at(data, "metadata", location)
     extra = metadata_table.pop(EXTRA_TABLE, None)
-    environment = dict(data.get("environment") or {})
+    sections = {section: mapping_at(data, section, location) for section in ("verifier", "agent", "environment")}
+    environment = sections["environment"]
     limits: dict[str, Any] = {}
     if extra is not None:
         if not isinstance(extra, dict):
             raise TaskFormatError(f"[metadata.{EXTRA_TABLE}] must be a table", location=location, field=EXTRA_TABLE)
+        metadata_json = extra.get("metadata_json") or "{}"
         try:
-            metadata = json.loads(extra.get("metadata_json") or "{}")
-        except json.JSONDecodeError as exc:
+            if not isinstance(metadata_json, str):
+                raise ValueError(f"a string is expected, not {type(metadata_json).__name__}")
+            metadata = json.loads(metadata_json)
+        except ValueError as exc:  # json.JSONDecodeError is a ValueError
             raise TaskFormatError(f"metadata_json is not valid JSON: {exc}", location=location,
                                   field=f"{EXTRA_TABLE}.metadata_json") from None
-        limits.update(extra.get("limits") or {})
+        limits.update(mapping_at(extra, "limits", location, f"{EXTRA_TABLE}.limits"))
         weights = extra.get("test_weights")
     else:
         metadata = {key: value for key, value in metadata_table.items() if key not in ("difficulty", "category", "tags")}
@@ -278,7 +282,7 @@ def read_harbor_task(task_dir: str | Path) -> Task:
             key: value for key, value in data.items() if key not in ("metadata", "verifier", "agent", "environment")
         }
         for section in ("verifier", "agent", "environment"):
-            rest = {k: v for k, v in (data.get(section) or {}).items() if k not in _MAPPED[section]}
+            rest = {k: v for k, v in sections[section].items() if k not in _MAPPED[section]}
             if rest:
                 leftovers[section] = rest
         if leftovers:
@@ -294,8 +298,8 @@ def read_harbor_task(task_dir: str | Path) -> Task:
             metadata[TEST_SH_METADATA_KEY] = test_sh
         if test_name != TEST_FILE:
             metadata[TEST_FILE_METADATA_KEY] = test_name
-    verifier_timeout = (data.get("verifier") or {}).get("timeout_sec")
-    agent_timeout = (data.get("agent") or {}).get("timeout_sec")
+    verifier_timeout = sections["verifier"].get("timeout_sec")
+    agent_timeout = sections["agent"].get("timeout_sec")
     if verifier_timeout is not None:
         limits["test_timeout_s"] = verifier_timeout
     if agent_timeout is not None:

@@ -216,7 +216,8 @@ def read_tb_task(task_dir: str | Path) -> Task:
     instruction = data.get("instruction")
     if instruction is None and isinstance(data.get("descriptions"), list) and data["descriptions"]:
         # early terminal-bench tasks keep the instruction in a list of descriptions
-        instruction = data["descriptions"][0].get("description")
+        first = data["descriptions"][0]
+        instruction = first.get("description") if isinstance(first, dict) else None
     dockerfile_path = task_dir / "Dockerfile"
     if not dockerfile_path.is_file():
         raise TaskFormatError("no Dockerfile (docker-compose-only tasks are not supported)", location=location,
@@ -232,8 +233,8 @@ def read_tb_task(task_dir: str | Path) -> Task:
     if extra is not None and not isinstance(extra, dict):
         raise TaskFormatError(f"'{EXTRA_KEY}' must be a mapping", location=location, field=EXTRA_KEY)
     if extra is not None:
-        metadata = dict(extra.get("metadata") or {})
-        limits = dict(extra.get("limits") or {})
+        metadata = mapping_at(extra, "metadata", location, f"{EXTRA_KEY}.metadata")
+        limits = mapping_at(extra, "limits", location, f"{EXTRA_KEY}.limits")
         weights = extra.get("test_weights")
     else:
         metadata = {key: value for key, value in data.items() if key not in _MAPPED_KEYS}
@@ -278,12 +279,23 @@ def read_tb_task(task_dir: str | Path) -> Task:
 
 
 def as_tags(value: Any) -> list[str]:
-    """A tags value of task.yaml / task.toml as a list of strings (a lone string is one tag)."""
+    """A tags value of task.yaml / task.toml as a list of strings (a lone value is one tag)."""
     if value is None:
         return []
-    if isinstance(value, str):
-        return [value]
+    if not isinstance(value, (list, tuple)):
+        return [str(value)]
     return [str(tag) for tag in value]
+
+
+def mapping_at(data: dict[str, Any], key: str, location: str, field: str | None = None) -> dict[str, Any]:
+    """``data[key]`` as a new dict (``{}`` when absent); any other type is a TaskFormatError naming ``field``."""
+    value = data.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise TaskFormatError(f"{field or key!r} must be a mapping, not {type(value).__name__}", location=location,
+                              field=field or key)
+    return dict(value)
 
 
 def is_tb_task_dir(path: str | Path) -> bool:
