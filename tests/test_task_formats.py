@@ -202,6 +202,10 @@ def test_flat_dict_reports_the_bad_field():
         task_from_flat_dict({**flat, "test_weights": json.dumps({"test_nope": 1})})
     assert info.value.field == "task"
     assert "test_nope" in str(info.value)
+    with pytest.raises(TaskFormatError) as info:
+        task_from_flat_dict({**flat, "limits": "[1]"})
+    assert info.value.field == "limits" and "JSON object" in str(info.value)
+    assert task_from_flat_dict({**flat, "limits": "null"}).limits == plain_task().limits
 
 
 # --- foreign inputs -------------------------------------------------------------------------------

@@ -104,7 +104,11 @@ def task_from_flat_dict(data: Mapping[str, Any] | str) -> Task:
         if key.startswith(_LIMIT_PREFIX) and key[len(_LIMIT_PREFIX):] in TaskLimits.model_fields and value is not None
     }
     if isinstance(data.get("limits"), (str, Mapping)):
-        limits = {**_decode_json(data, "limits", {}), **limits}
+        decoded = _decode_json(data, "limits", {})
+        decoded = {} if decoded is None else decoded  # JSON null: the defaults
+        if not isinstance(decoded, Mapping):
+            raise TaskFormatError(f"must be a JSON object of limits, not {type(decoded).__name__}", field="limits")
+        limits = {**decoded, **limits}
     fields["limits"] = limits
     return task_from_fields(fields)
 
