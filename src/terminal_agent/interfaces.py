@@ -68,11 +68,16 @@ class Sandbox(Protocol):
         ...
 
     def read_file(self, path: str) -> bytes:
-        """Whole file. Raises ``FileNotFoundError`` when absent, ``SandboxError`` when broken."""
+        """Whole file. Raises ``FileNotFoundError`` when absent, ``IsADirectoryError`` for a directory,
+        another ``OSError`` when it cannot be read, ``SandboxError`` when broken."""
         ...
 
     def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
-        """Create or replace ``path`` (parents created) through the Engine API, never a shell."""
+        """Create or replace ``path`` (parents created) through the Engine API, never a shell.
+
+        Raises an ``OSError`` (``FileNotFoundError``, ``IsADirectoryError``, ...) when that path cannot
+        be written (a parent is a file, a read-only mount): the caller's mistake, not a broken sandbox.
+        """
         ...
 
     def upload_dir(self, local_dir: Path | str, remote_dir: str) -> None:
