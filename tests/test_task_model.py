@@ -97,3 +97,19 @@ def test_content_hashes_change_with_what_they_cover():
     assert make(files={"a": "b"}).content_hashes()["environment"] != base["environment"]
     assert make(test_weights={"test_a": 1.0, "test_b": 3.0}).content_hashes()["weights"] != base["weights"]
     assert make(title="t").content_hashes() == base
+
+
+@pytest.mark.parametrize("weight", [float("nan"), float("inf")])
+def test_weights_must_be_finite(weight):
+    # a NaN weight would make every score (and the reward handed to the trainer) NaN
+    with pytest.raises(ValidationError, match="finite"):
+        make(test_weights={"test_a": weight, "test_b": 1.0})
+
+
+@pytest.mark.parametrize(
+    "limits", [{"cpus": float("nan")}, {"cpus": 0}, {"memory_mb": 0}, {"pids": -1}, {"agent_timeout_s": -5}, {"test_timeout_s": float("inf")}]
+)
+def test_limits_must_be_positive_and_finite(limits):
+    with pytest.raises(ValidationError) as info:
+        TaskLimits(**limits)
+    assert info.value.errors()[0]["loc"] == (next(iter(limits)),)

@@ -16,21 +16,21 @@ TASK_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 class TaskLimits(BaseModel):
-    """Time and resource limits of one task's sandbox."""
+    """Time and resource limits of one task's sandbox (all positive and finite)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    agent_timeout_s: float = 600.0
+    agent_timeout_s: float = Field(600.0, gt=0)
     """Wall clock the agent may spend on the whole episode."""
-    test_timeout_s: float = 120.0
+    test_timeout_s: float = Field(120.0, gt=0)
     """Wall clock the grader may spend running the tests."""
-    command_timeout_s: float = 60.0
+    command_timeout_s: float = Field(60.0, gt=0)
     """Default deadline of one shell command (the model may ask for less, or more up to the configured maximum)."""
-    cpus: float = 1.0
+    cpus: float = Field(1.0, gt=0)
     """CPU quota of the container (fractional cores)."""
-    memory_mb: int = 1024
+    memory_mb: int = Field(1024, gt=0)
     """Memory limit of the container in MiB (swap is not allowed on top)."""
-    pids: int = 256
+    pids: int = Field(256, gt=0)
     """Maximum number of processes in the container (fork-bomb guard)."""
     network: bool = False
     """Whether the agent's container gets a network. Off unless the task needs it."""
@@ -60,7 +60,7 @@ def find_test_functions(test_source: str) -> list[str]:
 class Task(BaseModel):
     """A terminal task: an instruction, an environment, weighted tests and a reference solution."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     task_id: str
     """Unique id; also the task's directory name, so only ``[A-Za-z0-9._-]`` (starting alphanumeric)."""
@@ -85,7 +85,7 @@ class Task(BaseModel):
     test_support_files: dict[str, str] = Field(default_factory=dict)
     """Other files placed beside the tests (fixtures, data), relative path -> text."""
     test_weights: dict[str, float]
-    """Test function name -> non-negative weight. Every name must exist in ``test_source``."""
+    """Test function name -> non-negative finite weight. Every name must exist in ``test_source``."""
     solution: str | None = None
     """Reference solution as a bash script; a validated task scores 1.0 with it."""
     limits: TaskLimits = Field(default_factory=TaskLimits)
