@@ -60,6 +60,8 @@ def test_reward_config_validation():
         RewardConfig(test_weight=0, judge_weight=0)
     with pytest.raises(ValueError):
         RewardConfig(judge_failure_policy="zero")
+    with pytest.raises(ValueError, match="finite"):
+        RewardConfig(judge_weight=float("inf"))  # inf / inf would make the reward NaN
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,7 @@ from terminal_agent.interfaces import GradeResult
 class RewardConfig(BaseModel):
     """How test score and judge score combine into one reward."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
     test_weight: float = Field(1.0, ge=0.0)
     """Weight of the weighted test score."""
