@@ -145,6 +145,13 @@ class SandboxSelfCheck:
         assert sandbox.read_file("/tmp/rel-link") == b"target"
         assert sandbox.exec("cd /", 10).ok
 
+    def test_symlink_loop_is_an_os_error_not_a_broken_sandbox(self, sandbox):
+        assert sandbox.exec("ln -sfn /tmp/loop-b /tmp/loop-a && ln -sfn /tmp/loop-a /tmp/loop-b", 10).ok
+        with pytest.raises(OSError) as caught:
+            sandbox.read_file("/tmp/loop-a")
+        assert not isinstance(caught.value, SandboxError)
+        assert sandbox.is_alive()
+
     def test_upload_dir(self, sandbox, tmp_path: Path):
         (tmp_path / "pkg" / "sub").mkdir(parents=True)
         (tmp_path / "pkg" / "a.py").write_text("A = 1\n")

@@ -10,11 +10,13 @@ removes the container (``auto_remove``). Files move through the Engine API archi
 from __future__ import annotations
 
 import atexit
+import errno
 import io
 import itertools
 import logging
 import os
 import posixpath
+import re
 import secrets
 import socket
 import tarfile
@@ -415,6 +417,12 @@ class DockerSandbox:
                 if self._container_gone():
                     raise self._broken_error("container is gone") from exc
                 raise FileNotFoundError(2, "No such file or directory", path) from None
+            except docker.errors.APIError as exc:
+                if self._container_gone():
+                    raise self._broken_error(f"get_archive({path}) failed: {exc}") from exc
+                message = _daemon_message(exc)
+                code = errno.ELOOP if "too many links" in message else errno.EIO
+                raise OSError(code, f"cannot read: {message}", path) from None
             except docker.errors.DockerException as exc:
                 raise self._broken_error(f"get_archive({path}) failed: {exc}") from exc
             file_mode = int(stat.get("mode", 0))
@@ -458,7 +466,7 @@ class DockerSandbox:
             except docker.errors.APIError as exc:
                 if self._container_gone():
                     raise self._broken_error(f"put_archive({what}) failed: {exc}") from exc
-                raise OSError(f"cannot write {what}: {exc.explanation or exc}") from None
+                raise OSError(errno.EIO, f"cannot write: {_daemon_message(exc)}", what) from None
             except docker.errors.DockerException as exc:
                 raise self._broken_error(f"put_archive({what}) failed: {exc}") from exc
 
@@ -541,6 +549,12 @@ class DockerSandbox:
                 )
             return SandboxUnavailableError(f"container of {self.image!r} did not come up: {detail}")
         return SandboxError(f"sandbox {self._id[:12]} is broken: {detail}")
+
+
+def _daemon_message(exc: docker.errors.APIError) -> str:
+    """The daemon's explanation without the host's overlay paths (``.../merged/tmp/x`` -> ``/tmp/x``)."""
+    text = str(exc.explanation or exc)
+    return re.sub(r"/\S*/merged(?=/)", "", text)
 
 
 def _absolute(path: str) -> str:
