@@ -202,6 +202,8 @@ class FileTool(Tool):
             raise ToolError(f"{path} is a directory; use <search> with action: ls") from None
         except PermissionError:
             raise ToolError(f"permission denied: {path}") from None
+        except OSError as exc:  # e.g. a symlink loop
+            raise ToolError(f"cannot read {path}: {exc.strerror or exc}") from None
 
     def _store(self, path: str, data: bytes, ctx: ToolContext) -> None:
         """Write ``data`` keeping an existing file's mode; a path the model cannot write to is a ToolError.
