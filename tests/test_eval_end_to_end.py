@@ -17,7 +17,6 @@ from terminal_agent.rollout.results import RunResults
 from terminal_agent.rollout.runner import RolloutConfig, RolloutRunner
 from terminal_agent.tasks.loading import load_tasks
 from terminal_agent.tasks.validation import oracle_replies
-from test_model_clients import served_model  # noqa: F401 - a module fixture: one server for this module
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "dataset" / "latest_verified.csv"

@@ -6,12 +6,8 @@ OpenAI-compatible endpoint, started once for the module.
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -61,38 +57,6 @@ def test_unreachable_endpoint_is_a_provider_error_after_retries():
     with pytest.raises(ModelProviderError, match="after 3 attempt"):
         client.complete(CHAT)
     assert time.monotonic() - started >= 0.2  # it backed off before retrying
-
-
-@pytest.fixture(scope="module")
-def served_model():
-    """``transformers serve`` on the converted embedded model; yields (litellm model name, api_base)."""
-    pytest.importorskip("fastapi", reason="transformers serve needs fastapi + uvicorn (transformers[serving])")
-    from terminal_agent.models.embedded import ensure_embedded_model_cached
-
-    model_dir = ensure_embedded_model_cached()
-    port = _free_port()
-    cli = Path(sys.executable).with_name("transformers")
-    command = [str(cli) if cli.exists() else "transformers", "serve", str(model_dir), "--host", "127.0.0.1", "--port", str(port), "--device", "cpu"]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"transformers serve exited: {process.stderr.read().decode()[-2000:]}")
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2)
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail("transformers serve did not answer /health within 120 s")
-                time.sleep(0.5)
-        yield f"openai/{model_dir}", f"http://127.0.0.1:{port}/v1"
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 @pytest.mark.model

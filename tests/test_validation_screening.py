@@ -114,7 +114,6 @@ def test_screening_keeps_the_band_freezes_splits_and_resumes(shipped_tasks, tmp_
 def test_validate_command_writes_the_manifest(shipped_tasks, tmp_path):
     from typer.testing import CliRunner
 
-    import terminal_agent.cli.task_quality_commands  # noqa: F401 - registers validate/screen on the tasks app
     from terminal_agent.cli import app
 
     task_id = shipped_tasks[-1].task_id
