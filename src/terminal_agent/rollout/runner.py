@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import datetime as dt
-import importlib
 import logging
 import threading
 import time
@@ -155,17 +154,12 @@ def _default_episode_fn() -> Callable[..., Any]:
 
 
 def sweep_leaked_sandboxes() -> None:
-    """Call the cleanup component's ``sweep_leaked()`` when it exists (it only touches our labels)."""
+    """Remove sandboxes leaked by dead earlier runs (only objects carrying our labels)."""
+    from terminal_agent.sandbox.cleanup import sweep_leaked
+
     try:
-        cleanup = importlib.import_module("terminal_agent.sandbox.cleanup")
-    except ImportError:
-        return
-    sweep = getattr(cleanup, "sweep_leaked", None)
-    if sweep is None:
-        return
-    try:
-        sweep()
-    except Exception as exc:  # noqa: BLE001 - a failed sweep must not stop the evaluation
+        sweep_leaked()
+    except Exception as exc:  # noqa: BLE001 - a failed sweep (no daemon yet) must not stop the evaluation
         logger.warning("sweeping leaked sandboxes failed: %s", exc)
 
 
@@ -222,8 +216,13 @@ class RolloutRunner:
         on_trial: Callable[[TrialResult], None] | None = None,
     ) -> RunResults:
         config = self.config
+        cleanup_daemon = None
         if config.sweep_leaked:
+            from terminal_agent.sandbox.cleanup import CleanupDaemon
+
             await asyncio.to_thread(sweep_leaked_sandboxes)
+            # long runs keep sweeping (every SandboxConfig.cleanup_interval_s) for leaks of runs that die meanwhile
+            cleanup_daemon = CleanupDaemon().start()
         if self.episode_fn is None:
             self.episode_fn = _default_episode_fn()
         started_at = dt.datetime.now(dt.timezone.utc)
@@ -264,6 +263,8 @@ class RolloutRunner:
             await asyncio.gather(*(one(spec) for spec in specs))
         finally:
             executor.shutdown(wait=False, cancel_futures=True)
+            if cleanup_daemon is not None:
+                cleanup_daemon.stop(timeout=1.0)
         results.trials.sort(key=lambda t: (t.task_id, t.attempt))
         results.run.finished_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         results.run.wall_s = time.monotonic() - started
