@@ -162,3 +162,25 @@ def test_summary_excludes_errors_from_pass_rate():
     assert summary["episodes_per_minute"] == pytest.approx(4.0)
     markdown = run_report_markdown(results, summary)
     assert "sandbox" in markdown and "| a | 2 | 1 |" in markdown
+
+
+def test_reading_a_bad_results_file_names_the_file_and_the_problem(tmp_path):
+    from terminal_agent.errors import ConfigError
+
+    path = tmp_path / "results.json"
+    for content, expected in [
+        ("[1, 2]", "JSON list"),
+        ('{"schema_version": 1, "run": {"run_id": "r"}}', "run.model"),
+        ('{"schema_version": 1, "run": {"run_id": "r", "model": "m"}, "trials": [{"task_id": "a"}]}', "trials.0.attempt"),
+        ("not json", "is not JSON"),
+    ]:
+        path.write_text(content)
+        with pytest.raises(ConfigError, match=expected) as caught:
+            RunResults.read(path)
+        assert str(path) in str(caught.value)
+    path.write_bytes(b"\xff\xfe{")
+    with pytest.raises(ConfigError, match="is not JSON"):
+        RunResults.read(path)
+    good = RunResults(run=RunInfo(run_id="r", model="m"), trials=[TrialResult(task_id="a", attempt=0, status="scored", reward=1.0)])
+    good.write(path)
+    assert RunResults.read(tmp_path).trials == good.trials

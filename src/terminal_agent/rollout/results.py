@@ -13,7 +13,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from terminal_agent.errors import ConfigError
 
@@ -158,13 +158,23 @@ class RunResults(BaseModel):
             data = json.loads(path.read_text())
         except FileNotFoundError:
             raise ConfigError(f"results file {path} does not exist") from None
-        except json.JSONDecodeError as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"results file {path} is not JSON: {exc}") from None
+        except OSError as exc:
+            raise ConfigError(f"results file {path} cannot be read: {exc.strerror or exc}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(f"results file {path} holds a JSON {type(data).__name__}, not a results object")
         if data.get("schema_version") != RESULTS_SCHEMA_VERSION:
             raise ConfigError(
                 f"results file {path} has schema_version {data.get('schema_version')!r}, expected {RESULTS_SCHEMA_VERSION}"
             )
-        return cls.model_validate(data)
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}" for error in exc.errors()[:5]
+            )
+            raise ConfigError(f"results file {path} is malformed: {problems}") from None
 
 
 def _json_safe(value: Any) -> Any:
