@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import threading
 import time
 
@@ -38,14 +39,15 @@ def test_warm_acquire_is_fast_fresh_and_torn_down_in_background(base_image):
         started = time.monotonic()
         first = pool.acquire(base_image, limits)
         acquire_s = time.monotonic() - started
-        assert acquire_s < 0.1, f"warm acquire took {acquire_s * 1000:.1f} ms"
-        assert pool.stats.hits == 1 and pool.stats.misses == 0
+        assert pool.stats.hits == 1 and pool.stats.misses == 0  # served warm, not started on the spot
+        # the benchmark measures the 5 ms target; this bound only has to hold on a loaded CI machine
+        assert acquire_s < 0.5, f"warm acquire took {acquire_s * 1000:.1f} ms"
         assert first.exec("echo warm", 10).output == "warm\n"
         assert first.exec("touch /tmp/dirty", 10).ok
 
         started = time.monotonic()
         pool.release(first)
-        assert time.monotonic() - started < 0.05, "release must not wait for the removal"
+        assert time.monotonic() - started < 0.5, "release must not wait for the removal"
         _wait_until(
             lambda: first.id not in {c["Id"] for c in _run_containers(run_id)}, 10, "released container was not removed"
         )
@@ -62,9 +64,16 @@ def test_warm_acquire_is_fast_fresh_and_torn_down_in_background(base_image):
         pool.acquire(base_image, limits)
 
 
+def _docker_time(text: str) -> float:
+    """Seconds since the epoch of a daemon timestamp like ``2026-11-30T00:30:00.123456789Z``."""
+    seconds, _, fraction = text.rstrip("Z").partition(".")
+    return datetime.datetime.fromisoformat(seconds).replace(tzinfo=datetime.timezone.utc).timestamp() + float(f"0.{fraction or 0}")
+
+
 def test_cold_acquires_through_the_gate(base_image):
+    """With a gate of 1, concurrent cold acquires start containers one after the other."""
     run_id = f"test-pool-gate-{time.time_ns()}"
-    pool = SandboxPool(SandboxConfig(pool_size=0, max_concurrent_starts=2), run_id=run_id)
+    pool = SandboxPool(SandboxConfig(pool_size=0, max_concurrent_starts=1), run_id=run_id)
     acquired = []
     errors = []
 
@@ -75,21 +84,29 @@ def test_cold_acquires_through_the_gate(base_image):
             errors.append(exc)
 
     try:
-        threads = [threading.Thread(target=take) for _ in range(4)]
+        threads = [threading.Thread(target=take) for _ in range(3)]
         for thread in threads:
             thread.start()
         for thread in threads:
             thread.join(60)
         assert not errors
-        assert len({sandbox.id for sandbox in acquired}) == 4
-        assert pool.stats.misses == 4 and pool.stats.started == 4
+        assert len({sandbox.id for sandbox in acquired}) == 3
+        assert pool.stats.misses == 3 and pool.stats.started == 3
         assert all(sandbox.exec("echo x", 10).output == "x\n" for sandbox in acquired)
+        api = docker_client().api
+        spans = sorted(
+            (_docker_time(info["Created"]), _docker_time(info["State"]["StartedAt"]))
+            for info in (api.inspect_container(sandbox.id) for sandbox in acquired)
+        )
+        for (_, previous_started), (next_created, _) in zip(spans, spans[1:]):
+            # the next container is created only after the previous one started and answered
+            assert next_created > previous_started, f"two starts overlapped despite the gate: {spans}"
     finally:
         for sandbox in acquired:
             pool.release(sandbox)
         pool.close()
     _wait_until(lambda: not _run_containers(run_id), 10, "containers remained after close")
-    assert pool.stats.torn_down == 4
+    assert pool.stats.torn_down == 3
 
 
 def test_dead_warm_container_is_skipped(base_image):
