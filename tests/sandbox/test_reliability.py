@@ -79,7 +79,7 @@ def test_finished_command_does_not_wait_for_background_children(small_sandbox):
     started = time.monotonic()
     result = small_sandbox.exec("sleep 402 & echo started", timeout=10)
     assert result.output == "started\n" and result.exit_code == 0
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 5.0  # far below the child's 402 s; generous for a loaded CI machine
     assert small_sandbox.kill_agent_processes() >= 1
     assert small_sandbox.exec("pgrep -f '[s]leep 402' || echo none", 10).output.strip() == "none"
 
@@ -92,7 +92,7 @@ def test_fork_bomb_stays_inside_the_pids_limit(small_sandbox):
     started = time.monotonic()
     subprocess.run(["true"], check=True)  # the host still forks
     docker_client().ping()
-    assert time.monotonic() - started < 1.0
+    assert time.monotonic() - started < 3.0, "the host (fork + daemon ping) stalled under the fork bomb"
     if cgroup.exists():
         assert int((cgroup / "pids.max").read_text()) == 64
         assert int((cgroup / "pids.current").read_text()) <= 64
