@@ -56,6 +56,8 @@ def test_embedded_generates_greedy_and_deterministic(client):
 def test_embedded_token_cap_and_stop_strings(client):
     capped = client.complete(CHAT, max_tokens=3)
     assert capped.completion_tokens <= 3 and capped.finish_reason == "length"
+    unmatched_stop = client.complete(CHAT, max_tokens=3, stop=["no such stop string"])
+    assert unmatched_stop.text == capped.text and unmatched_stop.finish_reason == "length"
     full = client.complete(CHAT, max_tokens=16)
     stop_word = full.text.split()[1]
     cut = client.complete(CHAT, max_tokens=16, stop=[stop_word])

@@ -252,15 +252,15 @@ class EmbeddedModelClient:
         latency = time.monotonic() - started
         new_ids = output[0, prompt_len:].tolist()
         text = tokenizer.decode(new_ids, skip_special_tokens=True)
-        finish_reason = "stop"
-        if config.stop_after_action and (end := first_closed_tag_end(text, config.action_tags)) is not None:
-            text = text[:end]
-        elif stop:
+        end = first_closed_tag_end(text, config.action_tags) if config.stop_after_action else None
+        if end is None and stop:
             cuts = [text.find(s) for s in stop if s in text]
-            if cuts:
-                text = text[: min(cuts)]
+            end = min(cuts) if cuts else None
+        finish_reason = "stop"
+        if end is not None:
+            text = text[:end]
         elif len(new_ids) >= max_new and (not new_ids or new_ids[-1] != tokenizer.eos_token_id):
-            finish_reason = "length"
+            finish_reason = "length"  # cut by the token cap, not by an action, a stop string or EOS
         return ModelResponse(
             text=text,
             finish_reason=finish_reason,
