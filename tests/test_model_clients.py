@@ -42,6 +42,21 @@ def test_litellm_config_reads_environment(monkeypatch):
         LiteLLMConfig.from_env()
 
 
+def test_model_configs_reject_impossible_values():
+    from pydantic import ValidationError
+
+    from terminal_agent.models.embedded import EmbeddedModelConfig
+
+    for bad in ({"max_retries": -1}, {"timeout_s": 0}, {"temperature": -0.1}, {"max_tokens": 0}, {"top_p": 1.5}):
+        with pytest.raises(ValidationError, match=next(iter(bad))):
+            LiteLLMConfig(model="openai/m", **bad)
+    for bad in ({"max_new_tokens": 0}, {"temperature": -1.0}, {"num_threads": 0}):
+        with pytest.raises(ValidationError, match=next(iter(bad))):
+            EmbeddedModelConfig(**bad)
+    with pytest.raises(ValidationError, match="max_tokens"):
+        config_from_spec("embedded", max_tokens=0)
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -35,9 +35,9 @@ class ModelClientConfig(BaseModel):
     """litellm endpoint; ``None`` reads ``LITE_LLM_API_BASE``."""
     api_key: str | None = Field(default=None, repr=False)
     """litellm key; ``None`` reads ``LITE_LLM_API_KEY``."""
-    max_tokens: int | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
     """Cap on reply tokens (``None``: the backend's default)."""
-    temperature: float | None = None
+    temperature: float | None = Field(default=None, ge=0.0)
     """Sampling temperature (``None``: the backend's default; the embedded model is greedy at 0)."""
     replies_file: Path | None = None
     """Scripted backend: a JSON/YAML list of reply strings."""

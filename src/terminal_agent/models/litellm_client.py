@@ -64,19 +64,19 @@ class LiteLLMConfig(BaseModel):
     """Endpoint URL (``http://host:port/v1`` for an OpenAI-compatible server); ``None`` uses the provider's."""
     api_key: str | None = Field(default=None, repr=False)
     """Key for the endpoint; ``None`` lets litellm read the provider's usual variable."""
-    temperature: float | None = None
+    temperature: float | None = Field(default=None, ge=0.0)
     """Default sampling temperature (``None``: the provider's default)."""
-    top_p: float | None = None
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
     """Default nucleus mass (``None``: the provider's default)."""
-    max_tokens: int | None = 1024
+    max_tokens: int | None = Field(default=1024, ge=1)
     """Default cap on reply tokens."""
-    timeout_s: float = 120.0
+    timeout_s: float = Field(default=120.0, gt=0.0)
     """Per-request timeout."""
-    max_retries: int = 4
+    max_retries: int = Field(default=4, ge=0)
     """Retries of transient failures (rate limits, connection errors, 5xx) before giving up."""
-    backoff_initial_s: float = 1.0
+    backoff_initial_s: float = Field(default=1.0, ge=0.0)
     """First retry delay; doubles each retry (with jitter)."""
-    backoff_max_s: float = 30.0
+    backoff_max_s: float = Field(default=30.0, ge=0.0)
     """Cap on one retry delay."""
     extra: dict[str, Any] = Field(default_factory=dict)
     """Other keyword arguments passed to ``litellm.completion`` unchanged."""
