@@ -28,8 +28,11 @@ class TestRecord(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     name: str
+    """Test function name, as the task's weights name it."""
     weight: float
+    """Its weight in the task's score."""
     passed: bool
+    """Whether it passed."""
     reported: bool = True
     """False when pytest never reported the test (it counts as failed)."""
 
@@ -42,6 +45,7 @@ class TrialError(BaseModel):
     kind: str
     """Error family: ``sandbox``, ``image``, ``provider``, ``grading``, ``timeout``, ``internal`` ..."""
     message: str
+    """Exception type and message, or what the episode reported."""
 
 
 class TrialResult(BaseModel):
@@ -50,16 +54,21 @@ class TrialResult(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     task_id: str
+    """Id of the task."""
     attempt: int
     """0-based attempt index within the task."""
     status: Literal["scored", "error"]
+    """``scored``: graded; ``error``: infrastructure broke, excluded from rewards and pass rates."""
     reward: float | None = None
     """Weighted test score in [0, 1]; ``None`` when not scored."""
     tests: list[TestRecord] = Field(default_factory=list)
+    """Every declared test of the task with its outcome (empty when not graded)."""
     turns: int = 0
     """Model calls made in the episode."""
     prompt_tokens: int = 0
+    """Prompt tokens summed over the episode's model calls."""
     completion_tokens: int = 0
+    """Completion tokens summed over the episode's model calls."""
     termination_reason: str = ""
     """Why the episode ended: ``done`` (agent finished), ``max_steps``, ``timeout``, ``error`` ..."""
     env_time_s: float = 0.0
@@ -71,6 +80,7 @@ class TrialResult(BaseModel):
     wall_s: float = 0.0
     """Wall clock of the whole trial, queueing for the model lock included."""
     error: TrialError | None = None
+    """Why the trial was not scored (``None`` when scored)."""
     transcript: str | None = None
     """Transcript file, relative to the results file's directory."""
 
@@ -89,15 +99,25 @@ class RunInfo(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     run_id: str
+    """Name of the run (also on its sandboxes' labels)."""
     model: str
+    """The model client's name."""
     tasks_file: str | None = None
+    """Where the tasks came from."""
     attempts: int = 1
+    """Attempts per task."""
     max_steps: int = 0
+    """Model turns per episode."""
     concurrency: int = 1
+    """Episodes run at once."""
     started_at: str = ""
+    """UTC ISO time the run started."""
     finished_at: str = ""
+    """UTC ISO time the run finished (empty while it runs)."""
     wall_s: float = 0.0
+    """Wall clock of the run so far."""
     sampling: dict[str, Any] = Field(default_factory=dict)
+    """Sampling keywords passed to every model call."""
 
 
 class RunResults(BaseModel):
@@ -106,9 +126,13 @@ class RunResults(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     schema_version: int = RESULTS_SCHEMA_VERSION
+    """Layout version of ``results.json``."""
     run: RunInfo
+    """What was run and how."""
     trials: list[TrialResult] = Field(default_factory=list)
+    """One record per finished trial."""
     summary: dict[str, Any] = Field(default_factory=dict)
+    """Headline numbers (:func:`terminal_agent.evaluation.report.summarize`), filled at the end of the run."""
 
     # --- views used by stats and reports ------------------------------------------------------
     def task_ids(self) -> list[str]:
