@@ -208,3 +208,14 @@ def test_labels_and_limits_on_the_container(base_image):
         assert host["PidsLimit"] == 33
         assert host["NetworkMode"] == "bridge"
         assert sandbox.exec("ls /sys/class/net | grep -v lo | wc -l", 10).output.strip() != "0"
+
+
+def test_agent_killing_python_or_signalling_init_leaves_the_sandbox_usable(small_sandbox):
+    # a broken sandbox would make the trial an infrastructure error, dropping the model's own doing from the pass rate
+    result = small_sandbox.exec("pkill -f python; pkill python3; pkill -9 -f python; kill -TERM 1; kill -HUP 1; echo done", 10)
+    assert result.output.endswith("done\n"), result.output
+    assert small_sandbox.exec("echo alive", 10).output == "alive\n"
+    # the agent's own processes keep the default dispositions: SIGTERM still ends them
+    assert small_sandbox.exec("sleep 300 & pid=$!; kill -TERM $pid; wait $pid; echo $?", 10).output.endswith("\n143\n")
+    check = "import signal; print(signal.getsignal(signal.SIGTERM) == signal.SIG_DFL)"
+    assert small_sandbox.exec(f"python3 -c '{check}'", 10).output == "True\n"

@@ -36,9 +36,11 @@ BOOTSTRAP = (
     " return b\n"
     "n=b''\n"
     "while not n.endswith(b'\\n'):n+=R(1)\n"
-    "exec(compile(R(int(n)),'ta-shell-server','exec'),{'__name__':'__main__'})\n"
+    "s=R(int(n))\n"
+    "exec(compile(s,'ta-shell-server','exec'),{'__name__':'__main__','TA_SOURCE':s})\n"
 )
-"""Tiny loader run by ``python3 -c``; reads the server source from stdin."""
+"""Tiny loader run by ``python3 -c``; reads the server source from stdin (and hands it to the
+server, which re-executes itself from it under a neutral name)."""
 
 
 def server_source() -> bytes:

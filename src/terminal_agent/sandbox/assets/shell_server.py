@@ -748,7 +748,43 @@ def kill_all():
     return len(killed)
 
 
+SERVER_NAME = "ta-sandbox"
+"""Name (argv[0] and comm) the server runs under: no "python" in it, see ``stay_out_of_reach``."""
+SHRUGGED_SIGNALS = ("SIGTERM", "SIGINT", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
+
+
+def stay_out_of_reach():
+    """Keep an agent's ``pkill -f python`` / ``killall python3`` from ending the sandbox.
+
+    A dead server would turn the model's own command into an infrastructure error, and drop the
+    trial from the pass rate instead of failing it. So the server re-executes itself (source in a
+    memfd) under a command line without "python", renames its ``comm``, and ignores the
+    catchable signals that init forwards when the agent signals PID 1, whose command line still
+    names python3. Handlers (not SIG_IGN) are used so that commands start with default dispositions.
+    """
+    source = globals().get("TA_SOURCE")
+    if source and sys.executable and hasattr(os, "memfd_create"):
+        try:
+            fd = os.memfd_create(SERVER_NAME, 0)  # inherited across exec
+            view = memoryview(source)
+            while view:
+                view = view[os.write(fd, view):]
+            loader = ("import os;s=os.pread(%d,%d,0);os.close(%d);"
+                      "exec(compile(s,%r,'exec'),{'__name__':'__main__'})" % (fd, len(source), fd, SERVER_NAME))
+            os.execv(sys.executable, [SERVER_NAME, "-I", "-S", "-c", loader] + sys.argv[1:])
+        except OSError:
+            pass  # keep running as we are
+    try:
+        with open("/proc/self/comm", "w") as handle:
+            handle.write(SERVER_NAME)
+    except OSError:
+        pass
+    for name in SHRUGGED_SIGNALS:
+        signal.signal(getattr(signal, name), lambda signum, frame: None)
+
+
 def main():
+    stay_out_of_reach()
     ttl = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
     if ttl > 0:
         timer = threading.Timer(ttl, kill_everything_and_exit, args=(3,))
