@@ -32,6 +32,18 @@ def test_parse_band_and_split_are_deterministic():
         ScreeningConfig(band=(5, 2))
 
 
+def test_cli_rejects_unknown_task_ids_and_an_inverted_band():
+    from typer.testing import CliRunner
+
+    from terminal_agent.cli import app
+
+    runner = CliRunner()
+    unknown = runner.invoke(app, ["tasks", "validate", str(SHIPPED), "--task", "no-such-task"])
+    assert unknown.exit_code == 2 and "no-such-task" in unknown.output
+    inverted = runner.invoke(app, ["tasks", "screen", str(SHIPPED), "--band", "5..2"])
+    assert inverted.exit_code == 2 and "5..2" in inverted.output
+
+
 @pytest.mark.docker
 def test_every_shipped_task_is_valid(shipped_tasks, tmp_path):
     validations = validate_tasks(shipped_tasks, concurrency=2, output_dir=tmp_path)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 app = typer.Typer(no_args_is_help=True)
@@ -72,7 +73,7 @@ def _print_summary(results, output_dir: Path | None) -> None:  # noqa: ANN001
             return "n/a"
         return f"{e['value']:.3f} [{e['ci_low']:.3f}, {e['ci_high']:.3f}]"
 
-    console.print(f"[bold]{results.run.model}[/bold]: {s['n_tasks']} tasks, {s['n_trials']} trials, wall {s['wall_s']:.1f} s")
+    console.print(f"[bold]{escape(results.run.model)}[/bold]: {s['n_tasks']} tasks, {s['n_trials']} trials, wall {s['wall_s']:.1f} s")
     console.print(f"  mean reward {ci(s['mean_reward'])}   pass rate {ci(s['pass_rate'])}   (95% CI, task bootstrap)")
     console.print("  " + "   ".join(f"pass@{k} {v:.3f}" for k, v in s["pass_at_k"].items() if v == v))
     console.print(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -40,6 +41,9 @@ def validate(
 
     tasks = load_tasks(tasks_path)
     if task_ids:
+        missing = sorted(set(task_ids) - {t.task_id for t in tasks})
+        if missing:
+            raise typer.BadParameter(f"unknown task id(s): {', '.join(missing)}", param_hint="--task")
         tasks = [t for t in tasks if t.task_id in set(task_ids)]
     if not tasks:
         raise typer.BadParameter("no tasks selected", param_hint="TASKS")
@@ -57,12 +61,13 @@ def validate(
         return "n/a" if value is None else f"{value:.3f}"
 
     for v in validations:
-        verdict = "[green]ok[/green]" if v.ok else "[red]" + "; ".join(v.problems + v.infrastructure_errors) + "[/red]"
-        table.add_row(v.task_id, score(v.noop_score), score(v.oracle_score), verdict)
+        # messages quote paths and test ids ("[/tmp/x]", "test_a[1]") that rich would read as markup
+        verdict = "[green]ok[/green]" if v.ok else "[red]" + escape("; ".join(v.problems + v.infrastructure_errors)) + "[/red]"
+        table.add_row(escape(v.task_id), score(v.noop_score), score(v.oracle_score), verdict)
     console.print(table)
     path = write_manifest(validation_manifest(validations, str(tasks_path)), manifest or output_dir / "validation.json")
     bad = [v for v in validations if not v.ok]
-    console.print(f"{len(validations) - len(bad)}/{len(validations)} valid; manifest: {path}", highlight=False)
+    console.print(f"{len(validations) - len(bad)}/{len(validations)} valid; manifest: {escape(str(path))}", highlight=False)
     if bad:
         raise typer.Exit(1)
 
@@ -92,6 +97,8 @@ def screen(
     from terminal_agent.tasks.screening import ScreeningConfig, parse_band, screen_tasks
 
     low, high = parse_band(band)
+    if not 0 <= low <= high:
+        raise typer.BadParameter(f"band {low}..{high} must satisfy 0 <= LOW <= HIGH", param_hint="--band")
     if high > attempts:
         raise typer.BadParameter(f"band upper bound {high} exceeds k={attempts}", param_hint="--band")
     tasks = load_tasks(tasks_path)
@@ -122,11 +129,11 @@ def screen(
     table = Table("task", "passes", "scored", "errors", "kept", title=f"screening, band {low}..{high} of {attempts}")
     for row in summary["tasks"]:
         kept = "[green]yes[/green]" if row["kept"] else ("incomplete" if not row["complete"] else "no")
-        table.add_row(row["task_id"], str(row["passes"]), str(row["attempts"]), str(row["errors"]), kept)
+        table.add_row(escape(row["task_id"]), str(row["passes"]), str(row["attempts"]), str(row["errors"]), kept)
     console.print(table)
     console.print(
         f"kept {summary['n_kept']}/{summary['n_tasks']}: train {len(summary['train'])}, held-out {len(summary['held_out'])}; "
-        f"{summary['n_incomplete']} incomplete (re-run to resume). Manifests in {output_dir}",
+        f"{summary['n_incomplete']} incomplete (re-run to resume). Manifests in {escape(str(output_dir))}",
         highlight=False,
     )
     typer.echo(json.dumps({"train": summary["train"], "held_out": summary["held_out"]}))
