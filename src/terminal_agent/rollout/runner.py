@@ -46,7 +46,7 @@ class RolloutConfig(BaseModel):
     """Model turns per episode."""
     concurrency: int = Field(default=2, ge=1)
     """Episodes running at once (containers alive at once)."""
-    episode_timeout_s: float | None = None
+    episode_timeout_s: float | None = Field(default=None, gt=0)
     """Wall clock of one episode, grading included; ``None``: the task's agent + test timeouts + 60 s."""
     sampling: dict[str, Any] = Field(default_factory=dict)
     """Sampling keywords passed to every model call (``temperature``, ``max_tokens`` ...)."""
@@ -55,7 +55,7 @@ class RolloutConfig(BaseModel):
     run_id: str = Field(default_factory=lambda: dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ-") + uuid.uuid4().hex[:6])
     """Name of the run (also passed to the sandboxes' labels when the env accepts it)."""
     sweep_leaked: bool = True
-    """Remove containers leaked by dead earlier runs before starting."""
+    """Remove sandboxes leaked by dead earlier runs before starting, and keep a CleanupDaemon sweeping while the run lasts."""
 
 
 @dataclass(frozen=True)
@@ -331,8 +331,8 @@ class RolloutRunner:
             trial = trial_from_episode(task.task_id, spec.attempt, episode)
         except Exception as exc:  # noqa: BLE001 - a broken rollout is data, never a crash of the batch
             kind = error_kind(exc)
-            if kind in {"format", "task", "config"}:
-                kind = "internal" if kind == "format" else kind
+            if kind == "format":  # the agent handles the model's format errors; one escaping here is a bug
+                kind = "internal"
             logger.warning("%s attempt %d: %s error: %s", task.task_id, spec.attempt, kind, exc)
             trial = TrialResult(
                 task_id=task.task_id,
