@@ -14,7 +14,7 @@ pytestmark = pytest.mark.docker
 def _task() -> Task:
     return Task(
         task_id="sandbox-shell-cli",
-        instruction="Poke around.",
+        instruction="Poke around [/app] and arr[0].",  # brackets rich must not read as markup
         dockerfile="FROM terminal-agent/base:bookworm\nWORKDIR /app\n",
         test_source="def test_nothing():\n    assert True\n",
         test_weights={"test_nothing": 1.0},
@@ -33,6 +33,8 @@ def test_shell_runs_typed_commands_in_the_task_sandbox(base_image, tmp_path):
     assert result.exit_code == 0, result.output
     assert "/app\n" in result.output and "/tmp\n" in result.output
     assert "test_outputs.py" in result.output
+    assert "Poke around [/app] and arr[0]." in result.output
+    assert "exit 1" in result.output  # a failing command's status is shown
 
 
 def test_unknown_task_id_exits_1(tmp_path):

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 app = typer.Typer(no_args_is_help=True)
 console = Console(stderr=True)
@@ -27,10 +28,10 @@ def shell(
 
     matches = [task for task in load_tasks(tasks, strict=False) if task.task_id == task_id]
     if not matches:
-        console.print(f"[red]no task {task_id!r} in {tasks}[/red]")
+        console.print(f"[red]no task {escape(repr(task_id))} in {escape(str(tasks))}[/red]")
         raise typer.Exit(1)
     task = matches[0]
-    with console.status(f"image of {task_id} ..."):
+    with console.status(f"image of {escape(task_id)} ..."):
         image = ensure_task_image(task)
     with DockerSandbox.start(image, limits=task.limits, run_id=f"shell-{task_id}") as sandbox:
         if with_tests:
@@ -41,8 +42,8 @@ def shell(
                     (root / rel).parent.mkdir(parents=True, exist_ok=True)
                     (root / rel).write_text(text)
                 sandbox.upload_dir(root, "/tests")
-        console.print(f"[green]{task_id}[/green] in {sandbox.id[:12]} ({image}); `exit` or Ctrl-D leaves")
-        console.print(task.instruction, style="dim", highlight=False)
+        console.print(f"[green]{escape(task_id)}[/green] in {sandbox.id[:12]} ({escape(image)}); `exit` or Ctrl-D leaves")
+        console.print(task.instruction, style="dim", highlight=False, markup=False)  # instructions hold brackets
         while True:
             try:
                 cwd = sandbox.exec("pwd", 5).output.strip()
