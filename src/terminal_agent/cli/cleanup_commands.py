@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 console = Console()
@@ -23,7 +24,7 @@ def cleanup(
         return
     table = Table("kind", "id", "name", "run id", "reason", title="would remove" if dry_run else "removing")
     for obj in leaked:
-        table.add_row(obj.kind, obj.id[:12], obj.name, obj.run_id, obj.reason)
+        table.add_row(obj.kind, obj.id[:12], escape(obj.name), escape(obj.run_id), escape(obj.reason))  # labels are free text
     console.print(table)
     if dry_run:
         console.print(f"{len(leaked)} object(s) would be removed; run with --apply to remove them")
