@@ -9,7 +9,9 @@ Wire format (the server is ``assets/shell_server.py``):
   On stdout the server writes replies: ``b"TA1 " + %08x header length + %08x body length + b"\\n"``,
   then the header JSON and the body, whose parts' lengths the header lists in ``parts``.
 * bootstrap: the container starts ``python3 -c BOOTSTRAP``, which reads one decimal length line
-  and that many bytes of server source from stdin, then runs it; nothing is written to disk.
+  and that many bytes of server source from stdin, then runs it; nothing is written to disk. The
+  server re-executes itself from that source (in a memfd) as ``ta-sandbox``; see its
+  ``stay_out_of_reach``.
 """
 
 from __future__ import annotations
