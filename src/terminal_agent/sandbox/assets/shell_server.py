@@ -764,15 +764,22 @@ def stay_out_of_reach():
     """
     source = globals().get("TA_SOURCE")
     if source and sys.executable and hasattr(os, "memfd_create"):
+        # python finds its prefix from argv[0]: keep it in the real interpreter's directory
+        argv0 = os.path.join(os.path.dirname(os.path.realpath(sys.executable)), SERVER_NAME)
+        argv = [argv0, "-I", "-S", "-c"]
         try:
-            fd = os.memfd_create(SERVER_NAME, 0)  # inherited across exec
-            view = memoryview(source)
-            while view:
-                view = view[os.write(fd, view):]
-            loader = ("import os;s=os.pread(%d,%d,0);os.close(%d);"
-                      "exec(compile(s,%r,'exec'),{'__name__':'__main__'})" % (fd, len(source), fd, SERVER_NAME))
-            os.execv(sys.executable, [SERVER_NAME, "-I", "-S", "-c", loader] + sys.argv[1:])
-        except OSError:
+            probe = subprocess.run(argv + ["import encodings, json, select, subprocess, threading"],
+                                   executable=sys.executable, stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=30)
+            if probe.returncode == 0:  # otherwise this python cannot start under another name: stay as we are
+                fd = os.memfd_create(SERVER_NAME, 0)  # inherited across exec
+                view = memoryview(source)
+                while view:
+                    view = view[os.write(fd, view):]
+                loader = ("import os;s=os.pread(%d,%d,0);os.close(%d);"
+                          "exec(compile(s,%r,'exec'),{'__name__':'__main__'})" % (fd, len(source), fd, SERVER_NAME))
+                os.execv(sys.executable, argv + [loader] + sys.argv[1:])
+        except (OSError, subprocess.SubprocessError):
             pass  # keep running as we are
     try:
         with open("/proc/self/comm", "w") as handle:
