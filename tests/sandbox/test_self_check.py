@@ -104,6 +104,10 @@ class SandboxSelfCheck:
             started = time.monotonic()
             result = sandbox.exec("sleep 20", timeout=3600)
             assert result.timed_out and time.monotonic() - started < 2.5
+            assert sandbox.exec("sleep 20", timeout=float("inf")).timed_out
+            with pytest.raises(ValueError):
+                sandbox.exec("sleep 20", timeout=float("nan"))
+            assert sandbox.exec("pgrep -f '[s]leep 20' || echo none", 10).output.strip() == "none"
         finally:
             sandbox.close()
 

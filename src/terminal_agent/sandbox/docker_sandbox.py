@@ -286,6 +286,8 @@ class DockerSandbox:
         """The deadline a command actually gets: the default when None, capped at the configured maximum."""
         if timeout is None:
             timeout = self.limits.command_timeout_s or self.config.default_command_timeout_s
+        if timeout != timeout:  # NaN would reach the server's select() and leave the command without a deadline
+            raise ValueError("command timeout is NaN; give a number of seconds")
         return float(min(max(timeout, 0.001), self.config.max_command_timeout_s))
 
     def exec(
