@@ -11,6 +11,7 @@ from terminal_agent.agent import TerminalBenchAgent
 from terminal_agent.compat.rllm import Action
 from terminal_agent.env import DockerIsolatedEnv, EnvConfig
 from terminal_agent.interfaces import ModelResponse
+from terminal_agent.models.base import ContextWindowExceededError
 from terminal_agent.models.scripted import ScriptedModelClient, ScriptExhaustedError
 from terminal_agent.rewards.reward import RewardConfig
 from terminal_agent.rollout.episode import run_episode
@@ -73,6 +74,29 @@ def test_hitting_max_steps_is_still_graded(task):
     assert result.termination == "max_steps" and result.turns == 3
     assert result.scored and result.reward == pytest.approx(1.0)
     assert env.sandbox is None  # released by the grading
+
+
+def _overflow_after(replies: list[str]):
+    """A model that answers ``replies`` and then reports a full context window."""
+
+    def reply(messages):
+        assistant_turns = sum(1 for m in messages if m["role"] == "assistant")
+        if assistant_turns >= len(replies):
+            raise ContextWindowExceededError("prompt longer than the context window")
+        return replies[assistant_turns]
+
+    return ScriptedModelClient(reply)
+
+
+def test_context_overflow_mid_episode_is_graded_like_a_truncation(task):
+    result = run_episode(DockerIsolatedEnv(task), TerminalBenchAgent(), _overflow_after([bash(task.solution)]), max_steps=5)
+    assert result.termination == "context_limit" and result.turns == 1
+    assert result.scored and result.reward == pytest.approx(1.0)  # the fix the agent made counts
+
+
+def test_context_overflow_on_the_first_call_is_not_scored(task):
+    result = run_episode(DockerIsolatedEnv(task), TerminalBenchAgent(), _overflow_after([]), max_steps=5)
+    assert not result.scored and result.error_kind == "provider" and result.turns == 0
 
 
 def test_malformed_yaml_gets_a_teaching_message_and_the_episode_goes_on(task):

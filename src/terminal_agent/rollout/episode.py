@@ -3,7 +3,10 @@
 The async runner, the eval and the tests use it. It mirrors rLLM's ``AgentExecutionEngine``: the
 agent keeps the chat, the model answers ``agent.chat_completions``, the env gets ``Action.action``,
 and an episode cut by ``max_steps`` or ``max_total_tokens`` is graded via
-``env.compute_final_reward()``. Provider failures end the episode as *not scored*.
+``env.compute_final_reward()``. Provider failures end the episode as *not scored*, except a
+context-window overflow after at least one turn: like rLLM's prompt truncation, that cuts the
+episode (termination ``context_limit``) and it is graded on what the agent left behind. An
+overflow on the very first call means the task cannot fit the model at all: not scored.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 
 from terminal_agent.errors import InfrastructureError, error_kind
 from terminal_agent.interfaces import ModelClient
+from terminal_agent.models.base import ContextWindowExceededError
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +32,7 @@ class EpisodeResult:
     """0.0 when not scored (see ``scored``)."""
     scored: bool
     termination: str
-    """finished, format_errors, max_steps, max_tokens, agent_timeout, truncated, sandbox_error, provider_error..."""
+    """finished, format_errors, max_steps, max_tokens, context_limit, agent_timeout, truncated, sandbox_error, provider_error..."""
     turns: int
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -74,7 +78,14 @@ def run_episode(
         done = False
         for _ in range(max_steps):
             mark = time.monotonic()
-            response = model.complete(agent.chat_completions, **(sampling or {}))
+            try:
+                response = model.complete(agent.chat_completions, **(sampling or {}))
+            except ContextWindowExceededError:
+                if turns == 0:
+                    raise
+                model_s += time.monotonic() - mark
+                termination = "context_limit"
+                break
             model_s += time.monotonic() - mark
             prompt_tokens += response.prompt_tokens
             completion_tokens += response.completion_tokens
