@@ -170,3 +170,10 @@ def test_eight_envs_in_threads(image):
         assert info["scored"], info
         assert reward == (1.0 if index % 2 == 0 else 0.0)
     assert len({info["grade"]["tests"][0]["passed"] for info in (r[1] for r in results.values())}) == 2
+
+
+
+def test_final_reward_without_an_episode_is_flagged_not_scored():
+    env = DockerIsolatedEnv(TASK)
+    assert env.compute_final_reward() == 0.0
+    assert env.final_info["scored"] is False and env.final_info["error_kind"] == "sandbox"

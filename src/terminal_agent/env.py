@@ -235,7 +235,16 @@ class DockerIsolatedEnv(BaseEnv):
         with self._lock:
             if self.final_reward is not None or self.final_info is not None:
                 return float(self.final_reward or 0.0)
-            if self._sandbox is None:
+            if self._sandbox is None:  # never started (or reset failed): nothing to grade, not the model's fault
+                self.final_reward = 0.0
+                self.final_info = {
+                    "termination": "not_started",
+                    "scored": False,
+                    "error_kind": "sandbox",
+                    "error": "compute_final_reward() before a successful reset(): no episode to grade",
+                    "reward": None,
+                    "steps": self.steps,
+                }
                 return 0.0
             reward, _ = self._grade_and_release("truncated")
             return reward
