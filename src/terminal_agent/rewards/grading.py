@@ -183,7 +183,7 @@ def _read_archive_dir(api: docker.APIClient, container_id: str, path: str) -> di
 
 
 def _exec_with_deadline(
-    api: docker.APIClient, container_id: str, cmd: list[str], workdir: str, deadline_s: float
+    api: docker.APIClient, container_id: str, cmd: list[str], deadline_s: float
 ) -> tuple[int | None, bytes]:
     """Run ``cmd`` by docker exec as root; (exit code, output), exit code None when past the deadline."""
     exec_id = api.exec_create(container_id, cmd, user="0", workdir="/", environment={"LC_ALL": "C.UTF-8"})["Id"]
@@ -203,6 +203,12 @@ def _exec_with_deadline(
     if "error" in box:
         raise box["error"]
     return api.exec_inspect(exec_id).get("ExitCode"), box.get("output") or b""
+
+
+def _grade_zero(result: DetailedGradeResult, task: Task) -> None:
+    """Score a tampered container 0, with every declared test listed as failed and unreported."""
+    _, result.tests = score_tests(task, {})
+    result.score = 0.0
 
 
 class Grader:
@@ -261,8 +267,7 @@ class Grader:
         timings["inspect_s"] = time.monotonic() - mark
         if signals:
             result.tamper_signals = signals
-            _, result.tests = score_tests(task, {})
-            result.score = 0.0
+            _grade_zero(result, task)
             logger.warning("task %s: interpreter tampering, graded 0: %s", task.task_id, signals)
             return
 
@@ -280,7 +285,7 @@ class Grader:
             cmd += ["-X", f"pycache_prefix={verifier_dir}/pycache"]
         cmd += [f"{verifier_dir}/runner.py", verifier_dir, workdir or (inspected.get("Config") or {}).get("WorkingDir") or "/", f"{per_test:.1f}", keep]
         deadline = task.limits.test_timeout_s + self.config.startup_grace_s
-        exit_code, output = _exec_with_deadline(api, cid, cmd, "/", deadline)
+        exit_code, output = _exec_with_deadline(api, cid, cmd, deadline)
         timings["run_s"] = time.monotonic() - mark
         result.exit_code = exit_code
         text = output.decode("utf-8", errors="replace")
@@ -301,8 +306,7 @@ class Grader:
         if status.get("realpath") != verifier_dir:
             result.tamper_signals.append(f"verifier dir redirected to {status.get('realpath')}")
         if result.tamper_signals:  # the tests ran in a compromised container: their report does not count
-            _, result.tests = score_tests(task, {})
-            result.score = 0.0
+            _grade_zero(result, task)
             return
         if report is None:
             raise GradingError(f"pytest wrote no report (exit {exit_code}): {text[-1500:]}")

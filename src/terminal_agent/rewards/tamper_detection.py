@@ -16,6 +16,13 @@ import docker
 
 from terminal_agent.errors import GradingError
 
+_STDLIB_TREES = ("/usr/lib/python3.*", "/usr/local/lib/python3.*")
+_PACKAGE_DIRS = ("site-packages", "dist-packages")
+# Only these parts of the filesystem matter to the verifier; the walk skips the rest, so an agent
+# that wrote 100k files into /app or dist-packages costs the grader nothing.
+_WATCHED_TREES = ("/usr/bin", "/usr/local/bin") + _STDLIB_TREES
+_WATCHED_FILES_IN = ("/etc",)
+
 
 @dataclass
 class Change:
@@ -29,6 +36,8 @@ class Change:
 
 @dataclass
 class ChangeScan:
+    """Every change the agent made, where they were read from, and the image's layers when readable."""
+
     changes: list[Change]
     source: str
     """``upperdir`` (read on the host) or ``diff`` (``docker diff`` through the API)."""
@@ -38,7 +47,11 @@ class ChangeScan:
         """Whether ``path`` exists in the image; ``None`` when the layers cannot be read."""
         if not self.lower_dirs:
             return None
-        return any(os.path.lexists(lower + path) for lower in self.lower_dirs)
+        return _in_layers(self.lower_dirs, path)
+
+
+def _in_layers(lower_dirs: list[str], path: str) -> bool:
+    return any(os.path.lexists(lower + path) for lower in lower_dirs)
 
 
 def scan_changes(
@@ -54,15 +67,8 @@ def scan_changes(
         return ChangeScan(_walk_upper(upper, lowers), "upperdir", lowers)
     entries = api.diff(container_id) or []
     kinds = {0: "C", 1: "A", 2: "D"}
-    paths = [e["Path"] for e in entries]
-    parents = {posixpath.dirname(p) for p in paths}
+    parents = {posixpath.dirname(e["Path"]) for e in entries}
     return ChangeScan([Change(e["Path"], kinds.get(e["Kind"], "C"), e["Path"] in parents) for e in entries], "diff")
-
-
-# Only these parts of the filesystem matter to the verifier; the walk skips the rest, so an agent
-# that wrote 100k files into /app or dist-packages costs the grader nothing.
-_WATCHED_TREES = ("/usr/bin", "/usr/local/bin", "/usr/lib/python3.*", "/usr/local/lib/python3.*")
-_WATCHED_FILES_IN = ("/etc",)
 
 
 def _watched_dir(path: str) -> bool:
@@ -90,7 +96,7 @@ def _walk_upper(upper: str, lowers: list[str]) -> list[Change]:
             if (st.st_mode & 0o170000) == 0o020000 and st.st_rdev == 0:  # overlay whiteout
                 changes.append(Change(path, "D"))
                 continue
-            existed = any(os.path.lexists(lower + path) for lower in lowers)
+            existed = _in_layers(lowers, path)
             is_dir = os.path.isdir(full) and not os.path.islink(full)
             if is_dir:
                 opaque = False
@@ -104,10 +110,6 @@ def _walk_upper(upper: str, lowers: list[str]) -> list[Change]:
             changes.append(Change(path, "C" if existed else "A"))
         dirs[:] = [d for d in dirs if _watched_dir(posixpath.join(rel_root, d))]  # recurse only where it matters
     return changes
-
-
-_STDLIB_TREES = ("/usr/lib/python3.*", "/usr/local/lib/python3.*")
-_PACKAGE_DIRS = ("site-packages", "dist-packages")
 
 
 def _under_stdlib(path: str) -> bool:
