@@ -6,6 +6,9 @@ is not thread-safe (``is_thread_safe = False``, the embedded model) is called un
 
 Infrastructure failures (sandbox, image, provider, grading, the episode's wall clock) become
 ``error`` trials with their kind; they are never scored as reward 0.
+
+The metering wrapper lives in :mod:`terminal_agent.rollout.metered_model`, the making of trial
+records in :mod:`terminal_agent.rollout.trial_records`; their public names are importable from here too.
 """
 
 from __future__ import annotations
@@ -18,17 +21,34 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from terminal_agent.errors import error_kind
-from terminal_agent.interfaces import ModelClient, ModelResponse
-from terminal_agent.rollout.results import RunInfo, RunResults, TestRecord, TrialError, TrialResult
+from terminal_agent.interfaces import ModelClient
+from terminal_agent.rollout.metered_model import MeteredModel
+from terminal_agent.rollout.results import RunInfo, RunResults, TrialResult
 from terminal_agent.rollout.transcripts import to_jsonable, transcript_path, write_transcript
+from terminal_agent.rollout.trial_records import (
+    fill_model_metrics,
+    trial_from_episode,
+    trial_from_exception,
+    wall_clock_trial,
+)
 from terminal_agent.tasks.model import Task
+
+__all__ = [
+    "RESULTS_FILE",
+    "MeteredModel",
+    "ProgressCallback",
+    "RolloutConfig",
+    "RolloutRunner",
+    "TrialSpec",
+    "sweep_leaked_sandboxes",
+    "trial_from_episode",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -68,71 +88,6 @@ class TrialSpec:
 
 ProgressCallback = Callable[[int, int, TrialResult], None]
 """``(finished, total, trial)`` after each trial; called from the event loop thread."""
-
-
-@dataclass
-class _ModelCall:
-    messages: list[dict[str, str]]
-    response: dict[str, Any] | None
-    latency_s: float
-    wait_s: float
-    error: str | None = None
-
-
-@dataclass
-class MeteredModel:
-    """Wraps the shared client for one episode: serializes calls if needed, meters and records them."""
-
-    inner: ModelClient
-    lock: threading.Lock | None
-    sampling: dict[str, Any]
-    calls: list[_ModelCall] = field(default_factory=list)
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    @property
-    def is_thread_safe(self) -> bool:
-        return self.lock is None
-
-    def __getattr__(self, item: str) -> Any:  # count_tokens and other optional extras of the client
-        return getattr(self.inner, item)
-
-    def complete(self, messages: list[dict[str, str]], **sampling: Any) -> ModelResponse:
-        merged = {**self.sampling, **sampling}
-        queued = time.monotonic()
-        if self.lock is not None:
-            self.lock.acquire()
-        started = time.monotonic()
-        try:
-            response = self.inner.complete(messages, **merged)
-        except Exception as exc:
-            self.calls.append(_ModelCall([dict(m) for m in messages], None, time.monotonic() - started, started - queued, repr(exc)))
-            raise
-        finally:
-            if self.lock is not None:
-                self.lock.release()
-        self.calls.append(
-            _ModelCall([dict(m) for m in messages], to_jsonable(response), time.monotonic() - started, started - queued)
-        )
-        return response
-
-    @property
-    def model_time_s(self) -> float:
-        return sum(call.latency_s for call in self.calls)
-
-    @property
-    def wait_time_s(self) -> float:
-        return sum(call.wait_s for call in self.calls)
-
-    @property
-    def prompt_tokens(self) -> int:
-        return sum(int((call.response or {}).get("prompt_tokens", 0) or 0) for call in self.calls)
-
-    @property
-    def completion_tokens(self) -> int:
-        return sum(int((call.response or {}).get("completion_tokens", 0) or 0) for call in self.calls)
 
 
 def _default_env_factory(task: Task, config: RolloutConfig) -> Any:
@@ -297,16 +252,9 @@ class RolloutRunner:
             if env is not None:
                 await asyncio.to_thread(_close_quietly, env)
             metered: MeteredModel | None = holder.get("model")
-            trial = TrialResult(
-                task_id=spec.task.task_id,
-                attempt=spec.attempt,
-                status="error",
-                termination_reason="wall_clock",
-                error=TrialError(kind="timeout", message=f"episode passed its wall clock of {deadline:.0f} s"),
-                wall_s=time.monotonic() - started,
-            )
+            trial = wall_clock_trial(spec.task.task_id, spec.attempt, deadline, time.monotonic() - started)
             if metered is not None:
-                _fill_model_metrics(trial, metered)
+                fill_model_metrics(trial, metered)
             self._write_transcript(spec, trial, holder, None)
             return trial
 
@@ -330,22 +278,13 @@ class RolloutRunner:
             episode = self.episode_fn(env, agent, metered, self.config.max_steps)
             trial = trial_from_episode(task.task_id, spec.attempt, episode)
         except Exception as exc:  # noqa: BLE001 - a broken rollout is data, never a crash of the batch
-            kind = error_kind(exc)
-            if kind == "format":  # the agent handles the model's format errors; one escaping here is a bug
-                kind = "internal"
-            logger.warning("%s attempt %d: %s error: %s", task.task_id, spec.attempt, kind, exc)
-            trial = TrialResult(
-                task_id=task.task_id,
-                attempt=spec.attempt,
-                status="error",
-                termination_reason="error",
-                error=TrialError(kind=kind, message=f"{type(exc).__name__}: {exc}"),
-            )
+            trial = trial_from_exception(task.task_id, spec.attempt, exc)
+            logger.warning("%s attempt %d: %s error: %s", task.task_id, spec.attempt, trial.error.kind, exc)
         finally:
             if "env" in holder:
                 _close_quietly(holder["env"])
         trial.wall_s = time.monotonic() - started
-        _fill_model_metrics(trial, metered)
+        fill_model_metrics(trial, metered)
         if trial.env_time_s <= 0.0:
             trial.env_time_s = max(0.0, trial.wall_s - metered.model_time_s - metered.wait_time_s)
         if not holder.get("timed_out"):
@@ -388,43 +327,3 @@ def _close_quietly(env: Any) -> None:
         env.close()
     except Exception as exc:  # noqa: BLE001 - close must never mask the episode's outcome
         logger.debug("env.close() raised %s", exc)
-
-
-def _fill_model_metrics(trial: TrialResult, metered: MeteredModel) -> None:
-    trial.model_time_s = metered.model_time_s
-    trial.model_wait_s = metered.wait_time_s
-    if trial.turns == 0:
-        trial.turns = len(metered.calls)
-    if trial.prompt_tokens == 0 and trial.completion_tokens == 0:
-        trial.prompt_tokens = metered.prompt_tokens
-        trial.completion_tokens = metered.completion_tokens
-
-
-def trial_from_episode(task_id: str, attempt: int, episode: Any) -> TrialResult:
-    """Turn an :class:`~terminal_agent.rollout.episode.EpisodeResult` into a :class:`TrialResult`.
-
-    Not scored (``error``) when the episode says so: a sandbox, provider or grading failure.
-    """
-    grade = episode.grade or {}
-    tests = [
-        TestRecord(name=t["name"], weight=t["weight"], passed=t["passed"], reported=t.get("reported", True))
-        for t in grade.get("tests", []) or []
-    ]
-    error = None
-    if not episode.scored:
-        kind = episode.error_kind or grade.get("error_kind") or "grading"
-        message = episode.error or grade.get("error") or f"episode ended ({episode.termination}) without a score"
-        error = TrialError(kind=str(kind), message=str(message))
-    return TrialResult(
-        task_id=task_id,
-        attempt=attempt,
-        status="scored" if episode.scored else "error",
-        reward=float(episode.reward) if episode.scored else None,
-        tests=tests,
-        turns=int(episode.turns),
-        prompt_tokens=int(episode.prompt_tokens),
-        completion_tokens=int(episode.completion_tokens),
-        termination_reason=str(episode.termination or ""),
-        env_time_s=float(episode.env_s or 0.0),
-        error=error,
-    )
