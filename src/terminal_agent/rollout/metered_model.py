@@ -16,6 +16,8 @@ from terminal_agent.rollout.transcripts import to_jsonable
 
 @dataclass
 class _ModelCall:
+    """One call as the transcript records it (its fields, in this order)."""
+
     messages: list[dict[str, str]]
     response: dict[str, Any] | None
     latency_s: float
@@ -52,15 +54,19 @@ class MeteredModel:
         try:
             response = self.inner.complete(messages, **merged)
         except Exception as exc:
-            self.calls.append(_ModelCall([dict(m) for m in messages], None, time.monotonic() - started, started - queued, repr(exc)))
+            self._record(messages, None, queued, started, repr(exc))
             raise
         finally:
             if self.lock is not None:
                 self.lock.release()
-        self.calls.append(
-            _ModelCall([dict(m) for m in messages], to_jsonable(response), time.monotonic() - started, started - queued)
-        )
+        self._record(messages, to_jsonable(response), queued, started)
         return response
+
+    def _record(
+        self, messages: list[dict[str, str]], response: Any, queued: float, started: float, error: str | None = None
+    ) -> None:
+        latency = time.monotonic() - started
+        self.calls.append(_ModelCall([dict(m) for m in messages], response, latency, started - queued, error))
 
     @property
     def model_time_s(self) -> float:

@@ -118,6 +118,16 @@ def sweep_leaked_sandboxes() -> None:
         logger.warning("sweeping leaked sandboxes failed: %s", exc)
 
 
+@dataclass
+class _TrialState:
+    """What a trial's worker thread shares with the wall clock that may give up on it."""
+
+    model: MeteredModel | None = None
+    env: Any = None
+    timed_out: bool = False
+    """Set when the wall clock gave up: the late thread must not overwrite the trial's transcript."""
+
+
 class RolloutRunner:
     """Runs :class:`TrialSpec` s with one shared model; see the module docstring.
 
@@ -239,80 +249,64 @@ class RolloutRunner:
     async def _run_with_deadline(
         self, loop: asyncio.AbstractEventLoop, executor: concurrent.futures.Executor, spec: TrialSpec
     ) -> TrialResult:
-        holder: dict[str, Any] = {}
+        state = _TrialState()
         deadline = self._deadline(spec.task)
         started = time.monotonic()
-        future = loop.run_in_executor(executor, self._run_episode_sync, spec, holder)
+        future = loop.run_in_executor(executor, self._run_episode_sync, spec, state)
         try:
             return await asyncio.wait_for(asyncio.shield(future), timeout=deadline)
         except asyncio.TimeoutError:
-            holder["timed_out"] = True  # the late thread must not overwrite this trial's transcript
-            env = holder.get("env")
+            state.timed_out = True
             logger.warning("%s attempt %d passed its %.0f s wall clock; closing its sandbox", spec.task.task_id, spec.attempt, deadline)
-            if env is not None:
-                await asyncio.to_thread(_close_quietly, env)
-            metered: MeteredModel | None = holder.get("model")
+            if state.env is not None:
+                await asyncio.to_thread(_close_quietly, state.env)
             trial = wall_clock_trial(spec.task.task_id, spec.attempt, deadline, time.monotonic() - started)
-            if metered is not None:
-                fill_model_metrics(trial, metered)
-            self._write_transcript(spec, trial, holder, None)
+            if state.model is not None:
+                fill_model_metrics(trial, state.model)
+            self._write_transcript(spec, trial, state.model, None)
             return trial
 
-    def _run_episode_sync(self, spec: TrialSpec, holder: dict[str, Any]) -> TrialResult:
+    def _run_episode_sync(self, spec: TrialSpec, state: _TrialState) -> TrialResult:
         task = spec.task
         started = time.monotonic()
-        if self.model_for_trial is not None:
-            own = self.model_for_trial(spec)
-            lock = None if getattr(own, "is_thread_safe", True) else self._model_lock
-            metered = MeteredModel(own, lock, dict(self.config.sampling))
-        else:
-            metered = MeteredModel(self.model, self._model_lock, dict(self.config.sampling))
-        holder["model"] = metered
+        client = self.model_for_trial(spec) if self.model_for_trial is not None else self.model
+        lock = None if getattr(client, "is_thread_safe", True) else self._model_lock
+        metered = state.model = MeteredModel(client, lock, dict(self.config.sampling))
         episode: Any = None
         trial: TrialResult
         try:
-            env = self.env_factory(task, self.config)
-            holder["env"] = env
+            env = state.env = self.env_factory(task, self.config)
             agent = self.agent_factory(task)
-            holder["agent"] = agent
             episode = self.episode_fn(env, agent, metered, self.config.max_steps)
             trial = trial_from_episode(task.task_id, spec.attempt, episode)
         except Exception as exc:  # noqa: BLE001 - a broken rollout is data, never a crash of the batch
             trial = trial_from_exception(task.task_id, spec.attempt, exc)
             logger.warning("%s attempt %d: %s error: %s", task.task_id, spec.attempt, trial.error.kind, exc)
         finally:
-            if "env" in holder:
-                _close_quietly(holder["env"])
+            if state.env is not None:
+                _close_quietly(state.env)
         trial.wall_s = time.monotonic() - started
         fill_model_metrics(trial, metered)
         if trial.env_time_s <= 0.0:
             trial.env_time_s = max(0.0, trial.wall_s - metered.model_time_s - metered.wait_time_s)
-        if not holder.get("timed_out"):
-            self._write_transcript(spec, trial, holder, episode)
+        if not state.timed_out:
+            self._write_transcript(spec, trial, metered, episode)
         return trial
 
-    def _write_transcript(self, spec: TrialSpec, trial: TrialResult, holder: dict[str, Any], episode: Any) -> None:
+    def _write_transcript(
+        self, spec: TrialSpec, trial: TrialResult, metered: MeteredModel | None, episode: Any
+    ) -> None:
         output_dir = self.config.output_dir
         if output_dir is None:
             return
         path = transcript_path(output_dir, spec.task.task_id, spec.attempt)
-        metered: MeteredModel | None = holder.get("model")
         transcript = {
             "task_id": spec.task.task_id,
             "attempt": spec.attempt,
             "model": self.model.name,
             "instruction": spec.task.instruction,
             "result": trial.model_dump(mode="json", exclude={"transcript"}),
-            "model_calls": [
-                {
-                    "messages": call.messages,
-                    "response": call.response,
-                    "latency_s": call.latency_s,
-                    "wait_s": call.wait_s,
-                    "error": call.error,
-                }
-                for call in (metered.calls if metered else [])
-            ],
+            "model_calls": to_jsonable(metered.calls if metered else []),  # each call's fields, in order
             "episode": to_jsonable(episode),
         }
         try:
