@@ -17,15 +17,10 @@ import argparse
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from _dataset_scripts import HERE  # first: makes terminal_agent importable from a bare checkout
 
-try:
-    from terminal_agent.cli.task_commands import run_conversion
-except ImportError:  # running from a checkout without `pip install -e .`
-    sys.path.insert(0, str(HERE.parent / "src"))
-    from terminal_agent.cli.task_commands import run_conversion
-
-from terminal_agent.errors import TerminalAgentError  # noqa: E402
+from terminal_agent.cli.task_commands import run_conversion
+from terminal_agent.errors import TerminalAgentError
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,20 +17,14 @@ import argparse
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
+from _dataset_scripts import HERE  # first: makes terminal_agent importable from a bare checkout
+from rich.markup import escape
 
-try:
-    from terminal_agent.cli.task_commands import console, run_conversion
-except ImportError:  # running from a checkout without `pip install -e .`
-    sys.path.insert(0, str(HERE.parent / "src"))
-    from terminal_agent.cli.task_commands import console, run_conversion
-
-from rich.markup import escape  # noqa: E402
-
-from terminal_agent.errors import TerminalAgentError  # noqa: E402
-from terminal_agent.tasks.conversion import split_tasks  # noqa: E402
-from terminal_agent.tasks.loading import collect_tasks  # noqa: E402
-from terminal_agent.tasks.parquet_rows import write_parquet  # noqa: E402
+from terminal_agent.cli.task_commands import console, run_conversion
+from terminal_agent.errors import TerminalAgentError
+from terminal_agent.tasks.conversion import split_tasks
+from terminal_agent.tasks.loading import collect_tasks
+from terminal_agent.tasks.parquet_rows import write_parquet
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,14 +25,22 @@ import json
 import logging
 import math
 import re
-import shutil
 import tomllib
 from pathlib import Path
 from typing import Any
 
 from terminal_agent.errors import TaskFormatError
-from terminal_agent.tasks.model import Task, equal_test_weights, task_from_fields
-from terminal_agent.tasks.terminal_bench import as_tags, mapping_at, read_text_file, read_tree, write_text_file
+from terminal_agent.tasks.model import Task, equal_test_weights
+from terminal_agent.tasks.task_dirs import (
+    fresh_task_dir,
+    mapping_at,
+    read_text_file,
+    read_tree,
+    require_file,
+    task_from_dir_parts,
+    write_text_file,
+    write_tree,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -191,15 +199,11 @@ def write_harbor_task(task: Task, parent_dir: str | Path) -> Path:
         if reserved in task.test_support_files:
             raise TaskFormatError(f"support file {reserved!r} clashes with the Harbor layout", location=task.task_id,
                                   field="test_support_files")
-    task_dir = Path(parent_dir) / task.task_id
-    if task_dir.exists():
-        shutil.rmtree(task_dir)
-    task_dir.mkdir(parents=True)
+    task_dir = fresh_task_dir(parent_dir, task.task_id)
     write_text_file(task_dir / TASK_TOML, dump_toml(task_toml_data(task)))
     write_text_file(task_dir / "instruction.md", task.instruction)
     write_text_file(task_dir / "environment" / "Dockerfile", task.dockerfile)
-    for relative, content in task.files.items():
-        write_text_file(task_dir / "environment" / relative, content)
+    write_tree(task_dir / "environment", task.files)
     test_name = task.metadata.get(TEST_FILE_METADATA_KEY)
     if not (isinstance(test_name, str) and re.match(r"^test[A-Za-z0-9_.-]*\.py$", test_name)):
         test_name = TEST_FILE
@@ -211,8 +215,7 @@ def write_harbor_task(task: Task, parent_dir: str | Path) -> Path:
         test_sh = default_test_script(task, test_name)
     write_text_file(task_dir / "tests" / "test.sh", test_sh, 0o755)
     write_text_file(task_dir / "tests" / test_name, task.test_source)
-    for relative, content in task.test_support_files.items():
-        write_text_file(task_dir / "tests" / relative, content)
+    write_tree(task_dir / "tests", task.test_support_files)
     if task.solution is not None:
         write_text_file(task_dir / "solution" / "solve.sh", task.solution, 0o755)
     return task_dir
@@ -240,19 +243,13 @@ def read_harbor_task(task_dir: str | Path) -> Task:
     """
     task_dir = Path(task_dir)
     location = str(task_dir)
-    toml_path = task_dir / TASK_TOML
-    if not toml_path.is_file():
-        raise TaskFormatError("no task.toml", location=location, field=TASK_TOML)
+    toml_path = require_file(task_dir, TASK_TOML, field=TASK_TOML)
     try:
         data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise TaskFormatError(f"task.toml is not valid TOML: {exc}", location=location, field=TASK_TOML) from None
-    instruction_path = task_dir / "instruction.md"
-    if not instruction_path.is_file():
-        raise TaskFormatError("no instruction.md", location=location, field="instruction.md")
-    dockerfile_path = task_dir / "environment" / "Dockerfile"
-    if not dockerfile_path.is_file():
-        raise TaskFormatError("no environment/Dockerfile", location=location, field="environment")
+    instruction_path = require_file(task_dir, "instruction.md", field="instruction.md")
+    dockerfile_path = require_file(task_dir, "environment/Dockerfile", field="environment")
     tests = read_tree(task_dir / "tests", task_dir)
     test_sh = tests.pop("test.sh", None)
     test_name = _pick_test_file(tests, location)
@@ -308,24 +305,20 @@ def read_harbor_task(task_dir: str | Path) -> Task:
         weights = equal_test_weights(test_source, location)
 
     solution_path = task_dir / "solution" / "solve.sh"
-    fields = {
-        "task_id": task_dir.name,
-        "instruction": read_text_file(instruction_path, task_dir),
-        "title": (extra or {}).get("title", ""),
-        "difficulty": str(metadata_table.get("difficulty") or "medium"),
-        "category": str(metadata_table.get("category") or ""),
-        "use_case_category": (extra or {}).get("use_case_category", ""),
-        "tags": as_tags(metadata_table.get("tags")),
-        "dockerfile": read_text_file(dockerfile_path, task_dir),
-        "files": read_tree(task_dir / "environment", task_dir, skip={"Dockerfile"}),
-        "test_source": test_source,
-        "test_support_files": tests,
-        "test_weights": weights,
-        "solution": read_text_file(solution_path, task_dir) if solution_path.is_file() else None,
-        "limits": limits,
-        "metadata": metadata,
-    }
-    return task_from_fields(fields, location)
+    return task_from_dir_parts(
+        task_dir,
+        instruction=read_text_file(instruction_path, task_dir),
+        native=metadata_table,
+        extra=extra,
+        dockerfile=read_text_file(dockerfile_path, task_dir),
+        files=read_tree(task_dir / "environment", task_dir, skip={"Dockerfile"}),
+        test_source=test_source,
+        test_support_files=tests,
+        test_weights=weights,
+        solution=read_text_file(solution_path, task_dir) if solution_path.is_file() else None,
+        limits=limits,
+        metadata=metadata,
+    )
 
 
 _MAPPED = {

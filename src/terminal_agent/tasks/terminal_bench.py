@@ -20,14 +20,23 @@ get equal weights for every test and keep their other task.yaml keys in ``Task.m
 from __future__ import annotations
 
 import logging
-import shutil
 from pathlib import Path
 from typing import Any
 
 import yaml
 
 from terminal_agent.errors import TaskFormatError
-from terminal_agent.tasks.model import Task, equal_test_weights, task_from_fields
+from terminal_agent.tasks.model import Task, equal_test_weights
+from terminal_agent.tasks.task_dirs import (
+    fresh_task_dir,
+    mapping_at,
+    read_text_file,
+    read_tree,
+    require_file,
+    task_from_dir_parts,
+    write_text_file,
+    write_tree,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -122,14 +131,6 @@ def task_yaml_data(task: Task) -> dict[str, Any]:
     return data
 
 
-def write_text_file(path: Path, text: str, mode: int | None = None) -> None:
-    """Write ``text`` to ``path`` as UTF-8 with line endings kept, creating parent directories; ``mode`` if given."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8", newline="")
-    if mode is not None:
-        path.chmod(mode)
-
-
 def write_tb_task(task: Task, parent_dir: str | Path) -> Path:
     """Write ``task`` as ``parent_dir/<task_id>/`` in terminal-bench v1 layout; returns that path.
 
@@ -137,53 +138,20 @@ def write_tb_task(task: Task, parent_dir: str | Path) -> Path:
     file would overwrite a file of the layout.
     """
     _check_paths(task)
-    task_dir = Path(parent_dir) / task.task_id
-    if task_dir.exists():
-        shutil.rmtree(task_dir)
-    task_dir.mkdir(parents=True)
+    task_dir = fresh_task_dir(parent_dir, task.task_id)
     write_text_file(task_dir / TASK_YAML, dump_yaml(task_yaml_data(task)))
     write_text_file(task_dir / "Dockerfile", task.dockerfile)
-    for relative, content in task.files.items():
-        write_text_file(task_dir / relative, content)
+    write_tree(task_dir, task.files)
     run_tests = task.metadata.get(RUN_TESTS_METADATA_KEY)
     write_text_file(task_dir / "run-tests.sh", run_tests if isinstance(run_tests, str) else default_run_tests_script(), 0o755)
     write_text_file(task_dir / "tests" / TEST_FILE, task.test_source)
-    for relative, content in task.test_support_files.items():
-        write_text_file(task_dir / "tests" / relative, content)
+    write_tree(task_dir / "tests", task.test_support_files)
     if task.solution is not None:
         write_text_file(task_dir / "solution.sh", task.solution, 0o755)
     return task_dir
 
 
 # --- reading -----------------------------------------------------------------------------------
-def read_text_file(path: Path, task_dir: Path) -> str:
-    """``path`` decoded as UTF-8; a binary file raises TaskFormatError naming it."""
-    try:
-        return path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise TaskFormatError(
-            f"{path.relative_to(task_dir)} is not UTF-8 text (binary files are not supported)",
-            location=str(task_dir),
-            field="files",
-        ) from None
-
-
-def read_tree(root: Path, task_dir: Path, skip: set[str] | None = None) -> dict[str, str]:
-    """Every file under ``root`` as relative path -> text, skipping top-level names in ``skip``."""
-    files: dict[str, str] = {}
-    if not root.is_dir():
-        return files
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if skip and relative.parts[0] in skip:
-            continue
-        if any(part == "__pycache__" for part in relative.parts) or path.suffix == ".pyc":
-            continue
-        if path.is_file():
-            files[relative.as_posix()] = read_text_file(path, task_dir)
-    return files
-
-
 def _solution_from_yaml(text: str, task_dir: Path) -> str:
     try:
         entries = yaml.safe_load(text) or []
@@ -204,9 +172,7 @@ def read_tb_task(task_dir: str | Path) -> Task:
     """
     task_dir = Path(task_dir)
     location = str(task_dir)
-    yaml_path = task_dir / TASK_YAML
-    if not yaml_path.is_file():
-        raise TaskFormatError("no task.yaml", location=location, field=TASK_YAML)
+    yaml_path = require_file(task_dir, TASK_YAML, field=TASK_YAML)
     try:
         data = yaml.safe_load(read_text_file(yaml_path, task_dir)) or {}
     except yaml.YAMLError as exc:
@@ -218,13 +184,9 @@ def read_tb_task(task_dir: str | Path) -> Task:
         # early terminal-bench tasks keep the instruction in a list of descriptions
         first = data["descriptions"][0]
         instruction = first.get("description") if isinstance(first, dict) else None
-    dockerfile_path = task_dir / "Dockerfile"
-    if not dockerfile_path.is_file():
-        raise TaskFormatError("no Dockerfile (docker-compose-only tasks are not supported)", location=location,
-                              field="Dockerfile")
-    test_path = task_dir / "tests" / TEST_FILE
-    if not test_path.is_file():
-        raise TaskFormatError(f"no tests/{TEST_FILE}", location=location, field="tests")
+    dockerfile_path = require_file(task_dir, "Dockerfile", field="Dockerfile",
+                                   note=" (docker-compose-only tasks are not supported)")
+    test_path = require_file(task_dir, f"tests/{TEST_FILE}", field="tests")
     test_source = read_text_file(test_path, task_dir)
     support = read_tree(task_dir / "tests", task_dir)
     support.pop(TEST_FILE, None)
@@ -258,44 +220,20 @@ def read_tb_task(task_dir: str | Path) -> Task:
     elif (task_dir / "solution.yaml").is_file():
         solution = _solution_from_yaml(read_text_file(task_dir / "solution.yaml", task_dir), task_dir)
 
-    fields = {
-        "task_id": task_dir.name,
-        "instruction": instruction if instruction is not None else "",
-        "title": (extra or {}).get("title", ""),
-        "difficulty": str(data.get("difficulty") or "medium"),
-        "category": str(data.get("category") or ""),
-        "use_case_category": (extra or {}).get("use_case_category", ""),
-        "tags": as_tags(data.get("tags")),
-        "dockerfile": read_text_file(dockerfile_path, task_dir),
-        "files": read_tree(task_dir, task_dir, skip=RESERVED_NAMES),
-        "test_source": test_source,
-        "test_support_files": support,
-        "test_weights": weights,
-        "solution": solution,
-        "limits": limits,
-        "metadata": metadata,
-    }
-    return task_from_fields(fields, location)
-
-
-def as_tags(value: Any) -> list[str]:
-    """A tags value of task.yaml / task.toml as a list of strings (a lone value is one tag)."""
-    if value is None:
-        return []
-    if not isinstance(value, (list, tuple)):
-        return [str(value)]
-    return [str(tag) for tag in value]
-
-
-def mapping_at(data: dict[str, Any], key: str, location: str, field: str | None = None) -> dict[str, Any]:
-    """``data[key]`` as a new dict (``{}`` when absent); any other type is a TaskFormatError naming ``field``."""
-    value = data.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise TaskFormatError(f"{field or key!r} must be a mapping, not {type(value).__name__}", location=location,
-                              field=field or key)
-    return dict(value)
+    return task_from_dir_parts(
+        task_dir,
+        instruction=instruction if instruction is not None else "",
+        native=data,
+        extra=extra,
+        dockerfile=read_text_file(dockerfile_path, task_dir),
+        files=read_tree(task_dir, task_dir, skip=RESERVED_NAMES),
+        test_source=test_source,
+        test_support_files=support,
+        test_weights=weights,
+        solution=solution,
+        limits=limits,
+        metadata=metadata,
+    )
 
 
 def is_tb_task_dir(path: str | Path) -> bool:

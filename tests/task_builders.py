@@ -1,0 +1,76 @@
+"""Tasks and paths shared by the task-format tests (tests/test_format_*.py, tests/test_task_*.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from terminal_agent.tasks.model import Task, TaskLimits
+
+DATA = Path(__file__).parent / "data"
+REPO = Path(__file__).resolve().parents[1]
+
+RICH_TESTS = '''"""Tests with unicode: ✓ café."""
+import json
+
+
+def test_first():
+    assert "naïve" == "naïve"
+
+
+class TestMore:
+    def test_second(self):
+        assert json.loads("[1]") == [1]
+
+    def test_third(self):
+        assert True
+'''
+
+
+def rich_task(**overrides) -> Task:
+    """A task that uses every field: files in subdirs, support files, unicode, CRLF, float weights, all limits."""
+    fields = dict(
+        task_id="rich.task_1",
+        instruction="Fix the script.\n\n  Keep \"quotes\", 'apostrophes', tabs\tand ünïcode ✓ 漢字.\nLast line",
+        title="A rich — task",
+        difficulty="hard",
+        category="debugging",
+        use_case_category="fix | things",
+        tags=["python", "with space", "pipe|tag", "ünï"],
+        dockerfile="FROM ubuntu:24.04\nWORKDIR /app\nCOPY src/ /app/src/\nCOPY data.csv /app/\n",
+        files={"src/main.py": "print('héllo')\n", "data.csv": "a,b\r\n1,\"x, y\"\r\n", "src/empty.txt": ""},
+        test_source=RICH_TESTS,
+        test_support_files={"fixtures/expected.json": '{"k": "välue"}\n', "helper.txt": "line1\nline2"},
+        test_weights={"test_first": 0.1, "test_second": 2.75, "test_third": 1e-3},
+        solution="#!/bin/bash\nset -e\ncat > /app/x <<'EOF'\nmulti\n  line ✓\nEOF\n",
+        limits=TaskLimits(
+            agent_timeout_s=123.5, test_timeout_s=45.25, command_timeout_s=7.5, cpus=1.5, memory_mb=768, pids=99,
+            network=True,
+        ),
+        metadata={
+            "created_at": "2024-01-02T03:04:05Z",
+            "updated_at": "2024-02-03",
+            "author_name": "Zoë",
+            "reviewer": "kim",
+            "empty": "",
+            "nothing": None,
+            "count": 3,
+            "nested": {"list": [1, 2.5, "x"], "flag": False},
+        },
+    )
+    fields.update(overrides)
+    return Task(**fields)
+
+
+def plain_task(task_id: str = "plain") -> Task:
+    """The smallest valid task: one test, default limits, no files."""
+    return Task(
+        task_id=task_id,
+        instruction="Do it.",
+        dockerfile="FROM ubuntu:24.04\n",
+        test_source="def test_a():\n    pass\n",
+        test_weights={"test_a": 1.0},
+    )
+
+
+#: A rich task, one without solution/metadata/tags, and a plain one: what every round trip checks.
+TASKS = [rich_task(), rich_task(task_id="no-solution", solution=None, metadata={}, tags=[]), plain_task()]

@@ -1,0 +1,102 @@
+"""The CSV format: lossless round trip, bad rows named by line and field, foreign columns, the sample dataset."""
+
+from __future__ import annotations
+
+import ast
+import csv
+import json
+import sys
+
+import pytest
+from task_builders import DATA, REPO, TASKS
+
+from terminal_agent.errors import TaskFormatError
+from terminal_agent.tasks.csv_format import read_tasks_csv, write_tasks_csv
+
+
+def test_csv_round_trip_is_lossless(tmp_path):
+    path = write_tasks_csv(TASKS, tmp_path / "tasks.csv")
+    result = read_tasks_csv(path)
+    assert result.errors == []
+    assert result.tasks == TASKS
+
+
+def test_bad_rows_are_reported_with_line_and_field_and_good_rows_kept():
+    result = read_tasks_csv(DATA / "bad_rows.csv")
+    assert [task.task_id for task in result.tasks] == ["good-one", "good-two"]
+    reported = [(error.location, error.field) for error in result.errors]
+    assert reported == [
+        ("bad_rows.csv:11", "test_weights"),  # bad JSON
+        ("bad_rows.csv:19", "test_weights"),  # names a test that does not exist
+        ("bad_rows.csv:27", "prompt"),  # empty prompt
+        ("bad_rows.csv:35", "task_id"),  # duplicate id
+        ("bad_rows.csv:43", "task_id"),  # unsafe id
+        ("bad_rows.csv:51", "test_weights"),  # all zero
+    ]
+    messages = [str(error) for error in result.errors]
+    assert "not valid JSON" in messages[0] and "test_zzz" in messages[1]
+    assert "first used on line 2" in messages[3] and "safe directory name" in messages[4]
+
+
+def test_line_numbers_hold_for_crlf_files_with_a_bom(tmp_path):
+    text = (DATA / "bad_rows.csv").read_text(encoding="utf-8")
+    crlf = tmp_path / "bad_rows.csv"
+    crlf.write_bytes(b"\xef\xbb\xbf" + text.replace("\n", "\r\n").encode("utf-8"))
+    result = read_tasks_csv(crlf)
+    assert [error.location for error in result.errors] == [error.location for error in read_tasks_csv(DATA / "bad_rows.csv").errors]
+    assert [task.task_id for task in result.tasks] == ["good-one", "good-two"]
+
+
+def test_unknown_columns_and_timestamps_are_kept_in_metadata(tmp_path):
+    result = read_tasks_csv(DATA / "bad_rows.csv")
+    good_one, good_two = result.tasks
+    assert good_one.metadata == {"created_at": "2024-01-01", "updated_at": "2024-01-02", "reviewer": "kim"}
+    assert "reviewer" not in good_two.metadata  # empty cell: nothing to keep
+    assert good_one.tags == ["x", "y"] and good_one.files == {"a.txt": "hi"}
+    assert good_one.instruction == "Line one.\nLine two ✓."
+    write_tasks_csv(result.tasks, tmp_path / "out.csv")
+    with open(tmp_path / "out.csv", newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert rows[0]["reviewer"] == "kim" and rows[0]["created_at"] == "2024-01-01" and rows[0]["tags"] == "x|y"
+    assert read_tasks_csv(tmp_path / "out.csv").tasks == result.tasks
+
+
+def test_csv_accepts_a_weight_list_and_a_file_list(tmp_path):
+    path = tmp_path / "list.csv"
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["task_id", "prompt", "dockerfile", "test_functions", "test_weights", "additional_files"])
+        writer.writerow(["t", "p", "FROM a\n", "def test_x():\n    pass\ndef test_y():\n    pass\n", "[1, 2.5]",
+                         json.dumps([{"path": "f.txt", "content": "c"}])])
+    (task,) = read_tasks_csv(path).tasks
+    assert task.test_weights == {"test_x": 1.0, "test_y": 2.5} and task.files == {"f.txt": "c"}
+
+
+def test_csv_file_level_problems_raise(tmp_path):
+    (tmp_path / "no_cols.csv").write_text("task_id,prompt\nx,y\n")
+    with pytest.raises(TaskFormatError, match="test_weights"):
+        read_tasks_csv(tmp_path / "no_cols.csv")
+    with pytest.raises(TaskFormatError, match="cannot open"):
+        read_tasks_csv(tmp_path / "missing.csv")
+
+
+def test_the_sample_dataset_is_well_formed():
+    result = read_tasks_csv(REPO / "dataset" / "latest_verified.csv")
+    assert result.errors == []
+    assert len(result.tasks) >= 4
+    stdlib = set(sys.stdlib_module_names)
+    for task in result.tasks:
+        assert task.solution and task.solution.startswith("#!/bin/bash"), task.task_id
+        assert 2 <= len(task.test_weights) <= 4, task.task_id
+        assert task.dockerfile.startswith("FROM ubuntu:24.04\nWORKDIR /app\n"), task.task_id
+        assert "apt-get" not in task.dockerfile and "pip" not in task.dockerfile, task.task_id
+        for source in task.files:
+            assert source.split("/")[0] in task.dockerfile, f"{task.task_id}: {source} is never copied"
+        imported = set()
+        for node in ast.walk(ast.parse(task.test_source)):
+            if isinstance(node, ast.Import):
+                imported |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                imported.add((node.module or "").split(".")[0])
+        assert imported <= stdlib, f"{task.task_id} tests import {imported - stdlib}"
+        assert "/app" in task.test_source
