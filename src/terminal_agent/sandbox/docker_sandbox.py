@@ -5,111 +5,47 @@ The container's main process (under ``docker-init``) is the shell server of
 holds through an attach socket opened before the container starts (``stdin_once``): when this
 process dies - even by SIGKILL - the socket closes, stdin hits EOF, the server exits and Docker
 removes the container (``auto_remove``). Files move through the Engine API archive calls.
+
+Parts, each in its own module of this package: ``container_lifecycle`` (create the container with
+its limits and labels, remove it), ``attach_stream`` (the raw attach socket, Docker's frames),
+``shell_protocol`` (requests and replies of the shell server), ``archive_files`` (read_file /
+write_file / upload_dir) and ``docker_connection`` (the shared client, re-exported here as
+:func:`docker_client`).
 """
 
 from __future__ import annotations
 
 import atexit
-import errno
-import io
 import itertools
 import logging
 import os
-import posixpath
-import re
 import secrets
 import socket
-import tarfile
-import tempfile
 import threading
 import time
 import weakref
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, urlparse
 
 import docker
 import docker.errors
-from docker.types import LogConfig
 
-from terminal_agent.errors import DockerNotAvailableError, SandboxError, SandboxUnavailableError
+from terminal_agent.errors import SandboxError, SandboxUnavailableError
 from terminal_agent.interfaces import ExecResult
-from terminal_agent.sandbox import labels as sandbox_labels
+from terminal_agent.sandbox.archive_files import ArchiveFiles
+from terminal_agent.sandbox.attach_stream import RECV_CHUNK, STDOUT, DockerStreamDemuxer, open_attach_socket
 from terminal_agent.sandbox.config import SandboxConfig
-from terminal_agent.sandbox.shell_protocol import (
-    STDOUT,
-    DockerStreamDemuxer,
-    Reply,
-    ReplyDecoder,
-    bootstrap_payload,
-    encode_request,
-    server_command,
-)
+from terminal_agent.sandbox.container_lifecycle import create_sandbox_container, remove_container_quietly
+from terminal_agent.sandbox.docker_connection import docker_client
+from terminal_agent.sandbox.shell_protocol import Reply, ReplyDecoder, bootstrap_payload, encode_request
 from terminal_agent.tasks.model import TaskLimits
+
+__all__ = ["DockerSandbox", "docker_client"]
 
 logger = logging.getLogger(__name__)
 
-_CLIENT_LOCK = threading.Lock()
-_CLIENTS: dict[tuple[int, float], docker.DockerClient] = {}
 _LIVE: "weakref.WeakSet[DockerSandbox]" = weakref.WeakSet()
 _STDERR_TAIL = 4096
-_RECV = 1 << 18
-
-
-def docker_client(timeout_s: float = 120.0) -> docker.DockerClient:
-    """A shared Docker client of this process (one per pid, so a fork gets its own)."""
-    key = (os.getpid(), timeout_s)
-    with _CLIENT_LOCK:
-        client = _CLIENTS.get(key)
-        if client is None:
-            try:
-                client = docker.from_env(timeout=int(timeout_s), max_pool_size=64)
-                client.ping()
-            except Exception as exc:  # noqa: BLE001 - any failure here means "no daemon"
-                raise DockerNotAvailableError(
-                    f"no Docker daemon answers ({exc}); start one (e.g. `dockerd > /var/log/dockerd.log 2>&1 &` "
-                    "as root) or set DOCKER_HOST"
-                ) from exc
-            _CLIENTS[key] = client
-        return client
-
-
-def _open_attach_socket(api: docker.APIClient, container_id: str) -> tuple[socket.socket, bytes]:
-    """Raw socket attached to the container's stdin/stdout/stderr, plus bytes read past the HTTP head.
-
-    Speaks the HTTP upgrade itself on a fresh connection so that the socket belongs to us alone.
-    """
-    host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
-    parsed = urlparse(host)
-    if parsed.scheme == "unix":
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        target: Any = parsed.path
-    elif parsed.scheme == "tcp" and os.environ.get("DOCKER_TLS_VERIFY", "") in ("", "0"):
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        target = (parsed.hostname, parsed.port or 2375)
-    else:
-        raise SandboxUnavailableError(f"DOCKER_HOST {host!r} is not supported for attach (use a unix socket)")
-    query = urlencode({"stream": 1, "stdin": 1, "stdout": 1, "stderr": 1})
-    request = (
-        f"POST /v{api.api_version}/containers/{container_id}/attach?{query} HTTP/1.1\r\n"
-        "Host: docker\r\nConnection: Upgrade\r\nUpgrade: tcp\r\nContent-Length: 0\r\n\r\n"
-    ).encode()
-    sock.settimeout(30)
-    sock.connect(target)
-    sock.sendall(request)
-    head = b""
-    while b"\r\n\r\n" not in head:
-        chunk = sock.recv(4096)
-        if not chunk:
-            raise SandboxUnavailableError("Docker closed the attach connection")
-        head += chunk
-    head, rest = head.split(b"\r\n\r\n", 1)
-    status_line = head.split(b"\r\n", 1)[0].decode(errors="replace")
-    if " 101 " not in status_line and " 200 " not in status_line:
-        sock.close()
-        raise SandboxUnavailableError(f"attach to {container_id[:12]} failed: {status_line}")
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1 << 20)
-    return sock, rest
 
 
 class DockerSandbox:
@@ -167,41 +103,11 @@ class DockerSandbox:
         run_id = run_id or f"pid{os.getpid()}"
         client = client or docker_client(config.docker_timeout_s)
         api = client.api
-        host_config = api.create_host_config(
-            init=True,
-            auto_remove=True,
-            mem_limit=int(limits.memory_mb) * 1024 * 1024,
-            memswap_limit=int(limits.memory_mb) * 1024 * 1024,
-            nano_cpus=int(limits.cpus * 1e9),
-            pids_limit=int(limits.pids),
-            network_mode="bridge" if limits.network else "none",
-            log_config=LogConfig(type=LogConfig.types.NONE),
-        )
-        try:
-            created = api.create_container(
-                image=image,
-                entrypoint=server_command(config.ttl_s),
-                command=[],
-                stdin_open=True,  # with detach=False this also sets StdinOnce: EOF when we detach
-                detach=False,
-                tty=False,
-                use_config_proxy=False,
-                labels=sandbox_labels.owner_labels(run_id, config.ttl_s, image),
-                host_config=host_config,
-                user=config.user or "",
-                network_disabled=not limits.network,
-            )
-        except docker.errors.ImageNotFound as exc:
-            raise SandboxUnavailableError(
-                f"image {image!r} is not present (build it with `terminal-agent images ...`)"
-            ) from exc
-        except docker.errors.DockerException as exc:
-            raise SandboxUnavailableError(f"cannot create a container of {image!r}: {exc}") from exc
-        container_id = created["Id"]
+        container_id = create_sandbox_container(api, image, limits, config, run_id)
         sock = None
         sandbox = None
         try:
-            sock, rest = _open_attach_socket(api, container_id)
+            sock, rest = open_attach_socket(api, container_id)
             sandbox = cls(
                 container_id, sock, client=client, image=image, limits=limits, config=config, run_id=run_id
             )
@@ -224,7 +130,7 @@ class DockerSandbox:
                         sock.close()
                     except OSError:
                         pass
-                _remove_quietly(api, container_id)
+                remove_container_quietly(api, container_id)
             if isinstance(exc, SandboxError):
                 raise
             if isinstance(exc, docker.errors.DockerException | OSError):
@@ -236,10 +142,7 @@ class DockerSandbox:
         return self._id
 
     def close(self) -> None:
-        """Close the attach socket (the server then kills everything and exits) and remove the container.
-
-        Idempotent; never raises.
-        """
+        """Close the attach socket (the server then kills everything and exits); force-remove the container."""
         with self._close_lock:
             if self._closed:
                 return
@@ -253,7 +156,7 @@ class DockerSandbox:
         except OSError:
             pass
         try:
-            _remove_quietly(self._client.api, self._id)
+            remove_container_quietly(self._client.api, self._id)
         except Exception:  # noqa: BLE001 - close never raises
             logger.debug("removing %s failed", self._id[:12], exc_info=True)
         _LIVE.discard(self)
@@ -301,14 +204,12 @@ class DockerSandbox:
         stateless: bool = False,
         block: bool = True,
     ) -> ExecResult:
-        """Run ``command`` with ``bash -c`` in the persistent shell.
+        """See :meth:`Sandbox.exec <terminal_agent.interfaces.Sandbox.exec>`.
 
-        ``workdir`` / ``env`` apply to this command only, and such a command (like a ``stateless``
-        one) leaves the shell's persistent working directory and exported environment unchanged;
-        otherwise both are carried to the next command. ``block=False`` starts the command in the
-        background (output discarded) and returns at once; it is killed by
-        :meth:`kill_agent_processes` and :meth:`close`. Raises :class:`SandboxError` when the
-        sandbox is broken; a failing or timed-out command is a result.
+        Implementation: one ``exec`` request to the shell server. A ``workdir`` / ``env`` /
+        ``stateless`` command runs in a fresh bash and leaves the persistent directory and exported
+        environment as they were; a ``block=False`` one is killed by :meth:`kill_agent_processes`
+        and :meth:`close`.
         """
         started = time.monotonic()
         if "\0" in command:
@@ -365,121 +266,35 @@ class DockerSandbox:
         """Forget the persistent working directory and environment (back to the image's)."""
         self._call({"op": "reset_state"}, 10.0)
 
-    # --- files ----------------------------------------------------------------------------------
+    # --- files (Engine API archives, see archive_files.py) ---------------------------------------
     def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
-        """Create or replace ``path`` (absolute; parents created) with ``data`` through ``put_archive``."""
-        if not isinstance(data, bytes | bytearray | memoryview):
-            raise TypeError(f"write_file takes bytes, not {type(data).__name__}")
-        path = _absolute(path)
-        parent, name = posixpath.split(path)
-        if not name:
-            raise IsADirectoryError(path)
-        data = bytes(data)
-        self._call({"op": "prepare_write", "path": path}, 30.0)  # parents; refuse to replace a directory
-        with tempfile.SpooledTemporaryFile(max_size=32 << 20) as archive:
-            with tarfile.open(fileobj=archive, mode="w", format=tarfile.PAX_FORMAT) as tar:
-                info = tarfile.TarInfo(name)
-                info.size = len(data)
-                info.mode = mode
-                info.mtime = int(time.time())
-                tar.addfile(info, io.BytesIO(data))
-            self._put_archive(parent, archive, path)
+        """See :meth:`Sandbox.write_file <terminal_agent.interfaces.Sandbox.write_file>` (``put_archive``)."""
+        self._archive_files().write_file(path, data, mode)
 
     def upload_dir(self, local_dir: Path | str, remote_dir: str) -> None:
-        """Copy the contents of ``local_dir`` into ``remote_dir`` (created when missing), owned by root."""
-        local = Path(local_dir)
-        if not local.is_dir():
-            raise NotADirectoryError(str(local))
-        remote_dir = _absolute(remote_dir)
+        """See :meth:`Sandbox.upload_dir <terminal_agent.interfaces.Sandbox.upload_dir>`.
 
-        def as_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
-            info.uid = info.gid = 0
-            info.uname = info.gname = "root"
-            return info
-
-        self._call({"op": "mkdirs", "path": remote_dir}, 30.0)
-        with tempfile.SpooledTemporaryFile(max_size=32 << 20) as archive:
-            with tarfile.open(fileobj=archive, mode="w", format=tarfile.PAX_FORMAT) as tar:
-                for child in sorted(local.iterdir()):
-                    tar.add(str(child), arcname=child.name, recursive=True, filter=as_root)
-            self._put_archive(remote_dir, archive, remote_dir)
+        The contents of ``local_dir`` land in ``remote_dir`` (created when missing), owned by root.
+        """
+        self._archive_files().upload_dir(local_dir, remote_dir)
 
     def read_file(self, path: str) -> bytes:
-        """Whole content of ``path`` (symlinks followed) through ``get_archive``.
+        """See :meth:`Sandbox.read_file <terminal_agent.interfaces.Sandbox.read_file>` (``get_archive``).
 
-        Raises ``FileNotFoundError`` when absent, ``IsADirectoryError`` for a directory.
+        Symlinks are followed.
         """
-        path = _absolute(path)
-        api = self._client.api
-        for _ in range(16):
-            self._check_usable()
-            try:
-                stream, stat = api.get_archive(self._id, path)
-            except docker.errors.NotFound as exc:
-                if self._container_gone():
-                    raise self._broken_error("container is gone") from exc
-                raise FileNotFoundError(2, "No such file or directory", path) from None
-            except docker.errors.APIError as exc:
-                if self._container_gone():
-                    raise self._broken_error(f"get_archive({path}) failed: {exc}") from exc
-                message = _daemon_message(exc)
-                code = errno.ELOOP if "too many links" in message else errno.EIO
-                raise OSError(code, f"cannot read: {message}", path) from None
-            except docker.errors.DockerException as exc:
-                raise self._broken_error(f"get_archive({path}) failed: {exc}") from exc
-            file_mode = int(stat.get("mode", 0))
-            if file_mode & (1 << 31):
-                raise IsADirectoryError(21, "Is a directory", path)
-            if file_mode & (1 << 27):
-                target = stat.get("linkTarget") or ""
-                for _chunk in stream:
-                    pass
-                path = target if target.startswith("/") else posixpath.normpath(
-                    posixpath.join(posixpath.dirname(path), target)
-                )
-                continue
-            with tempfile.SpooledTemporaryFile(max_size=32 << 20) as archive:
-                for chunk in stream:
-                    archive.write(chunk)
-                archive.seek(0)
-                with tarfile.open(fileobj=archive, mode="r:") as tar:
-                    for member in tar:
-                        if member.isfile():
-                            extracted = tar.extractfile(member)
-                            assert extracted is not None
-                            return extracted.read()
-            raise FileNotFoundError(2, "Not a regular file", path)
-        raise OSError(40, "Too many levels of symbolic links", path)
+        return self._archive_files().read_file(path)
 
-    def _put_archive(self, remote_dir: str, archive: Any, what: str) -> None:
-        api = self._client.api
-        for attempt in range(2):
-            self._check_usable()
-            archive.seek(0)
-            try:
-                api.put_archive(self._id, remote_dir, archive)
-                return
-            except docker.errors.NotFound as exc:
-                if self._container_gone():
-                    raise self._broken_error("container is gone") from exc
-                if attempt:
-                    raise FileNotFoundError(2, "No such file or directory", remote_dir) from None
-                self._call({"op": "mkdirs", "path": remote_dir}, 30.0)
-            except docker.errors.APIError as exc:
-                if self._container_gone():
-                    raise self._broken_error(f"put_archive({what}) failed: {exc}") from exc
-                raise OSError(errno.EIO, f"cannot write: {_daemon_message(exc)}", what) from None
-            except docker.errors.DockerException as exc:
-                raise self._broken_error(f"put_archive({what}) failed: {exc}") from exc
-
-    def _container_gone(self) -> bool:
-        try:
-            state = self._client.api.inspect_container(self._id)["State"]
-            return not state.get("Running", False)
-        except docker.errors.NotFound:
-            return True
-        except docker.errors.DockerException:
-            return True
+    def _archive_files(self) -> ArchiveFiles:
+        # built per call: a held one would make a reference cycle, and an abandoned sandbox would
+        # then keep its socket (and container) until the garbage collector runs
+        return ArchiveFiles(
+            self._client.api,
+            self._id,
+            shell_op=self._call,
+            check_usable=self._check_usable,
+            broken_error=self._broken_error,
+        )
 
     # --- wire -----------------------------------------------------------------------------------
     def _check_usable(self) -> None:
@@ -527,7 +342,7 @@ class DockerSandbox:
                 raise self._broken_error("the shell did not answer in time", starting)
             sock.settimeout(remaining)
             try:
-                data = sock.recv(_RECV)
+                data = sock.recv(RECV_CHUNK)
             except TimeoutError:
                 continue
             except OSError as exc:
@@ -551,28 +366,6 @@ class DockerSandbox:
                 )
             return SandboxUnavailableError(f"container of {self.image!r} did not come up: {detail}")
         return SandboxError(f"sandbox {self._id[:12]} is broken: {detail}")
-
-
-def _daemon_message(exc: docker.errors.APIError) -> str:
-    """The daemon's explanation without the host's overlay paths (``.../merged/tmp/x`` -> ``/tmp/x``)."""
-    text = str(exc.explanation or exc)
-    return re.sub(r"/\S*/merged(?=/)", "", text)
-
-
-def _absolute(path: str) -> str:
-    if not isinstance(path, str) or not path.startswith("/"):
-        raise ValueError(f"sandbox paths must be absolute, got {path!r}")
-    return posixpath.normpath(path)
-
-
-def _remove_quietly(api: docker.APIClient, container_id: str) -> None:
-    try:
-        api.remove_container(container_id, force=True)
-    except docker.errors.NotFound:
-        pass
-    except docker.errors.APIError as exc:
-        if exc.status_code != 409:  # 409: removal already in progress (auto_remove)
-            logger.warning("could not remove container %s: %s", container_id[:12], exc)
 
 
 @atexit.register

@@ -5,9 +5,9 @@ Wire format (the server is ``assets/shell_server.py``):
 * host -> container (stdin): one ASCII JSON object per line. ASCII-only keeps Docker's
   detach-key sequence (ctrl-p ctrl-q) out of the stream.
 * container -> host: the attach socket multiplexes stdout and stderr in frames of an 8-byte
-  header (stream byte, 3 zero bytes, big-endian u32 length) because the container has no TTY.
-  On stdout the server writes replies: ``b"TA1 " + %08x header length + %08x body length + b"\\n"``,
-  then the header JSON and the body, whose parts' lengths the header lists in ``parts``.
+  header because the container has no TTY (``attach_stream.py`` reads them). On stdout the
+  server writes replies: ``b"TA1 " + %08x header length + %08x body length + b"\\n"``, then the
+  header JSON and the body, whose parts' lengths the header lists in ``parts``.
 * bootstrap: the container starts ``python3 -c BOOTSTRAP``, which reads one decimal length line
   and that many bytes of server source from stdin, then runs it; nothing is written to disk. The
   server re-executes itself from that source (in a memfd) as ``ta-sandbox``; see its
@@ -17,14 +17,12 @@ Wire format (the server is ``assets/shell_server.py``):
 from __future__ import annotations
 
 import json
-import struct
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
 
 MAGIC = b"TA1 "
 PREAMBLE_LEN = len(MAGIC) + 8 + 8 + 1
-STDOUT, STDERR = 1, 2
 TAG_ENV_VAR = "TA_CMD_TAG"
 
 BOOTSTRAP = (
@@ -75,30 +73,6 @@ class Reply:
     @property
     def id(self) -> Any:
         return self.header.get("id")
-
-
-class DockerStreamDemuxer:
-    """Splits Docker's multiplexed attach stream (8-byte frame headers) into (stream, bytes)."""
-
-    _HEADER = struct.Struct(">BxxxL")
-
-    def __init__(self) -> None:
-        self._buffer = bytearray()
-
-    def feed(self, data: bytes) -> list[tuple[int, bytes]]:
-        self._buffer += data
-        frames: list[tuple[int, bytes]] = []
-        buffer = self._buffer
-        offset = 0
-        while len(buffer) - offset >= 8:
-            stream, size = self._HEADER.unpack_from(buffer, offset)
-            if len(buffer) - offset - 8 < size:
-                break
-            frames.append((stream, bytes(buffer[offset + 8 : offset + 8 + size])))
-            offset += 8 + size
-        if offset:
-            del buffer[:offset]
-        return frames
 
 
 class ReplyDecoder:

@@ -1,7 +1,8 @@
 """In-container shell server of terminal-agent (runs as the container's main process under init).
 
-Standard library only; ASCII source. The owner sends it over the container's attached stdin (see
-``terminal_agent.sandbox.shell_protocol``), so nothing of it is written to the container's disk.
+Standard library only; ASCII source; ONE file, because the owner streams it over the container's
+attached stdin (see ``terminal_agent.sandbox.shell_protocol``), so nothing of it is written to the
+container's disk.
 
 Protocol:
   requests  (stdin)  one ASCII JSON object per line: {"id": ..., "op": ..., ...}
@@ -12,6 +13,17 @@ switch); so does a TTL timer. Each command runs in a subshell forked by a job-co
 bash (its own process group), or in a fresh ``bash -c`` of its own session when it overrides the
 directory or environment, with ``TA_CMD_TAG=<tag>`` exported; at its deadline the process group
 is killed and every process still carrying the tag is swept.
+
+Map (top-down):
+  1. constants and process-wide state
+  2. main loop and request dispatch       main, handle_request
+  3. wire                                 stdin_reader, send_reply
+  4. the persistent shell                 Shell (run one command, keep cwd and exported env)
+  5. starting bash                        Zygote (fork per command), start_fresh_bash, spawn_bash
+  6. output                               Capture (head + tail), Drainer (pipes left by children)
+  7. the exported environment             parse_export_p (bash's ``export -p``)
+  8. processes                            listing, killing by group and tag, kill_all, OOM counter
+  9. staying out of the agent's reach     stay_out_of_reach (re-exec as ``ta-sandbox``, signals)
 """
 
 import json
@@ -23,6 +35,10 @@ import sys
 import threading
 import time
 
+# =================================================================================================
+# 1. Constants and process-wide state
+# =================================================================================================
+
 MAGIC = b"TA1 "
 TAG_VAR = b"TA_CMD_TAG"
 READ_CHUNK = 65536
@@ -33,31 +49,89 @@ WRITE_LOCK = threading.Lock()
 REQUESTS = []
 REQUESTS_COND = threading.Condition()
 BACKGROUND = []  # Popen objects of block=False commands, reaped by exec, ping and kill_all
+DRAINER = []  # the one Drainer, started on first use
+OOM_FD = []  # the memory cgroup's oom_control, opened on first use
 
 
-def send_reply(header, parts=()):
-    body = b"".join(parts)
-    header = dict(header)
-    header["parts"] = [len(p) for p in parts]
-    head = json.dumps(header, separators=(",", ":")).encode()
-    frame = MAGIC + b"%08x%08x\n" % (len(head), len(body)) + head + body
-    with WRITE_LOCK:
-        view = memoryview(frame)
-        while view:
-            written = os.write(1, view)
-            view = view[written:]
+# =================================================================================================
+# 2. Main loop and request dispatch
+# =================================================================================================
+
+def main():
+    """Start (TTL timer, stdin reader), report ready, then serve requests one at a time."""
+    stay_out_of_reach()
+    ttl = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
+    if ttl > 0:
+        timer = threading.Timer(ttl, kill_everything_and_exit, args=(3,))
+        timer.daemon = True
+        timer.start()
+    problems = []
+    if not (hasattr(os, "pidfd_open") and hasattr(os, "memfd_create")):
+        problems.append("python3 is %s; the shell server needs 3.9 or newer" % sys.version.split()[0])
+    if not os.access("/bin/bash", os.X_OK):
+        problems.append("/bin/bash is missing")
+    threading.Thread(target=stdin_reader, daemon=True).start()
+    if problems:
+        send_reply({"id": "ready", "ok": True, "problems": problems})
+        while True:  # the owner gives up and closes stdin, which ends this process
+            time.sleep(3600)
+    shell = Shell()
+    send_reply({"id": "ready", "ok": True, "pid": SELF_PID, "cwd": shell.cwd,
+                "python": sys.version.split()[0], "uid": os.getuid(), "problems": []})
+    shell.prepare_zygote()
+    while True:
+        with REQUESTS_COND:
+            while not REQUESTS:
+                REQUESTS_COND.wait()
+            request = REQUESTS.pop(0)
+        try:
+            handle_request(shell, request)
+        except Exception as exc:  # the server must outlive any one request
+            send_reply({"id": request.get("id"), "ok": False, "error": "%s: %s" % (type(exc).__name__, exc)})
 
 
-def kill_everything_and_exit(code):
-    try:
-        for pid in list_pids():
+def handle_request(shell, request):
+    """Carry out one request and send its reply (an exception is answered by ``main``)."""
+    op = request.get("op")
+    if op == "exec":
+        header, parts = shell.run(request)
+        header["id"] = request["id"]
+        send_reply(header, parts)
+        if not REQUESTS:
+            shell.prepare_zygote()
+    elif op == "ping":
+        shell.reap_background()
+        send_reply({"id": request["id"], "ok": True})
+    elif op == "kill_all":
+        shell.drop_zygote()
+        count = kill_all()
+        send_reply({"id": request["id"], "ok": True, "killed": count})
+    elif op in ("mkdirs", "prepare_write"):
+        try:
+            path = request["path"]
+            if op == "prepare_write" and os.path.isdir(path):  # an archive would replace it
+                raise IsADirectoryError(21, "Is a directory", path)
             try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-    finally:
-        os._exit(code)
+                os.makedirs(path if op == "mkdirs" else (os.path.dirname(path) or "/"), exist_ok=True)
+            except FileExistsError:  # a component of the path is a file
+                raise NotADirectoryError(20, "Not a directory", path) from None
+        except OSError as exc:  # the caller's path is wrong, the sandbox is fine
+            send_reply({"id": request["id"], "ok": False, "errno": exc.errno,
+                        "error": exc.strerror or str(exc)})
+        else:
+            send_reply({"id": request["id"], "ok": True})
+    elif op == "reset_state":
+        shell.drop_zygote()
+        shell.env = dict(shell.initial_env)
+        shell.cwd = shell.initial_cwd
+        send_reply({"id": request["id"], "ok": True})
+    else:
+        send_reply({"id": request.get("id"), "ok": False, "error": "unknown op %r" % op})
 
+
+# =================================================================================================
+# 3. Wire: requests on stdin, replies on stdout
+# =================================================================================================
 
 def stdin_reader():
     """Reads request lines; EOF (owner gone) ends the container."""
@@ -86,430 +160,27 @@ def stdin_reader():
                 REQUESTS_COND.notify()
 
 
-def list_pids():
-    pids = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            pid = int(name)
-            if pid != 1 and pid != SELF_PID:
-                pids.append(pid)
-    return pids
+def send_reply(header, parts=()):
+    """Write one reply frame to stdout (whole, under the write lock)."""
+    body = b"".join(parts)
+    header = dict(header)
+    header["parts"] = [len(p) for p in parts]
+    head = json.dumps(header, separators=(",", ":")).encode()
+    frame = MAGIC + b"%08x%08x\n" % (len(head), len(body)) + head + body
+    with WRITE_LOCK:
+        view = memoryview(frame)
+        while view:
+            written = os.write(1, view)
+            view = view[written:]
 
 
-def pids_with_tag(tag):
-    needle = TAG_VAR + b"=" + tag
-    found = []
-    for pid in list_pids():
-        try:
-            with open("/proc/%d/environ" % pid, "rb") as handle:
-                environ = handle.read()
-        except OSError:
-            continue
-        if needle in environ.split(b"\0"):
-            found.append(pid)
-    return found
-
-
-def kill_group_and_tag(pgid, tag):
-    """SIGKILL the process group, then every straggler carrying ``tag`` (setsid, double fork)
-    until a sweep finds none. Zombies have an empty environ, so they do not count."""
-    for attempt in range(40):
-        if pgid is not None and pgid > 1:
-            try:
-                os.killpg(pgid, signal.SIGKILL)
-            except OSError:
-                pass
-        stragglers = pids_with_tag(tag)
-        for pid in stragglers:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        if not stragglers and attempt >= 1:
-            return
-        time.sleep(0.002)
-
-
-OOM_FD = []
-
-
-def oom_kills():
-    """The memory cgroup's OOM-kill counter (-1 when unknown); the file is kept open and re-read."""
-    try:
-        if not OOM_FD:
-            OOM_FD.append(os.open(OOM_CONTROL, os.O_RDONLY))
-        text = os.pread(OOM_FD[0], 4096, 0)
-        for line in text.splitlines():
-            if line.startswith(b"oom_kill "):
-                return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return -1
-
-
-class SpawnError(Exception):
-    """bash could not be started (process or memory limit); reported as a failed command."""
-
-
-class Capture:
-    """Head + tail of one stream, capped at the source; counts the bytes cut from the middle."""
-
-    def __init__(self, cap):
-        self.half = max(1, cap // 2)
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.cut = 0
-
-    def feed(self, data):
-        room = self.half - len(self.head)
-        if room > 0:
-            self.head += data[:room]
-            data = data[room:]
-        if not data:
-            return
-        self.tail += data
-        excess = len(self.tail) - self.half
-        if excess > 0:
-            del self.tail[:excess]
-            self.cut += excess
-
-    def value(self):
-        return bytes(self.head) + bytes(self.tail)
-
-
-class Drainer:
-    """One thread that keeps reading (and dropping) pipes still held by background children of
-    finished commands, so those children never get SIGPIPE. A single long-lived thread, because a
-    new thread per pipe cannot be started when the agent has used up the pids limit."""
-
-    def __init__(self):
-        self.lock = threading.Lock()
-        self.fds = set()
-        self.wake_r, self.wake_w = os.pipe()
-        os.set_blocking(self.wake_r, False)
-        threading.Thread(target=self._loop, daemon=True).start()
-
-    def add(self, fd):
-        os.set_blocking(fd, False)
-        with self.lock:
-            self.fds.add(fd)
-        try:
-            os.write(self.wake_w, b"x")
-        except OSError:
-            pass
-
-    def _loop(self):
-        while True:
-            with self.lock:
-                fds = list(self.fds)
-            try:
-                ready, _, _ = select.select(fds + [self.wake_r], [], [])
-            except (OSError, ValueError):
-                time.sleep(0.05)
-                continue
-            for fd in ready:
-                if fd == self.wake_r:
-                    try:
-                        os.read(self.wake_r, 4096)
-                    except OSError:
-                        pass
-                    continue
-                try:
-                    data = os.read(fd, READ_CHUNK)
-                except BlockingIOError:
-                    continue
-                except OSError:
-                    data = b""
-                if not data:
-                    with self.lock:
-                        self.fds.discard(fd)
-                    close_quietly(fd)
-
-
-DRAINER = []
-
-
-def drain_forever(fd):
-    if not DRAINER:
-        DRAINER.append(Drainer())
-    DRAINER[0].add(fd)
-
-
-def children_of(parent):
-    """Pids whose parent is ``parent`` (from /proc/PID/stat)."""
-    found = []
-    for pid in list_pids():
-        try:
-            with open("/proc/%d/stat" % pid, "rb") as handle:
-                stat = handle.read()
-            if int(stat[stat.rindex(b")") + 2:].split()[1]) == parent:
-                found.append(pid)
-        except (OSError, ValueError, IndexError):
-            continue
-    return found
-
-
-STATE_TRAP = (
-    "__ta_state() { __ta_rc=$?; set +eu; { printf '%%s\\0%%s\\0' \"$__ta_rc\" \"$PWD\"; export -p; } "
-    ">/proc/%d/fd/%d 2>/dev/null; exit $__ta_rc; }; trap __ta_state EXIT; "
-)
-"""Bash prologue: on exit, write ``rc NUL cwd NUL`` and ``export -p`` (builtins only, no fork) to the state pipe."""
-OOM_ADJ = "echo 1000 >/proc/self/oom_score_adj 2>/dev/null; "
-"""Prologue making the agent's processes the OOM killer's first choice. Prologues share the
-command's first line so that bash's error messages keep the command's own line numbers."""
-
-
-ANSI_ESCAPES = {
-    ord("a"): 7, ord("b"): 8, ord("e"): 27, ord("E"): 27, ord("f"): 12, ord("n"): 10,
-    ord("r"): 13, ord("t"): 9, ord("v"): 11, ord("\\"): 92, ord("'"): 39, ord('"'): 34, ord("?"): 63,
-}
-OCTAL = b"01234567"
-HEX = b"0123456789abcdefABCDEF"
-
-
-def parse_export_p(data):
-    """Exported variables from bash's ``export -p`` output: {name: value} as bytes.
-
-    Values come double-quoted (with \\ before " \\ $ `) or, when they hold control or non-ASCII
-    bytes, ANSI-C quoted ($'...'). Exported names without a value are left out.
-    """
-    env = {}
-    i, n = 0, len(data)
-    while i < n:
-        if data.startswith(b"declare -x ", i):
-            i += 11
-        elif data.startswith(b"export ", i):
-            i += 7
-        else:
-            j = data.find(b"\n", i)
-            i = n if j < 0 else j + 1
-            continue
-        j = i
-        while j < n and data[j] not in (0x3D, 0x0A):
-            j += 1
-        name = data[i:j]
-        if j >= n or data[j] == 0x0A:
-            i = j + 1
-            continue
-        j += 1
-        out = bytearray()
-        if data.startswith(b'"', j):
-            j += 1
-            while j < n and data[j] != 0x22:
-                if data[j] == 0x5C and j + 1 < n:
-                    j += 1
-                out.append(data[j])
-                j += 1
-            j += 1
-        elif data.startswith(b"$'", j):
-            j += 2
-            while j < n and data[j] != 0x27:
-                c = data[j]
-                if c != 0x5C or j + 1 >= n:
-                    out.append(c)
-                    j += 1
-                    continue
-                e = data[j + 1]
-                if e in OCTAL:
-                    k = j + 1
-                    while k < n and k < j + 4 and data[k] in OCTAL:
-                        k += 1
-                    out.append(int(data[j + 1:k], 8) & 0xFF)
-                    j = k
-                elif e == 0x78:  # \xHH
-                    k = j + 2
-                    while k < n and k < j + 4 and data[k] in HEX:
-                        k += 1
-                    out.append(int(data[j + 2:k] or b"0", 16))
-                    j = k
-                elif e == 0x63 and j + 2 < n:  # \cX
-                    out.append(data[j + 2] & 0x1F)
-                    j += 3
-                elif e in ANSI_ESCAPES:
-                    out.append(ANSI_ESCAPES[e])
-                    j += 2
-                else:
-                    out += data[j:j + 2]
-                    j += 2
-            j += 1
-        else:
-            k = data.find(b"\n", j)
-            k = n if k < 0 else k
-            out += data[j:k]
-            j = k
-        env[name] = bytes(out)
-        k = data.find(b"\n", j)
-        i = n if k < 0 else k + 1
-    return env
-
-
-ZYGOTE_SCRIPT = (
-    OOM_ADJ + "set -m; "
-    "__ta_state() { __ta_rc=$?; set +eu; { printf '%%s\\0%%s\\0' \"$__ta_rc\" \"$PWD\"; export -p; } "
-    ">/proc/%(spid)d/fd/$__ta_st 2>/dev/null; exit $__ta_rc; }; "
-    "while read -r __ta_tag __ta_out __ta_err __ta_st; do "
-    "( trap __ta_state EXIT; export TA_CMD_TAG=$__ta_tag; exec </dev/null; "
-    "IFS= read -r -d '' __ta_cmd </proc/%(spid)d/fd/%(mem)d; "
-    "unset __ta_tag __ta_out __ta_err; eval \"$__ta_cmd\"\n"
-    ") >/proc/%(spid)d/fd/$__ta_out 2>/proc/%(spid)d/fd/$__ta_err & "
-    "echo \"pid $__ta_tag $!\"; wait $!; echo \"rc $__ta_tag $?\"; done\n"
-)
-"""The zygote: a bash with job control (so each command's subshell gets its own process group)
-that, for each line ``tag out err state`` on its stdin, forks a subshell that runs the command
-from the server's memfd with its output on the given pipes, reports ``pid`` and ``rc`` lines on
-its stdout, and dumps the subshell's ``rc``, ``$PWD`` and ``export -p`` to the state pipe on exit.
-A fork of a small bash is far cheaper than starting a process, and the zygote carries the
-persistent directory and environment: when a command changes them, the zygote is replaced."""
-
-
-def spawn_bash(script, cwd, env, stdin_fd, stdout_fd, stderr_fd, patience):
-    """Start ``bash -c script`` in a new session (vfork+exec through subprocess); returns the Popen.
-
-    When the process limit is reached (EAGAIN) it retries for ``patience`` seconds, then raises
-    SpawnError: the command fails, the sandbox is not broken.
-    """
-    if not os.path.isdir(cwd):
-        cwd = "/"
-    give_up = time.monotonic() + patience
-    delay = 0.005
-    while True:
-        try:
-            return subprocess.Popen(
-                [b"bash", b"-c", script.encode("utf-8", "surrogateescape")],
-                executable=b"/bin/bash",
-                stdin=stdin_fd,
-                stdout=stdout_fd,
-                stderr=stderr_fd,
-                cwd=cwd,
-                env=env,
-                start_new_session=True,
-                close_fds=True,
-            )
-        except OSError as exc:
-            if exc.errno not in (11, 12):  # EAGAIN, ENOMEM
-                raise
-            if time.monotonic() + delay > give_up:
-                raise SpawnError("cannot start the command: %s (process or memory limit reached; "
-                                 "kill some processes)" % (exc.strerror or exc)) from None
-            time.sleep(delay)
-            delay = min(delay * 2, 0.2)
-
-
-def close_quietly(fd):
-    try:
-        os.close(fd)
-    except OSError:
-        pass
-
-
-def new_tag():
-    return os.urandom(8).hex()
-
-
-class ZygoteError(Exception):
-    """The zygote died or stopped answering; the command falls back to a fresh bash."""
-
-
-class Zygote:
-    def __init__(self, cwd, env):
-        self.cwd = cwd
-        self.env = dict(env)
-        self.memfd = os.memfd_create("ta-command")
-        self.ctl_r, ctl_w = os.pipe()
-        go_r, self.go_w = os.pipe()
-        null = os.open(os.devnull, os.O_WRONLY)
-        try:
-            script = ZYGOTE_SCRIPT % {"spid": SELF_PID, "mem": self.memfd}
-            self.proc = spawn_bash(script, cwd, env, go_r, ctl_w, null, 0.0)
-        except BaseException:
-            for fd in (self.memfd, self.ctl_r, self.go_w):
-                close_quietly(fd)
-            raise
-        finally:
-            for fd in (go_r, ctl_w, null):
-                close_quietly(fd)
-        os.set_blocking(self.ctl_r, False)
-        self.lines = []
-        self.partial = b""
-
-    def alive(self):
-        return self.proc.poll() is None
-
-    def matches(self, cwd, env):
-        return self.cwd == cwd and self.env == env
-
-    def start(self, command, tag, out_w, err_w, state_w, timeout):
-        """Fork a subshell running ``command``; returns its pid (ZygoteError after ``timeout``)."""
-        data = command.encode("utf-8", "surrogateescape") + b"\n"
-        try:
-            os.ftruncate(self.memfd, 0)
-            offset = 0
-            while offset < len(data):
-                offset += os.pwrite(self.memfd, data[offset:], offset)
-            os.write(self.go_w, ("%s %d %d %d\n" % (tag, out_w, err_w, state_w)).encode())
-        except OSError as exc:
-            raise ZygoteError(str(exc)) from None
-        line = self.read_line("pid", tag, timeout)
-        if line is None:
-            raise ZygoteError("no pid from the zygote")
-        return int(line)
-
-    def read_line(self, kind, tag, timeout):
-        """Value of the next ``kind tag VALUE`` line, skipping stale ones; None on timeout or EOF."""
-        deadline = time.monotonic() + timeout
-        prefix = ("%s %s " % (kind, tag)).encode()
-        while True:
-            while self.lines:
-                line = self.lines.pop(0)
-                if line.startswith(prefix):
-                    return line[len(prefix):].decode()
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return None
-            ready, _, _ = select.select([self.ctl_r], [], [], remaining)
-            if not ready:
-                return None
-            try:
-                chunk = os.read(self.ctl_r, 4096)
-            except BlockingIOError:
-                continue
-            if not chunk:
-                return None
-            *complete, self.partial = (self.partial + chunk).split(b"\n")
-            self.lines.extend(complete)
-
-    def close(self, tag=None):
-        """Kill the zygote and any subshell it forked (when ``tag`` is given, the command's processes too)."""
-        close_quietly(self.go_w)
-        for child in children_of(self.proc.pid):
-            try:
-                os.killpg(child, signal.SIGKILL)
-            except OSError:
-                pass
-            try:
-                os.kill(child, signal.SIGKILL)
-            except OSError:
-                pass
-        try:
-            self.proc.kill()
-            self.proc.wait()
-        except OSError:
-            pass
-        close_quietly(self.ctl_r)
-        close_quietly(self.memfd)
-        if tag is not None:
-            kill_group_and_tag(None, tag.encode())
-
-
-class Job:
-    """A fresh bash for commands the zygote cannot run (stateless, per-command overrides)."""
-
-    def __init__(self, command, cwd, env, tag, out_w, err_w, state_w, patience):
-        script = (STATE_TRAP % (SELF_PID, state_w)) + OOM_ADJ + command + "\n"
-        self.proc = spawn_bash(script, cwd, env, subprocess.DEVNULL, out_w, err_w, patience)
-
+# =================================================================================================
+# 4. The persistent shell
+# =================================================================================================
 
 class Shell:
+    """The persistent shell: working directory and exported environment carried from command to command."""
+
     def __init__(self):
         env = dict(os.environb)
         for key in list(env):
@@ -525,8 +196,7 @@ class Shell:
         env = dict(self.initial_env if stateless else self.env)
         for key, value in (overrides or {}).items():
             env[key.encode("utf-8", "surrogateescape")] = value.encode("utf-8", "surrogateescape")
-        if tag is not None:
-            env[TAG_VAR] = tag.encode()
+        env[TAG_VAR] = tag.encode()
         return env
 
     # --- the zygote --------------------------------------------------------------------------
@@ -586,8 +256,8 @@ class Shell:
                                 "oom_killed": False, "cwd": self.cwd}, [b""] + ([] if merge else [b""])
             if pid is None:
                 patience = max(0.0, min(2.0, timeout - (time.monotonic() - started)))
-                proc = Job(command, cwd, self._command_env(stateless, overrides, tag), tag,
-                           out_w, err_w, state_w, patience).proc
+                proc = start_fresh_bash(command, cwd, self._command_env(stateless, overrides, tag),
+                                        out_w, err_w, state_w, patience)
                 pid = proc.pid
         except SpawnError as exc:
             for fd in (out_r, out_w, state_r, state_w) + (() if merge else (err_r, err_w)):
@@ -596,7 +266,7 @@ class Shell:
                       "duration_s": time.monotonic() - started, "out_cut": 0, "err_cut": 0,
                       "oom_killed": False, "cwd": self.cwd}
             return header, [str(exc).encode() + b"\n"] + ([] if merge else [b""])
-        if proc is not None:  # a Job: the server's write ends are not needed
+        if proc is not None:  # a fresh bash: the server's write ends are not needed
             close_quietly(out_w)
             if not merge:
                 close_quietly(err_w)
@@ -728,6 +398,423 @@ class Shell:
                 BACKGROUND.remove(proc)
 
 
+# =================================================================================================
+# 5. Starting bash: the zygote, fresh shells
+# =================================================================================================
+
+OOM_ADJ = "echo 1000 >/proc/self/oom_score_adj 2>/dev/null; "
+"""Prologue making the agent's processes the OOM killer's first choice. Prologues share the
+command's first line so that bash's error messages keep the command's own line numbers."""
+STATE_TRAP = (
+    "__ta_state() { __ta_rc=$?; set +eu; { printf '%%s\\0%%s\\0' \"$__ta_rc\" \"$PWD\"; export -p; } "
+    ">/proc/%d/fd/%d 2>/dev/null; exit $__ta_rc; }; trap __ta_state EXIT; "
+)
+"""Bash prologue: on exit, write ``rc NUL cwd NUL`` and ``export -p`` (builtins only, no fork) to the state pipe."""
+ZYGOTE_SCRIPT = (
+    OOM_ADJ + "set -m; "
+    "__ta_state() { __ta_rc=$?; set +eu; { printf '%%s\\0%%s\\0' \"$__ta_rc\" \"$PWD\"; export -p; } "
+    ">/proc/%(spid)d/fd/$__ta_st 2>/dev/null; exit $__ta_rc; }; "
+    "while read -r __ta_tag __ta_out __ta_err __ta_st; do "
+    "( trap __ta_state EXIT; export TA_CMD_TAG=$__ta_tag; exec </dev/null; "
+    "IFS= read -r -d '' __ta_cmd </proc/%(spid)d/fd/%(mem)d; "
+    "unset __ta_tag __ta_out __ta_err; eval \"$__ta_cmd\"\n"
+    ") >/proc/%(spid)d/fd/$__ta_out 2>/proc/%(spid)d/fd/$__ta_err & "
+    "echo \"pid $__ta_tag $!\"; wait $!; echo \"rc $__ta_tag $?\"; done\n"
+)
+"""The zygote: a bash with job control (so each command's subshell gets its own process group)
+that, for each line ``tag out err state`` on its stdin, forks a subshell that runs the command
+from the server's memfd with its output on the given pipes, reports ``pid`` and ``rc`` lines on
+its stdout, and dumps the subshell's ``rc``, ``$PWD`` and ``export -p`` to the state pipe on exit.
+A fork of a small bash is far cheaper than starting a process, and the zygote carries the
+persistent directory and environment: when a command changes them, the zygote is replaced."""
+
+
+class ZygoteError(Exception):
+    """The zygote died or stopped answering; the command falls back to a fresh bash."""
+
+
+class Zygote:
+    """The running zygote bash (see ``ZYGOTE_SCRIPT``) for one working directory and environment."""
+
+    def __init__(self, cwd, env):
+        self.cwd = cwd
+        self.env = dict(env)
+        self.memfd = os.memfd_create("ta-command")
+        self.ctl_r, ctl_w = os.pipe()
+        go_r, self.go_w = os.pipe()
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            script = ZYGOTE_SCRIPT % {"spid": SELF_PID, "mem": self.memfd}
+            self.proc = spawn_bash(script, cwd, env, go_r, ctl_w, null, 0.0)
+        except BaseException:
+            for fd in (self.memfd, self.ctl_r, self.go_w):
+                close_quietly(fd)
+            raise
+        finally:
+            for fd in (go_r, ctl_w, null):
+                close_quietly(fd)
+        os.set_blocking(self.ctl_r, False)
+        self.lines = []
+        self.partial = b""
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def matches(self, cwd, env):
+        return self.cwd == cwd and self.env == env
+
+    def start(self, command, tag, out_w, err_w, state_w, timeout):
+        """Fork a subshell running ``command``; returns its pid (ZygoteError after ``timeout``)."""
+        data = command.encode("utf-8", "surrogateescape") + b"\n"
+        try:
+            os.ftruncate(self.memfd, 0)
+            offset = 0
+            while offset < len(data):
+                offset += os.pwrite(self.memfd, data[offset:], offset)
+            os.write(self.go_w, ("%s %d %d %d\n" % (tag, out_w, err_w, state_w)).encode())
+        except OSError as exc:
+            raise ZygoteError(str(exc)) from None
+        line = self.read_line("pid", tag, timeout)
+        if line is None:
+            raise ZygoteError("no pid from the zygote")
+        return int(line)
+
+    def read_line(self, kind, tag, timeout):
+        """Value of the next ``kind tag VALUE`` line, skipping stale ones; None on timeout or EOF."""
+        deadline = time.monotonic() + timeout
+        prefix = ("%s %s " % (kind, tag)).encode()
+        while True:
+            while self.lines:
+                line = self.lines.pop(0)
+                if line.startswith(prefix):
+                    return line[len(prefix):].decode()
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            ready, _, _ = select.select([self.ctl_r], [], [], remaining)
+            if not ready:
+                return None
+            try:
+                chunk = os.read(self.ctl_r, 4096)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                return None
+            *complete, self.partial = (self.partial + chunk).split(b"\n")
+            self.lines.extend(complete)
+
+    def close(self, tag=None):
+        """Kill the zygote and any subshell it forked (when ``tag`` is given, the command's processes too)."""
+        close_quietly(self.go_w)
+        for child in children_of(self.proc.pid):
+            try:
+                os.killpg(child, signal.SIGKILL)
+            except OSError:
+                pass
+            try:
+                os.kill(child, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            self.proc.kill()
+            self.proc.wait()
+        except OSError:
+            pass
+        close_quietly(self.ctl_r)
+        close_quietly(self.memfd)
+        if tag is not None:
+            kill_group_and_tag(None, tag.encode())
+
+
+class SpawnError(Exception):
+    """bash could not be started (process or memory limit); reported as a failed command."""
+
+
+def start_fresh_bash(command, cwd, env, out_w, err_w, state_w, patience):
+    """A fresh bash for commands the zygote cannot run (stateless, per-command overrides); its Popen."""
+    script = (STATE_TRAP % (SELF_PID, state_w)) + OOM_ADJ + command + "\n"
+    return spawn_bash(script, cwd, env, subprocess.DEVNULL, out_w, err_w, patience)
+
+
+def spawn_bash(script, cwd, env, stdin_fd, stdout_fd, stderr_fd, patience):
+    """Start ``bash -c script`` in a new session (vfork+exec through subprocess); returns the Popen.
+
+    When the process limit is reached (EAGAIN) it retries for ``patience`` seconds, then raises
+    SpawnError: the command fails, the sandbox is not broken.
+    """
+    if not os.path.isdir(cwd):
+        cwd = "/"
+    give_up = time.monotonic() + patience
+    delay = 0.005
+    while True:
+        try:
+            return subprocess.Popen(
+                [b"bash", b"-c", script.encode("utf-8", "surrogateescape")],
+                executable=b"/bin/bash",
+                stdin=stdin_fd,
+                stdout=stdout_fd,
+                stderr=stderr_fd,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as exc:
+            if exc.errno not in (11, 12):  # EAGAIN, ENOMEM
+                raise
+            if time.monotonic() + delay > give_up:
+                raise SpawnError("cannot start the command: %s (process or memory limit reached; "
+                                 "kill some processes)" % (exc.strerror or exc)) from None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
+
+def new_tag():
+    return os.urandom(8).hex()
+
+
+# =================================================================================================
+# 6. Output: capped capture, drainer of pipes left to background children
+# =================================================================================================
+
+class Capture:
+    """Head + tail of one stream, capped at the source; counts the bytes cut from the middle."""
+
+    def __init__(self, cap):
+        self.half = max(1, cap // 2)
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.cut = 0
+
+    def feed(self, data):
+        room = self.half - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if not data:
+            return
+        self.tail += data
+        excess = len(self.tail) - self.half
+        if excess > 0:
+            del self.tail[:excess]
+            self.cut += excess
+
+    def value(self):
+        return bytes(self.head) + bytes(self.tail)
+
+
+class Drainer:
+    """One thread that keeps reading (and dropping) pipes still held by background children of
+    finished commands, so those children never get SIGPIPE. A single long-lived thread, because a
+    new thread per pipe cannot be started when the agent has used up the pids limit."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.fds = set()
+        self.wake_r, self.wake_w = os.pipe()
+        os.set_blocking(self.wake_r, False)
+        threading.Thread(target=self._loop, daemon=True).start()
+
+    def add(self, fd):
+        os.set_blocking(fd, False)
+        with self.lock:
+            self.fds.add(fd)
+        try:
+            os.write(self.wake_w, b"x")
+        except OSError:
+            pass
+
+    def _loop(self):
+        while True:
+            with self.lock:
+                fds = list(self.fds)
+            try:
+                ready, _, _ = select.select(fds + [self.wake_r], [], [])
+            except (OSError, ValueError):
+                time.sleep(0.05)
+                continue
+            for fd in ready:
+                if fd == self.wake_r:
+                    try:
+                        os.read(self.wake_r, 4096)
+                    except OSError:
+                        pass
+                    continue
+                try:
+                    data = os.read(fd, READ_CHUNK)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    data = b""
+                if not data:
+                    with self.lock:
+                        self.fds.discard(fd)
+                    close_quietly(fd)
+
+
+def drain_forever(fd):
+    if not DRAINER:
+        DRAINER.append(Drainer())
+    DRAINER[0].add(fd)
+
+
+def close_quietly(fd):
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+# =================================================================================================
+# 7. The exported environment: parsing bash's `export -p`
+# =================================================================================================
+
+ANSI_ESCAPES = {
+    ord("a"): 7, ord("b"): 8, ord("e"): 27, ord("E"): 27, ord("f"): 12, ord("n"): 10,
+    ord("r"): 13, ord("t"): 9, ord("v"): 11, ord("\\"): 92, ord("'"): 39, ord('"'): 34, ord("?"): 63,
+}
+OCTAL = b"01234567"
+HEX = b"0123456789abcdefABCDEF"
+
+
+def parse_export_p(data):
+    """Exported variables from bash's ``export -p`` output: {name: value} as bytes.
+
+    Values come double-quoted (with \\ before " \\ $ `) or, when they hold control or non-ASCII
+    bytes, ANSI-C quoted ($'...'). Exported names without a value are left out.
+    """
+    env = {}
+    i, n = 0, len(data)
+    while i < n:
+        if data.startswith(b"declare -x ", i):
+            i += 11
+        elif data.startswith(b"export ", i):
+            i += 7
+        else:
+            j = data.find(b"\n", i)
+            i = n if j < 0 else j + 1
+            continue
+        j = i
+        while j < n and data[j] not in (0x3D, 0x0A):
+            j += 1
+        name = data[i:j]
+        if j >= n or data[j] == 0x0A:
+            i = j + 1
+            continue
+        j += 1
+        out = bytearray()
+        if data.startswith(b'"', j):
+            j += 1
+            while j < n and data[j] != 0x22:
+                if data[j] == 0x5C and j + 1 < n:
+                    j += 1
+                out.append(data[j])
+                j += 1
+            j += 1
+        elif data.startswith(b"$'", j):
+            j += 2
+            while j < n and data[j] != 0x27:
+                c = data[j]
+                if c != 0x5C or j + 1 >= n:
+                    out.append(c)
+                    j += 1
+                    continue
+                e = data[j + 1]
+                if e in OCTAL:
+                    k = j + 1
+                    while k < n and k < j + 4 and data[k] in OCTAL:
+                        k += 1
+                    out.append(int(data[j + 1:k], 8) & 0xFF)
+                    j = k
+                elif e == 0x78:  # \xHH
+                    k = j + 2
+                    while k < n and k < j + 4 and data[k] in HEX:
+                        k += 1
+                    out.append(int(data[j + 2:k] or b"0", 16))
+                    j = k
+                elif e == 0x63 and j + 2 < n:  # \cX
+                    out.append(data[j + 2] & 0x1F)
+                    j += 3
+                elif e in ANSI_ESCAPES:
+                    out.append(ANSI_ESCAPES[e])
+                    j += 2
+                else:
+                    out += data[j:j + 2]
+                    j += 2
+            j += 1
+        else:
+            k = data.find(b"\n", j)
+            k = n if k < 0 else k
+            out += data[j:k]
+            j = k
+        env[name] = bytes(out)
+        k = data.find(b"\n", j)
+        i = n if k < 0 else k + 1
+    return env
+
+
+# =================================================================================================
+# 8. Processes: listing, killing, the OOM counter
+# =================================================================================================
+
+def list_pids():
+    pids = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            pid = int(name)
+            if pid != 1 and pid != SELF_PID:
+                pids.append(pid)
+    return pids
+
+
+def children_of(parent):
+    """Pids whose parent is ``parent`` (from /proc/PID/stat)."""
+    found = []
+    for pid in list_pids():
+        try:
+            with open("/proc/%d/stat" % pid, "rb") as handle:
+                stat = handle.read()
+            if int(stat[stat.rindex(b")") + 2:].split()[1]) == parent:
+                found.append(pid)
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def pids_with_tag(tag):
+    needle = TAG_VAR + b"=" + tag
+    found = []
+    for pid in list_pids():
+        try:
+            with open("/proc/%d/environ" % pid, "rb") as handle:
+                environ = handle.read()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            found.append(pid)
+    return found
+
+
+def kill_group_and_tag(pgid, tag):
+    """SIGKILL the process group, then every straggler carrying ``tag`` (setsid, double fork)
+    until a sweep finds none. Zombies have an empty environ, so they do not count."""
+    for attempt in range(40):
+        if pgid is not None and pgid > 1:
+            try:
+                os.killpg(pgid, signal.SIGKILL)
+            except OSError:
+                pass
+        stragglers = pids_with_tag(tag)
+        for pid in stragglers:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if not stragglers and attempt >= 1:
+            return
+        time.sleep(0.002)
+
+
 def kill_all():
     """Kill every process but init and this server; return how many were killed."""
     killed = set()
@@ -747,6 +834,35 @@ def kill_all():
         time.sleep(0.005)
     return len(killed)
 
+
+def kill_everything_and_exit(code):
+    try:
+        for pid in list_pids():
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+    finally:
+        os._exit(code)
+
+
+def oom_kills():
+    """The memory cgroup's OOM-kill counter (-1 when unknown); the file is kept open and re-read."""
+    try:
+        if not OOM_FD:
+            OOM_FD.append(os.open(OOM_CONTROL, os.O_RDONLY))
+        text = os.pread(OOM_FD[0], 4096, 0)
+        for line in text.splitlines():
+            if line.startswith(b"oom_kill "):
+                return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return -1
+
+
+# =================================================================================================
+# 9. Staying out of the agent's reach
+# =================================================================================================
 
 SERVER_NAME = "ta-sandbox"
 """Name (argv[0] and comm) the server runs under: no "python" in it, see ``stay_out_of_reach``."""
@@ -788,72 +904,6 @@ def stay_out_of_reach():
         pass
     for name in SHRUGGED_SIGNALS:
         signal.signal(getattr(signal, name), lambda signum, frame: None)
-
-
-def main():
-    stay_out_of_reach()
-    ttl = float(sys.argv[1]) if len(sys.argv) > 1 else 0.0
-    if ttl > 0:
-        timer = threading.Timer(ttl, kill_everything_and_exit, args=(3,))
-        timer.daemon = True
-        timer.start()
-    problems = []
-    if not (hasattr(os, "pidfd_open") and hasattr(os, "memfd_create")):
-        problems.append("python3 is %s; the shell server needs 3.9 or newer" % sys.version.split()[0])
-    if not os.access("/bin/bash", os.X_OK):
-        problems.append("/bin/bash is missing")
-    threading.Thread(target=stdin_reader, daemon=True).start()
-    if problems:
-        send_reply({"id": "ready", "ok": True, "problems": problems})
-        while True:  # the owner gives up and closes stdin, which ends this process
-            time.sleep(3600)
-    shell = Shell()
-    send_reply({"id": "ready", "ok": True, "pid": SELF_PID, "cwd": shell.cwd,
-                "python": sys.version.split()[0], "uid": os.getuid(), "problems": []})
-    shell.prepare_zygote()
-    while True:
-        with REQUESTS_COND:
-            while not REQUESTS:
-                REQUESTS_COND.wait()
-            request = REQUESTS.pop(0)
-        op = request.get("op")
-        try:
-            if op == "exec":
-                header, parts = shell.run(request)
-                header["id"] = request["id"]
-                send_reply(header, parts)
-                if not REQUESTS:
-                    shell.prepare_zygote()
-            elif op == "ping":
-                shell.reap_background()
-                send_reply({"id": request["id"], "ok": True})
-            elif op == "kill_all":
-                shell.drop_zygote()
-                count = kill_all()
-                send_reply({"id": request["id"], "ok": True, "killed": count})
-            elif op in ("mkdirs", "prepare_write"):
-                try:
-                    path = request["path"]
-                    if op == "prepare_write" and os.path.isdir(path):  # an archive would replace it
-                        raise IsADirectoryError(21, "Is a directory", path)
-                    try:
-                        os.makedirs(path if op == "mkdirs" else (os.path.dirname(path) or "/"), exist_ok=True)
-                    except FileExistsError:  # a component of the path is a file
-                        raise NotADirectoryError(20, "Not a directory", path) from None
-                except OSError as exc:  # the caller's path is wrong, the sandbox is fine
-                    send_reply({"id": request["id"], "ok": False, "errno": exc.errno,
-                                "error": exc.strerror or str(exc)})
-                else:
-                    send_reply({"id": request["id"], "ok": True})
-            elif op == "reset_state":
-                shell.drop_zygote()
-                shell.env = dict(shell.initial_env)
-                shell.cwd = shell.initial_cwd
-                send_reply({"id": request["id"], "ok": True})
-            else:
-                send_reply({"id": request.get("id"), "ok": False, "error": "unknown op %r" % op})
-        except Exception as exc:  # the server must outlive any one request
-            send_reply({"id": request.get("id"), "ok": False, "error": "%s: %s" % (type(exc).__name__, exc)})
 
 
 main()

@@ -1,0 +1,176 @@
+"""File transfer with a sandbox's container through the Engine API archive calls.
+
+Content goes through ``put_archive`` / ``get_archive`` as tar streams, never through a shell
+string or argv; only directory creation (and the check that ``write_file`` does not replace a
+directory, which Docker's untar would delete) is asked of the shell server.
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import posixpath
+import re
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import docker
+import docker.errors
+
+from terminal_agent.errors import SandboxError
+
+SPOOL_MAX_BYTES = 32 << 20
+"""Archives up to this size are built in memory, larger ones in a temporary file."""
+MAX_SYMLINK_HOPS = 16
+
+
+class ArchiveFiles:
+    """``write_file`` / ``upload_dir`` / ``read_file`` of one container.
+
+    The owning sandbox lends three callables: ``shell_op(request, wait_s)`` sends a request to the
+    shell server, ``check_usable()`` raises when the sandbox is closed or broken, and
+    ``broken_error(reason)`` marks the sandbox broken and returns the :class:`SandboxError` to raise.
+    A daemon error about the path is an ``OSError``; one while the container is gone breaks the sandbox.
+    """
+
+    def __init__(
+        self,
+        api: docker.APIClient,
+        container_id: str,
+        *,
+        shell_op: Callable[[dict[str, Any], float], Any],
+        check_usable: Callable[[], None],
+        broken_error: Callable[[str], SandboxError],
+    ) -> None:
+        self._api = api
+        self._id = container_id
+        self._shell_op = shell_op
+        self._check_usable = check_usable
+        self._broken_error = broken_error
+
+    def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise TypeError(f"write_file takes bytes, not {type(data).__name__}")
+        path = absolute_path(path)
+        parent, name = posixpath.split(path)
+        if not name:
+            raise IsADirectoryError(path)
+        data = bytes(data)
+        self._shell_op({"op": "prepare_write", "path": path}, 30.0)  # parents; refuse to replace a directory
+        with tempfile.SpooledTemporaryFile(max_size=SPOOL_MAX_BYTES) as archive:
+            with tarfile.open(fileobj=archive, mode="w", format=tarfile.PAX_FORMAT) as tar:
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                info.mode = mode
+                info.mtime = int(time.time())
+                tar.addfile(info, io.BytesIO(data))
+            self._put_archive(parent, archive, path)
+
+    def upload_dir(self, local_dir: Path | str, remote_dir: str) -> None:
+        local = Path(local_dir)
+        if not local.is_dir():
+            raise NotADirectoryError(str(local))
+        remote_dir = absolute_path(remote_dir)
+
+        def as_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
+            info.uid = info.gid = 0
+            info.uname = info.gname = "root"
+            return info
+
+        self._shell_op({"op": "mkdirs", "path": remote_dir}, 30.0)
+        with tempfile.SpooledTemporaryFile(max_size=SPOOL_MAX_BYTES) as archive:
+            with tarfile.open(fileobj=archive, mode="w", format=tarfile.PAX_FORMAT) as tar:
+                for child in sorted(local.iterdir()):
+                    tar.add(str(child), arcname=child.name, recursive=True, filter=as_root)
+            self._put_archive(remote_dir, archive, remote_dir)
+
+    def read_file(self, path: str) -> bytes:
+        """Symlinks are followed here (``get_archive`` returns the link itself), up to 16 hops."""
+        path = absolute_path(path)
+        for _ in range(MAX_SYMLINK_HOPS):
+            self._check_usable()
+            try:
+                stream, stat = self._api.get_archive(self._id, path)
+            except docker.errors.NotFound as exc:
+                if self.container_gone():
+                    raise self._broken_error("container is gone") from exc
+                raise FileNotFoundError(2, "No such file or directory", path) from None
+            except docker.errors.APIError as exc:
+                if self.container_gone():
+                    raise self._broken_error(f"get_archive({path}) failed: {exc}") from exc
+                message = daemon_message(exc)
+                code = errno.ELOOP if "too many links" in message else errno.EIO
+                raise OSError(code, f"cannot read: {message}", path) from None
+            except docker.errors.DockerException as exc:
+                raise self._broken_error(f"get_archive({path}) failed: {exc}") from exc
+            file_mode = int(stat.get("mode", 0))
+            if file_mode & (1 << 31):  # Go's os.ModeDir
+                raise IsADirectoryError(21, "Is a directory", path)
+            if file_mode & (1 << 27):  # Go's os.ModeSymlink
+                target = stat.get("linkTarget") or ""
+                for _chunk in stream:
+                    pass
+                path = target if target.startswith("/") else posixpath.normpath(
+                    posixpath.join(posixpath.dirname(path), target)
+                )
+                continue
+            with tempfile.SpooledTemporaryFile(max_size=SPOOL_MAX_BYTES) as archive:
+                for chunk in stream:
+                    archive.write(chunk)
+                archive.seek(0)
+                with tarfile.open(fileobj=archive, mode="r:") as tar:
+                    for member in tar:
+                        if member.isfile():
+                            extracted = tar.extractfile(member)
+                            assert extracted is not None
+                            return extracted.read()
+            raise FileNotFoundError(2, "Not a regular file", path)
+        raise OSError(40, "Too many levels of symbolic links", path)
+
+    def _put_archive(self, remote_dir: str, archive: Any, what: str) -> None:
+        """Unpack ``archive`` into ``remote_dir``; when that is missing, create it and try once more."""
+        for attempt in range(2):
+            self._check_usable()
+            archive.seek(0)
+            try:
+                self._api.put_archive(self._id, remote_dir, archive)
+                return
+            except docker.errors.NotFound as exc:
+                if self.container_gone():
+                    raise self._broken_error("container is gone") from exc
+                if attempt:
+                    raise FileNotFoundError(2, "No such file or directory", remote_dir) from None
+                self._shell_op({"op": "mkdirs", "path": remote_dir}, 30.0)
+            except docker.errors.APIError as exc:
+                if self.container_gone():
+                    raise self._broken_error(f"put_archive({what}) failed: {exc}") from exc
+                raise OSError(errno.EIO, f"cannot write: {daemon_message(exc)}", what) from None
+            except docker.errors.DockerException as exc:
+                raise self._broken_error(f"put_archive({what}) failed: {exc}") from exc
+
+    def container_gone(self) -> bool:
+        """True when the container no longer runs (or the daemon cannot say)."""
+        try:
+            state = self._api.inspect_container(self._id)["State"]
+            return not state.get("Running", False)
+        except docker.errors.NotFound:
+            return True
+        except docker.errors.DockerException:
+            return True
+
+
+def daemon_message(exc: docker.errors.APIError) -> str:
+    """The daemon's explanation without the host's overlay paths (``.../merged/tmp/x`` -> ``/tmp/x``)."""
+    text = str(exc.explanation or exc)
+    return re.sub(r"/\S*/merged(?=/)", "", text)
+
+
+def absolute_path(path: str) -> str:
+    """``path`` normalized; a ``ValueError`` unless it is an absolute string."""
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise ValueError(f"sandbox paths must be absolute, got {path!r}")
+    return posixpath.normpath(path)
