@@ -155,7 +155,7 @@ class RolloutRunner:
         self.agent_factory = agent_factory or _default_agent_factory
         self.episode_fn = episode_fn
         self.on_progress = on_progress
-        self._model_lock = None if getattr(model, "is_thread_safe", True) else threading.Lock()
+        self._model_lock = threading.Lock()  # used for every client that is not thread-safe (shared or per-trial)
 
     # --- public API -------------------------------------------------------------------------
     def run(self, tasks: Sequence[Task], tasks_file: str | None = None) -> RunResults:
