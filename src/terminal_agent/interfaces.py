@@ -102,6 +102,13 @@ class ModelResponse:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
+    prompt_ids: list[int] | None = None
+    """Token ids of the rendered prompt exactly as the model saw them (None when the provider gives none)."""
+    completion_ids: list[int] | None = None
+    """Token ids the model sampled, before any text-level cut (None when the provider gives none).
+    Trainers train on these ids; they never re-tokenize ``text``."""
+    logprobs: list[float] | None = None
+    """Per-token log-probability of ``completion_ids`` under the sampling policy (same length)."""
 
 
 @runtime_checkable
