@@ -33,7 +33,12 @@ console = Console(stderr=True)
 
 
 def list_presets() -> None:
-    table = Table("preset", "backend", "model", "nodes x GPUs", "description")
+    table = Table()
+    table.add_column("preset", no_wrap=True)
+    table.add_column("backend")
+    table.add_column("model", no_wrap=True)
+    table.add_column("nodes x GPUs")
+    table.add_column("description")
     for name in preset_names():
         preset = load_preset(name)
         table.add_row(name, preset.backend, preset.model.path,
