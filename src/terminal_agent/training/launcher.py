@@ -132,8 +132,28 @@ def _load_object(path: str, what: str) -> Any:
     return getattr(module, name)
 
 
+def effective_workflow_args(workflow_args: dict[str, Any], trainer_config: Any) -> dict[str, Any]:
+    """What rLLM's TaskRunner passes to the Workflow: ours with ``rllm.workflow.workflow_args`` laid over.
+
+    (rLLM copies every non-null value of that config section over the arguments it was given,
+    updating nested mappings.)
+    """
+    from omegaconf import OmegaConf
+
+    effective = {key: (dict(value) if isinstance(value, dict) else value) for key, value in workflow_args.items()}
+    section = OmegaConf.to_container(trainer_config.rllm.workflow.workflow_args, resolve=True)
+    for key, value in section.items():
+        if value is None:
+            continue
+        if isinstance(effective.get(key), dict):
+            effective[key].update(value)
+        else:
+            effective[key] = value
+    return effective
+
+
 def _check_workflow_signature(workflow_args: dict[str, Any], notes: list[str]) -> None:
-    """Bind our workflow_args to the Workflow's __init__ when the class imports here."""
+    """Bind the Workflow's arguments to its __init__ when the class imports here."""
     try:
         workflow_class = _load_object(WORKFLOW_CLASS_PATH, "the rLLM Workflow")
     except TrainingSetupError as exc:
@@ -156,7 +176,6 @@ def plan_launch(preset: TrainingPreset, *, level2: bool = True, verl_python: str
     _check_env_and_agent_args(plan.workflow_args)
     if preset.backend == "local":
         return plan
-    _check_workflow_signature(plan.workflow_args, plan.notes)
     from terminal_agent.training.verl_schema import compose_trainer_config, validate_with_verl
 
     data_dir = plan.run_dir / "data"
@@ -167,6 +186,7 @@ def plan_launch(preset: TrainingPreset, *, level2: bool = True, verl_python: str
         plan.val_files = str(data_dir / "val.parquet")
     plan.hydra_overrides = verl_overrides(preset, train_files=plan.train_files, val_files=plan.val_files)
     plan.trainer_config = compose_trainer_config(plan.hydra_overrides)
+    _check_workflow_signature(effective_workflow_args(plan.workflow_args, plan.trainer_config), plan.notes)
     if level2:
         plan.level2 = validate_with_verl(plan.trainer_config, python=verl_python)
         if not plan.level2.ran:
