@@ -104,13 +104,15 @@ def run_episode(
     max_total_tokens: int | None = None,
     sampling: dict[str, Any] | None = None,
     stop_on_output_limit: bool = False,
+    task: Any = None,
 ) -> EpisodeResult:
     """Run one episode to the end; the env is closed whatever happens.
 
     Each model call's token ids (when the client gives them) go on the agent's step
     (``agent.record_tokens``) and into ``outcome.turn_tokens``. ``stop_on_output_limit`` ends the
     episode (graded, termination ``output_limit``) after a reply cut by the per-turn token cap, as
-    rLLM HEAD's workflows do.
+    rLLM HEAD's workflows do. ``task`` (a Task or rLLM's task dict) is handed to
+    ``env.reset(task=...)`` and kept as the trajectory's task; None plays the env's own task.
     """
     started = time.monotonic()
     task_id = getattr(getattr(env, "task", None), "task_id", None) or "?"
@@ -133,10 +135,12 @@ def run_episode(
 
     try:
         mark = time.monotonic()
-        observation, info = env.reset()
+        observation, info = env.reset() if task is None else env.reset(task=task)
         env_s += time.monotonic() - mark
         task_id = getattr(getattr(env, "task", None), "task_id", None) or task_id
         agent.reset()
+        if task is not None:
+            agent.trajectory.task = task
         agent.update_from_env(observation, 0.0, False, info)
         done = False
         for _ in range(max_steps):
