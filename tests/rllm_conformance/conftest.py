@@ -8,6 +8,7 @@ folder (``tests/conftest.py``). Each test module says which rLLM version it need
 from __future__ import annotations
 
 import importlib.metadata
+import time
 import uuid
 
 import docker
@@ -43,13 +44,6 @@ LOOK = "Let me look around first.\n<bash>\ncmd: ls /app\n</bash>"
 FINISH = "<finish>\nmessage: done\n</finish>"
 
 
-def needs_rllm(prefix: str):
-    """Skip a module unless the installed rLLM version starts with ``prefix``."""
-    return pytest.mark.skipif(
-        not RLLM_VERSION.startswith(prefix), reason=f"needs rLLM {prefix}* (installed: {RLLM_VERSION})"
-    )
-
-
 @pytest.fixture(scope="session")
 def tokenizer():
     from transformers import AutoTokenizer
@@ -73,7 +67,13 @@ def run_id():
     """A run id of its own per test; asserts that the test left none of its containers behind."""
     run = f"conformance-{uuid.uuid4().hex[:10]}"
     yield run
-    left = docker.from_env().containers.list(all=True, filters={"label": f"{RUN_ID}={run}"})
+    client = docker.from_env()
+    deadline = time.monotonic() + 15  # a killed auto-remove container is removed by the daemon a moment later
+    while True:
+        left = client.containers.list(all=True, filters={"label": f"{RUN_ID}={run}"})
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
     assert not left, f"{len(left)} container(s) of run {run} left behind"
 
 

@@ -20,12 +20,14 @@ from conftest import (
     assistant_tokens_only,
     flat_task,
     masked_text,
-    needs_rllm,
+    RLLM_VERSION,
 )
 from terminal_agent.models.scripted import ScriptedModelClient
 from terminal_agent.sandbox.labels import RUN_ID
 
-pytestmark = [needs_rllm("0.3"), pytest.mark.docker]
+if not RLLM_VERSION.startswith("0.3"):
+    pytest.skip(f"needs rLLM 0.3* (installed: {RLLM_VERSION})", allow_module_level=True)
+pytestmark = pytest.mark.docker
 
 from rllm.engine.agent_workflow_engine import AgentWorkflowEngine  # noqa: E402
 from rllm.workflows.multi_turn_workflow import MultiTurnWorkflow  # noqa: E402
