@@ -16,7 +16,7 @@ from terminal_agent.models.scripted import ScriptedModelClient
 from terminal_agent.rollout.results import RunResults
 from terminal_agent.rollout.runner import RolloutConfig, RolloutRunner
 from terminal_agent.tasks.loading import load_tasks
-from terminal_agent.tasks.validation import oracle_replies
+from terminal_agent.task_quality.validation import oracle_replies
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "dataset" / "latest_verified.csv"
