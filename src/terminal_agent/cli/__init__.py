@@ -17,6 +17,7 @@ from terminal_agent.cli import (
     image_commands,
     sandbox_commands,
     task_commands,
+    task_generate_commands,  # noqa: F401 - registers `tasks generate`
     task_quality_commands,  # noqa: F401 - registers `tasks validate` and `tasks screen`
 )
 from terminal_agent.errors import TerminalAgentError
