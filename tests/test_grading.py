@@ -256,8 +256,9 @@ class _SandboxWithBrokenKill:
 
     def __init__(self, sandbox):
         self._sandbox = sandbox
-        self.id = sandbox.id
-        self.server_info = sandbox.server_info
+
+    def __getattr__(self, name):
+        return getattr(self._sandbox, name)
 
     def kill_agent_processes(self) -> int:
         return 0
