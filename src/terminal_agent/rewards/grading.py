@@ -40,9 +40,11 @@ from terminal_agent.errors import GradingError, SandboxError
 from terminal_agent.interfaces import GradeResult
 from terminal_agent.rewards.junit_scoring import parse_junit, score_tests
 from terminal_agent.rewards.tamper_detection import (
+    PROTECTED_PROGRAMS,
     Change,
     ChangeScan,
     choose_interpreter,
+    find_path_shadowing,
     find_tamper_signals,
     scan_changes,
 )
@@ -56,6 +58,7 @@ __all__ = [
     "Grader",
     "GradingConfig",
     "choose_interpreter",
+    "find_path_shadowing",
     "find_tamper_signals",
     "grade_episode",
     "parse_junit",
@@ -84,6 +87,10 @@ class GradingConfig(BaseModel):
     """Floor of the per-test timeout (``test_timeout_s / number of tests`` otherwise)."""
     check_tamper: bool = True
     """Look for interpreter tampering in the container's changes before running the tests."""
+    protected_programs: list[str] = Field(default_factory=lambda: list(PROTECTED_PROGRAMS))
+    """Name patterns of programs whose in-place change or deletion on PATH is tampering. Any image
+    program (protected or not) shadowed by a new file earlier on PATH is neutralized instead: the
+    tests run with a PATH that starts with links to the image's own programs."""
     change_source: Literal["auto", "diff"] = "auto"
     """``auto``: the backend reads its layers directly when it can (Docker: the overlay upper dir), else its API
     listing; ``diff``: always the API listing (``Sandbox.list_changes(prefer_host_read=False)``)."""
@@ -101,6 +108,8 @@ class DetailedGradeResult(GradeResult):
     change_source: str = ""
     exit_code: int | None = None
     log_tail: str = ""
+    path_overrides: dict[str, str] = field(default_factory=dict)
+    """Shadowed program name -> the image's program the tests ran instead (see ``find_path_shadowing``)."""
 
     def to_info(self) -> dict[str, Any]:
         """JSON-safe summary for an rLLM ``info`` dict."""
@@ -118,10 +127,12 @@ class DetailedGradeResult(GradeResult):
             "duration_s": self.duration_s,
             "interpreter": self.interpreter,
             "pycache_isolated": self.pycache_isolated,
+            "path_overrides": dict(self.path_overrides),
         }
 
 
-def _tar(entries: list[tuple[str, bytes | None, int]]) -> bytes:
+def _tar(entries: list[tuple[str, bytes | str | None, int]]) -> bytes:
+    """An uncompressed tar of (name, bytes: file / str: symlink target / None: directory, mode), owned by root."""
     buffer = io.BytesIO()
     now = int(time.time())
     with tarfile.open(fileobj=buffer, mode="w") as tar:
@@ -133,20 +144,27 @@ def _tar(entries: list[tuple[str, bytes | None, int]]) -> bytes:
             if data is None:
                 info.type = tarfile.DIRTYPE
                 tar.addfile(info)
+            elif isinstance(data, str):
+                info.type = tarfile.SYMTYPE
+                info.linkname = data
+                tar.addfile(info)
             else:
                 info.size = len(data)
                 tar.addfile(info, io.BytesIO(data))
     return buffer.getvalue()
 
 
-def _verifier_skeleton(task: Task, verifier_dir: str) -> bytes:
+def _verifier_skeleton(task: Task, verifier_dir: str, path_overrides: dict[str, str] | None = None) -> bytes:
     rel = verifier_dir.strip("/")
-    entries: list[tuple[str, bytes | None, int]] = []
+    entries: list[tuple[str, bytes | str | None, int]] = []
     parts = rel.split("/")
     for depth in range(1, len(parts)):
         entries.append(("/".join(parts[:depth]), None, 0o755))
     entries.append((rel, None, 0o700))
     entries.append((f"{rel}/tests", None, 0o755))
+    entries.append((f"{rel}/bin", None, 0o755))  # first on the tests' PATH (see verifier_runner.py)
+    for name, target in sorted((path_overrides or {}).items()):
+        entries.append((f"{rel}/bin/{name}", target, 0o777))
     entries.append((f"{rel}/pytest.ini", VERIFIER_INI, 0o644))
     entries.append((f"{rel}/runner.py", runner_source(), 0o644))
     entries.append((f"{rel}/bundle.zip", get_bundle().data, 0o644))
@@ -220,6 +238,10 @@ class Grader:
         scan = scan_changes(sandbox, self.config.python_candidates, self.config.change_source == "auto")
         interpreter = choose_interpreter(scan, self.config.python_candidates)
         signals, pycache_touched = find_tamper_signals(scan, interpreter) if self.config.check_tamper else ([], False)
+        shadowing = find_path_shadowing(scan, self.config.protected_programs)
+        if self.config.check_tamper:
+            signals += [signal for signal in shadowing.signals if signal not in signals]
+        result.path_overrides = shadowing.overrides
         result.interpreter, result.change_source = interpreter, scan.source
         result.pycache_isolated = pycache_touched
         timings["inspect_s"] = time.monotonic() - mark
@@ -231,7 +253,7 @@ class Grader:
 
         mark = time.monotonic()
         verifier_dir = posixpath.join(self.config.verifier_parent, f"ta-verifier-{secrets.token_hex(12)}")
-        sandbox.put_archive("/", _verifier_skeleton(task, verifier_dir))
+        sandbox.put_archive("/", _verifier_skeleton(task, verifier_dir, shadowing.overrides))
         timings["upload_s"] = time.monotonic() - mark
 
         mark = time.monotonic()

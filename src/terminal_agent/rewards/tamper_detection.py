@@ -43,9 +43,11 @@ class ChangeScan:
 
 
 def scan_changes(sandbox: Any, probe: list[str], prefer_host_read: bool = True) -> ChangeScan:
-    """The agent's changes in ``sandbox`` under :data:`WATCHED`, and which of ``probe`` the image has."""
+    """The agent's changes in ``sandbox`` under :data:`WATCHED`, and which of ``probe`` (plus the
+    :func:`shadowing_probes` of those changes) the image has."""
     listed = sandbox.list_changes(WATCHED, prefer_host_read=prefer_host_read)
-    return ChangeScan(list(listed.changes), listed.source, dict(sandbox.image_has(list(probe))))
+    probes = list(dict.fromkeys(list(probe) + shadowing_probes(list(listed.changes))))
+    return ChangeScan(list(listed.changes), listed.source, dict(sandbox.image_has(probes)))
 
 
 def _under_stdlib(path: str) -> bool:
@@ -102,3 +104,59 @@ def choose_interpreter(scan: ChangeScan, candidates: list[str]) -> str:
         elif shipped:
             return candidate
     raise GradingError(f"the task image ships none of {candidates}: the verifier needs a python3")
+
+
+# --- programs on PATH ---------------------------------------------------------------------------
+PROTECTED_PROGRAMS = ("python", "python3", "python3.*", "bash", "sh", "dash", "env", "pytest", "py.test")
+"""Programs whose in-place change or deletion is tampering (tests run them by name; nothing can stand in)."""
+
+
+@dataclass
+class PathShadowing:
+    """What the agent did to the programs on the verifier's PATH."""
+
+    signals: list[str] = field(default_factory=list)
+    """Tampering: a protected program of the image changed or deleted in place, or a PATH directory replaced."""
+    overrides: dict[str, str] = field(default_factory=dict)
+    """Program name -> the image's own program, for every image program that a new or changed file
+    earlier on PATH now shadows; the verifier's PATH starts with links to these, so the tests run
+    what the image had."""
+
+
+def _bin_dir_index(path: str) -> int | None:
+    parent = posixpath.dirname(path)
+    return BIN_DIRS.index(parent) if parent in BIN_DIRS else None
+
+
+def shadowing_probes(changes: list[PathChange]) -> list[str]:
+    """Paths whose presence in the image :func:`find_path_shadowing` needs: every PATH dir, for each
+    program name the agent added, changed or deleted in one of them."""
+    names = {posixpath.basename(c.path) for c in changes if not c.is_dir and _bin_dir_index(c.path) is not None}
+    return [posixpath.join(directory, name) for name in sorted(names) for directory in BIN_DIRS]
+
+
+def find_path_shadowing(scan: ChangeScan, protected: tuple[str, ...] | list[str] = PROTECTED_PROGRAMS) -> PathShadowing:
+    """Shadowed and tampered programs on PATH, from ``scan`` probed with :func:`shadowing_probes`."""
+    found = PathShadowing()
+    by_path = {c.path: c for c in scan.changes}
+    for directory in BIN_DIRS:
+        change = by_path.get(directory)
+        if change is not None and (change.kind == "D" or not change.is_dir):
+            found.signals.append(f"{change.kind} {directory} (a directory on PATH replaced)")
+    names = sorted({posixpath.basename(c.path) for c in scan.changes if not c.is_dir and _bin_dir_index(c.path) is not None})
+    for name in names:
+        image_path = next((posixpath.join(d, name) for d in BIN_DIRS if scan.in_image(posixpath.join(d, name))), None)
+        if image_path is None:
+            continue  # a program the image never had: nothing is shadowed
+        is_protected = any(fnmatch.fnmatch(name, pattern) for pattern in protected)
+        own = by_path.get(image_path)
+        if own is not None and own.kind in ("C", "D") and is_protected:
+            found.signals.append(f"{own.kind} {image_path} (a program the tests may run by name)")
+            continue
+        image_index = BIN_DIRS.index(posixpath.dirname(image_path))
+        for earlier in BIN_DIRS[:image_index]:
+            shadow = by_path.get(posixpath.join(earlier, name))
+            if shadow is not None and shadow.kind in ("A", "C") and not shadow.is_dir:
+                found.overrides[name] = image_path
+                break
+    return found
