@@ -205,9 +205,9 @@ class DockerIsolatedEnv(BaseEnv):
             self.outcome = None
             started = time.monotonic()
             if self._image is None:
-                from terminal_agent.sandbox.images import ensure_task_image
+                from terminal_agent.sandbox.backends import resolve_task_image
 
-                self._image = ensure_task_image(self.task)
+                self._image = resolve_task_image(self.config.sandbox, self.task)
             self._sandbox = self._start_sandbox(self._image)
             actions = self.config.actions
             if "default_timeout_secs" not in actions.model_fields_set:
@@ -229,10 +229,10 @@ class DockerIsolatedEnv(BaseEnv):
     def _start_sandbox(self, image: str) -> Any:
         if self.pool is not None:
             return self.pool.acquire(image, self.task.limits)
-        from terminal_agent.sandbox.docker_sandbox import DockerSandbox
+        from terminal_agent.sandbox.backends import start_sandbox
 
         # run_id None: the sandbox labels the container with this process's run id (one per process)
-        return DockerSandbox.start(image, limits=self.task.limits, config=self.config.sandbox, run_id=self.config.run_id)
+        return start_sandbox(self.config.sandbox, image, self.task.limits, self.config.run_id)
 
     def step(self, action: Any) -> tuple[Any, float, bool, dict]:
         with self._lock:
