@@ -72,8 +72,8 @@ def control_path(configured: Path | str | None = None) -> Path | None:
         return None
     path = Path(raw).expanduser()
     if not path.is_absolute():
-        source = "judge.control_file" if configured not in (None, "") else CONTROL_ENV
-        raise ConfigError(f"{source}: the judge control file must be an absolute path (all workers must agree), got {str(raw)!r}")
+        source = "the judge control file" if configured not in (None, "") else f"{CONTROL_ENV}: the judge control file"
+        raise ConfigError(f"{source} must be an absolute path (every worker must open the same file), got {str(raw)!r}")
     return path
 
 
