@@ -40,8 +40,9 @@ from terminal_agent.compat.rllm import BaseEnv, action_payload
 from terminal_agent.errors import ConfigError, SandboxError, error_kind
 from terminal_agent.outcome import EpisodeOutcome, Termination
 from terminal_agent.rewards.grading import DetailedGradeResult, Grader, GradingConfig
-from terminal_agent.rewards.judge import Judge, JudgeConfig, JudgeRequest, make_judge, run_judge
-from terminal_agent.rewards.reward import RewardConfig, combine_reward
+from terminal_agent.rewards.episode_judging import judge_and_combine
+from terminal_agent.rewards.judge import Judge, JudgeConfig, JudgeRequest
+from terminal_agent.rewards.reward import RewardConfig
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.tasks.model import Task
 from terminal_agent.tasks.parquet_rows import FLAT_TASK_KEYS, task_from_flat_dict
@@ -67,7 +68,7 @@ class EnvConfig(BaseModel):
     reward: RewardConfig = Field(default_factory=RewardConfig)
     """Test/judge weights and the judge failure policy."""
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
-    """Judge backend settings (used only when ``reward.judge_weight > 0``)."""
+    """Judge backend settings and hot-switch control file (asked only when the judge weight is above 0)."""
     run_id: str | None = None
     """Label of the containers (cleanup scope); defaults to one per process."""
 
@@ -145,8 +146,7 @@ class DockerIsolatedEnv(BaseEnv):
         self.pool = pool
         self.grader = grader or (_SHARED_GRADER if self.config.grading == GradingConfig() else Grader(self.config.grading))
         self.judge = judge
-        if self.judge is None and self.config.reward.judge_enabled and judge_client is not None:
-            self.judge = make_judge(self.config.judge, judge_client)
+        self.judge_client = judge_client
         self._image: str | None = None
         self._sandbox: Any = None
         self._ctx: ToolContext | None = None
@@ -344,17 +344,11 @@ class DockerIsolatedEnv(BaseEnv):
         self.done = True
         self.termination = termination.value
         grade: DetailedGradeResult = self.grader.grade(self._sandbox, self.task)
-        judge_score = judge_error = None
-        judge_info: dict[str, Any] = {}
-        if self.config.reward.judge_enabled and grade.scored and not grade.tamper_signals:
-            if self.judge is None:
-                judge_error = "the judge is enabled but no judge or judge client was given"
-            else:
-                verdict, judge_error = run_judge(self.judge, self._judge_request(grade))
-                if verdict is not None:
-                    judge_score = verdict.score
-                    judge_info = {"judge_backend": verdict.backend, "judge_reasoning": verdict.reasoning}
-        outcome = combine_reward(grade, self.config.reward, judge_score, judge_error)
+        outcome, judge_info = judge_and_combine(
+            grade, self.config.reward, self.config.judge, lambda: self._judge_request(grade),
+            judge=self.judge, judge_client=self.judge_client,
+        )
+        judge_error = judge_info.get("judge_error")
         self._release()
         final: dict[str, Any] = {
             "termination": termination.value,
@@ -365,8 +359,6 @@ class DockerIsolatedEnv(BaseEnv):
             **outcome.to_info(),
             **judge_info,
         }
-        if judge_error:
-            final["judge_error"] = judge_error
         if not outcome.scored:
             final["error_kind"] = grade.error_kind or ("judge" if judge_error else "grading")
             final["error"] = grade.error or judge_error
