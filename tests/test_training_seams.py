@@ -179,3 +179,14 @@ def test_a_broken_rllm_install_raises_with_its_cause(tmp_path):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                             env={**__import__("os").environ, "PYTHONPATH": f"{tmp_path}:{__import__('os').environ.get('PYTHONPATH', '')}"})
     assert "RLLMImportError" in result.stdout and "tinker_missing_dependency" in result.stdout, result.stdout + result.stderr
+
+
+@pytest.mark.docker
+def test_a_turn_that_cannot_fit_the_context_ends_the_episode_graded():
+    long_prompt = ModelResponse(text=SOLVE, prompt_tokens=900, completion_tokens=50)
+    result = run_episode(
+        DockerIsolatedEnv(TASK), TerminalBenchAgent(), ScriptedModelClient([long_prompt, FINISH]), max_steps=5,
+        sampling={"max_tokens": 100}, max_context_tokens=1000,
+    )
+    assert result.outcome.termination is Termination.CONTEXT_LIMIT and result.turns == 1
+    assert result.outcome.scored and result.outcome.reward == pytest.approx(1.0)

@@ -104,6 +104,7 @@ def run_episode(
     max_total_tokens: int | None = None,
     sampling: dict[str, Any] | None = None,
     stop_on_output_limit: bool = False,
+    max_context_tokens: int | None = None,
     task: Any = None,
 ) -> EpisodeResult:
     """Run one episode to the end; the env is closed whatever happens.
@@ -111,7 +112,9 @@ def run_episode(
     Each model call's token ids (when the client gives them) go on the agent's step
     (``agent.record_tokens``) and into ``outcome.turn_tokens``. ``stop_on_output_limit`` ends the
     episode (graded, termination ``output_limit``) after a reply cut by the per-turn token cap, as
-    rLLM HEAD's workflows do. ``task`` (a Task or rLLM's task dict) is handed to
+    rLLM HEAD's workflows do. ``max_context_tokens`` ends the episode, graded (``context_limit``),
+    before a call whose prompt (at least the last prompt plus its reply) plus the reply cap
+    (``sampling["max_tokens"]``) would not fit the context. ``task`` (a Task or rLLM's task dict) is handed to
     ``env.reset(task=...)`` and kept as the trajectory's task; None plays the env's own task.
     """
     started = time.monotonic()
@@ -143,7 +146,12 @@ def run_episode(
             agent.trajectory.task = task
         agent.update_from_env(observation, 0.0, False, info)
         done = False
+        reply_cap = int((sampling or {}).get("max_tokens") or 0)
+        last_length = 0
         for _ in range(max_steps):
+            if max_context_tokens is not None and turns and last_length + reply_cap > max_context_tokens:
+                termination = Termination.CONTEXT_LIMIT
+                break
             mark = time.monotonic()
             try:
                 response = model.complete(agent.chat_completions, **(sampling or {}))
@@ -156,6 +164,7 @@ def run_episode(
             model_s += time.monotonic() - mark
             prompt_tokens += response.prompt_tokens
             completion_tokens += response.completion_tokens
+            last_length = response.prompt_tokens + response.completion_tokens
             action = agent.update_from_model(response.text, finish_reason=response.finish_reason)
             tokens = _tokens_of(response)
             if tokens is not None:

@@ -19,9 +19,11 @@ the local trainer use) in a worker thread, with rLLM's rollout engine seen as a 
   ``rllm.workflow.raise_on_error=false`` so that a task that stays broken does not stop the run.
 
 ``workflow_args``: ``agent_args`` (``AgentConfig`` fields; training mode is forced), ``env_args``
-(``EnvConfig`` fields, as for ``DockerIsolatedEnv(**env_args)``), ``max_steps``, ``sampling`` (e.g.
-``max_tokens`` per reply, ``temperature``), ``max_total_tokens``, ``stop_on_output_limit``,
-``model_timeout_s``. The task of each episode is rLLM's ``extra_info`` dict (a flat task row,
+(``EnvConfig`` fields, as for ``DockerIsolatedEnv(**env_args)``), ``max_steps``,
+``max_tokens_per_turn`` (the per-reply cap, sent as ``max_tokens``), ``max_context_tokens`` (stop,
+graded, before a turn whose prompt plus reply cap could not fit), ``compaction`` (must stay off in
+training; True is refused), ``sampling`` (more sampling keys), ``max_total_tokens``,
+``stop_on_output_limit``, ``model_timeout_s``, and rLLM's own ``timeout`` (the episode's wall clock). The task of each episode is rLLM's ``extra_info`` dict (a flat task row,
 ``terminal_agent.tasks.parquet_rows``).
 """
 
@@ -85,6 +87,9 @@ class TerminalTaskWorkflow(Workflow):
         agent_args: dict[str, Any] | None = None,
         env_args: dict[str, Any] | None = None,
         max_steps: int = 30,
+        max_tokens_per_turn: int | None = None,
+        max_context_tokens: int | None = None,
+        compaction: bool | None = None,
         sampling: dict[str, Any] | None = None,
         max_total_tokens: int | None = None,
         stop_on_output_limit: bool = True,
@@ -94,10 +99,15 @@ class TerminalTaskWorkflow(Workflow):
         super().__init__(rollout_engine=rollout_engine, executor=executor, **kwargs)
         agent_config = dict(agent_args or {})
         agent_config["training"] = True
+        if compaction is not None:
+            agent_config["compaction"] = compaction  # True raises: it would zero rLLM's response masks
         self.agent = TerminalBenchAgent(agent_config)
         self.env = DockerIsolatedEnv(**dict(env_args or {}))
         self.max_steps = int(max_steps)
         self.sampling = dict(sampling or {})
+        if max_tokens_per_turn is not None:
+            self.sampling["max_tokens"] = int(max_tokens_per_turn)
+        self.max_context_tokens = max_context_tokens
         self.max_total_tokens = max_total_tokens
         self.stop_on_output_limit = stop_on_output_limit
         self.model_timeout_s = model_timeout_s
@@ -125,6 +135,7 @@ class TerminalTaskWorkflow(Workflow):
             max_total_tokens=self.max_total_tokens,
             sampling=self.sampling,
             stop_on_output_limit=self.stop_on_output_limit,
+            max_context_tokens=self.max_context_tokens,
             task=task,
         )  # run_episode closes the env in its finally, whatever happened
         self.last_result = result
