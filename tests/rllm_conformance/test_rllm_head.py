@@ -114,16 +114,35 @@ def test_an_infrastructure_error_is_flagged_and_never_trained_on(task_image, tok
         return LOOK
 
     episodes = run_workflow(
-        ScriptedModelClient(kill_then_look), [flat_task(), flat_task(BROKEN_IMAGE_TASK)], tokenizer, run_id
+        ScriptedModelClient(kill_then_look), [flat_task(), flat_task(BROKEN_IMAGE_TASK)], tokenizer, run_id,
+        infra_retries=0,
     )
     assert len(episodes) == 2
     for episode, kind in zip(episodes, ("sandbox", "image")):
-        assert episode.termination_reason is TerminationReason.ERROR
+        # not ERROR: rLLM's verl trainer would retry it and then stop the whole run (raise_on_error=True)
+        assert episode.termination_reason is TerminationReason.UNKNOWN
         [trajectory] = episode.trajectories
         assert trajectory.steps == []  # rLLM's transform drops it: no row trains on a fake reward 0
         facts = step_metadata(trajectory)
         assert facts["scored"] is False and facts["error_kind"] == kind and facts["reward"] is None
         assert episode.info["error"]["error_type"] == kind
+        assert episode.info["terminal_agent"]["termination"] == f"{kind}_error"
+
+
+def test_an_infrastructure_failure_is_retried_with_a_fresh_container(task_image, tokenizer, run_id):
+    calls = {"n": 0}
+
+    def kill_once(messages):
+        calls["n"] += 1
+        if calls["n"] == 1:  # the first attempt's container dies under it
+            for container in docker.from_env().containers.list(filters={"label": f"{RUN_ID}={run_id}"}):
+                container.kill()
+            return LOOK
+        return SOLVE if len(messages) <= 2 else FINISH
+
+    [episode] = run_workflow(ScriptedModelClient(kill_once), [flat_task()], tokenizer, run_id, infra_retries=1)
+    assert episode.termination_reason is TerminationReason.ENV_DONE
+    assert episode.trajectories[0].reward == pytest.approx(1.0) and len(episode.trajectories[0].steps) == 2
 
 
 def test_env_is_built_from_env_args_and_reset_by_task_as_multi_turn_workflow_does(task_image, tokenizer, run_id):

@@ -13,17 +13,20 @@ the local trainer use) in a worker thread, with rLLM's rollout engine seen as a 
 * puts grade, ``scored``, termination and error kind in the step and trajectory metadata, where both
   rLLM Step versions keep it;
 * maps our :class:`~terminal_agent.outcome.Termination` onto rLLM's ``TerminationReason``;
-* never lets an infrastructure failure train as reward 0: such an episode is returned with
-  ``TerminationReason.ERROR`` (rLLM's engine retries it up to ``rllm.workflow.retry_limit``) and with
-  no steps, so that rLLM's transform drops it from the batch if it is still broken. Presets set
-  ``rllm.workflow.raise_on_error=false`` so that a task that stays broken does not stop the run.
+* never lets an infrastructure failure train as reward 0: the workflow retries such an episode
+  itself (``infra_retries`` more attempts, each with a fresh container), and if it stays broken returns
+  it with no steps (rLLM's transform drops an episode without steps from the batch) and
+  ``TerminationReason.UNKNOWN``. Not ``ERROR``: rLLM's verl trainer builds its engine with
+  ``raise_on_error=True``, so an ``ERROR`` would be retried ``retry_limit`` times and then stop the
+  whole run for one broken task. The facts (``scored`` False, ``error_kind``, ``error``) are in the
+  trajectory metadata and in ``episode.info["terminal_agent"]``.
 
 ``workflow_args``: ``agent_args`` (``AgentConfig`` fields; training mode is forced), ``env_args``
 (``EnvConfig`` fields, as for ``DockerIsolatedEnv(**env_args)``), ``max_steps``,
 ``max_tokens_per_turn`` (the per-reply cap, sent as ``max_tokens``), ``max_context_tokens`` (stop,
 graded, before a turn whose prompt plus reply cap could not fit), ``compaction`` (must stay off in
 training; True is refused), ``sampling`` (more sampling keys), ``max_total_tokens``,
-``stop_on_output_limit``, ``model_timeout_s``, and rLLM's own ``timeout`` (the episode's wall clock). The task of each episode is rLLM's ``extra_info`` dict (a flat task row,
+``stop_on_output_limit``, ``model_timeout_s``, ``infra_retries``, and rLLM's own ``timeout`` (the episode's wall clock). The task of each episode is rLLM's ``extra_info`` dict (a flat task row,
 ``terminal_agent.tasks.parquet_rows``).
 """
 
@@ -70,9 +73,9 @@ _REASONS = {
 
 
 def rllm_termination_reason(termination: Termination) -> Any:
-    """rLLM's ``TerminationReason`` for one of ours; every infrastructure ending is ``ERROR``."""
+    """rLLM's ``TerminationReason`` for a scored ending of ours (see the module doc for unscored ones)."""
     if termination.is_infrastructure:
-        return TerminationReason.ERROR
+        return TerminationReason.UNKNOWN
     return _REASONS[termination]
 
 
@@ -94,6 +97,7 @@ class TerminalTaskWorkflow(Workflow):
         max_total_tokens: int | None = None,
         stop_on_output_limit: bool = True,
         model_timeout_s: float | None = None,
+        infra_retries: int = 1,
         **kwargs: Any,
     ) -> None:
         super().__init__(rollout_engine=rollout_engine, executor=executor, **kwargs)
@@ -111,6 +115,7 @@ class TerminalTaskWorkflow(Workflow):
         self.max_total_tokens = max_total_tokens
         self.stop_on_output_limit = stop_on_output_limit
         self.model_timeout_s = model_timeout_s
+        self.infra_retries = max(0, int(infra_retries))
         self.last_result: EpisodeResult | None = None
         """The last episode's result (outcome, timings), for callers that want more than rLLM's Episode."""
 
@@ -122,23 +127,27 @@ class TerminalTaskWorkflow(Workflow):
         self.agent.reset()
 
     async def run(self, task: dict, uid: str, **kwargs: Any) -> Episode:
-        self.reset(task=task, uid=uid)
-        client = RolloutEngineModelClient(
-            self.rollout_engine, asyncio.get_running_loop(), timeout_s=self.model_timeout_s, application_id=uid, **kwargs
-        )
-        result: EpisodeResult = await self.run_in_executor(
-            run_episode,
-            self.env,
-            self.agent,
-            client,
-            self.max_steps,
-            max_total_tokens=self.max_total_tokens,
-            sampling=self.sampling,
-            stop_on_output_limit=self.stop_on_output_limit,
-            max_context_tokens=self.max_context_tokens,
-            task=task,
-        )  # run_episode closes the env in its finally, whatever happened
-        self.last_result = result
+        for attempt in range(self.infra_retries + 1):
+            self.reset(task=task, uid=uid)
+            client = RolloutEngineModelClient(
+                self.rollout_engine, asyncio.get_running_loop(), timeout_s=self.model_timeout_s, application_id=uid, **kwargs
+            )
+            result: EpisodeResult = await self.run_in_executor(
+                run_episode,
+                self.env,
+                self.agent,
+                client,
+                self.max_steps,
+                max_total_tokens=self.max_total_tokens,
+                sampling=self.sampling,
+                stop_on_output_limit=self.stop_on_output_limit,
+                max_context_tokens=self.max_context_tokens,
+                task=task,
+            )  # run_episode closes the env in its finally, whatever happened
+            self.last_result = result
+            if not result.outcome.termination.is_infrastructure:
+                break
+            logger.warning("task %s: attempt %d ended by %s", result.outcome.task_id, attempt + 1, result.outcome.error)
         return self._episode(result, client.outputs, task, uid)
 
     def _episode(self, result: EpisodeResult, outputs: list[Any], task: Any, uid: str) -> Episode:
@@ -170,7 +179,7 @@ class TerminalTaskWorkflow(Workflow):
             trajectory.steps = []  # nothing of an unscored episode may reach the batch
         trajectory.reward = float(outcome.reward) if outcome.trainable else 0.0
         episode = Episode(id=uid, task=task, trajectories=[trajectory])
-        reason = rllm_termination_reason(outcome.termination) if outcome.trainable else TerminationReason.ERROR
+        reason = rllm_termination_reason(outcome.termination) if outcome.trainable else TerminationReason.UNKNOWN
         error = None
         if not outcome.trainable:
             error = {
