@@ -24,10 +24,11 @@ from terminal_agent.compat.rllm import RLLM_AVAILABLE
 from terminal_agent.errors import ConfigError, ModelProviderError
 from terminal_agent.interfaces import ModelClient, ModelResponse
 
-if not RLLM_AVAILABLE:
-    raise ImportError(
+if not RLLM_AVAILABLE:  # ModuleNotFoundError naming rllm: callers tell "rLLM missing" from a broken install
+    raise ModuleNotFoundError(
         "terminal_agent.training.rllm_engines needs rLLM: "
-        'pip install "rllm @ git+https://github.com/rllm-org/rllm@9beb6e0f676a46d38858991fd79ac5f8e0b16d4c" (see docs/training.md)'
+        'pip install "rllm @ git+https://github.com/rllm-org/rllm@9beb6e0f676a46d38858991fd79ac5f8e0b16d4c" (see docs/rllm.md)',
+        name="rllm",
     )
 
 from rllm.engine.rollout.rollout_engine import ModelOutput, RolloutEngine  # noqa: E402

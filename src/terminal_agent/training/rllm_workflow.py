@@ -40,10 +40,11 @@ from typing import Any
 from terminal_agent.compat.rllm import RLLM_AVAILABLE, step_metadata
 from terminal_agent.outcome import EpisodeOutcome, Termination
 
-if not RLLM_AVAILABLE:
-    raise ImportError(
+if not RLLM_AVAILABLE:  # ModuleNotFoundError naming rllm: callers tell "rLLM missing" from a broken install
+    raise ModuleNotFoundError(
         "terminal_agent.training.rllm_workflow needs rLLM: "
-        'pip install "rllm @ git+https://github.com/rllm-org/rllm@9beb6e0f676a46d38858991fd79ac5f8e0b16d4c" (see docs/training.md)'
+        'pip install "rllm @ git+https://github.com/rllm-org/rllm@9beb6e0f676a46d38858991fd79ac5f8e0b16d4c" (see docs/rllm.md)',
+        name="rllm",
     )
 
 from rllm.agents.agent import Episode  # noqa: E402
