@@ -125,6 +125,10 @@ class JudgeError(InfrastructureError):
     kind = "judge"
 
 
+class JudgeUnavailableError(JudgeError):
+    """The judge backend cannot run here at all (CLI not installed, no model named); retrying cannot help."""
+
+
 def error_kind(exc: BaseException) -> str:
     """A short family name for ``exc`` used in results files (``sandbox``, ``grading`` ...)."""
     if isinstance(exc, InfrastructureError):
