@@ -1,4 +1,12 @@
-"""Fixtures of the local-trainer tests: verl's own algorithm functions, run in a subprocess."""
+"""Probes and fixtures of the training tests.
+
+* verl/rLLM's config schema (level 1) and an interpreter with verl (level 2), for the presets;
+* verl's own algorithm functions (``core_algos``) run in a subprocess, and rLLM's ``rl_algo`` loaded from
+  its wheel, for the local trainer's algorithms.
+
+Like the Docker probe, a missing piece skips locally with the command that provides it and is an
+error under CI (``CI=true``), where ``scripts/setup.sh`` provides them.
+"""
 
 from __future__ import annotations
 
@@ -87,3 +95,38 @@ def rllm_rl_algo():
     module = types.ModuleType("rllm_rl_algo_reference")
     exec(compile(source, f"{wheel.name}/rllm/trainer/algorithms/rl_algo.py", "exec"), module.__dict__)
     return module
+
+
+def _missing(message: str) -> None:
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+@pytest.fixture(scope="session")
+def verl_schema_sources():
+    """Where the verl and rLLM trainer YAML come from (installed packages or the wheels)."""
+    from terminal_agent.errors import TrainingSetupError
+    from terminal_agent.training import verl_schema
+
+    import importlib.util
+
+    if importlib.util.find_spec("hydra") is None:
+        _missing("hydra-core is not installed (pip install -e '.[test]')")
+    try:
+        return verl_schema.verl_config_source(), verl_schema.rllm_config_source()
+    except TrainingSetupError as exc:
+        _missing(f"{exc} (scripts/setup.sh fetches both wheels)")
+
+
+@pytest.fixture(scope="session")
+def verl_python(verl_schema_sources):
+    """An interpreter where ``verl.utils.config`` imports: this one, TERMINAL_AGENT_VERL_PYTHON or the CI venv."""
+    from terminal_agent.training import verl_schema
+
+    if verl_schema.verl_importable():
+        return None  # in-process
+    candidate = os.environ.get("TERMINAL_AGENT_VERL_PYTHON") or verl_schema.default_verl_python()
+    if candidate and os.path.exists(candidate):
+        return candidate  # whether verl imports there is the test's first answer
+    _missing("no interpreter imports verl (bash scripts/setup_verl_check_venv.sh builds one)")
