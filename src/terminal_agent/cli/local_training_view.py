@@ -27,11 +27,13 @@ def _fmt(value: Any, digits: int = 3) -> str:
 class RichTrainingProgress:
     """``with RichTrainingProgress(...) as view: train_local(..., progress=view)``."""
 
-    def __init__(self, *, steps: int, episodes_per_step: int, out: Console | None = None):
+    def __init__(self, *, steps: int, episodes_per_step: int, out: Console | None = None, progress: Progress | None = None):
+        """``progress``: draw into an already-running rich Progress (one live display for several phases)."""
         self.steps = steps
         self.episodes_per_step = episodes_per_step
         self.console = out or console
-        self._progress = Progress(
+        self._owned = progress is None
+        self._progress = progress or Progress(
             TextColumn("{task.description}"),
             BarColumn(),
             MofNCompleteColumn(),
@@ -41,11 +43,13 @@ class RichTrainingProgress:
         self._bars: dict[tuple[int, str], Any] = {}
 
     def __enter__(self) -> "RichTrainingProgress":
-        self._progress.__enter__()
+        if self._owned:
+            self._progress.__enter__()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self._progress.__exit__(*exc)
+        if self._owned:
+            self._progress.__exit__(*exc)
 
     def run_started(self, first_step: int, last_step: int, resumed_from: int | None) -> None:
         where = f" (resumed after step {resumed_from})" if resumed_from else ""

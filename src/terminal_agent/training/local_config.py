@@ -51,7 +51,7 @@ class LocalTrainingConfig(BaseModel):
     max_response_length_per_turn: int = Field(128, ge=1)
     """Token cap of one reply."""
     max_model_len: int = Field(2048, ge=64)
-    """Whole-episode token budget (prompt + replies + observations); past it the episode is cut and graded."""
+    """Context of an episode (prompt + replies + observations); a turn that could not fit ends the episode, graded."""
     trajectory_timeout_s: float = Field(600.0, gt=0)
     """Wall clock of one episode."""
     concurrency: int | None = Field(None, ge=1)

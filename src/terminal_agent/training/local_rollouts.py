@@ -31,10 +31,6 @@ from terminal_agent.training.local_config import LocalTrainingConfig
 
 logger = logging.getLogger(__name__)
 
-NO_COMPACTION_TOKENS = 10**9
-"""Agent compaction threshold in training: never rewrite earlier turns (the tokens must stay as sampled)."""
-
-
 class TurnRecorder:
     """Wraps the policy client for one episode: forwards each call and keeps its token ids.
 
@@ -262,14 +258,15 @@ class LocalRolloutCollector:
         deadline.daemon = True
         try:
             env = self.env_factory(task, config, self.run_id)
-            agent = TerminalBenchAgent(AgentConfig(compaction_threshold_tokens=NO_COMPACTION_TOKENS))
+            agent = TerminalBenchAgent(AgentConfig(training=True))  # replies verbatim, compaction off
             deadline.start()
             result = run_episode(
                 env,
                 agent,
                 recorder,
                 config.max_turns,
-                max_total_tokens=config.max_model_len,
+                max_context_tokens=config.max_model_len,
+                stop_on_output_limit=True,  # as rLLM HEAD's workflow (and ours on the verl path) does
                 sampling={
                     "temperature": config.temperature,
                     "top_p": config.top_p,
