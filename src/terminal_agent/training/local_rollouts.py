@@ -150,6 +150,8 @@ def default_env_factory(task: Task, config: LocalTrainingConfig, run_id: str) ->
     from terminal_agent.env import DockerIsolatedEnv, EnvConfig
     from terminal_agent.rewards.reward import RewardConfig
 
+    if config.trajectory_timeout_s < task.limits.agent_timeout_s:  # the preset's episode budget, graded by the env
+        task = task.model_copy(update={"limits": task.limits.model_copy(update={"agent_timeout_s": config.trajectory_timeout_s})})
     return DockerIsolatedEnv(
         task,
         EnvConfig(
@@ -164,6 +166,16 @@ def default_image_builder(task: Task) -> None:
     from terminal_agent.sandbox.images import ensure_task_image
 
     ensure_task_image(task)
+
+
+def hard_deadline_s(task: Task, config: LocalTrainingConfig) -> float:
+    """The backstop wall clock of one episode: past it the sandbox is closed and the sample masked.
+
+    The env's own agent time limit (``min(task.limits.agent_timeout_s, trajectory_timeout_s)``)
+    ends a slow episode first, *graded* (termination ``agent_timeout``, kept like any truncation);
+    the backstop adds the grading time and a margin, so it fires only for a hung episode.
+    """
+    return max(config.trajectory_timeout_s, task.limits.agent_timeout_s) + task.limits.test_timeout_s + 60.0
 
 
 class LocalRolloutCollector:
@@ -254,7 +266,7 @@ class LocalRolloutCollector:
             timed_out.set()
             _close_quietly(env)
 
-        deadline = threading.Timer(config.trajectory_timeout_s, on_deadline)
+        deadline = threading.Timer(hard_deadline_s(task, config), on_deadline)
         deadline.daemon = True
         try:
             env = self.env_factory(task, config, self.run_id)
