@@ -87,7 +87,7 @@ def run_learning_experiment(
 ) -> ExperimentResult:
     """Train, evaluate base and trained on ``held_out_tasks``, compare (see the module docstring)."""
     from terminal_agent.evaluation.report import compare_runs, comparison_markdown
-    from terminal_agent.models.embedded import EmbeddedModelClient, EmbeddedModelConfig
+    from terminal_agent.models.batched_generation import BatchedEmbeddedClient, BatchedGenerationConfig
     from terminal_agent.rollout.results import RunResults
     from terminal_agent.training.checkpoints import latest_checkpoint, load_adapter_weights
     from terminal_agent.training.local_policy import load_policy
@@ -101,8 +101,8 @@ def run_learning_experiment(
         {"train": sorted(t.task_id for t in train_tasks), "held_out": sorted(held_ids)}, indent=2))
     summary = train_local(config, train_tasks, out_dir / "train", progress=progress)
 
-    sampling = EmbeddedModelConfig(max_new_tokens=config.max_response_length_per_turn, temperature=eval_temperature,
-                                   num_threads=config.num_threads)
+    sampling = BatchedGenerationConfig(max_new_tokens=config.max_response_length_per_turn, temperature=eval_temperature,
+                                       max_batch_size=max(1, eval_concurrency), num_threads=config.num_threads)
     policy = load_policy(config)  # the base weights plus a fresh (identity) adapter
     checkpoint = latest_checkpoint(out_dir / "train")
     if checkpoint is None:
@@ -110,12 +110,10 @@ def run_learning_experiment(
     eval_kwargs = dict(attempts=eval_attempts, max_steps=config.max_turns, max_tokens=config.max_response_length_per_turn,
                        temperature=eval_temperature, concurrency=eval_concurrency, on_progress=on_eval_progress)
     with policy.model.disable_adapter():
-        base_client = EmbeddedModelClient(sampling, model=policy.model, tokenizer=policy.tokenizer)
-        base_client.name = "base"
+        base_client = BatchedEmbeddedClient(policy.model, policy.tokenizer, sampling, name="base")
         base = evaluate_policy(base_client, held_out_tasks, out_dir / "eval_base", **eval_kwargs)
     load_adapter_weights(policy.model, checkpoint)
-    trained_client = EmbeddedModelClient(sampling, model=policy.model, tokenizer=policy.tokenizer)
-    trained_client.name = f"trained ({checkpoint.name})"
+    trained_client = BatchedEmbeddedClient(policy.model, policy.tokenizer, sampling, name=f"trained ({checkpoint.name})")
     trained = evaluate_policy(trained_client, held_out_tasks, out_dir / "eval_trained", **eval_kwargs)
 
     run_a, run_b = RunResults.read(base), RunResults.read(trained)
