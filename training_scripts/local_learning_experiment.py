@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-attempts", type=int, default=4, help="attempts per held-out task for each model")
     parser.add_argument("--eval-temperature", type=float, default=0.6, help="sampling temperature of the evaluations")
     parser.add_argument("--eval-concurrency", type=int, default=4, help="evaluation episodes at once")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)
 
     from terminal_agent.cli.local_training_view import RichTrainingProgress, print_training_summary
     from terminal_agent.training.local_config import LocalTrainingConfig
