@@ -81,7 +81,7 @@ def print_training_summary(summary: Any, out: Console | None = None) -> None:
     target = out or console
     table = Table(title="local training summary", show_header=False)
     table.add_column("what")
-    table.add_column("value")
+    table.add_column("value", overflow="fold")
     rows = [
         ("run directory", str(summary.run_dir)),
         ("steps (this session)", f"{summary.steps} ({summary.steps_this_session})"),

@@ -130,7 +130,8 @@ def plot_curves(run_dir: Path) -> Path | None:
                 ax.plot(steps, [float("nan") if v is None else v for v in values], marker="o", label=key.split("/")[-1])
         ax.set_title(title)
         ax.set_xlabel("step")
-        ax.legend(fontsize=7)
+        if ax.lines:
+            ax.legend(fontsize=7)
     for ax in list(axes.flat)[len(CURVES) :]:
         ax.axis("off")
     fig.tight_layout()
