@@ -3,7 +3,7 @@
 
     python dataset/validate_corpus.py                       # all of latest_verified.csv + 2 instances per family and split
     python dataset/validate_corpus.py --per-family 4 -c 4   # more instances, more containers at once
-    python dataset/validate_corpus.py --task fix-crlf-script
+    python dataset/validate_corpus.py --task fix-crlf-script     # re-validate one task, update its manifest entry
 
 Each task runs twice in a real container: a no-op agent (must score < 1) and the reference
 solution (must score 1.0). The CSV's results and content hashes go to
@@ -15,6 +15,7 @@ when anything is invalid or could not be checked.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 
@@ -34,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", "-c", type=int, default=3, help="episodes at once (default 3)")
     parser.add_argument("--per-family", type=int, default=2, help="instances per family and split (0: none)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the family instances")
-    parser.add_argument("--task", action="append", help="only this shipped task (repeatable; the manifest is not written)")
+    parser.add_argument("--task", action="append", help="only this shipped task (repeatable; updates its manifest entry)")
     args = parser.parse_args(argv)
 
     tasks = read_tasks_csv(CSV_PATH).tasks
@@ -46,8 +47,16 @@ def main(argv: list[str] | None = None) -> int:
     print(f"shipped tasks: {len(shipped) - len(bad)}/{len(shipped)} valid in {time.monotonic() - started:.0f} s")
     for v in bad:
         print(f"  INVALID {v.task_id}: no-op {v.noop_score} oracle {v.oracle_score} {v.problems} {v.infrastructure_errors}")
-    if not args.task:
-        write_manifest(validation_manifest(shipped, "dataset/latest_verified.csv"), MANIFEST_PATH)
+    manifest = validation_manifest(shipped, "dataset/latest_verified.csv")
+    if args.task and MANIFEST_PATH.exists():
+        # keep the other tasks' entries; drop entries of tasks no longer shipped
+        old = json.loads(MANIFEST_PATH.read_text())
+        order = [t.task_id for t in read_tasks_csv(CSV_PATH).tasks]
+        entries = {**{k: v for k, v in old["tasks"].items() if k in order}, **manifest["tasks"]}
+        entries = {task_id: entries[task_id] for task_id in order if task_id in entries}
+        manifest["tasks"] = entries
+        manifest["n_tasks"], manifest["n_ok"] = len(entries), sum(1 for v in entries.values() if v["ok"])
+    write_manifest(manifest, MANIFEST_PATH)
 
     family_bad = []
     if args.per_family and not args.task:

@@ -76,7 +76,7 @@ touch /app/last_backup''',
 /app/restore (so the file ends up at /app/restore/project/config/app.ini). Extract nothing else.
 """,
         files=_project,
-        steps=["RUN cd /app && tar -czf /tmp/project.tar.gz project && rm -rf project && mkdir -p backups && mv /tmp/project.tar.gz backups/"],
+        steps=["RUN cd /app && mkdir -p backups && tar -czf backups/project.tar.gz project && rm -rf project"],
         tests='''
 def test_file_restored():
     assert Path("/app/restore/project/config/app.ini").is_file()
