@@ -23,7 +23,7 @@ CSV = ROOT / "dataset" / "latest_verified.csv"
 MANIFEST = ROOT / "dataset" / "validation_manifest.json"
 CATEGORIES = {"text-processing", "debugging", "data-processing", "file-operations", "config-editing", "algorithms",
               "backup-archive", "performance", "edge-cases"}
-SAMPLE_SIZE = 6
+SAMPLE_SIZE = 4
 
 
 def _tasks():

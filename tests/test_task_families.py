@@ -91,11 +91,14 @@ def _rotating_seed() -> int:
 
 
 @pytest.mark.docker
-def test_one_instance_of_every_family_validates_in_containers():
+def test_a_rotating_half_of_the_families_validates_in_containers():
+    """Five families a day (the other five the next day), one instance each; all: dataset/validate_corpus.py."""
     seed = _rotating_seed()
     tasks = []
     for index, name in enumerate(sorted(FAMILIES)):
-        difficulty = ["easy", "medium"][(index + seed) % 2]
+        if (index + seed) % 2:
+            continue
+        difficulty = ["easy", "medium"][(index // 2 + seed) % 2]
         split = "held_out" if (index + seed) % 3 == 0 else "train"
         tasks += generate_instances(name, 1, seed, split=split, difficulties=[difficulty])
     validations = validate_tasks(tasks, concurrency=3)
