@@ -24,7 +24,7 @@ from terminal_agent.tasks.csv_format import read_tasks_csv
 SPLITS_PATH = HERE / "splits" / "splits.json"
 
 
-def bands_from_screening(summary: dict) -> dict:
+def bands_from_screening(summary: dict, how: str | None) -> dict:
     """task id -> passes of k, mean reward and the band (never / sometimes / always / incomplete)."""
     low, high = summary["band"]
     bands = {}
@@ -49,6 +49,7 @@ def bands_from_screening(summary: dict) -> dict:
         "model": summary["model"],
         "k": summary["attempts"],
         "band": summary["band"],
+        "how": how,
         "tasks": bands,
     }
 
@@ -56,6 +57,7 @@ def bands_from_screening(summary: dict) -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--screening", type=Path, help="output directory of `terminal-agent tasks screen`")
+    parser.add_argument("--how", help="what was screened and with which settings (recorded with the bands)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--held-out", type=float, default=0.2)
     parser.add_argument("--family-count", type=int, default=20, help="train instances per family (held-out: a quarter)")
@@ -63,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     tasks = read_tasks_csv(HERE / "latest_verified.csv").tasks
     bands = None
     if args.screening:
-        bands = bands_from_screening(json.loads((args.screening / "screening.json").read_text()))
+        bands = bands_from_screening(json.loads((args.screening / "screening.json").read_text()), args.how)
     document = freeze_splits(tasks, held_out_fraction=args.held_out, seed=args.seed, family_count=args.family_count,
                              bands=bands)
     write_splits(document, SPLITS_PATH)
