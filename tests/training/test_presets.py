@@ -104,6 +104,7 @@ MUTATIONS = {
     "tp_replicas": ("prod_32b_8_gpus", ["parallel.rollout_replicas=3"], "parallel.tensor_parallel"),
     # the seed's "4k per response" passed as the whole context
     "context": ("prod_32b_8_gpus", ["lengths.max_model_len=4096"], "lengths.max_model_len"),
+    "lora_rank": ("runway_32b_4_gpus", ["model.lora_rank=1024"], "model.lora_rank"),
 }
 
 
