@@ -126,6 +126,24 @@ def test_tamper_rules():
         assert signals, change
 
 
+def test_path_shadowing_rules():
+    from terminal_agent.rewards.grading import find_path_shadowing
+    from terminal_agent.rewards.tamper_detection import shadowing_probes
+
+    def shadowing(*changes, image=("/usr/bin/python3", "/usr/bin/sh", "/usr/bin/cat", "/usr/bin/env")):
+        listed = [Change(p, k, d) for p, k, d in changes]
+        probes = shadowing_probes(listed)
+        return find_path_shadowing(ChangeScan(listed, "diff", {p: p in image for p in probes}))
+
+    found = shadowing(("/usr/local/bin/python3", "A", False), ("/usr/sbin/cat", "A", False), ("/usr/local/bin/mytool", "A", False))
+    assert found.signals == [] and found.overrides == {"python3": "/usr/bin/python3", "cat": "/usr/bin/cat"}
+    found = shadowing(("/usr/bin/cat", "C", False))  # a package upgrade may rewrite an unprotected program
+    assert found.signals == [] and found.overrides == {}
+    for change in [("/usr/bin/env", "C", False), ("/usr/bin/sh", "D", False), ("/usr/local/bin", "C", False), ("/usr/sbin", "D", True)]:
+        assert shadowing(change).signals, change
+    assert shadowing_probes([Change("/usr/local/bin/x", "A")])[:2] == ["/usr/local/sbin/x", "/usr/local/bin/x"]
+
+
 def test_interpreter_choice_skips_added_interpreters():
     changes = scan(("/usr/bin/python3", "A", False))
     assert choose_interpreter(changes, ["/usr/bin/python3", "/usr/local/bin/python3"]) == "/usr/local/bin/python3"
@@ -256,8 +274,9 @@ class _SandboxWithBrokenKill:
 
     def __init__(self, sandbox):
         self._sandbox = sandbox
-        self.id = sandbox.id
-        self.server_info = sandbox.server_info
+
+    def __getattr__(self, name):
+        return getattr(self._sandbox, name)
 
     def kill_agent_processes(self) -> int:
         return 0

@@ -24,6 +24,13 @@ class ConfigError(TerminalAgentError, ValueError):
     """A configuration or preset is invalid; the message names the exact key."""
 
 
+class TrainingSetupError(TerminalAgentError):
+    """This machine cannot validate or run the requested training (a package, a schema, GPUs, Ray missing).
+
+    The message says what to install or change; nothing was launched.
+    """
+
+
 class TaskFormatError(TerminalAgentError, ValueError):
     """A task (CSV row, task directory, parquet row) is malformed.
 

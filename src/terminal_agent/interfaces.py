@@ -42,12 +42,66 @@ class ExecResult:
         return self.exit_code == 0 and not self.timed_out
 
 
+@dataclass(frozen=True)
+class PathChange:
+    """One path the agent added, changed or deleted in a sandbox's filesystem, relative to its image."""
+
+    path: str
+    kind: str
+    """``A`` added, ``C`` changed, ``D`` deleted."""
+    is_dir: bool = False
+
+
+@dataclass(frozen=True)
+class WatchedPaths:
+    """The parts of the filesystem a caller of :meth:`Sandbox.list_changes` cares about.
+
+    A backend that walks its layers itself descends only where :meth:`descends` says so (an agent
+    that wrote 100k files into ``/app`` then costs nothing); one that lists everything anyway
+    (``docker diff``) may return more.
+    """
+
+    trees: tuple[str, ...]
+    """Glob patterns of directories walked recursively (``/usr/lib/python3.*``)."""
+    files_in: tuple[str, ...] = ()
+    """Directories whose direct entries are listed, not their subtrees (``/etc``)."""
+    skip_dir_names: tuple[str, ...] = ()
+    """Directory names never descended into below a tree (``site-packages``)."""
+
+    def descends(self, path: str) -> bool:
+        """Whether the directory ``path`` is, leads to, or lies inside a watched place."""
+        import fnmatch
+
+        parts = path.strip("/").split("/") if path.strip("/") else []
+        for pattern in self.trees + self.files_in:
+            pattern_parts = pattern.strip("/").split("/")
+            shared = min(len(parts), len(pattern_parts))
+            if not all(fnmatch.fnmatch(parts[i], pattern_parts[i]) for i in range(shared)):
+                continue
+            if len(parts) <= len(pattern_parts):
+                return True  # an ancestor of a watched place, or the place itself
+            if pattern in self.trees and not any(p in self.skip_dir_names for p in parts[len(pattern_parts):]):
+                return True
+        return False
+
+
+@dataclass(frozen=True)
+class FilesystemChanges:
+    """What :meth:`Sandbox.list_changes` found, and where it read it from."""
+
+    changes: list[PathChange]
+    source: str
+    """How the backend listed them (``upperdir``: its overlay upper dir read directly; ``diff``: an API)."""
+
+
 @runtime_checkable
 class Sandbox(Protocol):
     """A running, isolated machine for one rollout.
 
     Every method raises :class:`terminal_agent.errors.SandboxError` when the sandbox itself is
     broken (dead container, lost shell); a command that fails returns an :class:`ExecResult`.
+    The methods after ``close`` serve the grader (``rewards.grading``), which talks to a sandbox
+    through this contract only; backends are registered in ``sandbox.backends``.
     """
 
     @property
@@ -88,6 +142,52 @@ class Sandbox(Protocol):
 
     def close(self) -> None:
         """Stop and remove. Idempotent; never raises."""
+        ...
+
+    # --- for the grader -------------------------------------------------------------------------
+    @property
+    def image_workdir(self) -> str:
+        """The image's working directory (where the persistent shell started)."""
+        ...
+
+    @property
+    def service_pids(self) -> tuple[int, ...]:
+        """Pids inside the sandbox that belong to the backend, never to the agent (its shell server);
+        a process sweep must spare them. Empty when the backend has none in the sandbox."""
+        ...
+
+    def kill_agent_processes(self) -> int:
+        """SIGKILL every process the agent started (background ones included); how many there were.
+
+        Raises ``SandboxError`` when broken."""
+        ...
+
+    def list_changes(self, watched: WatchedPaths, *, prefer_host_read: bool = True) -> FilesystemChanges:
+        """Paths added, changed or deleted since the sandbox started from its image: at least every
+        change inside ``watched``. ``prefer_host_read=False`` asks for the backend's API listing
+        even where it could read its layers directly (Docker: ``docker diff``).
+
+        Raises ``SandboxError`` when broken or when the backend cannot list changes."""
+        ...
+
+    def image_has(self, paths: list[str]) -> dict[str, bool]:
+        """For each absolute path, whether the image the sandbox started from has it (the agent's
+        changes not counted; a symlink counts as present). Raises ``SandboxError`` when broken."""
+        ...
+
+    def put_archive(self, dest_dir: str, tar: bytes) -> None:
+        """Unpack an uncompressed tar stream into ``dest_dir`` (which must exist) as root, never
+        through the agent's shell; modes and owners as in the archive.
+
+        Raises ``OSError`` when ``dest_dir`` cannot be written, ``SandboxError`` when broken."""
+        ...
+
+    def run_privileged(self, argv: list[str], timeout: float) -> ExecResult:
+        """Run ``argv`` directly (no shell), as root, with cwd ``/`` and ``LC_ALL=C.UTF-8`` only,
+        outside the agent's persistent shell; output and stderr merged.
+
+        At the deadline every process in the sandbox is killed (the sandbox may then be unusable)
+        and the result has ``timed_out=True``. Raises ``SandboxError`` when broken."""
         ...
 
 

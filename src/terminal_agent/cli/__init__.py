@@ -18,6 +18,7 @@ from terminal_agent.cli import (
     judge_commands,
     sandbox_commands,
     task_commands,
+    task_generate_commands,  # noqa: F401 - registers `tasks generate`
     task_quality_commands,  # noqa: F401 - registers `tasks validate` and `tasks screen`
 )
 from terminal_agent.errors import TerminalAgentError

@@ -1,19 +1,21 @@
 """Weighted pytest grading of one episode, hardened against the agent that was just graded.
 
-Order of a grading (every step through the Engine API, never through the agent's shell):
+Order of a grading, every step through the :class:`~terminal_agent.interfaces.Sandbox` contract
+(so any registered backend can be graded), never through the agent's shell:
 
 1. kill every agent process (``sandbox.kill_agent_processes()``);
-2. list what the agent changed in the container's filesystem (overlay upper dir, or ``docker diff``)
-   and look for interpreter tampering; a tampered interpreter grades 0 with ``tamper_signals``;
-3. copy the verifier in (one archive): a fresh random root-only directory under ``/var/lib`` with
-   the cached pytest bundle zip, the runner, a verifier ``pytest.ini`` and the task's tests;
-4. run ``PYTHON -I -S -B runner.py`` by ``docker exec`` as root with a host-side deadline; the runner
+2. list what the agent changed in the sandbox's filesystem (``sandbox.list_changes``) and look for
+   interpreter tampering; a tampered interpreter grades 0 with ``tamper_signals``;
+3. copy the verifier in (one archive, ``sandbox.put_archive``): a fresh random root-only directory
+   under ``/var/lib`` with the cached pytest bundle zip, the runner, a verifier ``pytest.ini`` and
+   the task's tests;
+4. run ``PYTHON -I -S -B runner.py`` as root with a deadline (``sandbox.run_privileged``); the runner
    re-sweeps processes, then runs pytest with ``--confcutdir``/``--rootdir`` on the tests dir, no
    cache provider, no plugin autoload, a per-test timeout and the JUnit report inside its own dir;
-5. read the report back with ``get_archive`` and score ``sum(weight*passed)/sum(weight)`` over every
-   declared test (one that never reported failed).
+5. read the report back (``sandbox.read_file``) and score ``sum(weight*passed)/sum(weight)`` over
+   every declared test (one that never reported failed).
 
-Infrastructure failures (daemon errors, a grader past its deadline, no report) return a
+Infrastructure failures (sandbox errors, a grader past its deadline, no report) return a
 :class:`GradeResult` with ``score=None`` and ``error`` set: not scored, never 0.
 
 Step 2 lives in :mod:`terminal_agent.rewards.tamper_detection`, step 5's parsing and scoring in
@@ -28,22 +30,21 @@ import logging
 import posixpath
 import secrets
 import tarfile
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import docker
-import docker.errors
 from pydantic import BaseModel, ConfigDict, Field
 
 from terminal_agent.errors import GradingError, SandboxError
 from terminal_agent.interfaces import GradeResult
 from terminal_agent.rewards.junit_scoring import parse_junit, score_tests
 from terminal_agent.rewards.tamper_detection import (
+    PROTECTED_PROGRAMS,
     Change,
     ChangeScan,
     choose_interpreter,
+    find_path_shadowing,
     find_tamper_signals,
     scan_changes,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "Grader",
     "GradingConfig",
     "choose_interpreter",
+    "find_path_shadowing",
     "find_tamper_signals",
     "grade_episode",
     "parse_junit",
@@ -85,8 +87,13 @@ class GradingConfig(BaseModel):
     """Floor of the per-test timeout (``test_timeout_s / number of tests`` otherwise)."""
     check_tamper: bool = True
     """Look for interpreter tampering in the container's changes before running the tests."""
+    protected_programs: list[str] = Field(default_factory=lambda: list(PROTECTED_PROGRAMS))
+    """Name patterns of programs whose in-place change or deletion on PATH is tampering. Any image
+    program (protected or not) shadowed by a new file earlier on PATH is neutralized instead: the
+    tests run with a PATH that starts with links to the image's own programs."""
     change_source: Literal["auto", "diff"] = "auto"
-    """``auto``: read the overlay upper dir on this host when possible, else ``docker diff``; ``diff``: always the API."""
+    """``auto``: the backend reads its layers directly when it can (Docker: the overlay upper dir), else its API
+    listing; ``diff``: always the API listing (``Sandbox.list_changes(prefer_host_read=False)``)."""
 
 
 # --- the grader --------------------------------------------------------------------------------
@@ -101,6 +108,8 @@ class DetailedGradeResult(GradeResult):
     change_source: str = ""
     exit_code: int | None = None
     log_tail: str = ""
+    path_overrides: dict[str, str] = field(default_factory=dict)
+    """Shadowed program name -> the image's program the tests ran instead (see ``find_path_shadowing``)."""
 
     def to_info(self) -> dict[str, Any]:
         """JSON-safe summary for an rLLM ``info`` dict."""
@@ -118,10 +127,12 @@ class DetailedGradeResult(GradeResult):
             "duration_s": self.duration_s,
             "interpreter": self.interpreter,
             "pycache_isolated": self.pycache_isolated,
+            "path_overrides": dict(self.path_overrides),
         }
 
 
-def _tar(entries: list[tuple[str, bytes | None, int]]) -> bytes:
+def _tar(entries: list[tuple[str, bytes | str | None, int]]) -> bytes:
+    """An uncompressed tar of (name, bytes: file / str: symlink target / None: directory, mode), owned by root."""
     buffer = io.BytesIO()
     now = int(time.time())
     with tarfile.open(fileobj=buffer, mode="w") as tar:
@@ -133,20 +144,27 @@ def _tar(entries: list[tuple[str, bytes | None, int]]) -> bytes:
             if data is None:
                 info.type = tarfile.DIRTYPE
                 tar.addfile(info)
+            elif isinstance(data, str):
+                info.type = tarfile.SYMTYPE
+                info.linkname = data
+                tar.addfile(info)
             else:
                 info.size = len(data)
                 tar.addfile(info, io.BytesIO(data))
     return buffer.getvalue()
 
 
-def _verifier_skeleton(task: Task, verifier_dir: str) -> bytes:
+def _verifier_skeleton(task: Task, verifier_dir: str, path_overrides: dict[str, str] | None = None) -> bytes:
     rel = verifier_dir.strip("/")
-    entries: list[tuple[str, bytes | None, int]] = []
+    entries: list[tuple[str, bytes | str | None, int]] = []
     parts = rel.split("/")
     for depth in range(1, len(parts)):
         entries.append(("/".join(parts[:depth]), None, 0o755))
     entries.append((rel, None, 0o700))
     entries.append((f"{rel}/tests", None, 0o755))
+    entries.append((f"{rel}/bin", None, 0o755))  # first on the tests' PATH (see verifier_runner.py)
+    for name, target in sorted((path_overrides or {}).items()):
+        entries.append((f"{rel}/bin/{name}", target, 0o777))
     entries.append((f"{rel}/pytest.ini", VERIFIER_INI, 0o644))
     entries.append((f"{rel}/runner.py", runner_source(), 0o644))
     entries.append((f"{rel}/bundle.zip", get_bundle().data, 0o644))
@@ -166,43 +184,12 @@ def _verifier_skeleton(task: Task, verifier_dir: str) -> bytes:
     return _tar(entries)
 
 
-def _read_archive_dir(api: docker.APIClient, container_id: str, path: str) -> dict[str, bytes]:
-    """Regular files of directory ``path`` (one level), by base name; empty when it is absent."""
+def _read_optional(sandbox: Any, path: str) -> bytes | None:
+    """The file at ``path`` in the sandbox, None when it is absent."""
     try:
-        stream, _ = api.get_archive(container_id, path)
-    except docker.errors.NotFound:
-        return {}
-    files: dict[str, bytes] = {}
-    with tarfile.open(fileobj=io.BytesIO(b"".join(stream)), mode="r:") as tar:
-        for member in tar:
-            if member.isfile():
-                handle = tar.extractfile(member)
-                if handle is not None:
-                    files[posixpath.basename(member.name)] = handle.read()
-    return files
-
-
-def _exec_with_deadline(
-    api: docker.APIClient, container_id: str, cmd: list[str], deadline_s: float
-) -> tuple[int | None, bytes]:
-    """Run ``cmd`` by docker exec as root; (exit code, output), exit code None when past the deadline."""
-    exec_id = api.exec_create(container_id, cmd, user="0", workdir="/", environment={"LC_ALL": "C.UTF-8"})["Id"]
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["output"] = api.exec_start(exec_id)
-        except Exception as exc:  # noqa: BLE001 - reported to the caller below
-            box["error"] = exc
-
-    thread = threading.Thread(target=target, name="ta-grader-exec", daemon=True)
-    thread.start()
-    thread.join(deadline_s)
-    if thread.is_alive():
-        return None, b""
-    if "error" in box:
-        raise box["error"]
-    return api.exec_inspect(exec_id).get("ExitCode"), box.get("output") or b""
+        return sandbox.read_file(path)
+    except FileNotFoundError:
+        return None
 
 
 def _grade_zero(result: DetailedGradeResult, task: Task) -> None:
@@ -214,16 +201,8 @@ def _grade_zero(result: DetailedGradeResult, task: Task) -> None:
 class Grader:
     """Grades episodes in their sandbox. Thread-safe; one instance can serve many envs."""
 
-    def __init__(self, config: GradingConfig | None = None, client: docker.DockerClient | None = None):
+    def __init__(self, config: GradingConfig | None = None):
         self.config = config or GradingConfig()
-        self._client = client
-
-    def _api(self) -> docker.APIClient:
-        if self._client is None:
-            from terminal_agent.sandbox.docker_sandbox import docker_client
-
-            self._client = docker_client()
-        return self._client.api
 
     def grade(self, sandbox: Any, task: Task, *, workdir: str | None = None) -> DetailedGradeResult:
         """Grade the episode that just ended in ``sandbox``. Never raises for infrastructure failures."""
@@ -232,7 +211,7 @@ class Grader:
         result = DetailedGradeResult(score=None)
         try:
             self._grade(sandbox, task, workdir, timings, result)
-        except (GradingError, SandboxError, docker.errors.DockerException, OSError) as exc:
+        except (GradingError, SandboxError, OSError) as exc:
             kind = "sandbox" if isinstance(exc, SandboxError) else "grading"
             result.score = None
             result.error = f"{type(exc).__name__}: {exc}"
@@ -251,17 +230,18 @@ class Grader:
     def _grade(
         self, sandbox: Any, task: Task, workdir: str | None, timings: dict[str, float], result: DetailedGradeResult
     ) -> None:
-        api = self._api()
-        cid = sandbox.id
         mark = time.monotonic()
         sandbox.kill_agent_processes()
         timings["kill_s"] = time.monotonic() - mark
 
         mark = time.monotonic()
-        inspected = api.inspect_container(cid)
-        scan = scan_changes(api, cid, inspected, use_upper_dir=self.config.change_source == "auto")
+        scan = scan_changes(sandbox, self.config.python_candidates, self.config.change_source == "auto")
         interpreter = choose_interpreter(scan, self.config.python_candidates)
         signals, pycache_touched = find_tamper_signals(scan, interpreter) if self.config.check_tamper else ([], False)
+        shadowing = find_path_shadowing(scan, self.config.protected_programs)
+        if self.config.check_tamper:
+            signals += [signal for signal in shadowing.signals if signal not in signals]
+        result.path_overrides = shadowing.overrides
         result.interpreter, result.change_source = interpreter, scan.source
         result.pycache_isolated = pycache_touched
         timings["inspect_s"] = time.monotonic() - mark
@@ -273,33 +253,32 @@ class Grader:
 
         mark = time.monotonic()
         verifier_dir = posixpath.join(self.config.verifier_parent, f"ta-verifier-{secrets.token_hex(12)}")
-        api.put_archive(cid, "/", _verifier_skeleton(task, verifier_dir))
+        sandbox.put_archive("/", _verifier_skeleton(task, verifier_dir, shadowing.overrides))
         timings["upload_s"] = time.monotonic() - mark
 
         mark = time.monotonic()
-        keep = str((getattr(sandbox, "server_info", None) or {}).get("pid", ""))
+        keep = ",".join(str(pid) for pid in sandbox.service_pids)
         n_tests = max(1, len(task.test_functions))
         per_test = max(self.config.min_per_test_timeout_s, task.limits.test_timeout_s / n_tests)
         cmd = [interpreter, "-I", "-S", "-B"]
         if pycache_touched:
             cmd += ["-X", f"pycache_prefix={verifier_dir}/pycache"]
-        cmd += [f"{verifier_dir}/runner.py", verifier_dir, workdir or (inspected.get("Config") or {}).get("WorkingDir") or "/", f"{per_test:.1f}", keep]
+        cmd += [f"{verifier_dir}/runner.py", verifier_dir, workdir or sandbox.image_workdir or "/", f"{per_test:.1f}", keep]
         deadline = task.limits.test_timeout_s + self.config.startup_grace_s
-        exit_code, output = _exec_with_deadline(api, cid, cmd, deadline)
+        run = sandbox.run_privileged(cmd, deadline)
         timings["run_s"] = time.monotonic() - mark
-        result.exit_code = exit_code
-        text = output.decode("utf-8", errors="replace")
+        result.exit_code = None if run.timed_out else run.exit_code
+        text = run.output
         result.log_tail = text[-4000:]
-        if exit_code is None:
-            self._kill_everything(api, cid)
+        if run.timed_out:
             raise GradingError(f"the tests ran past the grader's deadline of {deadline:.0f} s")
 
         mark = time.monotonic()
-        out = _read_archive_dir(api, cid, f"{verifier_dir}/out")
-        status_raw, report = out.get("status.json"), out.get("report.xml")
+        status_raw = _read_optional(sandbox, f"{verifier_dir}/out/status.json")
+        report = _read_optional(sandbox, f"{verifier_dir}/out/report.xml") if status_raw is not None else None
         timings["read_s"] = time.monotonic() - mark
         if status_raw is None:
-            raise GradingError(f"the verifier did not start (exit {exit_code}): {text[-1500:]}")
+            raise GradingError(f"the verifier did not start (exit {run.exit_code}): {text[-1500:]}")
         status = json.loads(status_raw)
         if status.get("survivors"):
             result.tamper_signals.append(f"{status['survivors']} agent process(es) survived the kill")
@@ -309,15 +288,8 @@ class Grader:
             _grade_zero(result, task)
             return
         if report is None:
-            raise GradingError(f"pytest wrote no report (exit {exit_code}): {text[-1500:]}")
+            raise GradingError(f"pytest wrote no report (exit {run.exit_code}): {text[-1500:]}")
         result.score, result.tests = score_tests(task, parse_junit(report))
-
-    def _kill_everything(self, api: docker.APIClient, cid: str) -> None:
-        try:
-            exec_id = api.exec_create(cid, ["kill", "-9", "-1"], user="0")["Id"]
-            api.exec_start(exec_id)
-        except docker.errors.DockerException:
-            logger.debug("kill after grader timeout failed", exc_info=True)
 
 
 def grade_episode(sandbox: Any, task: Task, config: GradingConfig | None = None) -> DetailedGradeResult:

@@ -1,115 +1,53 @@
-"""Tamper detection: what the agent changed in the container's filesystem, and whether it touched the interpreter.
+"""Tamper detection: what the agent changed in the sandbox's filesystem, and whether it touched the interpreter.
 
-The changes come from the overlay upper dir when this host can read it (only the parts of the
-filesystem that matter to the verifier are walked), else from ``docker diff`` through the API.
+The changes come from the sandbox itself (:meth:`Sandbox.list_changes
+<terminal_agent.interfaces.Sandbox.list_changes>`, restricted to :data:`WATCHED`), so the rules here
+work for every backend; whether a path is in the image comes from ``Sandbox.image_has``.
 """
 
 from __future__ import annotations
 
 import fnmatch
-import os
 import posixpath
 from dataclasses import dataclass, field
 from typing import Any
 
-import docker
-
 from terminal_agent.errors import GradingError
+from terminal_agent.interfaces import PathChange, WatchedPaths
 
 _STDLIB_TREES = ("/usr/lib/python3.*", "/usr/local/lib/python3.*")
 _PACKAGE_DIRS = ("site-packages", "dist-packages")
+BIN_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
+"""The directories of the verifier's PATH, in its order."""
 # Only these parts of the filesystem matter to the verifier; the walk skips the rest, so an agent
 # that wrote 100k files into /app or dist-packages costs the grader nothing.
-_WATCHED_TREES = ("/usr/bin", "/usr/local/bin") + _STDLIB_TREES
-_WATCHED_FILES_IN = ("/etc",)
+WATCHED = WatchedPaths(trees=BIN_DIRS + _STDLIB_TREES, files_in=("/etc",), skip_dir_names=_PACKAGE_DIRS)
 
-
-@dataclass
-class Change:
-    """One path the agent added, changed or deleted, relative to the image."""
-
-    path: str
-    kind: str
-    """``A`` added, ``C`` changed, ``D`` deleted."""
-    is_dir: bool = False
+Change = PathChange
+"""The record of one change (kept under its old name)."""
 
 
 @dataclass
 class ChangeScan:
-    """Every change the agent made, where they were read from, and the image's layers when readable."""
+    """Every change the agent made, where they were read from, and which probed paths the image has."""
 
-    changes: list[Change]
+    changes: list[PathChange]
     source: str
-    """``upperdir`` (read on the host) or ``diff`` (``docker diff`` through the API)."""
-    lower_dirs: list[str] = field(default_factory=list)
+    """``upperdir`` (layers read directly) or ``diff`` (an API listing)."""
+    image_paths: dict[str, bool] = field(default_factory=dict)
+    """Probed path -> whether the image has it; a path not probed is unknown."""
 
     def in_image(self, path: str) -> bool | None:
-        """Whether ``path`` exists in the image; ``None`` when the layers cannot be read."""
-        if not self.lower_dirs:
-            return None
-        return _in_layers(self.lower_dirs, path)
+        """Whether ``path`` exists in the image; ``None`` when it was not probed."""
+        return self.image_paths.get(path)
 
 
-def _in_layers(lower_dirs: list[str], path: str) -> bool:
-    return any(os.path.lexists(lower + path) for lower in lower_dirs)
-
-
-def scan_changes(
-    api: docker.APIClient, container_id: str, info: dict[str, Any] | None = None, use_upper_dir: bool = True
-) -> ChangeScan:
-    """The agent's filesystem changes: the overlay upper dir when this host can read it, else ``docker diff``."""
-    info = info or api.inspect_container(container_id)
-    graph = info.get("GraphDriver") or {}
-    data = graph.get("Data") or {}
-    upper = data.get("UpperDir")
-    if use_upper_dir and graph.get("Name") == "overlay2" and upper and os.path.isdir(upper):
-        lowers = [d for d in (data.get("LowerDir") or "").split(":") if d]
-        return ChangeScan(_walk_upper(upper, lowers), "upperdir", lowers)
-    entries = api.diff(container_id) or []
-    kinds = {0: "C", 1: "A", 2: "D"}
-    parents = {posixpath.dirname(e["Path"]) for e in entries}
-    return ChangeScan([Change(e["Path"], kinds.get(e["Kind"], "C"), e["Path"] in parents) for e in entries], "diff")
-
-
-def _watched_dir(path: str) -> bool:
-    parts = path.strip("/").split("/")
-    for pattern in _WATCHED_TREES + _WATCHED_FILES_IN:
-        pattern_parts = pattern.strip("/").split("/")
-        shared = min(len(parts), len(pattern_parts))
-        if not all(fnmatch.fnmatch(parts[i], pattern_parts[i]) for i in range(shared)):
-            continue
-        if len(parts) <= len(pattern_parts):
-            return True  # an ancestor of a watched place, or the place itself
-        if pattern in _WATCHED_TREES and not any(part in _PACKAGE_DIRS for part in parts[len(pattern_parts):]):
-            return True
-    return False
-
-
-def _walk_upper(upper: str, lowers: list[str]) -> list[Change]:
-    changes: list[Change] = []
-    for root, dirs, files in os.walk(upper):
-        rel_root = "/" + os.path.relpath(root, upper).lstrip(".").lstrip("/")
-        for name in dirs + files:
-            full = os.path.join(root, name)
-            path = posixpath.join(rel_root, name)
-            st = os.lstat(full)
-            if (st.st_mode & 0o170000) == 0o020000 and st.st_rdev == 0:  # overlay whiteout
-                changes.append(Change(path, "D"))
-                continue
-            existed = _in_layers(lowers, path)
-            is_dir = os.path.isdir(full) and not os.path.islink(full)
-            if is_dir:
-                opaque = False
-                try:
-                    opaque = os.getxattr(full, "trusted.overlay.opaque", follow_symlinks=False) == b"y"
-                except OSError:
-                    pass
-                if not existed or opaque:
-                    changes.append(Change(path, "A" if not existed else "C", True))
-                continue
-            changes.append(Change(path, "C" if existed else "A"))
-        dirs[:] = [d for d in dirs if _watched_dir(posixpath.join(rel_root, d))]  # recurse only where it matters
-    return changes
+def scan_changes(sandbox: Any, probe: list[str], prefer_host_read: bool = True) -> ChangeScan:
+    """The agent's changes in ``sandbox`` under :data:`WATCHED`, and which of ``probe`` (plus the
+    :func:`shadowing_probes` of those changes) the image has."""
+    listed = sandbox.list_changes(WATCHED, prefer_host_read=prefer_host_read)
+    probes = list(dict.fromkeys(list(probe) + shadowing_probes(list(listed.changes))))
+    return ChangeScan(list(listed.changes), listed.source, dict(sandbox.image_has(probes)))
 
 
 def _under_stdlib(path: str) -> bool:
@@ -166,3 +104,59 @@ def choose_interpreter(scan: ChangeScan, candidates: list[str]) -> str:
         elif shipped:
             return candidate
     raise GradingError(f"the task image ships none of {candidates}: the verifier needs a python3")
+
+
+# --- programs on PATH ---------------------------------------------------------------------------
+PROTECTED_PROGRAMS = ("python", "python3", "python3.*", "bash", "sh", "dash", "env", "pytest", "py.test")
+"""Programs whose in-place change or deletion is tampering (tests run them by name; nothing can stand in)."""
+
+
+@dataclass
+class PathShadowing:
+    """What the agent did to the programs on the verifier's PATH."""
+
+    signals: list[str] = field(default_factory=list)
+    """Tampering: a protected program of the image changed or deleted in place, or a PATH directory replaced."""
+    overrides: dict[str, str] = field(default_factory=dict)
+    """Program name -> the image's own program, for every image program that a new or changed file
+    earlier on PATH now shadows; the verifier's PATH starts with links to these, so the tests run
+    what the image had."""
+
+
+def _bin_dir_index(path: str) -> int | None:
+    parent = posixpath.dirname(path)
+    return BIN_DIRS.index(parent) if parent in BIN_DIRS else None
+
+
+def shadowing_probes(changes: list[PathChange]) -> list[str]:
+    """Paths whose presence in the image :func:`find_path_shadowing` needs: every PATH dir, for each
+    program name the agent added, changed or deleted in one of them."""
+    names = {posixpath.basename(c.path) for c in changes if not c.is_dir and _bin_dir_index(c.path) is not None}
+    return [posixpath.join(directory, name) for name in sorted(names) for directory in BIN_DIRS]
+
+
+def find_path_shadowing(scan: ChangeScan, protected: tuple[str, ...] | list[str] = PROTECTED_PROGRAMS) -> PathShadowing:
+    """Shadowed and tampered programs on PATH, from ``scan`` probed with :func:`shadowing_probes`."""
+    found = PathShadowing()
+    by_path = {c.path: c for c in scan.changes}
+    for directory in BIN_DIRS:
+        change = by_path.get(directory)
+        if change is not None and (change.kind == "D" or not change.is_dir):
+            found.signals.append(f"{change.kind} {directory} (a directory on PATH replaced)")
+    names = sorted({posixpath.basename(c.path) for c in scan.changes if not c.is_dir and _bin_dir_index(c.path) is not None})
+    for name in names:
+        image_path = next((posixpath.join(d, name) for d in BIN_DIRS if scan.in_image(posixpath.join(d, name))), None)
+        if image_path is None:
+            continue  # a program the image never had: nothing is shadowed
+        is_protected = any(fnmatch.fnmatch(name, pattern) for pattern in protected)
+        own = by_path.get(image_path)
+        if own is not None and own.kind in ("C", "D") and is_protected:
+            found.signals.append(f"{own.kind} {image_path} (a program the tests may run by name)")
+            continue
+        image_index = BIN_DIRS.index(posixpath.dirname(image_path))
+        for earlier in BIN_DIRS[:image_index]:
+            shadow = by_path.get(posixpath.join(earlier, name))
+            if shadow is not None and shadow.kind in ("A", "C") and not shadow.is_dir:
+                found.overrides[name] = image_path
+                break
+    return found

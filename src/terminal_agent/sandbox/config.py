@@ -1,14 +1,38 @@
-"""Typed settings of the Docker sandbox, its warm pool and its cleanup daemon."""
+"""Typed settings of the sandboxes (backend, Docker, bwrap), their warm pool and their cleanup daemon."""
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+
+class BwrapConfig(BaseModel):
+    """Settings of the ``bwrap`` backend (bubblewrap sandboxes on hosts without a Docker daemon)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    images_dir: str | None = None
+    """Directory written by ``terminal-agent images export``; None: ``$TERMINAL_AGENT_IMAGES_DIR``."""
+    state_dir: str | None = None
+    """Where sandboxes keep their overlay, owner record and extracted layers; None: ``$TERMINAL_AGENT_BWRAP_DIR``,
+    else ``terminal-agent-bwrap`` in the system's temporary directory."""
+    limits: Literal["auto", "cgroup", "rlimit"] = "auto"
+    """``auto``: cgroup v2 (or v1) when writable, else rlimits; ``cgroup``: fail when no cgroup is writable;
+    ``rlimit``: rlimits only (memory as address space; pids and cpu then unenforced, and recorded so)."""
+    bwrap_path: str | None = None
+    """The ``bwrap`` executable; None: found on PATH."""
 
 
 class SandboxConfig(BaseModel):
     """How sandboxes are started, how commands are bounded, and how leaks are cleaned."""
 
     model_config = ConfigDict(extra="forbid")
+
+    backend: str = "docker"
+    """Sandbox backend by name (``terminal_agent.sandbox.backends``): ``docker`` or ``bwrap``."""
+    bwrap: BwrapConfig = Field(default_factory=BwrapConfig)
+    """Settings used when ``backend`` is ``bwrap``."""
 
     default_command_timeout_s: float = Field(60.0, gt=0)
     """Deadline of a command when the caller gives none and no task limits were given."""
@@ -34,3 +58,11 @@ class SandboxConfig(BaseModel):
     """Distinct (image, limits) keys the pool keeps warm; the least recently used key is dropped beyond it."""
     cleanup_interval_s: float = Field(120.0, gt=0)
     """Period of the CleanupDaemon's sweep."""
+
+    @field_validator("backend")
+    @classmethod
+    def _known_backend(cls, name: str) -> str:
+        from terminal_agent.sandbox.backends import SANDBOX_BACKENDS
+
+        SANDBOX_BACKENDS.get(name)  # raises ConfigError listing the valid names
+        return name

@@ -31,10 +31,11 @@ import docker
 import docker.errors
 
 from terminal_agent.errors import SandboxError, SandboxUnavailableError
-from terminal_agent.interfaces import ExecResult
+from terminal_agent.interfaces import ExecResult, FilesystemChanges, WatchedPaths
 from terminal_agent.sandbox.archive_files import ArchiveFiles
 from terminal_agent.sandbox.attach_stream import RECV_CHUNK, STDOUT, DockerStreamDemuxer, open_attach_socket
 from terminal_agent.sandbox.config import SandboxConfig
+from terminal_agent.sandbox import container_grading_ops
 from terminal_agent.sandbox.container_lifecycle import create_sandbox_container, remove_container_quietly
 from terminal_agent.sandbox.docker_connection import docker_client
 from terminal_agent.sandbox.shell_protocol import Reply, ReplyDecoder, bootstrap_payload, encode_request
@@ -261,6 +262,32 @@ class DockerSandbox:
         """Kill every process in the container except init and the shell server; return how many."""
         reply = self._call({"op": "kill_all"}, 30.0)
         return int(reply.header.get("killed", 0))
+
+    # --- for the grader (see container_grading_ops.py) --------------------------------------------
+    @property
+    def image_workdir(self) -> str:
+        return str(self.server_info.get("cwd") or "/")
+
+    @property
+    def service_pids(self) -> tuple[int, ...]:
+        pid = self.server_info.get("pid")
+        return (int(pid),) if pid else ()
+
+    def list_changes(self, watched: WatchedPaths, *, prefer_host_read: bool = True) -> FilesystemChanges:
+        self._check_usable()
+        return container_grading_ops.list_container_changes(self._client.api, self._id, watched, prefer_host_read)
+
+    def image_has(self, paths: list[str]) -> dict[str, bool]:
+        self._check_usable()
+        return container_grading_ops.container_image_has(self._client.api, self._id, list(paths))
+
+    def put_archive(self, dest_dir: str, tar: bytes) -> None:
+        self._check_usable()
+        container_grading_ops.put_container_archive(self._client.api, self._id, dest_dir, tar)
+
+    def run_privileged(self, argv: list[str], timeout: float) -> ExecResult:
+        self._check_usable()
+        return container_grading_ops.run_privileged_exec(self._client.api, self._id, list(argv), timeout)
 
     def reset_shell_state(self) -> None:
         """Forget the persistent working directory and environment (back to the image's)."""

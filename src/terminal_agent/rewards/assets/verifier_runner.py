@@ -10,7 +10,9 @@ and root-only; it holds the pytest bundle (``bundle.zip``), the tests (``tests/`
 this file. First it checks that no agent process survived the grader's kill (it kills and counts
 any, skipping init and the pids in KEEP_PIDS) and removes stale verifier output; the count goes to
 ``out/status.json``, which the grader reads as a tamper signal. The interpreter's system package directories go LAST on ``sys.path`` so nothing there
-can shadow pytest. Exit status: pytest's own; the JUnit report ``out/report.xml`` is the result.
+can shadow pytest. The tests' PATH is the standard one behind ``VERIFIER_DIR/bin``, where the grader
+put links to the image's own programs for every one the agent shadowed (``/usr/local/bin/python3``
+in front of ``/usr/bin/python3``). Exit status: pytest's own; the JUnit report ``out/report.xml`` is the result.
 """
 
 import os
@@ -106,7 +108,8 @@ def main(argv):
             del os.environ[key]
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     os.environ["HOME"] = verifier_dir
-    os.environ["PATH"] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    # the verifier's own bin dir first: links to the image's programs that the agent shadowed
+    os.environ["PATH"] = os.path.join(verifier_dir, "bin") + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
     try:
         os.chdir(workdir)

@@ -1,0 +1,82 @@
+"""The sandbox backend registry: name -> backend, each starting sandboxes under the same contract.
+
+>>> start_sandbox(SandboxConfig(backend="bwrap"), image_ref, TaskLimits(), run_id="r1")  # doctest: +SKIP
+
+Every backend has the same two methods: ``resolve_task_image(config, task) -> image_ref`` (the
+Docker backend builds or finds the task's image; bwrap looks it up in an export) and
+``start(config, image_ref, limits, run_id) -> Sandbox``. Env, runner and launcher pick one with
+``SandboxConfig.backend``; the grader needs nothing but the :class:`~terminal_agent.interfaces.Sandbox`
+contract, so every backend is graded the same way.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from terminal_agent.registry import Registry
+
+if TYPE_CHECKING:
+    from terminal_agent.interfaces import Sandbox
+    from terminal_agent.sandbox.config import SandboxConfig
+    from terminal_agent.tasks.model import Task, TaskLimits
+
+
+class SandboxBackend(Protocol):
+    """One way of running sandboxes."""
+
+    def resolve_task_image(self, config: "SandboxConfig", task: "Task") -> str:
+        """The image reference ``start`` takes for ``task``. Raises ``ImageError`` when it cannot be had."""
+        ...
+
+    def start(self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None) -> "Sandbox":
+        """A started sandbox. Raises ``SandboxUnavailableError`` when none can be started."""
+        ...
+
+
+SANDBOX_BACKENDS: Registry[SandboxBackend] = Registry("sandbox backend")
+
+
+class DockerBackend:
+    """Containers of the local Docker daemon, or of a remote one through ``DOCKER_HOST``."""
+
+    def resolve_task_image(self, config: "SandboxConfig", task: "Task") -> str:
+        from terminal_agent.sandbox.images import ensure_task_image
+
+        return ensure_task_image(task)
+
+    def start(self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None) -> "Sandbox":
+        from terminal_agent.sandbox.docker_sandbox import DockerSandbox
+
+        return DockerSandbox.start(image_ref, limits=limits, config=config, run_id=run_id)
+
+
+class BwrapBackend:
+    """bubblewrap sandboxes on an overlay of exported image layers; no daemon needed."""
+
+    def resolve_task_image(self, config: "SandboxConfig", task: "Task") -> str:
+        from terminal_agent.sandbox.image_export import ExportedImages
+
+        return ExportedImages.open(config.bwrap.images_dir).image_for_task(task)
+
+    def start(self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None) -> "Sandbox":
+        from terminal_agent.sandbox.bwrap_sandbox import BwrapSandbox
+
+        return BwrapSandbox.start(image_ref, limits=limits, config=config, run_id=run_id)
+
+
+SANDBOX_BACKENDS.register("docker")(DockerBackend())
+SANDBOX_BACKENDS.register("bwrap")(BwrapBackend())
+
+
+def resolve_task_image(config: "SandboxConfig", task: "Task") -> str:
+    """The image reference of ``task`` for the backend ``config.backend``."""
+    return SANDBOX_BACKENDS.get(config.backend).resolve_task_image(config, task)
+
+
+def start_sandbox(
+    config: "SandboxConfig", image_ref: str, limits: "TaskLimits | None" = None, run_id: str | None = None
+) -> "Sandbox":
+    """Start a sandbox of ``image_ref`` with the backend ``config.backend`` (``docker`` unless set)."""
+    from terminal_agent.tasks.model import TaskLimits
+
+    return SANDBOX_BACKENDS.get(config.backend).start(config, image_ref, limits or TaskLimits(), run_id)
