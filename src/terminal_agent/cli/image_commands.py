@@ -36,6 +36,11 @@ def base(
 def build(
     tasks_path: Path = typer.Argument(..., exists=True, help="A tasks CSV (e.g. dataset/latest_verified.csv)."),
     task_ids: list[str] = typer.Option(None, "--task", "-t", help="Only these task ids (repeatable)."),
+    host_build_settings: bool = typer.Option(
+        False, "--host-build-settings",
+        help="Pass this machine's proxy variables, CA bundle and PIP_* index settings into the builds only "
+        "(never into the images; the CA bundle and pip settings need docker buildx).",
+    ),
 ) -> None:
     """Build (or find cached) the image of every task in a CSV; exits 1 if any fails."""
     from terminal_agent.errors import ImageError
@@ -51,7 +56,17 @@ def build(
         if missing:
             console.print(f"[red]not in {escape(str(tasks_path))}:[/red] {escape(', '.join(missing))}", highlight=False)
             raise typer.Exit(1)
-    manager = ImageManager()
+    settings = None
+    if host_build_settings:
+        from terminal_agent.sandbox.host_build_settings import HostBuildSettings
+
+        settings = HostBuildSettings.from_host()
+        console.print(
+            f"host build settings: proxies {sorted(settings.build_args()) or 'none'}, CA bundle {settings.ca_bundle or 'none'}, "
+            f"pip index {'set' if settings.pip_index_url else 'none'}",
+            highlight=False,
+        )
+    manager = ImageManager(host_settings=settings)
     failures = 0
     for number, task in enumerate(tasks, 1):
         label = f"[{number}/{len(tasks)}] {task.task_id}"
