@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import threading
 from pathlib import Path
 
@@ -32,8 +31,10 @@ def require_bwrap() -> None:
 
 
 def _root() -> Path:
+    """One cache for every session: the export and unpacked layers are reused (both are keyed by content)."""
     if not _ROOT:
-        _ROOT.append(Path(tempfile.mkdtemp(prefix="ta-bwrap-tests-")))
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        _ROOT.append(Path(base) / "terminal-agent" / "bwrap-tests")
     return _ROOT[0]
 
 
