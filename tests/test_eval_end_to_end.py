@@ -16,7 +16,7 @@ from terminal_agent.models.scripted import ScriptedModelClient
 from terminal_agent.rollout.results import RunResults
 from terminal_agent.rollout.runner import RolloutConfig, RolloutRunner
 from terminal_agent.tasks.loading import load_tasks
-from terminal_agent.tasks.validation import oracle_replies
+from terminal_agent.task_quality.validation import oracle_replies
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "dataset" / "latest_verified.csv"
@@ -138,3 +138,46 @@ def test_wall_clock_and_provider_failures_are_errors_of_their_kind(tmp_path):
     trial = results.trials[0]
     assert trial.status == "error" and trial.error.kind == "provider" and trial.reward is None
     assert results.summary["n_scored"] == 0 and results.summary["errors_by_kind"] == {"provider": 1}
+
+
+@pytest.mark.docker
+def test_eval_run_replays_a_script_per_trial_and_fails_when_a_task_has_no_scored_trial(tmp_path):
+    from terminal_agent.tasks.csv_format import write_tasks_csv
+
+    good = load_tasks(SHIPPED)[:2]
+    broken = good[0].model_copy(update={"task_id": "unbuildable", "dockerfile": "FROM terminal-agent/no-such-image:never\n"})
+    script = tmp_path / "finish.json"
+    script.write_text(json.dumps(["<finish>\nmessage: nothing to do\n</finish>"]))
+
+    write_tasks_csv(good, tmp_path / "good.csv")
+    ok = _cli("eval", "run", str(tmp_path / "good.csv"), "--model", f"scripted:{script}", "--max-steps", "2",
+              "--no-plot", "-o", str(tmp_path / "ok"), "--max-error-rate", "0")
+    assert ok.returncode == 0, ok.stderr[-3000:]
+    trials = RunResults.read(tmp_path / "ok" / "results.json").trials
+    # one reply, two trials: each trial starts the script from its first reply
+    assert len(trials) == 2 and all(t.status == "scored" and t.turns == 1 for t in trials), [t.error for t in trials]
+
+    write_tasks_csv([*good, broken], tmp_path / "with_broken.csv")
+    failed = _cli("eval", "run", str(tmp_path / "with_broken.csv"), "--model", f"scripted:{script}", "--max-steps", "2",
+                  "--no-plot", "-o", str(tmp_path / "failed"))
+    assert failed.returncode == 1, failed.stderr[-3000:]
+    assert "task unbuildable has no scored trial" in failed.stderr
+    assert (tmp_path / "failed" / "results.json").is_file()  # the results are written either way
+
+
+def test_max_error_rate_counts_infrastructure_errors_over_all_trials():
+    from terminal_agent.cli.eval_commands import run_failures
+    from terminal_agent.rollout.results import TrialError, TrialResult
+
+    def trial(task_id: str, attempt: int, scored: bool) -> TrialResult:
+        if scored:
+            return TrialResult(task_id=task_id, attempt=attempt, status="scored", reward=0.5)
+        return TrialResult(task_id=task_id, attempt=attempt, status="error", error=TrialError(kind="sandbox", message="x"))
+
+    trials = [trial("a", 0, True), trial("a", 1, False), trial("b", 0, True), trial("b", 1, True)]
+    assert run_failures(trials, None) == []
+    assert run_failures(trials, 0.25) == []  # 1 of 4 is not more than 25 %
+    (problem,) = run_failures(trials, 0.2)
+    assert "1/4 trials" in problem and "--max-error-rate 0.2" in problem
+    (problem,) = run_failures([*trials, trial("c", 0, False)], None)
+    assert problem == "task c has no scored trial (infrastructure errors only)"

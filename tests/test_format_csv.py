@@ -12,6 +12,7 @@ from task_builders import DATA, REPO, TASKS
 
 from terminal_agent.errors import TaskFormatError
 from terminal_agent.tasks.csv_format import read_tasks_csv, write_tasks_csv
+from terminal_agent.tasks.loading import collect_tasks
 
 
 def test_csv_round_trip_is_lossless(tmp_path):
@@ -100,3 +101,63 @@ def test_the_sample_dataset_is_well_formed():
                 imported.add((node.module or "").split(".")[0])
         assert imported <= stdlib, f"{task.task_id} tests import {imported - stdlib}"
         assert "/app" in task.test_source
+
+
+def _write_rows(path, rows):
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["task_id", "prompt", "dockerfile", "test_functions", "test_weights"])
+        writer.writerows(rows)
+    return path
+
+
+GOOD_TESTS = "def test_a():\n    pass\n\n\ndef test_b():\n    pass\n"
+
+
+def test_a_repeated_task_id_right_after_a_bad_row_is_still_an_error(tmp_path):
+    path = _write_rows(tmp_path / "t.csv", [
+        ["same", "p", "FROM a\n", GOOD_TESTS, "{not json"],  # bad row (line 2)
+        ["same", "p", "FROM a\n", GOOD_TESTS, '{"test_a": 1, "test_b": 1}'],  # repeat (line 10)
+        ["other", "p", "FROM a\n", GOOD_TESTS, '{"test_a": 1, "test_b": 1}'],
+    ])
+    for tasks, errors in (
+        (read_tasks_csv(path).tasks, read_tasks_csv(path).errors),
+        collect_tasks(path),
+    ):
+        assert [task.task_id for task in tasks] == ["other"]
+        assert [(error.location, error.field) for error in errors] == [("t.csv:2", "test_weights"), ("t.csv:10", "task_id")]
+        assert "first used on line 2" in str(errors[1])
+
+
+def test_a_byte_that_is_not_utf8_is_reported_at_its_own_line_and_other_rows_go_on(tmp_path):
+    path = _write_rows(tmp_path / "t.csv", [
+        [f"task-{n}", "p", "FROM a\n", GOOD_TESTS, '{"test_a": 1, "test_b": 1}'] for n in range(4)
+    ])
+    lines = path.read_bytes().split(b"\n")
+    # rows start on lines 2, 10, 18, 26; line 23 is inside task-2's test source
+    assert lines[17].startswith(b"task-2,") and lines[22].startswith(b"def test_b")
+    lines[22] = lines[22].replace(b"test_b", b"test_\xff")
+    path.write_bytes(b"\n".join(lines))
+    result = read_tasks_csv(path)
+    assert [task.task_id for task in result.tasks] == ["task-0", "task-1", "task-3"]
+    (error,) = result.errors
+    assert error.location == "t.csv:18"
+    assert "0xff on line 23 (column 10)" in str(error) and "UTF-8" in str(error)
+    header_bad = tmp_path / "h.csv"
+    header_bad.write_bytes(b"task_id,pr\xe9mpt\n")
+    with pytest.raises(TaskFormatError, match="0xe9 on line 1"):
+        read_tasks_csv(header_bad)
+
+
+def test_weights_that_name_only_some_tests_warn(tmp_path, caplog):
+    path = _write_rows(tmp_path / "t.csv", [
+        ["partial", "p", "FROM a\n", GOOD_TESTS, '{"test_a": 1}'],
+        ["full", "p", "FROM a\n", GOOD_TESTS, '{"test_a": 1, "test_b": 0}'],
+    ])
+    with caplog.at_level("WARNING", logger="terminal_agent.tasks.model"):
+        tasks, errors = collect_tasks(path)
+    assert errors == [] and len(tasks) == 2
+    warnings = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
+    assert len(warnings) == 1
+    assert "partial" in warnings[0] and "test_b get weight 0" in warnings[0] and "1 of 2" in warnings[0]
+    assert tasks[0].unweighted_tests == ["test_b"] and tasks[1].unweighted_tests == []

@@ -84,7 +84,7 @@ def test_unparsable_judge_replies_raise(text):
 
 def test_model_client_judge_and_registry():
     client = ScriptedModelClient(["Solid work.\nSCORE: 0.9", "no score here"])
-    judge = make_judge(JudgeConfig(), client)
+    judge = make_judge(JudgeConfig(backend="model"), client)
     assert isinstance(judge, ModelClientJudge) and "model" in JUDGE_BACKENDS
     request = JudgeRequest("do x", "turn 1: did x", "1/1 passed")
     verdict, error = run_judge(judge, request)
@@ -92,7 +92,7 @@ def test_model_client_judge_and_registry():
     assert "do x" in client.calls[0][0]["content"] and "1/1 passed" in client.calls[0][0]["content"]
     verdict, error = run_judge(judge, request)
     assert verdict is None and "SCORE" in error
-    with pytest.raises(ConfigError, match="valid: model"):
+    with pytest.raises(ConfigError, match="unknown judge backend 'nope'; valid: claude-cli, litellm, local, model, none"):
         make_judge(JudgeConfig(backend="nope"), client)
 
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from terminal_agent.tasks.loading import load_tasks
-from terminal_agent.tasks.screening import JOURNAL_FILE, ScreeningConfig, parse_band, screen_tasks, split_kept, verify_split
-from terminal_agent.tasks.validation import FINISH_REPLY, oracle_replies, validate_tasks
+from terminal_agent.task_quality.screening import JOURNAL_FILE, ScreeningConfig, parse_band, screen_tasks, split_kept, verify_split
+from terminal_agent.task_quality.validation import FINISH_REPLY, oracle_replies, validate_tasks
 
 SHIPPED = Path(__file__).resolve().parents[1] / "dataset" / "latest_verified.csv"
 

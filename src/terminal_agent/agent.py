@@ -12,6 +12,17 @@ Two behaviours beyond bookkeeping:
 * **Length correction** - a reply that hit the output limit (``finish_reason="length"`` or an
   action tag left open) without any complete action gets one corrective line in front of the
   next observation; never twice in a row.
+
+**Training mode** (``training=True``, what both trainers use) keeps the chat token-consistent:
+every turn's prompt is the previous prompt plus the reply exactly as sampled plus the new
+observation. Replies are stored verbatim (think blocks included) and compaction is off, because
+rLLM's Token mode (and our own trainer) merge a trajectory's turns by that prefix property; a
+rewritten history makes rLLM zero the response masks with only a warning. Asking for compaction in
+training mode is a :class:`~terminal_agent.errors.ConfigError`.
+
+Metadata goes where both rLLM versions keep it (:func:`~terminal_agent.compat.rllm.step_metadata`),
+and the env's final outcome reaches the last step even when the engine, not the env, ended the
+episode (:mod:`terminal_agent.episode_board`).
 """
 
 from __future__ import annotations
@@ -27,8 +38,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from terminal_agent.actions import ActionConfig, ParsedAction, parse_reply
 from terminal_agent.actions.base import cap_text
 from terminal_agent.actions.tools.todo import TodoList
-from terminal_agent.compat.rllm import Action, BaseAgent, Step, Trajectory
-from terminal_agent.errors import ToolError
+from terminal_agent import episode_board
+from terminal_agent.compat.rllm import Action, BaseAgent, Step, Trajectory, step_metadata
+from terminal_agent.errors import ConfigError, ToolError
+from terminal_agent.outcome import TurnTokens
 from terminal_agent.prompts import render_system_prompt
 
 logger = logging.getLogger(__name__)
@@ -49,6 +62,10 @@ class AgentConfig(BaseModel):
 
     system_prompt: str | None = None
     """A replacement system prompt template (may use ``${max_timeout_secs}`` etc.); None uses the packaged one."""
+    training: bool = False
+    """Token-consistent chat for trainers: replies kept verbatim, compaction off (see the module docstring)."""
+    compaction: bool | None = None
+    """Summarise the oldest turns past the threshold; None means on, except in training mode (off)."""
     compaction_threshold_tokens: int = Field(6000, ge=256)
     """Estimated chat size above which the oldest turns are summarised."""
     keep_last_turns: int = Field(4, ge=1)
@@ -161,7 +178,15 @@ class TerminalBenchAgent(BaseAgent):
             config = AgentConfig(**overrides)
         elif overrides:
             config = config.model_copy(update=overrides)
+        if config.training and config.compaction:
+            raise ConfigError(
+                "agent: compaction=true with training=true: compaction rewrites earlier turns, so a turn's prompt no "
+                "longer extends the previous one and rLLM's Token mode zeroes every response mask (the episode trains "
+                "on nothing). Set compaction=false (the default in training mode) or raise compaction_threshold_tokens "
+                "in eval only"
+            )
         self.config: AgentConfig = config
+        self.compaction_enabled = config.compaction if config.compaction is not None else not config.training
         self.count_tokens = count_tokens
         self.system_prompt = render_system_prompt(config.actions, config.system_prompt)
         self.reset()
@@ -176,9 +201,11 @@ class TerminalBenchAgent(BaseAgent):
         self._pending_observation: Any = None
         self._correction_pending = False
         self._corrected_last = False
+        self._episode_id: str | None = None
 
     @property
     def trajectory(self) -> Trajectory:
+        self._absorb_final_outcome()
         return self._trajectory
 
     @property
@@ -197,7 +224,9 @@ class TerminalBenchAgent(BaseAgent):
         if self._task is None:
             self._task = task_text(observation)
             self._pending_observation = observation
-            self._trajectory.task = self._task
+            if self._trajectory.task is None:  # rLLM's workflows set the task dict; keep theirs
+                self._trajectory.task = self._task
+            self._episode_id = (info or {}).get("episode_id")
             return
         text = observation if isinstance(observation, str) else str(observation)
         if self._correction_pending:
@@ -211,7 +240,9 @@ class TerminalBenchAgent(BaseAgent):
             step = self._trajectory.steps[-1]
             step.reward = reward
             step.done = done
-            step.info.update(info or {})
+            step_metadata(step).update(info or {})
+        if done:
+            episode_board.take(self._episode_id)  # the step info above already holds the final outcome
         self._compact_if_needed()
 
     def update_from_model(self, response: str, **kwargs: Any) -> Action:
@@ -223,20 +254,45 @@ class TerminalBenchAgent(BaseAgent):
             self._corrected_last = True
         elif not (hit_limit and not parsed.actions):
             self._corrected_last = False
-        self._turns.append(Turn(reply=parsed.text, actions=parsed.actions))
+        # Training keeps the reply exactly as sampled so the next prompt extends this one token for token.
+        kept = response if self.config.training else parsed.text
+        self._turns.append(Turn(reply=kept, actions=parsed.actions))
         step = Step(
             chat_completions=self.chat_completions,
             observation=self._pending_observation,
             thought=parsed.thought,
             action=parsed.text,
             model_response=response,
-            info={"truncated_reply": hit_limit} if hit_limit else {},
         )
+        if hit_limit:
+            step_metadata(step)["truncated_reply"] = True
         self._trajectory.steps.append(step)
         return Action(action=parsed.text)
 
+    def record_tokens(self, tokens: TurnTokens) -> None:
+        """Put the exact token ids (and logprobs) of the latest model call on the latest step."""
+        if not self._trajectory.steps:
+            raise RuntimeError("record_tokens() before update_from_model()")
+        step = self._trajectory.steps[-1]
+        step.prompt_ids = list(tokens.prompt_ids)
+        step.response_ids = list(tokens.completion_ids)
+        step.logprobs = list(tokens.logprobs) if tokens.logprobs is not None else []
+        step_metadata(step)["finish_reason"] = tokens.finish_reason
+
     def get_current_state(self) -> Step | None:
+        self._absorb_final_outcome()
         return self._trajectory.steps[-1] if self._trajectory.steps else None
+
+    def _absorb_final_outcome(self) -> None:
+        """Merge the env's final outcome (published when the engine cut the episode) into the last step."""
+        final = episode_board.take(self._episode_id) if self._episode_id else None
+        if final is None:
+            return
+        if self._trajectory.steps:
+            step = self._trajectory.steps[-1]
+            step_metadata(step).update(final)
+            step.done = True
+        step_metadata(self._trajectory).update(final)
 
     # --- compaction -----------------------------------------------------------------------------
     def estimate_tokens(self, messages: list[dict[str, str]] | None = None) -> int:
@@ -251,6 +307,8 @@ class TerminalBenchAgent(BaseAgent):
         return self._compacted
 
     def _compact_if_needed(self) -> None:
+        if not self.compaction_enabled:
+            return
         threshold = self.config.compaction_threshold_tokens
         if self.estimate_tokens() <= threshold:
             return

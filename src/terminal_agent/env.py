@@ -1,9 +1,15 @@
 """DockerIsolatedEnv: one terminal task in its own container, as an rLLM ``BaseEnv``.
 
-Lifecycle (rLLM's engines call it in two shapes; both work):
+Lifecycle (rLLM's engines call it in several shapes; all work):
 
-* ``reset()`` starts a fresh container (releasing any previous one: ``MultiTurnWorkflow`` calls
-  reset twice and never ``close()``) and returns ``({"instruction": ..., "task_id": ...}, info)``;
+* construction: ``DockerIsolatedEnv(task, config)``, ``DockerIsolatedEnv.from_dict({**extra_info,
+  **env_args})`` (rLLM v0.2.1), or ``DockerIsolatedEnv(**env_args)`` with no task at all (rLLM HEAD's
+  workflows build one env per pooled workflow and hand it a task per episode);
+* ``reset(task=None | dict | Task)`` starts a fresh container for the given (or the current) task,
+  releasing any previous one, and returns ``({"instruction": ..., "task_id": ...}, info)``. It is
+  idempotent per task: a second reset of the same task before any step returns the same episode
+  (``MultiTurnWorkflow`` resets twice and never calls ``close()``); a new task releases the old
+  container and image;
 * ``step(action)`` takes an rLLM ``Action`` or its payload (the model's reply text), runs the
   reply's actions in the container and returns ``(observation, reward, done, info)``;
 * the episode ends on ``finish``, after ``max_consecutive_error_turns`` replies in a row with no
@@ -13,7 +19,9 @@ Lifecycle (rLLM's engines call it in two shapes; both work):
 * ``compute_final_reward()`` grades an episode that the engine cut (max steps or tokens).
 
 A sample that could not be scored (grader or sandbox failure) returns reward 0.0 with
-``info["scored"] = False`` and ``info["error_kind"]`` so that trainers mask it.
+``info["scored"] = False`` and ``info["error_kind"]`` so that trainers mask it. Every ending is
+also kept as a typed :class:`~terminal_agent.outcome.EpisodeOutcome` (``env.outcome``) and published
+for the agent (:mod:`terminal_agent.episode_board`), so a cut episode's last step carries its grade.
 """
 
 from __future__ import annotations
@@ -26,14 +34,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from terminal_agent import episode_board
 from terminal_agent.actions import ActionConfig, ToolContext, run_turn
 from terminal_agent.compat.rllm import BaseEnv, action_payload
-from terminal_agent.errors import SandboxError, error_kind
+from terminal_agent.errors import ConfigError, SandboxError, error_kind
+from terminal_agent.outcome import EpisodeOutcome, Termination
 from terminal_agent.rewards.grading import DetailedGradeResult, Grader, GradingConfig
-from terminal_agent.rewards.judge import Judge, JudgeConfig, JudgeRequest, make_judge, run_judge
-from terminal_agent.rewards.reward import RewardConfig, combine_reward
+from terminal_agent.rewards.episode_judging import judge_and_combine
+from terminal_agent.rewards.judge import Judge, JudgeConfig, JudgeRequest
+from terminal_agent.rewards.reward import RewardConfig
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.tasks.model import Task
+from terminal_agent.tasks.parquet_rows import FLAT_TASK_KEYS, task_from_flat_dict
 
 logger = logging.getLogger(__name__)
 
@@ -56,10 +68,15 @@ class EnvConfig(BaseModel):
     reward: RewardConfig = Field(default_factory=RewardConfig)
     """Test/judge weights and the judge failure policy."""
     judge: JudgeConfig = Field(default_factory=JudgeConfig)
-    """Judge backend settings (used only when ``reward.judge_weight > 0``)."""
+    """Judge backend settings and hot-switch control file (asked only when the judge weight is above 0)."""
     run_id: str | None = None
     """Label of the containers (cleanup scope); defaults to one per process."""
 
+
+SHORTCUT_KEYS = ("test_weight", "judge_weight", "reward_weights", "judge_failure_policy", "env_config")
+"""Flat rLLM ``env_args`` shortcuts that :func:`env_config_from_args` understands besides ``ENV_ARG_KEYS``."""
+ROW_BOOKKEEPING_KEYS = ("index", "uid", "split", "data_source", "ability", "task_format")
+"""Keys rLLM/verl add to a row's ``extra_info`` that mean nothing to the env."""
 
 ENV_ARG_KEYS = {
     "max_steps": "max_steps",
@@ -105,34 +122,53 @@ class DockerIsolatedEnv(BaseEnv):
 
     def __init__(
         self,
-        task: Task,
+        task: Task | dict[str, Any] | None = None,
         config: EnvConfig | None = None,
         *,
         judge: Judge | None = None,
         judge_client: Any = None,
         pool: Any = None,
         grader: Grader | None = None,
+        **env_args: Any,
     ) -> None:
-        self.task = task
-        self.config = config or EnvConfig()
+        """``env_args`` are the flat keys ``from_dict`` accepts (``max_steps``, ``run_id``, ``sandbox``, ...,
+        and a flat task's fields); an unknown key is a :class:`ConfigError` naming it."""
+        unknown = sorted(set(env_args) - set(ENV_ARG_KEYS) - set(SHORTCUT_KEYS) - FLAT_TASK_KEYS - set(ROW_BOOKKEEPING_KEYS))
+        if unknown:
+            valid = ", ".join(sorted(set(ENV_ARG_KEYS) | set(SHORTCUT_KEYS)))
+            raise ConfigError(f"DockerIsolatedEnv: unknown argument(s) {', '.join(unknown)}; env keys: {valid}")
+        if env_args and config is not None and set(env_args) - FLAT_TASK_KEYS - set(ROW_BOOKKEEPING_KEYS):
+            raise ConfigError("DockerIsolatedEnv: give either config= or flat env arguments, not both")
+        if task is None and "instruction" in env_args:
+            task = env_args  # a flat task row passed as keywords, as from_dict would get it
+        self.task: Task | None = self._as_task(task) if task is not None else None
+        self.config = config or env_config_from_args(env_args)
         self.pool = pool
         self.grader = grader or (_SHARED_GRADER if self.config.grading == GradingConfig() else Grader(self.config.grading))
         self.judge = judge
-        if self.judge is None and self.config.reward.judge_enabled and judge_client is not None:
-            self.judge = make_judge(self.config.judge, judge_client)
+        self.judge_client = judge_client
         self._image: str | None = None
         self._sandbox: Any = None
         self._ctx: ToolContext | None = None
         self._lock = threading.RLock()
         self._reset_state()
+        self._fresh_reset: tuple[dict, dict] | None = None
+        self.outcome: EpisodeOutcome | None = None
+        """How the last episode ended (None until it has)."""
 
     # --- rLLM construction --------------------------------------------------------------------
     @staticmethod
     def from_dict(info: dict) -> "DockerIsolatedEnv":
         """Build from ``{**extra_info, **env_args}`` (a parquet row of ``tasks.parquet_rows``)."""
-        from terminal_agent.tasks.parquet_rows import task_from_flat_dict
-
         return DockerIsolatedEnv(task_from_flat_dict(info), env_config_from_args(info))
+
+    @staticmethod
+    def _as_task(task: Any) -> Task:
+        if isinstance(task, Task):
+            return task
+        if isinstance(task, (dict, str)):
+            return task_from_flat_dict(task)
+        raise ConfigError(f"DockerIsolatedEnv: a task must be a Task or a flat task dict, not {type(task).__name__}")
 
     @staticmethod
     def is_multithread_safe() -> bool:
@@ -151,10 +187,22 @@ class DockerIsolatedEnv(BaseEnv):
         self.started_at = time.monotonic()
         self.env_time_s = 0.0
 
-    def reset(self) -> tuple[dict, dict]:
+    def reset(self, task: Task | dict[str, Any] | None = None, **kwargs: Any) -> tuple[dict, dict]:
+        """Start an episode of ``task`` (default: the current task). See the module docstring."""
         with self._lock:
+            if task is not None:
+                new_task = self._as_task(task)
+                if new_task != self.task:
+                    self._release()
+                    self.task, self._image, self._fresh_reset = new_task, None, None
+                elif self._fresh_reset is not None and self._sandbox is not None and self.steps == 0 and not self.done:
+                    return self._fresh_reset  # the same task reset twice before a step: one episode, one container
+            if self.task is None:
+                raise ConfigError("DockerIsolatedEnv.reset(): no task; pass reset(task=...) or build the env with one")
             self._release()
             self._reset_state()
+            self._fresh_reset = None
+            self.outcome = None
             started = time.monotonic()
             if self._image is None:
                 from terminal_agent.sandbox.backends import resolve_task_image
@@ -175,6 +223,7 @@ class DockerIsolatedEnv(BaseEnv):
                 "reset_s": time.monotonic() - started,
                 "max_steps": self.config.max_steps,
             }
+            self._fresh_reset = (observation, info)
             return observation, info
 
     def _start_sandbox(self, image: str) -> Any:
@@ -195,6 +244,7 @@ class DockerIsolatedEnv(BaseEnv):
                 raise RuntimeError("step() before reset()")
             payload = action_payload(action)
             reply = payload if isinstance(payload, str) else ("" if payload is None else str(payload))
+            self._fresh_reset = None
             self.steps += 1
             started = time.monotonic()
             info: dict[str, Any] = {"task_id": self.task.task_id, "step": self.steps}
@@ -214,39 +264,46 @@ class DockerIsolatedEnv(BaseEnv):
                 }
             )
             self.consecutive_error_turns = self.consecutive_error_turns + 1 if turn.only_errors else 0
-            termination = None
+            termination: Termination | None = None
             if turn.finished:
-                termination = "finished"
+                termination = Termination.FINISHED
                 info["finish_message"] = turn.finish_message
             elif self.consecutive_error_turns >= self._ctx.config.max_consecutive_error_turns:
-                termination = "format_errors"
+                termination = Termination.FORMAT_ERRORS
             elif self.steps >= self.config.max_steps:
-                termination = "max_steps"
+                termination = Termination.MAX_STEPS
             elif time.monotonic() - self.started_at > self.task.limits.agent_timeout_s:
-                termination = "agent_timeout"
+                termination = Termination.AGENT_TIMEOUT
             if termination is None:
                 return turn.observation, 0.0, False, info
             reward, final = self._grade_and_release(termination)
             info.update(final)
             return turn.observation, reward, True, info
 
-    def compute_final_reward(self) -> float:
-        """Grade now if the episode was cut before done (rLLM calls this after max steps)."""
+    def compute_final_reward(self, termination: Termination | str = Termination.TRUNCATED) -> float:
+        """Grade now if the episode was cut before done (rLLM calls this after max steps).
+
+        The returned float is all rLLM v0.2.1 keeps; the whole outcome (grade, ``scored``,
+        termination, error kind) is in ``final_info``/``outcome`` and reaches the agent's last step
+        through :mod:`terminal_agent.episode_board`. ``termination`` says who cut the episode.
+        """
         with self._lock:
             if self.final_reward is not None or self.final_info is not None:
                 return float(self.final_reward or 0.0)
             if self._sandbox is None:  # never started (or reset failed): nothing to grade, not the model's fault
                 self.final_reward = 0.0
-                self.final_info = {
-                    "termination": "not_started",
-                    "scored": False,
-                    "error_kind": "sandbox",
-                    "error": "compute_final_reward() before a successful reset(): no episode to grade",
-                    "reward": None,
-                    "steps": self.steps,
-                }
+                self._record_final(
+                    {
+                        "termination": Termination.NOT_STARTED.value,
+                        "scored": False,
+                        "error_kind": "sandbox",
+                        "error": "compute_final_reward() before a successful reset(): no episode to grade",
+                        "reward": None,
+                        "steps": self.steps,
+                    }
+                )
                 return 0.0
-            reward, _ = self._grade_and_release("truncated")
+            reward, _ = self._grade_and_release(Termination.parse(termination))
             return reward
 
     def close(self) -> None:
@@ -265,40 +322,36 @@ class DockerIsolatedEnv(BaseEnv):
 
     def _finish_unscored(self, exc: BaseException, info: dict[str, Any]) -> tuple[Any, float, bool, dict]:
         logger.warning("task %s: episode ended by %s: %s", self.task.task_id, type(exc).__name__, exc)
+        kind = error_kind(exc)
+        termination = Termination.for_error_kind(kind)
         final = {
-            "termination": "sandbox_error",
+            "termination": termination.value,
             "scored": False,
-            "error_kind": error_kind(exc),
+            "error_kind": kind,
             "error": f"{type(exc).__name__}: {exc}",
             "reward": None,
             "steps": self.steps,
         }
         self.done = True
-        self.termination = "sandbox_error"
+        self.termination = termination.value
         self.final_reward = 0.0
-        self.final_info = final
+        self._record_final(final)
         self._release()
         info.update(final)
         return "", 0.0, True, info
 
-    def _grade_and_release(self, termination: str) -> tuple[float, dict[str, Any]]:
+    def _grade_and_release(self, termination: Termination) -> tuple[float, dict[str, Any]]:
         self.done = True
-        self.termination = termination
+        self.termination = termination.value
         grade: DetailedGradeResult = self.grader.grade(self._sandbox, self.task)
-        judge_score = judge_error = None
-        judge_info: dict[str, Any] = {}
-        if self.config.reward.judge_enabled and grade.scored and not grade.tamper_signals:
-            if self.judge is None:
-                judge_error = "the judge is enabled but no judge or judge client was given"
-            else:
-                verdict, judge_error = run_judge(self.judge, self._judge_request(grade))
-                if verdict is not None:
-                    judge_score = verdict.score
-                    judge_info = {"judge_backend": verdict.backend, "judge_reasoning": verdict.reasoning}
-        outcome = combine_reward(grade, self.config.reward, judge_score, judge_error)
+        outcome, judge_info = judge_and_combine(
+            grade, self.config.reward, self.config.judge, lambda: self._judge_request(grade),
+            judge=self.judge, judge_client=self.judge_client,
+        )
+        judge_error = judge_info.get("judge_error")
         self._release()
         final: dict[str, Any] = {
-            "termination": termination,
+            "termination": termination.value,
             "steps": self.steps,
             "grade": grade.to_info(),
             "grading_s": grade.duration_s,
@@ -306,16 +359,33 @@ class DockerIsolatedEnv(BaseEnv):
             **outcome.to_info(),
             **judge_info,
         }
-        if judge_error:
-            final["judge_error"] = judge_error
         if not outcome.scored:
             final["error_kind"] = grade.error_kind or ("judge" if judge_error else "grading")
             final["error"] = grade.error or judge_error
         elif grade.tamper_signals:
             final["tamper"] = True
         self.final_reward = float(outcome.reward) if outcome.reward is not None else 0.0
-        self.final_info = final
+        self._record_final(final, grade)
         return self.final_reward, final
+
+    def _record_final(self, final: dict[str, Any], grade: DetailedGradeResult | None = None) -> None:
+        """Keep the episode's ending as info, as a typed outcome, and on the board for the agent."""
+        self.final_info = final
+        self.outcome = EpisodeOutcome(
+            task_id=self.task.task_id if self.task is not None else "?",
+            termination=Termination.parse(final["termination"]),
+            scored=bool(final.get("scored")),
+            reward=final.get("reward") if final.get("scored") else None,
+            test_score=grade.score if grade is not None and grade.scored else None,
+            error_kind=final.get("error_kind"),
+            error=final.get("error"),
+            tampered=bool(final.get("tamper")),
+            turns=self.steps,
+            grade=final.get("grade"),
+            info=dict(final),
+        )
+        final["episode_id"] = self.episode_id
+        episode_board.publish(self.episode_id, final)
 
     def _judge_request(self, grade: DetailedGradeResult) -> JudgeRequest:
         lines = []

@@ -24,6 +24,13 @@ class ConfigError(TerminalAgentError, ValueError):
     """A configuration or preset is invalid; the message names the exact key."""
 
 
+class TrainingSetupError(TerminalAgentError):
+    """This machine cannot validate or run the requested training (a package, a schema, GPUs, Ray missing).
+
+    The message says what to install or change; nothing was launched.
+    """
+
+
 class TaskFormatError(TerminalAgentError, ValueError):
     """A task (CSV row, task directory, parquet row) is malformed.
 
@@ -116,6 +123,10 @@ class JudgeError(InfrastructureError):
     """The LLM judge failed or replied with something unparsable; the judge part is not scored."""
 
     kind = "judge"
+
+
+class JudgeUnavailableError(JudgeError):
+    """The judge backend cannot run here at all (CLI not installed, no model named); retrying cannot help."""
 
 
 def error_kind(exc: BaseException) -> str:

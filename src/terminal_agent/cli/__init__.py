@@ -15,8 +15,10 @@ from terminal_agent.cli import (
     cleanup_commands,
     eval_commands,
     image_commands,
+    judge_commands,
     sandbox_commands,
     task_commands,
+    task_generate_commands,  # noqa: F401 - registers `tasks generate`
     task_quality_commands,  # noqa: F401 - registers `tasks validate` and `tasks screen`
 )
 from terminal_agent.errors import TerminalAgentError
@@ -31,6 +33,7 @@ app.add_typer(task_commands.app, name="tasks", help="Convert, validate and scree
 app.add_typer(image_commands.app, name="images", help="Build the offline base image and task images.")
 app.add_typer(sandbox_commands.app, name="sandbox", help="Open a shell in a task's sandbox.")
 app.add_typer(eval_commands.app, name="eval", help="Run the agent on tasks and report pass rates.")
+app.add_typer(judge_commands.app, name="judge", help="Switch the judge of a running job; benchmark judges.")
 app.command("cleanup", help="Remove our leaked containers, networks and volumes.")(cleanup_commands.cleanup)
 
 

@@ -101,8 +101,16 @@ def run(
     limit: int = typer.Option(None, "--limit", help="Only the first N tasks."),
     output_dir: Path = typer.Option(None, "--output-dir", "-o", help="Where results go (default: runs/eval-RUN_ID)."),
     plot: bool = typer.Option(True, "--plot/--no-plot", help="Write rewards.png."),
+    max_error_rate: float = typer.Option(
+        None, "--max-error-rate", min=0.0, max=1.0,
+        help="Exit 1 when more than this share of trials were infrastructure errors (default: no limit).",
+    ),
 ) -> None:
-    """Evaluate a model on tasks: results.json, transcripts/, report.md and rewards.png."""
+    """Evaluate a model on tasks: results.json, transcripts/, report.md and rewards.png.
+
+    Exits 1 when a task has no scored trial (every attempt was an infrastructure error) or when
+    the share of errors exceeds ``--max-error-rate``; the results are written either way.
+    """
     from terminal_agent.models.factory import build_model_client, config_from_spec
     from terminal_agent.rollout.runner import RolloutConfig, RolloutRunner
     from terminal_agent.tasks.loading import load_tasks
@@ -123,10 +131,29 @@ def run(
     )
     output_dir = output_dir or Path("runs") / f"eval-{config.run_id}"
     config.output_dir = output_dir
-    runner = RolloutRunner(client, config)
+    # a script is replayed from its first reply in every trial (one list shared by all trials would run dry)
+    per_trial = (lambda spec: build_model_client(model_config)) if model_config.type == "scripted" else None
+    runner = RolloutRunner(client, config, model_for_trial=per_trial)
     results = run_with_progress(runner, tasks, description=f"eval {client.name}", tasks_file=str(tasks_path))
     _write_reports(results, output_dir, plot=plot)
     _print_summary(results, output_dir)
+    failures = run_failures(results.trials, max_error_rate)
+    for failure in failures:
+        console.print(f"[red]failed[/red]: {escape(failure)}", highlight=False)
+    if failures:
+        raise typer.Exit(1)
+
+
+def run_failures(trials, max_error_rate: float | None) -> list[str]:  # noqa: ANN001 - TrialResult records
+    """Why a finished evaluation must exit non-zero: tasks without a scored trial, too many errors."""
+    scored: dict[str, int] = {}
+    for trial in trials:
+        scored[trial.task_id] = scored.get(trial.task_id, 0) + int(trial.scored)
+    problems = [f"task {task_id} has no scored trial (infrastructure errors only)" for task_id, n in scored.items() if n == 0]
+    errors = sum(1 for trial in trials if not trial.scored)
+    if max_error_rate is not None and trials and errors / len(trials) > max_error_rate:
+        problems.append(f"{errors}/{len(trials)} trials were infrastructure errors, more than --max-error-rate {max_error_rate:g}")
+    return problems
 
 
 @app.command("report")

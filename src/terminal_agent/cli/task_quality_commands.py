@@ -37,7 +37,7 @@ def validate(
     Exits 1 when any task is invalid or could not be checked.
     """
     from terminal_agent.tasks.loading import load_tasks
-    from terminal_agent.tasks.validation import validate_tasks, validation_manifest, write_manifest
+    from terminal_agent.task_quality.validation import validate_tasks, validation_manifest, write_manifest
 
     tasks = load_tasks(tasks_path)
     if task_ids:
@@ -94,7 +94,7 @@ def screen(
     """
     from terminal_agent.models.factory import build_model_client, config_from_spec
     from terminal_agent.tasks.loading import load_tasks
-    from terminal_agent.tasks.screening import ScreeningConfig, parse_band, screen_tasks
+    from terminal_agent.task_quality.screening import ScreeningConfig, parse_band, screen_tasks
 
     low, high = parse_band(band)
     if not 0 <= low <= high:

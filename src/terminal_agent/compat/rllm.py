@@ -3,21 +3,54 @@
 rLLM is not on the package registry, so the library must work without it. The local classes
 have the same names, fields and method signatures as rLLM v0.2.1 (and HEAD, where
 BaseAgent/BaseEnv did not change), so code written against them runs under rLLM unchanged.
+
+The twins are used only when no ``rllm`` package is installed at all. An installed rllm whose
+import fails (a missing transitive package, a broken wheel) raises :class:`RLLMImportError`
+naming the cause: silently training against the twins would hide that rLLM never saw our classes.
+
+Differences between the two rLLM versions that matter here:
+
+* v0.2.1's ``Step`` is a dataclass with an ``info`` field; HEAD's is a pydantic model whose
+  ``info`` is only a property over ``metadata`` (``Step(info=...)`` is silently dropped). Build
+  steps without ``info=`` and write metadata through :func:`step_metadata`, which works on both.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import uuid
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import Any
 
-try:  # pragma: no cover - exercised only where rllm is installed
-    from rllm.agents.agent import Action, BaseAgent, Step, Trajectory  # type: ignore[import-not-found]
-    from rllm.environments.base.base_env import BaseEnv  # type: ignore[import-not-found]
+from terminal_agent.errors import TerminalAgentError
 
+
+class RLLMImportError(TerminalAgentError, ImportError):
+    """rllm is installed but cannot be imported; the message names the failing import."""
+
+
+def _rllm_installed() -> bool:
+    try:
+        return importlib.util.find_spec("rllm") is not None
+    except (ImportError, ValueError):  # a broken parent package or a bogus __spec__: treat as installed-but-broken
+        return True
+
+
+RLLM_INSTALLED = _rllm_installed()
+"""An ``rllm`` package is on the path (whether or not it imports)."""
+
+if RLLM_INSTALLED:  # pragma: no cover - exercised in the rLLM conformance venvs
+    try:
+        from rllm.agents.agent import Action, BaseAgent, Step, Trajectory  # type: ignore[import-not-found]
+        from rllm.environments.base.base_env import BaseEnv  # type: ignore[import-not-found]
+    except ImportError as exc:
+        raise RLLMImportError(
+            f"rllm is installed but its import failed ({type(exc).__name__}: {exc}); install what it names "
+            "(see docs/training.md), or uninstall rllm to use terminal-agent's local base classes"
+        ) from exc
     RLLM_AVAILABLE = True
-except ImportError:
+else:
     RLLM_AVAILABLE = False
 
     @dataclass
@@ -132,9 +165,43 @@ except ImportError:
             return True
 
 
+def step_metadata(step: Any) -> dict:
+    """The mutable metadata dict of ``step`` on every rLLM version (v0.2.1 ``info``, HEAD ``metadata``)."""
+    info = getattr(step, "info", None)
+    if isinstance(info, dict):
+        return info
+    # HEAD's property auto-creates metadata; a twin or a foreign step without it gets a fresh dict
+    step.info = {}
+    return step.info
+
+
+def rllm_version() -> str | None:
+    """The installed rllm distribution's version, None without rllm."""
+    if not RLLM_AVAILABLE:
+        return None
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version("rllm")
+    except importlib.metadata.PackageNotFoundError:  # importable from a source tree without metadata
+        return "unknown"
+
+
 def action_payload(action: Any) -> Any:
     """The payload of an rLLM ``Action`` or the payload itself (engines pass either)."""
     return action.action if isinstance(action, Action) else action
 
 
-__all__ = ["RLLM_AVAILABLE", "Action", "BaseAgent", "BaseEnv", "Step", "Trajectory", "action_payload"]
+__all__ = [
+    "RLLM_AVAILABLE",
+    "RLLM_INSTALLED",
+    "Action",
+    "BaseAgent",
+    "BaseEnv",
+    "RLLMImportError",
+    "Step",
+    "Trajectory",
+    "action_payload",
+    "rllm_version",
+    "step_metadata",
+]

@@ -26,7 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from terminal_agent.errors import ConfigError, ModelProviderError
 from terminal_agent.interfaces import ModelResponse
-from terminal_agent.models.base import first_closed_tag_end
+from terminal_agent.models.completion_stops import StopRule, cut_completion
+from terminal_agent.models.token_logprobs import model_device, sampling_log_softmax
 
 logger = logging.getLogger(__name__)
 
@@ -167,27 +168,68 @@ class EmbeddedModelClient:
     """:class:`~terminal_agent.interfaces.ModelClient` running SmolLM2-135M-Instruct in this process.
 
     Sampling keywords per call: ``temperature``, ``top_p``, ``max_tokens`` (or ``max_new_tokens``),
-    ``stop`` (strings; the reply is cut before the first one, as OpenAI does) and ``seed``.
+    ``stop`` (strings; the reply ends before the first one) and ``seed``.
+
+    Token in, token out: every reply carries ``prompt_ids`` (the rendered chat exactly as the model
+    saw it), ``completion_ids`` and ``logprobs``.
+
+    - ``completion_ids`` are the sampled ids, cut on a token boundary at the first stop condition so
+      that ``tokenizer.decode(completion_ids, skip_special_tokens=True) == text``: a closed action
+      tag keeps the token completing ``</tag>``, a stop string drops the tokens from the one it
+      starts in, an EOS id is kept (see :mod:`terminal_agent.models.completion_stops`).
+      Generation stops at the step that meets the condition, so nothing sampled after the cut
+      is hidden except, for a stop string, the tokens holding it.
+    - ``logprobs[i]`` is ``log_softmax(logits / temperature)[completion_ids[i]]`` (float32), with
+      temperature 1 for greedy decoding. ``top_p`` is *not* folded in: it truncates the
+      distribution tokens are drawn from, while the reported values are those of the full
+      temperature-scaled distribution, which is what a trainer's forward pass recomputes
+      (:func:`terminal_agent.models.token_logprobs.compute_token_logprobs`) and what verl's actor
+      computes. No top-k is applied when sampling (HF's default of 50 is switched off).
+
+    ``model`` / ``tokenizer`` inject an already-loaded (e.g. peft/LoRA-wrapped) policy so sampling
+    uses the current weights; the model is put in eval mode while generating (LoRA dropout off)
+    and its previous mode restored. It runs on the model's device.
     """
 
     is_thread_safe = False
     """Calls are serialized on one lock; runners need not add their own."""
 
-    def __init__(self, config: EmbeddedModelConfig | None = None):
+    def __init__(
+        self,
+        config: EmbeddedModelConfig | None = None,
+        *,
+        model: Any | None = None,
+        tokenizer: Any | None = None,
+    ):
         self.config = config or EmbeddedModelConfig()
-        self.model_dir = self.config.model_dir or ensure_embedded_model_cached()
         self.name = f"embedded/{EMBEDDED_MODEL_NAME}"
-        self._model, self._tokenizer = _load(Path(self.model_dir))
+        if model is not None:
+            self.model_dir = self.config.model_dir
+            if tokenizer is None:
+                from transformers import AutoTokenizer
+
+                tokenizer = AutoTokenizer.from_pretrained(self.model_dir or ensure_embedded_model_cached())
+            self._model, self._tokenizer = model, tokenizer
+        else:
+            self.model_dir = self.config.model_dir or ensure_embedded_model_cached()
+            self._model, loaded_tokenizer = _load(Path(self.model_dir))
+            self._tokenizer = tokenizer or loaded_tokenizer
         self.num_threads = self.config.num_threads or max(1, (os.cpu_count() or 2) // 2)
+
+    @property
+    def model(self) -> Any:
+        """The model sampled from."""
+        return self._model
+
+    @property
+    def tokenizer(self) -> Any:
+        return self._tokenizer
 
     def count_tokens(self, messages: list[dict[str, str]]) -> int:
         return len(self._encode(messages))
 
     def _encode(self, messages: list[dict[str, str]]) -> list[int]:
-        encoded = self._tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
-        if hasattr(encoded, "keys") and "input_ids" in encoded:
-            encoded = encoded["input_ids"]
-        return list(encoded)
+        return encode_chat(self._tokenizer, messages)
 
     def complete(self, messages: list[dict[str, str]], **sampling: Any) -> ModelResponse:
         import torch
@@ -199,15 +241,13 @@ class EmbeddedModelClient:
         temperature = float(sampling.get("temperature", self.config.temperature) or 0.0)
         top_p = float(sampling.get("top_p", self.config.top_p) or 1.0)
         max_new = int(sampling.get("max_tokens") or sampling.get("max_new_tokens") or self.config.max_new_tokens)
-        stop = sampling.get("stop") or []
-        stop = [stop] if isinstance(stop, str) else list(stop)
+        rule = StopRule.build(self.config.stop_after_action, self.config.action_tags, sampling.get("stop"))
         tokenizer = self._tokenizer
         try:
             prompt_ids = self._encode(messages)
         except Exception as exc:  # noqa: BLE001 - a template failure is the caller's malformed chat
             raise ModelProviderError(f"embedded model could not render the chat: {exc}") from exc
         prompt_len = len(prompt_ids)
-        config = self.config
 
         class _StopOnText(StoppingCriteria):
             """Stops once the reply holds a closed action tag or a stop string."""
@@ -216,55 +256,81 @@ class EmbeddedModelClient:
                 self.hit = False
 
             def __call__(self, input_ids, scores, **kwargs):  # type: ignore[no-untyped-def]
-                text = tokenizer.decode(input_ids[0, prompt_len:], skip_special_tokens=True)
-                if config.stop_after_action and first_closed_tag_end(text, config.action_tags) is not None:
-                    self.hit = True
-                elif stop and any(s in text for s in stop):
-                    self.hit = True
+                self.hit = self.hit or rule.is_hit(tokenizer.decode(input_ids[0, prompt_len:], skip_special_tokens=True))
                 return torch.full((input_ids.shape[0],), self.hit, dtype=torch.bool, device=input_ids.device)
 
-        criterion = _StopOnText()
         generate_kwargs: dict[str, Any] = {
             "max_new_tokens": max_new,
-            "stopping_criteria": StoppingCriteriaList([criterion]),
+            "stopping_criteria": StoppingCriteriaList([_StopOnText()]),
             "pad_token_id": tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id,
+            "return_dict_in_generate": True,
+            "output_logits": True,
         }
         if temperature > 0:
-            generate_kwargs.update(do_sample=True, temperature=temperature, top_p=top_p)
+            generate_kwargs.update(do_sample=True, temperature=temperature, top_p=top_p, top_k=0)
         else:
             generate_kwargs.update(do_sample=False, temperature=None, top_p=None, top_k=None)
         started = time.monotonic()
         with _GENERATE_LOCK:
             if "seed" in sampling and sampling["seed"] is not None:
                 torch.manual_seed(int(sampling["seed"]))
-            input_ids = torch.tensor([prompt_ids], dtype=torch.long)
+            device = model_device(self._model)
+            input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
             threads_before = torch.get_num_threads()
             torch.set_num_threads(self.num_threads)  # process-wide in torch, so restored below
+            was_training = self._model.training
+            self._model.eval()
             try:
                 with torch.inference_mode():
                     output = self._model.generate(
-                        input_ids, attention_mask=torch.ones_like(input_ids), **generate_kwargs
+                        input_ids=input_ids, attention_mask=torch.ones_like(input_ids), **generate_kwargs
                     )
+                    new_ids = output.sequences[0, prompt_len:].tolist()
+                    steps = torch.stack([step[0] for step in output.logits[: len(new_ids)]])
+                    chosen = torch.tensor(new_ids, dtype=torch.long, device=steps.device)
+                    logprobs = sampling_log_softmax(steps, temperature).gather(-1, chosen[:, None])[:, 0].tolist()
             except RuntimeError as exc:  # out of memory, bad shapes: the model failed, not the agent
                 raise ModelProviderError(f"embedded model generation failed: {exc}") from exc
             finally:
+                self._model.train(was_training)
                 torch.set_num_threads(threads_before)
         latency = time.monotonic() - started
-        new_ids = output[0, prompt_len:].tolist()
-        text = tokenizer.decode(new_ids, skip_special_tokens=True)
-        end = first_closed_tag_end(text, config.action_tags) if config.stop_after_action else None
-        if end is None and stop:
-            cuts = [text.find(s) for s in stop if s in text]
-            end = min(cuts) if cuts else None
-        finish_reason = "stop"
-        if end is not None:
-            text = text[:end]
-        elif len(new_ids) >= max_new and (not new_ids or new_ids[-1] != tokenizer.eos_token_id):
-            finish_reason = "length"  # cut by the token cap, not by an action, a stop string or EOS
-        return ModelResponse(
-            text=text,
-            finish_reason=finish_reason,
-            prompt_tokens=prompt_len,
-            completion_tokens=len(new_ids),
-            latency_s=latency,
+        cut = cut_completion(
+            new_ids,
+            lambda ids: tokenizer.decode(list(ids), skip_special_tokens=True),
+            rule,
+            eos_token_ids(self._model, tokenizer),
+            max_new,
         )
+        return ModelResponse(
+            text=cut.text,
+            finish_reason=cut.finish_reason,
+            prompt_tokens=prompt_len,
+            completion_tokens=cut.kept,
+            latency_s=latency,
+            prompt_ids=list(prompt_ids),
+            completion_ids=new_ids[: cut.kept],
+            logprobs=logprobs[: cut.kept],
+        )
+
+
+def encode_chat(tokenizer: Any, messages: list[dict[str, str]]) -> list[int]:
+    """Token ids of ``messages`` rendered with the chat template and the assistant's generation prompt."""
+    encoded = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+    if hasattr(encoded, "keys") and "input_ids" in encoded:
+        encoded = encoded["input_ids"]
+    return list(encoded)
+
+
+def eos_token_ids(model: Any, tokenizer: Any) -> set[int]:
+    """Every id that ends a reply: the generation config's ``eos_token_id`` (an int or a list) and the tokenizer's."""
+    ids: set[int] = set()
+    generation_config = getattr(model, "generation_config", None)
+    configured = getattr(generation_config, "eos_token_id", None)
+    if isinstance(configured, int):
+        ids.add(configured)
+    elif configured:
+        ids.update(int(i) for i in configured)
+    if tokenizer.eos_token_id is not None:
+        ids.add(int(tokenizer.eos_token_id))
+    return ids

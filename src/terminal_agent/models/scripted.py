@@ -9,6 +9,7 @@ True
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -66,13 +67,7 @@ class ScriptedModelClient:
                 reply = self._replies[self._position]
                 self._position += 1
         if isinstance(reply, ModelResponse):
-            response = ModelResponse(
-                text=reply.text,
-                finish_reason=reply.finish_reason,
-                prompt_tokens=reply.prompt_tokens,
-                completion_tokens=reply.completion_tokens,
-                latency_s=reply.latency_s,
-            )
+            response = dataclasses.replace(reply)  # a copy: token ids and logprobs included
         elif isinstance(reply, str):
             response = ModelResponse(text=reply)
         else:

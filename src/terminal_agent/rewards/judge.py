@@ -1,67 +1,122 @@
-"""The LLM judge: a protocol, a registry of backends and strict parsing of the judge's score.
+"""The LLM judge: its config, the Judge protocol, a registry of backends, and retries.
 
-A judge reads the task, a summary of what the agent did and the test results, and answers with a
-score in [0, 1] on a line of its own::
+A judge reads the task, what the agent did and the test results, and answers with a score in
+[0, 1] (the prompt and the strict parsing are in :mod:`terminal_agent.rewards.judge_prompt`).
+A judge that fails - an unreachable provider, a CLI that hangs, a reply without a valid score -
+raises :class:`~terminal_agent.errors.JudgeError`; the judge part of the sample is then *not
+scored* (see :mod:`terminal_agent.rewards.reward`), never read as 0.
 
-    SCORE: 0.75
+Backends are registered by name in :data:`JUDGE_BACKENDS`; every entry is a factory
+``(config: JudgeConfig, client: ModelClient | None) -> Judge``:
 
-Anything else - no such line, two of them, a value outside [0, 1] - raises :class:`JudgeError`:
-the judge part of the sample is then *not scored* (see :mod:`terminal_agent.rewards.reward`),
-never read as 0. Backends are registered by name in :data:`JUDGE_BACKENDS`; every entry is a
-factory ``(config: JudgeConfig, client: ModelClient | None) -> Judge``.
+* ``litellm`` - any provider litellm knows, configured like eval (``LITELLM_MODEL``,
+  ``LITE_LLM_API_BASE``, ``LITE_LLM_API_KEY``; ``model`` in the config wins);
+* ``claude-cli`` - the Claude Code CLI in print mode, prompt on stdin;
+* ``local`` - the embedded model, in this process;
+* ``model`` - any :class:`~terminal_agent.interfaces.ModelClient` handed over in code;
+* ``none`` - no judge: the reward is the test score.
 """
 
 from __future__ import annotations
 
 import logging
-import math
-import re
+import random
+import time
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from pathlib import Path
+from typing import Any, Callable, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from terminal_agent.errors import JudgeError, ModelProviderError
-from terminal_agent.interfaces import ModelClient
+from terminal_agent.errors import JudgeError, JudgeUnavailableError, ModelProviderError
+from terminal_agent.interfaces import ModelClient, ModelResponse
 from terminal_agent.registry import Registry
+from terminal_agent.rewards.judge_prompt import RUBRIC_PROMPT, judge_reasoning, parse_judge_score, render_judge_prompt
 
 logger = logging.getLogger(__name__)
 
-SCORE_LINE = re.compile(r"^\s*SCORE\s*:\s*(\S+)\s*$", re.IGNORECASE | re.MULTILINE)
-
-DEFAULT_RUBRIC = """You are grading an AI agent's work on a terminal task.
-
-Task given to the agent:
-{instruction}
-
-What the agent did (its actions and their results, possibly shortened):
-{transcript}
-
-Automated test results: {tests}
-
-Judge the quality of the work: did it solve the task as asked, cleanly and without shortcuts that
-only satisfy the tests (hard-coded outputs, edited tests, disabled checks)? Answer with one or two
-sentences of reasoning, then a last line exactly of the form
-SCORE: <a number between 0 and 1>"""
+DEFAULT_RUBRIC = RUBRIC_PROMPT
+"""Kept for callers of the first version of this module."""
+NO_JUDGE = "none"
+"""The backend name that turns the judge off."""
 
 
-class JudgeConfig(BaseModel):
-    """Which judge backend to use and how to ask it."""
+class LiteLLMJudgeOptions(BaseModel):
+    """Settings of the ``litellm`` backend beyond the model name."""
 
     model_config = ConfigDict(extra="forbid")
 
-    backend: str = "model"
-    """Name in ``JUDGE_BACKENDS`` (``model``: any ModelClient)."""
+    api_base: str | None = None
+    """Endpoint URL; ``None`` reads ``LITE_LLM_API_BASE`` (then the provider's default)."""
+    api_key: str | None = Field(default=None, repr=False)
+    """Key; ``None`` reads ``LITE_LLM_API_KEY`` (then the provider's usual variable)."""
+
+
+class ClaudeCliJudgeOptions(BaseModel):
+    """Settings of the ``claude-cli`` backend."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    executable: str = "claude"
+    """The Claude Code CLI: a name looked up on PATH or a path."""
+    extra_args: list[str] = Field(default_factory=list)
+    """Arguments added after ``-p --output-format json [--model M]`` (e.g. ``["--max-turns", "1"]``)."""
+
+
+class LocalJudgeOptions(BaseModel):
+    """Settings of the ``local`` backend (the embedded model in this process)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model_dir: Path | None = None
+    """A transformers directory to load; ``None`` uses the cached conversion of the embedded model."""
+    num_threads: int | None = Field(default=None, ge=1)
+    """torch threads while generating; ``None``: the embedded client's default."""
+
+
+class JudgeConfig(BaseModel):
+    """Which judge backend to use and how to ask it (used only when the judge weight is above 0)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    backend: str = "litellm"
+    """Name in ``JUDGE_BACKENDS``: ``litellm``, ``claude-cli``, ``local``, ``model`` (a client given in code) or ``none``."""
+    model: str | None = None
+    """Model of the backend (litellm model string, Claude model alias); ``None``: ``LITELLM_MODEL`` / the CLI's default."""
     rubric: str = DEFAULT_RUBRIC
     """Prompt template with ``{instruction}``, ``{transcript}`` and ``{tests}`` placeholders."""
     max_transcript_chars: int = Field(12000, ge=500)
     """The transcript is cut in the middle to this many characters."""
     temperature: float = Field(0.0, ge=0.0)
-    """Sampling temperature passed to the model client."""
-    max_tokens: int = Field(512, ge=16)
-    """Output limit passed to the model client."""
-    options: dict[str, Any] = Field(default_factory=dict)
-    """Backend-specific settings."""
+    """Sampling temperature of model backends."""
+    max_tokens: int = Field(256, ge=16)
+    """Output limit of model backends."""
+    timeout_s: float = Field(120.0, gt=0.0)
+    """Wall clock of one judge call (the CLI's process group is killed past it)."""
+    max_attempts: int = Field(3, ge=1)
+    """Calls per episode before the judge counts as failed (a reply without a valid score is retried too)."""
+    backoff_initial_s: float = Field(1.0, ge=0.0)
+    """Delay before the second attempt; doubles each attempt (with jitter)."""
+    backoff_max_s: float = Field(20.0, ge=0.0)
+    """Cap on one delay between attempts."""
+    control_file: Path | None = None
+    """Absolute path of the hot-switch control file; ``None`` reads ``TERMINAL_AGENT_JUDGE_CONTROL`` (unset: no switch)."""
+    litellm: LiteLLMJudgeOptions = Field(default_factory=LiteLLMJudgeOptions)
+    """``litellm`` backend settings."""
+    claude_cli: ClaudeCliJudgeOptions = Field(default_factory=ClaudeCliJudgeOptions)
+    """``claude-cli`` backend settings."""
+    local: LocalJudgeOptions = Field(default_factory=LocalJudgeOptions)
+    """``local`` backend settings."""
+
+    def prompt_for(self, request: "JudgeRequest") -> str:
+        """The rendered rubric for ``request``."""
+        return render_judge_prompt(
+            request.instruction,
+            request.transcript,
+            request.test_summary,
+            rubric=self.rubric,
+            max_transcript_chars=self.max_transcript_chars,
+        )
 
 
 @dataclass
@@ -69,17 +124,33 @@ class JudgeRequest:
     """What the judge sees."""
 
     instruction: str
+    """The task's instruction, as the agent got it."""
     transcript: str = ""
+    """The agent's replies and their results, turn by turn."""
     test_summary: str = ""
+    """One line on the tests (``3/4 tests passed, weighted score 0.75``)."""
 
 
 @dataclass
 class JudgeVerdict:
+    """One judge answer."""
+
     score: float
+    """In [0, 1]."""
     reasoning: str = ""
+    """The judge's reply without its SCORE line."""
     raw: str = ""
+    """The judge's whole reply."""
     backend: str = ""
+    """Which judge answered (``litellm:openai/gpt-4o``, ``claude-cli:sonnet``, ``local:...``)."""
+    latency_s: float = 0.0
+    """Wall clock of the successful call."""
+    cost_usd: float | None = None
+    """What the call cost when the backend says (None: unknown; 0 for the local model)."""
+    attempts: int = 1
+    """Calls it took (retries included)."""
     details: dict[str, Any] = field(default_factory=dict)
+    """Backend-specific extras (token counts, CLI duration)."""
 
 
 @runtime_checkable
@@ -91,52 +162,34 @@ class Judge(Protocol):
     def judge(self, request: JudgeRequest) -> JudgeVerdict: ...
 
 
-JUDGE_BACKENDS: Registry = Registry("judge backend")
-
-
-def parse_judge_score(text: str) -> float:
-    """The value of the single ``SCORE: x`` line of ``text``; :class:`JudgeError` otherwise."""
-    if not isinstance(text, str) or not text.strip():
-        raise JudgeError("the judge returned an empty reply")
-    matches = SCORE_LINE.findall(text)
-    if not matches:
-        raise JudgeError(f"no 'SCORE: <0..1>' line in the judge's reply: {text[-300:]!r}")
-    if len(matches) > 1:
-        raise JudgeError(f"the judge's reply has {len(matches)} SCORE lines; exactly one is required")
-    raw = matches[0].rstrip(".")
-    try:
-        value = float(raw)
-    except ValueError:
-        raise JudgeError(f"the judge's score {raw!r} is not a number") from None
-    if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-        raise JudgeError(f"the judge's score {value} is outside [0, 1]")
-    return value
-
-
-def _cut_middle(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return f"{text[:half]}\n[... {len(text) - 2 * half} characters cut ...]\n{text[-half:]}"
+JudgeFactory = Callable[[JudgeConfig, "ModelClient | None"], Judge]
+JUDGE_BACKENDS: Registry[JudgeFactory] = Registry("judge backend")
 
 
 class ModelClientJudge:
-    """A judge on top of any :class:`~terminal_agent.interfaces.ModelClient` (litellm, embedded, scripted)."""
+    """A judge on top of any :class:`~terminal_agent.interfaces.ModelClient` (litellm, embedded, scripted).
 
-    def __init__(self, client: ModelClient, config: JudgeConfig | None = None):
+    ``cost_of(response)`` prices a reply when the backend can (None: unknown).
+    """
+
+    def __init__(
+        self,
+        client: ModelClient,
+        config: JudgeConfig | None = None,
+        *,
+        name: str | None = None,
+        cost_of: Callable[[ModelResponse], float | None] | None = None,
+    ):
         self.client = client
         self.config = config or JudgeConfig()
-        self.name = f"model:{getattr(client, 'name', type(client).__name__)}"
+        self.name = name or f"model:{getattr(client, 'name', type(client).__name__)}"
+        self._cost_of = cost_of
 
     def build_messages(self, request: JudgeRequest) -> list[dict[str, str]]:
-        prompt = self.config.rubric.format(
-            instruction=request.instruction,
-            transcript=_cut_middle(request.transcript or "(none)", self.config.max_transcript_chars),
-            tests=request.test_summary or "(not run)",
-        )
-        return [{"role": "user", "content": prompt}]
+        return [{"role": "user", "content": self.config.prompt_for(request)}]
 
     def judge(self, request: JudgeRequest) -> JudgeVerdict:
+        started = time.monotonic()
         try:
             response = self.client.complete(
                 self.build_messages(request), temperature=self.config.temperature, max_tokens=self.config.max_tokens
@@ -144,30 +197,100 @@ class ModelClientJudge:
         except ModelProviderError as exc:
             raise JudgeError(f"the judge model failed: {exc}") from exc
         score = parse_judge_score(response.text)
-        reasoning = SCORE_LINE.sub("", response.text).strip()
-        return JudgeVerdict(score=score, reasoning=reasoning[:2000], raw=response.text, backend=self.name)
+        return JudgeVerdict(
+            score=score,
+            reasoning=judge_reasoning(response.text),
+            raw=response.text,
+            backend=self.name,
+            latency_s=time.monotonic() - started,
+            cost_usd=self._cost_of(response) if self._cost_of else None,
+            details={"prompt_tokens": response.prompt_tokens, "completion_tokens": response.completion_tokens},
+        )
 
 
 @JUDGE_BACKENDS.register("model")
 def _model_backend(config: JudgeConfig, client: ModelClient | None = None) -> Judge:
     if client is None:
-        raise JudgeError("the 'model' judge backend needs a ModelClient")
+        raise JudgeUnavailableError("the 'model' judge backend needs a ModelClient handed over in code")
     return ModelClientJudge(client, config)
+
+
+def _register_builtin_backends() -> None:
+    # The backend modules import this one (for JudgeConfig and the registry), so they are
+    # imported on first use rather than at the top.
+    import terminal_agent.rewards.judge_backends  # noqa: F401 - registers litellm, claude-cli, local, none
+
+
+def judge_backend_names() -> list[str]:
+    """Every registered backend name."""
+    _register_builtin_backends()
+    return JUDGE_BACKENDS.names()
 
 
 def make_judge(config: JudgeConfig | None = None, client: ModelClient | None = None) -> Judge:
     """Build the judge named by ``config.backend`` (unknown names list the valid ones)."""
     config = config or JudgeConfig()
+    _register_builtin_backends()
     return JUDGE_BACKENDS.get(config.backend)(config, client)
 
 
-def run_judge(judge: Judge, request: JudgeRequest) -> tuple[JudgeVerdict | None, str | None]:
-    """(verdict, None) or (None, error text): judge failures never escape as exceptions."""
-    try:
-        return judge.judge(request), None
-    except JudgeError as exc:
-        logger.warning("judge %s failed: %s", getattr(judge, "name", judge), exc)
-        return None, str(exc)
-    except Exception as exc:  # noqa: BLE001 - a judge bug must not take the rollout down
-        logger.exception("judge %s crashed", getattr(judge, "name", judge))
-        return None, f"{type(exc).__name__}: {exc}"
+def run_judge(
+    judge: Judge,
+    request: JudgeRequest,
+    *,
+    max_attempts: int = 1,
+    backoff_initial_s: float = 1.0,
+    backoff_max_s: float = 20.0,
+    sleep: Callable[[float], None] = time.sleep,
+) -> tuple[JudgeVerdict | None, str | None]:
+    """(verdict, None) or (None, error text) after up to ``max_attempts`` calls with exponential backoff.
+
+    Judge failures never escape as exceptions. :class:`JudgeUnavailableError` (nothing to retry
+    against: a missing CLI, no model named) stops at once.
+    """
+    delay = backoff_initial_s
+    error = "no judge call was made"
+    for attempt in range(1, max_attempts + 1):
+        try:
+            verdict = judge.judge(request)
+            verdict.attempts = attempt
+            return verdict, None
+        except JudgeUnavailableError as exc:
+            logger.warning("judge %s cannot run: %s", getattr(judge, "name", judge), exc)
+            return None, str(exc)
+        except JudgeError as exc:
+            error = str(exc)
+        except Exception as exc:  # noqa: BLE001 - a judge bug must not take the rollout down; recorded as judge_error
+            logger.exception("judge %s crashed", getattr(judge, "name", judge))
+            error = f"{type(exc).__name__}: {exc}"
+        if attempt < max_attempts:
+            pause = min(delay, backoff_max_s) * (0.5 + random.random() / 2)
+            logger.warning(
+                "judge %s failed on attempt %d/%d (%s); retrying in %.1f s",
+                getattr(judge, "name", judge), attempt, max_attempts, error[:200], pause,
+            )
+            sleep(pause)
+            delay *= 2
+    if max_attempts > 1:
+        error = f"{error} (after {max_attempts} attempts)"
+    logger.warning("judge %s failed: %s", getattr(judge, "name", judge), error[:300])
+    return None, error
+
+
+__all__ = [
+    "DEFAULT_RUBRIC",
+    "JUDGE_BACKENDS",
+    "NO_JUDGE",
+    "ClaudeCliJudgeOptions",
+    "Judge",
+    "JudgeConfig",
+    "JudgeRequest",
+    "JudgeVerdict",
+    "LiteLLMJudgeOptions",
+    "LocalJudgeOptions",
+    "ModelClientJudge",
+    "judge_backend_names",
+    "make_judge",
+    "parse_judge_score",
+    "run_judge",
+]

@@ -10,7 +10,9 @@ Reading never stops at a bad row: :func:`read_tasks_csv` returns the good tasks 
 from __future__ import annotations
 
 import csv
+import io
 import logging
+import re
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -30,7 +32,7 @@ from terminal_agent.tasks.csv_rows import (
     task_from_csv_values,
     task_to_csv_values,
 )
-from terminal_agent.tasks.model import Task
+from terminal_agent.tasks.model import Task, warn_unweighted_tests
 
 logger = logging.getLogger(__name__)
 
@@ -72,53 +74,78 @@ def _allow_large_fields() -> None:
             limit //= 10
 
 
+_UNDECODABLE = re.compile("[\udc80-\udcff]")
+
+
+def _undecodable_lines(text: str) -> list[tuple[int, int, int]]:
+    """(line, column, byte) of every byte that is not UTF-8 (decoded with ``surrogateescape``)."""
+    found = []
+    for match in _UNDECODABLE.finditer(text):
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        found.append((text.count("\n", 0, match.start()) + 1, match.start() - line_start + 1, ord(match.group()) - 0xDC00))
+    return found
+
+
+def _decode_problem(found: list[tuple[int, int, int]], first: int, last: int) -> str | None:
+    for line, column, byte in found:
+        if first <= line <= last:
+            return f"byte 0x{byte:02x} on line {line} (column {column}) is not valid UTF-8; save the file as UTF-8"
+    return None
+
+
 def iter_csv_rows(path: str | Path) -> tuple[list[str], list[CsvRow]]:
     """Header and raw records of ``path`` with the line each record starts on (1-based).
+
+    A record holding bytes that are not UTF-8 comes back with its ``problem`` set (naming the real
+    line of the byte), so that row is reported as bad and the others go on.
 
     Raises :class:`TaskFormatError` when the file cannot be read as CSV or lacks a required column.
     """
     path = Path(path)
     _allow_large_fields()
     try:
-        handle = path.open(encoding="utf-8-sig", newline="")
+        data = path.read_bytes()
     except OSError as exc:
         raise TaskFormatError(f"cannot open CSV file: {exc.strerror}", location=str(path)) from None
+    text = data.removeprefix(b"\xef\xbb\xbf").decode("utf-8", errors="surrogateescape")
+    undecodable = _undecodable_lines(text)
     rows: list[CsvRow] = []
-    with handle:
-        reader = csv.reader(handle)
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise TaskFormatError("CSV file is empty (no header)", location=str(path)) from None
+    except csv.Error as exc:
+        raise TaskFormatError(f"header is not valid CSV: {exc}", location=f"{path.name}:1") from None
+    problem = _decode_problem(undecodable, 1, reader.line_num)
+    if problem:
+        raise TaskFormatError(f"header: {problem}", location=f"{path.name}:1")
+    header = [name.strip() for name in header]
+    missing = [name for name in REQUIRED_COLUMNS if name not in header]
+    if missing:
+        raise TaskFormatError(
+            f"CSV header lacks required column(s): {', '.join(missing)}", location=f"{path.name}:1"
+        )
+    duplicates = sorted({name for name in header if header.count(name) > 1})
+    if duplicates:
+        raise TaskFormatError(f"CSV header repeats column(s): {', '.join(duplicates)}", location=f"{path.name}:1")
+    previous_end = reader.line_num
+    while True:
         try:
-            header = next(reader)
+            record = next(reader)
         except StopIteration:
-            raise TaskFormatError("CSV file is empty (no header)", location=str(path)) from None
-        except (csv.Error, UnicodeDecodeError) as exc:
-            raise TaskFormatError(f"header is not valid CSV: {exc}", location=f"{path.name}:1") from None
-        header = [name.strip() for name in header]
-        missing = [name for name in REQUIRED_COLUMNS if name not in header]
-        if missing:
-            raise TaskFormatError(
-                f"CSV header lacks required column(s): {', '.join(missing)}", location=f"{path.name}:1"
-            )
-        duplicates = sorted({name for name in header if header.count(name) > 1})
-        if duplicates:
-            raise TaskFormatError(f"CSV header repeats column(s): {', '.join(duplicates)}", location=f"{path.name}:1")
+            break
+        except csv.Error as exc:
+            raise TaskFormatError(f"not valid CSV: {exc}", location=f"{path.name}:{previous_end + 1}") from None
+        start_line = previous_end + 1
         previous_end = reader.line_num
-        while True:
-            try:
-                record = next(reader)
-            except StopIteration:
-                break
-            except (csv.Error, UnicodeDecodeError) as exc:
-                raise TaskFormatError(f"not valid CSV: {exc}", location=f"{path.name}:{previous_end + 1}") from None
-            start_line = previous_end + 1
-            previous_end = reader.line_num
-            if not any(cell.strip() for cell in record):
-                continue  # blank line
-            values = {name: (record[index] if index < len(record) else "") for index, name in enumerate(header)}
-            if len(record) > len(header):
-                values[EXTRA_CELLS_KEY] = str(len(record) - len(header))
-            rows.append(CsvRow(line=start_line, values=values))
+        if not any(cell.strip() for cell in record):
+            continue  # blank line
+        values = {name: (record[index] if index < len(record) else "") for index, name in enumerate(header)}
+        if len(record) > len(header):
+            values[EXTRA_CELLS_KEY] = str(len(record) - len(header))
+        rows.append(CsvRow(line=start_line, values=values, problem=_decode_problem(undecodable, start_line, previous_end)))
     return header, rows
-
 
 
 def read_tasks_csv(path: str | Path) -> CsvReadResult:
@@ -133,6 +160,7 @@ def read_tasks_csv(path: str | Path) -> CsvReadResult:
     result = CsvReadResult()
     for _, outcome in reject_duplicate_ids(parsed, path.name):
         if isinstance(outcome, Task):
+            warn_unweighted_tests(outcome, path.name)
             result.tasks.append(outcome)
         else:
             result.errors.append(outcome)

@@ -75,6 +75,8 @@ class CsvRow:
 
     line: int
     values: dict[str, str]
+    problem: str | None = None
+    """Why the record cannot be read at all (bytes that are not UTF-8); the row is then a bad row."""
 
 
 #: Key of ``CsvRow.values`` that counts the cells past the header; cannot clash with a real column name.
@@ -207,6 +209,8 @@ def task_from_csv_values(values: dict[str, str]) -> Task:
 
 def parse_csv_row(row: CsvRow, file_name: str) -> Task | TaskFormatError:
     """One row -> Task, or the TaskFormatError (with ``file:line`` and field) that says why not."""
+    if row.problem:
+        return TaskFormatError(row.problem, location=f"{file_name}:{row.line}", field="row")
     try:
         return task_from_csv_values(row.values)
     except _RowError as exc:
@@ -218,19 +222,24 @@ def parse_csv_row(row: CsvRow, file_name: str) -> Task | TaskFormatError:
 def reject_duplicate_ids(
     parsed: list[tuple[CsvRow, Task | TaskFormatError]], file_name: str
 ) -> list[tuple[CsvRow, Task | TaskFormatError]]:
-    """Turn every repeat of an already seen task_id into an error (the first occurrence stays)."""
+    """Turn every repeat of an already seen task_id into an error (the first occurrence stays).
+
+    A row counts as an occurrence of its ``task_id`` cell even when it failed to parse, so a repeat
+    right after a bad row is still an error (fixing the first row would otherwise make them clash).
+    """
     first_line: dict[str, int] = {}
     result: list[tuple[CsvRow, Task | TaskFormatError]] = []
     for row, outcome in parsed:
-        if isinstance(outcome, Task):
-            if outcome.task_id in first_line:
+        task_id = outcome.task_id if isinstance(outcome, Task) else row.values.get("task_id", "").strip()
+        if task_id and task_id in first_line:
+            if isinstance(outcome, Task):
                 outcome = TaskFormatError(
-                    f"duplicate task_id {outcome.task_id!r} (first used on line {first_line[outcome.task_id]})",
+                    f"duplicate task_id {task_id!r} (first used on line {first_line[task_id]})",
                     location=f"{file_name}:{row.line}",
                     field="task_id",
                 )
-            else:
-                first_line[outcome.task_id] = row.line
+        elif task_id:
+            first_line[task_id] = row.line
         result.append((row, outcome))
     return result
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from terminal_agent.errors import TaskFormatError
 from terminal_agent.tasks.conversion import ProgressCallback
-from terminal_agent.tasks.model import Task
+from terminal_agent.tasks.model import Task, warn_unweighted_tests
 
 logger = logging.getLogger(__name__)
 
@@ -109,6 +109,8 @@ def collect_tasks(
         outcomes = [outcome for _, outcome in paired]
     tasks = [outcome for outcome in outcomes if isinstance(outcome, Task)]
     errors = [outcome for outcome in outcomes if not isinstance(outcome, Task)]
+    for task in tasks:
+        warn_unweighted_tests(task, str(path))
     return tasks, errors
 
 

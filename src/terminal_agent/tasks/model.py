@@ -5,12 +5,15 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
+import logging
 import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from terminal_agent.errors import TaskFormatError
+
+logger = logging.getLogger(__name__)
 
 TASK_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
@@ -155,6 +158,11 @@ class Task(BaseModel):
         """Declared test functions, in source order."""
         return find_test_functions(self.test_source)
 
+    @property
+    def unweighted_tests(self) -> list[str]:
+        """Declared tests that ``test_weights`` does not name: they count with weight 0 (worth a warning)."""
+        return [name for name in self.test_functions if name not in self.test_weights]
+
     def content_hashes(self) -> dict[str, str]:
         """sha256 of instruction, environment, tests and weights - recorded by validation and splits."""
 
@@ -169,6 +177,18 @@ class Task(BaseModel):
             "tests": digest(tests),
             "weights": digest(json.dumps(self.test_weights, sort_keys=True)),
         }
+
+
+def warn_unweighted_tests(task: Task, source: str) -> None:
+    """Log a warning when ``test_weights`` names only some of the tests (the rest would silently weigh 0)."""
+    unweighted = task.unweighted_tests
+    if unweighted:
+        logger.warning(
+            "%s: task %s: test_weights name %d of %d tests; %s get weight 0 (give every test a weight, "
+            "0 if that is meant)",
+            source, task.task_id, len(task.test_weights), len(task.test_weights) + len(unweighted), ", ".join(unweighted),
+        )
+
 
 
 def equal_test_weights(test_source: str, location: str | None = None) -> dict[str, float]:

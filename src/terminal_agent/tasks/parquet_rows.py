@@ -41,6 +41,12 @@ _TEXT_FIELDS = ("task_id", "instruction", "title", "difficulty", "category", "us
 _JSON_FIELDS = ("tags", "files", "test_support_files", "test_weights", "metadata")
 _LIMIT_PREFIX = "limit_"
 
+FLAT_TASK_KEYS: frozenset[str] = frozenset(
+    {*_TEXT_FIELDS, *_JSON_FIELDS, "solution", "has_solution", "limits", "task_format"}
+    | {_LIMIT_PREFIX + name for name in TaskLimits.model_fields}
+)
+"""Every key :func:`task_to_flat_dict` writes (and :func:`task_from_flat_dict` reads)."""
+
 
 def task_to_flat_dict(task: Task) -> dict[str, str | int | float | bool]:
     """``task`` as a flat, JSON-safe mapping (the ``extra_info`` of its parquet row).

@@ -1,0 +1,40 @@
+"""Procedural task families: seeded generators of easy and medium task instances.
+
+One module per family; importing this package registers them all in :data:`FAMILIES`.
+:func:`generate_instances` makes instances of one family for one split (the split of a family's
+parameters is explicit: see :mod:`terminal_agent.tasks.families.base`).
+"""
+
+from terminal_agent.tasks.families import (  # noqa: F401 - each module registers its family
+    archive_without,
+    count_matches,
+    csv_column_total,
+    filter_status,
+    rename_extension,
+    set_config_value,
+    set_permissions,
+    sort_records,
+    sum_json_field,
+    top_words,
+)
+from terminal_agent.tasks.families.base import (
+    DIFFICULTIES,
+    FAMILIES,
+    SPLITS,
+    TaskFamily,
+    family_parameter_space,
+    generate_instances,
+    get_family,
+    split_of_key,
+)
+
+__all__ = [
+    "DIFFICULTIES",
+    "FAMILIES",
+    "SPLITS",
+    "TaskFamily",
+    "family_parameter_space",
+    "generate_instances",
+    "get_family",
+    "split_of_key",
+]

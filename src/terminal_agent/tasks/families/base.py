@@ -1,0 +1,206 @@
+"""What every procedural task family shares: the registry, the parameter split and instance making.
+
+A family is a seeded generator of tasks of one kind (count matches in a log, sort records,
+rename files ...). Each family draws its instances from a finite pool of **split keys** (the word
+to count, the mode to set, the extension to exclude ...). Every key belongs to exactly one split,
+``train`` or ``held_out``, decided by a hash of family name and key alone
+(:func:`split_of_key`): a held-out instance therefore never shares a family's key with any
+training instance, whatever the seeds. Everything else (file contents, sizes, names) comes from
+the instance's own seed.
+
+An instance is a full :class:`~terminal_agent.tasks.model.Task`: instruction, a Dockerfile on the
+offline base image (``ubuntu:24.04`` is aliased onto it), at least three weighted tests with the
+expected values computed by the generator, and a reference solution in bash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from terminal_agent.errors import ConfigError
+from terminal_agent.registry import Registry
+from terminal_agent.tasks.model import Task
+
+Split = Literal["train", "held_out"]
+SPLITS: tuple[str, ...] = ("train", "held_out")
+Difficulty = Literal["easy", "medium"]
+DIFFICULTIES: tuple[str, ...] = ("easy", "medium")
+
+HELD_OUT_SHARE = 0.25
+"""Share of a family's split keys (by hash, so stable when keys are added) reserved for held-out."""
+
+BASE_DOCKERFILE = "FROM ubuntu:24.04\nWORKDIR /app\n"
+
+
+def split_of_key(family: str, key: str) -> Split:
+    """``held_out`` when sha256(family:key) falls in the first :data:`HELD_OUT_SHARE` of the hash range."""
+    digest = int(hashlib.sha256(f"{family}:{key}".encode()).hexdigest()[:8], 16)
+    return "held_out" if digest < HELD_OUT_SHARE * 0x1_0000_0000 else "train"
+
+
+@dataclass
+class InstanceParts:
+    """What a family's ``build`` returns; :meth:`TaskFamily.instance` turns it into a Task."""
+
+    title: str
+    instruction: str
+    category: str
+    test_source: str
+    test_weights: dict[str, float]
+    solution: str
+    files: dict[str, str] = field(default_factory=dict)
+    """Build-context files; each top-level directory (or file) is copied to ``/app/``."""
+    dockerfile_steps: list[str] = field(default_factory=list)
+    """Extra Dockerfile lines after the copies (``RUN chmod ...``)."""
+    tags: list[str] = field(default_factory=list)
+    parameters: dict[str, object] = field(default_factory=dict)
+    """Instance parameters recorded in the task's metadata (sizes, chosen names)."""
+
+
+def dockerfile_for(files: dict[str, str], steps: Sequence[str] = ()) -> str:
+    """``FROM ubuntu:24.04``, ``WORKDIR /app``, one ``COPY`` per top-level entry of ``files``, then ``steps``."""
+    lines = [BASE_DOCKERFILE.rstrip("\n")]
+    tops = sorted({path.split("/", 1)[0] + ("/" if "/" in path else "") for path in files})
+    for top in tops:
+        if any(ch.isspace() for ch in top):
+            raise ValueError(f"top-level build-context entry {top!r} must not contain whitespace")
+        lines.append(f"COPY {top} /app/{top}")
+    lines.extend(steps)
+    return "\n".join(lines) + "\n"
+
+
+class TaskFamily(ABC):
+    """A seeded generator of easy and medium tasks of one kind; see the module docstring."""
+
+    name: str
+    """Registry name; also the prefix of every instance's task id."""
+    summary: str
+    """One line on what the instances ask for."""
+    keys: tuple[str, ...]
+    """The split parameter's pool (each key is in exactly one split)."""
+    key_meaning: str
+    """What a key is (``the word counted``), for docs and the split manifest."""
+
+    def split_keys(self, split: Split) -> list[str]:
+        """The keys of ``split``, in pool order."""
+        if split not in SPLITS:
+            raise ConfigError(f"unknown split {split!r}; valid: {', '.join(SPLITS)}")
+        return [key for key in self.keys if split_of_key(self.name, key) == split]
+
+    @abstractmethod
+    def build(self, key: str, difficulty: Difficulty, rng: random.Random) -> InstanceParts:
+        """Make one instance for ``key`` at ``difficulty``, drawing everything else from ``rng``."""
+
+    def instance(self, key: str, difficulty: Difficulty, seed: int) -> Task:
+        """The task of (``key``, ``difficulty``, ``seed``): the same arguments always give the same task."""
+        if key not in self.keys:
+            raise ConfigError(f"family {self.name}: unknown key {key!r}; valid: {', '.join(self.keys)}")
+        if difficulty not in DIFFICULTIES:
+            raise ConfigError(f"family {self.name}: difficulty must be one of {', '.join(DIFFICULTIES)}")
+        rng = random.Random(f"{self.name}|{key}|{difficulty}|{seed}")
+        parts = self.build(key, difficulty, rng)
+        split = split_of_key(self.name, key)
+        digest = hashlib.sha256(json.dumps([self.name, key, difficulty, seed]).encode()).hexdigest()[:10]
+        return Task(
+            task_id=f"gen-{self.name}-{digest}",
+            title=parts.title,
+            instruction=parts.instruction,
+            difficulty=difficulty,
+            category=parts.category,
+            use_case_category="procedural",
+            tags=["generated", self.name, *parts.tags],
+            dockerfile=dockerfile_for(parts.files, parts.dockerfile_steps),
+            files=parts.files,
+            test_source=parts.test_source,
+            test_weights=parts.test_weights,
+            solution=parts.solution,
+            metadata={
+                "family": self.name,
+                "family_key": key,
+                "family_split": split,
+                "family_seed": seed,
+                "family_parameters": parts.parameters,
+            },
+        )
+
+
+FAMILIES: Registry[type[TaskFamily]] = Registry("task family")
+"""Every registered family class, by name (one module per family registers its class)."""
+
+
+def get_family(name: str) -> TaskFamily:
+    """The family registered as ``name`` (an unknown name raises ConfigError listing the valid ones)."""
+    return FAMILIES.get(name)()
+
+
+def generate_instances(
+    family_name: str,
+    count: int,
+    seed: int,
+    *,
+    split: Split = "train",
+    difficulties: Sequence[str] = DIFFICULTIES,
+) -> list[Task]:
+    """``count`` distinct instances of one family, drawn only from the keys of ``split``.
+
+    Keys and instance seeds come from ``Random(family:split:seed)``; difficulties alternate over
+    ``difficulties``. The same arguments always give the same tasks.
+    """
+    family = get_family(family_name)
+    if count < 0:
+        raise ConfigError(f"count must be >= 0, got {count}")
+    unknown = [d for d in difficulties if d not in DIFFICULTIES]
+    if unknown or not difficulties:
+        raise ConfigError(f"difficulties must be among {', '.join(DIFFICULTIES)}, got {list(difficulties)}")
+    keys = family.split_keys(split)
+    rng = random.Random(f"{family_name}:{split}:{seed}")
+    tasks: dict[str, Task] = {}
+    index = 0
+    while len(tasks) < count:
+        key = keys[rng.randrange(len(keys))]
+        difficulty = difficulties[index % len(difficulties)]
+        task = family.instance(key, difficulty, rng.getrandbits(32))  # type: ignore[arg-type]
+        tasks.setdefault(task.task_id, task)
+        index += 1
+    return list(tasks.values())
+
+
+def family_parameter_space(family_name: str) -> dict[str, object]:
+    """The split of one family's keys, as recorded in the frozen split manifest."""
+    family = get_family(family_name)
+    return {
+        "summary": family.summary,
+        "key_meaning": family.key_meaning,
+        "train_keys": family.split_keys("train"),
+        "held_out_keys": family.split_keys("held_out"),
+        "difficulties": list(DIFFICULTIES),
+    }
+
+
+def test_module(constants: dict[str, object], body: str) -> str:
+    """A test file: ``import`` lines, one ``NAME = repr(value)`` line per constant, then ``body``.
+
+    The generator computes the expected values; the tests only compare (they reach the container
+    after the episode, so the agent never sees them).
+    """
+    head = "import hashlib\nimport os\nimport stat\nimport subprocess\nfrom pathlib import Path\n\n"
+    lines = [f"{name} = {value!r}" for name, value in constants.items()]
+    return head + "\n".join(lines) + "\n\n\n" + body.strip("\n") + "\n"
+
+
+def sha256_text(text: str) -> str:
+    """sha256 of ``text`` as UTF-8 (what the tests compare files against)."""
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+SHA256_HELPER = '''
+def sha256_of(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+'''
+"""A helper the tests of several families share (pasted into their test source)."""

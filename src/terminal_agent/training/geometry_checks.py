@@ -1,0 +1,211 @@
+"""The arithmetic a training preset must satisfy before anything is launched.
+
+Each rule is a function ``(preset, heads) -> list[GeometryProblem]`` registered by name in
+:data:`GEOMETRY_RULES`; a problem names the preset key to change. The rules restate what verl,
+vLLM and Ulysses attention require, so a preset fails here, in a second, not after a cluster
+has loaded a 32B model:
+
+* ``batch_divisible``  train_batch_size x rollout.n divisible by the GPU count (verl ``validate_config``);
+* ``mini_batch``       the mini batch splits evenly over data-parallel ranks and micro batches;
+* ``sp_in_node``       Ulysses SP at most the GPUs of one node, and dividing them (all-to-all stays on NVLink);
+* ``heads_by_sp``      attention heads divisible by SP (Ulysses splits heads across the SP group);
+* ``tp_replicas``      vLLM TP x replicas at most the GPU count, TP inside one node, heads divisible by TP;
+* ``context``          whole context at least first prompt + one reply.
+
+Attention head counts of the preset models are data (:data:`MODEL_ATTENTION_HEADS`, from each
+model's ``config.json``); a local model directory is read directly.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from terminal_agent.errors import ConfigError
+from terminal_agent.registry import Registry
+from terminal_agent.training.preset_config import TrainingPreset
+
+
+@dataclass(frozen=True)
+class AttentionHeads:
+    """Head counts of one model (``num_attention_heads``, ``num_key_value_heads`` of its config.json)."""
+
+    query: int
+    key_value: int
+
+
+#: Head counts of the models the presets use (from each model's config.json).
+MODEL_ATTENTION_HEADS: dict[str, AttentionHeads] = {
+    "Qwen/Qwen3-0.6B": AttentionHeads(16, 8),
+    "Qwen/Qwen3-1.7B": AttentionHeads(16, 8),
+    "Qwen/Qwen3-4B": AttentionHeads(32, 8),
+    "Qwen/Qwen3-8B": AttentionHeads(32, 8),
+    "Qwen/Qwen3-14B": AttentionHeads(40, 8),
+    "Qwen/Qwen3-32B": AttentionHeads(64, 8),
+    "Qwen/Qwen2.5-7B-Instruct": AttentionHeads(28, 4),
+    "Qwen/Qwen2.5-32B-Instruct": AttentionHeads(40, 8),
+    # the packaged SmolLM2-135M-Instruct of the local presets
+    "embedded": AttentionHeads(9, 3),
+    "HuggingFaceTB/SmolLM2-135M-Instruct": AttentionHeads(9, 3),
+}
+
+
+@dataclass(frozen=True)
+class GeometryProblem:
+    """One broken rule: which rule, which preset key to change, and why."""
+
+    rule: str
+    key: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.key}: {self.message} [{self.rule}]"
+
+
+GeometryRule = Callable[[TrainingPreset, AttentionHeads], list[GeometryProblem]]
+GEOMETRY_RULES: Registry[GeometryRule] = Registry("geometry rule")
+
+
+def attention_heads(model_path: str) -> AttentionHeads:
+    """Head counts of ``model_path``: the table, else the ``config.json`` of a local directory."""
+    if model_path in MODEL_ATTENTION_HEADS:
+        return MODEL_ATTENTION_HEADS[model_path]
+    config_file = Path(model_path).expanduser() / "config.json"
+    if config_file.is_file():
+        try:
+            config = json.loads(config_file.read_text())
+            query = int(config["num_attention_heads"])
+            return AttentionHeads(query, int(config.get("num_key_value_heads", query)))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ConfigError(f"model.path: cannot read the head counts from {config_file}: {exc}") from None
+    known = ", ".join(sorted(MODEL_ATTENTION_HEADS))
+    raise ConfigError(
+        f"model.path: head counts of {model_path!r} are unknown (known: {known}); use a local model directory "
+        "with a config.json or add the model to geometry_checks.MODEL_ATTENTION_HEADS"
+    )
+
+
+def _gpu_rules_apply(preset: TrainingPreset) -> bool:
+    return preset.backend == "verl"
+
+
+@GEOMETRY_RULES.register("batch_divisible")
+def check_batch_divisible(preset: TrainingPreset, heads: AttentionHeads) -> list[GeometryProblem]:
+    if not _gpu_rules_apply(preset):
+        return []
+    gpus = preset.cluster.total_gpus
+    episodes = preset.batch.train_batch_size * preset.rollout.n
+    if episodes % gpus:
+        return [GeometryProblem("batch_divisible", "batch.train_batch_size",
+                                f"train_batch_size x rollout.n = {preset.batch.train_batch_size} x {preset.rollout.n} = "
+                                f"{episodes} episodes is not divisible by the {gpus} GPUs "
+                                f"({preset.cluster.nodes} node(s) x {preset.cluster.gpus_per_node})")]
+    return []
+
+
+@GEOMETRY_RULES.register("mini_batch")
+def check_mini_batch(preset: TrainingPreset, heads: AttentionHeads) -> list[GeometryProblem]:
+    batch = preset.batch
+    if batch.ppo_mini_batch_size > batch.train_batch_size or batch.train_batch_size % batch.ppo_mini_batch_size:
+        return [GeometryProblem("mini_batch", "batch.ppo_mini_batch_size",
+                                f"ppo_mini_batch_size {batch.ppo_mini_batch_size} must divide train_batch_size "
+                                f"{batch.train_batch_size}")]
+    if not _gpu_rules_apply(preset):
+        return []
+    data_parallel = preset.cluster.total_gpus // preset.parallel.sequence_parallel
+    if data_parallel < 1:
+        return []  # sp_in_node reports it
+    episodes = batch.ppo_mini_batch_size * preset.rollout.n
+    if episodes % data_parallel:
+        return [GeometryProblem("mini_batch", "batch.ppo_mini_batch_size",
+                                f"ppo_mini_batch_size x rollout.n = {episodes} episodes does not split over the "
+                                f"{data_parallel} data-parallel ranks (GPUs / sequence_parallel)")]
+    per_rank = episodes // data_parallel
+    if per_rank % batch.micro_batch_size_per_gpu:
+        return [GeometryProblem("mini_batch", "batch.micro_batch_size_per_gpu",
+                                f"{per_rank} episodes per rank per mini batch is not a multiple of "
+                                f"micro_batch_size_per_gpu {batch.micro_batch_size_per_gpu}")]
+    return []
+
+
+@GEOMETRY_RULES.register("sp_in_node")
+def check_sp_in_node(preset: TrainingPreset, heads: AttentionHeads) -> list[GeometryProblem]:
+    if not _gpu_rules_apply(preset):
+        return []
+    sp, per_node = preset.parallel.sequence_parallel, preset.cluster.gpus_per_node
+    if sp > per_node:
+        return [GeometryProblem("sp_in_node", "parallel.sequence_parallel",
+                                f"Ulysses sequence_parallel {sp} spans nodes: one node has {per_node} GPUs "
+                                "(its all-to-all per layer must stay inside a node)")]
+    if per_node % sp:
+        return [GeometryProblem("sp_in_node", "parallel.sequence_parallel",
+                                f"sequence_parallel {sp} does not divide the {per_node} GPUs of a node, so a group "
+                                "would span two nodes")]
+    return []
+
+
+@GEOMETRY_RULES.register("heads_by_sp")
+def check_heads_by_sp(preset: TrainingPreset, heads: AttentionHeads) -> list[GeometryProblem]:
+    sp = preset.parallel.sequence_parallel
+    if sp == 1:
+        return []
+    problems = []
+    if heads.query % sp:
+        problems.append(GeometryProblem("heads_by_sp", "parallel.sequence_parallel",
+                                        f"{preset.model.path} has {heads.query} attention heads, not divisible by "
+                                        f"sequence_parallel {sp}"))
+    elif heads.key_value % sp and sp % heads.key_value:
+        problems.append(GeometryProblem("heads_by_sp", "parallel.sequence_parallel",
+                                        f"{preset.model.path} has {heads.key_value} key/value heads: neither a "
+                                        f"multiple nor a divisor of sequence_parallel {sp}"))
+    return problems
+
+
+@GEOMETRY_RULES.register("tp_replicas")
+def check_tp_replicas(preset: TrainingPreset, heads: AttentionHeads) -> list[GeometryProblem]:
+    if not _gpu_rules_apply(preset):
+        return []
+    tp, gpus, per_node = preset.parallel.tensor_parallel, preset.cluster.total_gpus, preset.cluster.gpus_per_node
+    replicas = preset.parallel.rollout_replicas or max(gpus // tp, 1)
+    if tp * replicas > gpus:
+        return [GeometryProblem("tp_replicas", "parallel.tensor_parallel",
+                                f"tensor_parallel {tp} x {replicas} rollout replica(s) = {tp * replicas} GPUs, "
+                                f"more than the {gpus} there are")]
+    if tp > per_node or per_node % tp:
+        return [GeometryProblem("tp_replicas", "parallel.tensor_parallel",
+                                f"tensor_parallel {tp} must divide the {per_node} GPUs of one node (a vLLM engine "
+                                "stays inside a node)")]
+    if heads.query % tp:
+        return [GeometryProblem("tp_replicas", "parallel.tensor_parallel",
+                                f"{preset.model.path} has {heads.query} attention heads, not divisible by "
+                                f"tensor_parallel {tp}")]
+    return []
+
+
+@GEOMETRY_RULES.register("context")
+def check_context(preset: TrainingPreset, heads: AttentionHeads) -> list[GeometryProblem]:
+    lengths = preset.lengths
+    needed = lengths.max_prompt_length + lengths.max_response_length_per_turn
+    if lengths.max_model_len < needed:
+        return [GeometryProblem("context", "lengths.max_model_len",
+                                f"max_model_len {lengths.max_model_len} (the whole context) is below max_prompt_length "
+                                f"+ max_response_length_per_turn = {needed}")]
+    return []
+
+
+def check_geometry(preset: TrainingPreset) -> list[GeometryProblem]:
+    """Every broken rule of ``preset`` (empty when it is sound)."""
+    heads = attention_heads(preset.model.path)
+    problems: list[GeometryProblem] = []
+    for name in GEOMETRY_RULES.names():
+        problems.extend(GEOMETRY_RULES.get(name)(preset, heads))
+    return problems
+
+
+def require_sound_geometry(preset: TrainingPreset) -> None:
+    """Raise one :class:`ConfigError` listing every broken rule (the first one's key leads)."""
+    problems = check_geometry(preset)
+    if problems:
+        raise ConfigError("; ".join(str(problem) for problem in problems))

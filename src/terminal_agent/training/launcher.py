@@ -1,0 +1,395 @@
+"""Resolve, validate, show and launch a training preset.
+
+    plan = plan_launch(load_preset("prod_32b_8_gpus", ["rollout.n=16"]))   # validates everything
+    write_dry_run(plan)                                                    # redacted, saved in the run dir
+    launch(plan)                                                           # the real run
+
+:func:`plan_launch` is everything that can be checked without GPUs: the typed preset, the
+geometry rules, our env/agent arguments against their own configs, level 1 (every rLLM/verl key
+composed with Hydra against the real YAML) and, where verl imports, level 2 (verl's
+``validate_config``). A failure is a :class:`ConfigError` naming the key, or a
+:class:`TrainingSetupError` naming what to install; nothing has been started then.
+
+:func:`launch` for ``backend: verl`` checks the machine (packages, GPUs, Ray nodes, wandb), sweeps
+leaked sandboxes and keeps the cleanup daemon running, writes the parquet files with our
+converter, and hands our Workflow class to rLLM's ``AgentTrainer`` through its Python API, with a
+Ray ``runtime_env`` that ships this package to every worker. rLLM is used as installed, never
+patched. For ``backend: local`` it calls the local trainer.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import inspect
+import logging
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from terminal_agent.errors import ConfigError, TrainingSetupError
+from terminal_agent.training.geometry_checks import require_sound_geometry
+from terminal_agent.training.preset_config import TrainingPreset
+from terminal_agent.training.verl_overrides import HydraOverride, verl_overrides, workflow_args_for
+
+logger = logging.getLogger(__name__)
+
+#: Package pins of the ``[train]`` extra that a real verl launch checks.
+TRAIN_PINS = {"verl": "0.9.1", "ray": "2.60.0"}
+#: Where our Workflow for rLLM HEAD lives (written with the env conformance work).
+WORKFLOW_CLASS_PATH = "terminal_agent.training.rllm_workflow:TerminalTaskWorkflow"
+LOCAL_TRAINER_PATH = "terminal_agent.training.local_trainer:run_local_training"
+#: Host environment variables Ray workers get, besides those rLLM forwards itself (VLLM_, HF_, NCCL_ ...).
+FORWARDED_ENV_PREFIXES = ("WANDB_", "LITELLM_", "LITE_LLM_", "TERMINAL_AGENT_", "HF_", "DOCKER_", "ANTHROPIC_",
+                          "OPENAI_")
+REDACTED = "<redacted>"
+#: A name is secret when its last word is one of these (HF_TOKEN, GITHUB_PAT) ...
+_SECRET_LAST_WORDS = {"apikey", "token", "secret", "password", "passwd", "auth", "authorization", "cookie",
+                      "credential", "credentials", "pat"}
+#: ... or it ends in KEY after one of these (LITE_LLM_API_KEY; not verl's prompt_key) ...
+_SECRET_KEY_QUALIFIERS = {"api", "access", "secret", "private", "auth", "signing", "encryption", "license"}
+#: ... or any of its words is one of these (AWS_SECRET_ACCESS_KEY_ID).
+_SECRET_ANY_WORDS = {"secret", "password", "passwd", "credential", "credentials", "apikey"}
+_URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@", re.IGNORECASE)
+
+
+@dataclass
+class LaunchPlan:
+    """A validated launch: what will be handed to rLLM/verl (or the local trainer)."""
+
+    preset: TrainingPreset
+    run_dir: Path
+    train_files: str | None = None
+    """Parquet the run trains on (written at launch when converted from ``data.tasks``)."""
+    val_files: str | None = None
+    hydra_overrides: list[HydraOverride] = field(default_factory=list)
+    trainer_config: Any = None
+    """The composed rLLM/verl DictConfig (verl backend)."""
+    workflow_args: dict[str, Any] = field(default_factory=dict)
+    level2: Any = None
+    """:class:`~terminal_agent.training.verl_schema.Level2Result` (verl backend)."""
+    notes: list[str] = field(default_factory=list)
+    """Checks that could not run here, said plainly."""
+
+
+# --- validation ----------------------------------------------------------------------------------
+def _check_training_agent(preset: TrainingPreset) -> None:
+    if preset.backend == "verl" and preset.agent.compaction:
+        raise ConfigError("agent.compaction: must be false for verl: compaction rewrites earlier turns, and rLLM's "
+                          "token mode then sets every response mask to 0 (the run would train on nothing)")
+
+
+def _check_sandbox_backend(preset: TrainingPreset) -> None:
+    from terminal_agent.sandbox.config import SandboxConfig
+
+    if preset.sandbox.backend != "docker" and "backend" not in SandboxConfig.model_fields:
+        raise ConfigError(f"sandbox.backend: {preset.sandbox.backend!r} is not available in this version "
+                          "(only docker)")
+
+
+def _check_env_and_agent_args(workflow_args: dict[str, Any]) -> None:
+    from pydantic import ValidationError
+
+    from terminal_agent.agent import AgentConfig
+    from terminal_agent.env import env_config_from_args
+
+    try:
+        env_config_from_args(workflow_args["env_args"])
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ()))
+        raise ConfigError(f"sandbox.env / reward: env setting {where!r}: {first.get('msg')}") from None
+    try:
+        AgentConfig.model_validate(workflow_args["agent_args"])
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise ConfigError(f"agent: agent setting {'.'.join(map(str, first.get('loc', ())))!r}: "
+                          f"{first.get('msg')}") from None
+
+
+def _check_data_paths(preset: TrainingPreset) -> None:
+    data = preset.data
+    for key, value in (("data.train_files", data.train_files), ("data.val_files", data.val_files)):
+        if value is not None and not Path(value).expanduser().is_file():
+            raise ConfigError(f"{key}: {value} is not a file")
+    if data.train_files is None and data.tasks is not None and not Path(data.tasks).expanduser().exists():
+        raise ConfigError(f"data.tasks: {data.tasks} does not exist (a CSV, a task directory or a directory of them)")
+
+
+def _load_object(path: str, what: str) -> Any:
+    module_name, _, name = path.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name == module_name:
+            raise TrainingSetupError(f"{what} ({path}) is not in this installation of terminal-agent") from None
+        raise TrainingSetupError(f"{what} ({path}) does not import: missing package {exc.name!r} "
+                                 f"(pip install -e '.[train]')") from None
+    return getattr(module, name)
+
+
+def _check_workflow_signature(workflow_args: dict[str, Any], notes: list[str]) -> None:
+    """Bind our workflow_args to the Workflow's __init__ when the class imports here."""
+    try:
+        workflow_class = _load_object(WORKFLOW_CLASS_PATH, "the rLLM Workflow")
+    except TrainingSetupError as exc:
+        notes.append(f"workflow arguments not checked against the Workflow's signature: {exc}")
+        return
+    try:
+        inspect.signature(workflow_class).bind(rollout_engine=None, executor=None, **workflow_args)
+    except TypeError as exc:
+        raise ConfigError(f"agent / sandbox: the Workflow does not take these arguments: {exc}") from None
+
+
+def plan_launch(preset: TrainingPreset, *, level2: bool = True, verl_python: str | None = None) -> LaunchPlan:
+    """Validate ``preset`` completely (nothing is started). Raises ConfigError / TrainingSetupError."""
+    plan = LaunchPlan(preset=preset, run_dir=preset.run_dir)
+    _check_training_agent(preset)
+    _check_sandbox_backend(preset)
+    require_sound_geometry(preset)
+    _check_data_paths(preset)
+    plan.workflow_args = workflow_args_for(preset)
+    _check_env_and_agent_args(plan.workflow_args)
+    if preset.backend == "local":
+        return plan
+    _check_workflow_signature(plan.workflow_args, plan.notes)
+    from terminal_agent.training.verl_schema import compose_trainer_config, validate_with_verl
+
+    data_dir = plan.run_dir / "data"
+    plan.train_files = preset.data.train_files or str(data_dir / "train.parquet")
+    if preset.data.train_files is not None:
+        plan.val_files = preset.data.val_files
+    elif preset.data.val_fraction > 0:
+        plan.val_files = str(data_dir / "val.parquet")
+    plan.hydra_overrides = verl_overrides(preset, train_files=plan.train_files, val_files=plan.val_files)
+    plan.trainer_config = compose_trainer_config(plan.hydra_overrides)
+    if level2:
+        plan.level2 = validate_with_verl(plan.trainer_config, python=verl_python)
+        if not plan.level2.ran:
+            plan.notes.append(f"level 2 (verl validate_config) not run: {plan.level2.reason}")
+        plan.notes.extend(plan.level2.notes)
+    return plan
+
+
+# --- redaction and the dry run ---------------------------------------------------------------------
+def is_secret_name(name: str) -> bool:
+    """Whether a variable or key called ``name`` holds a secret (``max_tokens_per_turn`` does not)."""
+    words = [word for word in re.split(r"[^a-z0-9]+", name.lower()) if word]
+    if not words:
+        return False
+    if words[-1] in _SECRET_LAST_WORDS or any(word in _SECRET_ANY_WORDS for word in words):
+        return True
+    return words[-1] == "key" and (len(words) == 1 or words[-2] in _SECRET_KEY_QUALIFIERS)
+
+
+def _secret_values(environ: dict[str, str]) -> list[str]:
+    return sorted({value for name, value in environ.items() if is_secret_name(name) and len(value) >= 6},
+                  key=len, reverse=True)
+
+
+def redact(value: Any, secrets: list[str] | None = None) -> Any:
+    """``value`` with secrets replaced: values under secret-looking keys, known secret values, URL passwords."""
+    secrets = _secret_values(dict(os.environ)) if secrets is None else secrets
+    if isinstance(value, dict):
+        return {key: (REDACTED if isinstance(key, str) and is_secret_name(key) and item not in (None, "", {}, [])
+                      else redact(item, secrets)) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [redact(item, secrets) for item in value]
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, REDACTED)
+        return _URL_USERINFO.sub(lambda match: match.group("scheme") + REDACTED + "@", value)
+    return value
+
+
+def forwarded_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """Host variables our Ray workers get (judge keys, wandb, our settings)."""
+    environ = dict(os.environ) if environ is None else environ
+    return {name: value for name, value in sorted(environ.items()) if name.startswith(FORWARDED_ENV_PREFIXES)}
+
+
+def ray_runtime_env(preset: TrainingPreset, base: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Ray ``runtime_env`` of the run: rLLM's (``base``) plus our package, wandb mode and forwarded variables."""
+    import terminal_agent
+
+    runtime_env = {key: (dict(value) if isinstance(value, dict) else value) for key, value in (base or {}).items()}
+    env_vars = dict(runtime_env.get("env_vars") or {})
+    env_vars.update(forwarded_environment())
+    env_vars["WANDB_MODE"] = preset.trainer.wandb_mode
+    runtime_env["env_vars"] = env_vars
+    # workers on every node import this very package (even where it is not installed)
+    package_dir = str(Path(terminal_agent.__file__).resolve().parent)
+    runtime_env["py_modules"] = [*runtime_env.get("py_modules", []), package_dir]
+    return runtime_env
+
+
+def dry_run_document(plan: LaunchPlan) -> dict[str, Any]:
+    """What a launch would use, secrets redacted."""
+    document: dict[str, Any] = {
+        "preset": plan.preset.model_dump(mode="json"),
+        "run_dir": str(plan.run_dir),
+        "workflow_class": WORKFLOW_CLASS_PATH if plan.preset.backend == "verl" else LOCAL_TRAINER_PATH,
+        "workflow_args": plan.workflow_args,
+        "ray_runtime_env": ray_runtime_env(plan.preset) if plan.preset.backend == "verl" else None,
+        "notes": plan.notes,
+    }
+    if plan.preset.backend == "verl":
+        document["train_files"] = plan.train_files
+        document["val_files"] = plan.val_files
+        document["hydra_overrides"] = [override.to_hydra() for override in plan.hydra_overrides]
+        if plan.level2 is not None:
+            document["level2"] = {"ran": plan.level2.ran, "where": plan.level2.where,
+                                  "verl": plan.level2.verl_version, "reason": plan.level2.reason}
+    return redact(document)
+
+
+def write_dry_run(plan: LaunchPlan) -> tuple[str, Path]:
+    """The redacted dry-run YAML, also saved as ``<run_dir>/launch/dry_run.yaml`` (+ the composed verl config)."""
+    text = yaml.safe_dump(dry_run_document(plan), sort_keys=False, width=120)
+    launch_dir = plan.run_dir / "launch"
+    launch_dir.mkdir(parents=True, exist_ok=True)
+    path = launch_dir / "dry_run.yaml"
+    path.write_text(text)
+    if plan.trainer_config is not None:
+        from omegaconf import OmegaConf
+
+        composed = redact(OmegaConf.to_container(plan.trainer_config, resolve=False))
+        (launch_dir / "trainer_config.yaml").write_text(yaml.safe_dump(composed, sort_keys=False, width=120))
+    return text, path
+
+
+# --- the real launch -----------------------------------------------------------------------------
+def _version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def check_packages() -> None:
+    """verl, Ray, vLLM and rLLM installed at the pinned versions (rLLM from git)."""
+    for name, pin in TRAIN_PINS.items():
+        found = _version(name)
+        if found is None:
+            raise TrainingSetupError(f"{name} is not installed: pip install -e '.[train]'")
+        if found != pin:
+            raise TrainingSetupError(f"{name} {found} is installed; the presets are validated for {name}=={pin} "
+                                     f"(pip install -e '.[train]')")
+    if _version("vllm") is None:
+        raise TrainingSetupError("vllm is not installed (verl[vllm] brings it): pip install -e '.[train]'")
+    try:
+        importlib.import_module("rllm.trainer.agent_trainer")
+    except ImportError as exc:
+        raise TrainingSetupError(f"rLLM does not import ({exc}); install it from git: pip install --no-deps "
+                                 "'rllm @ git+https://github.com/rllm-org/rllm@9beb6e0f676a46d38858991fd79ac5f8e0b16d4c'"
+                                 ) from None
+
+
+def check_local_gpus(preset: TrainingPreset) -> int:
+    """GPUs of this node; at least ``cluster.gpus_per_node`` must be visible."""
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if count < preset.cluster.gpus_per_node:
+        raise TrainingSetupError(f"cluster.gpus_per_node is {preset.cluster.gpus_per_node} but this node sees "
+                                 f"{count} CUDA GPU(s)")
+    return count
+
+
+def check_ray_cluster(preset: TrainingPreset) -> None:
+    """After ``ray.init``: enough alive nodes and GPUs for ``cluster``."""
+    import ray
+
+    alive = [node for node in ray.nodes() if node.get("Alive")]
+    gpus = int(ray.cluster_resources().get("GPU", 0))
+    if len(alive) < preset.cluster.nodes:
+        raise TrainingSetupError(f"cluster.nodes is {preset.cluster.nodes} but the Ray cluster has {len(alive)} alive "
+                                 "node(s): start Ray on every node (ray start --address=HEAD:6379) first")
+    if gpus < preset.cluster.total_gpus:
+        raise TrainingSetupError(f"the preset needs {preset.cluster.total_gpus} GPUs; the Ray cluster has {gpus}")
+
+
+def check_wandb(preset: TrainingPreset) -> None:
+    if "wandb" not in preset.trainer.loggers or preset.trainer.wandb_mode == "disabled":
+        return
+    if _version("wandb") is None:
+        raise TrainingSetupError("trainer.loggers has wandb but wandb is not installed (pip install wandb)")
+    if preset.trainer.wandb_mode == "online" and not os.environ.get("WANDB_API_KEY") and not (
+            Path.home() / ".netrc").exists():
+        raise TrainingSetupError("trainer.wandb_mode=online needs WANDB_API_KEY (or wandb login); "
+                                 "offline needs nothing")
+
+
+def write_parquet_files(plan: LaunchPlan) -> None:
+    """Convert ``data.tasks`` into the run's train/val parquet with our converter (bad tasks are reported)."""
+    preset = plan.preset
+    if preset.data.train_files is not None:
+        return
+    from terminal_agent.tasks.conversion import split_tasks
+    from terminal_agent.tasks.loading import collect_tasks
+    from terminal_agent.tasks.parquet_rows import write_parquet
+
+    tasks, errors = collect_tasks(preset.data.tasks)
+    for error in errors:
+        logger.warning("task skipped: %s", error)
+    if not tasks:
+        raise ConfigError(f"data.tasks: {preset.data.tasks} holds no valid task")
+    train, val = split_tasks(tasks, preset.data.val_fraction, seed=preset.data.split_seed)
+    write_parquet(train, plan.train_files, split="train")
+    if plan.val_files is not None:
+        write_parquet(val, plan.val_files, split="test")
+    logger.info("wrote %d train / %d validation task(s) to %s", len(train), len(val), Path(plan.train_files).parent)
+
+
+def _launch_verl(plan: LaunchPlan) -> None:
+    preset = plan.preset
+    check_packages()
+    check_wandb(preset)
+    check_local_gpus(preset)
+    from terminal_agent.training.verl_schema import validate_with_verl
+
+    validate_with_verl(plan.trainer_config)  # level 2 in-process now that verl imports: refuse before Ray starts
+    workflow_class = _load_object(WORKFLOW_CLASS_PATH, "the rLLM Workflow")
+    from terminal_agent.sandbox.cleanup import CleanupDaemon, sweep_leaked
+
+    removed = sweep_leaked()
+    logger.info("removed %d leaked sandbox object(s) of dead runs", len(removed))
+    daemon = CleanupDaemon().start()
+    try:
+        write_parquet_files(plan)
+        os.environ["WANDB_MODE"] = preset.trainer.wandb_mode
+        import ray
+        from rllm.trainer.agent_trainer import AgentTrainer
+        from rllm.trainer.ray_init_utils import get_ray_init_settings
+        from rllm.trainer.verl.ray_runtime_env import get_ppo_ray_runtime_env
+
+        if not ray.is_initialized():
+            ray.init(runtime_env=ray_runtime_env(preset, get_ppo_ray_runtime_env()),
+                     **get_ray_init_settings(plan.trainer_config))
+        check_ray_cluster(preset)
+        trainer = AgentTrainer(workflow_class=workflow_class, workflow_args=plan.workflow_args,
+                               config=plan.trainer_config, train_dataset=None, val_dataset=None, backend="verl")
+        trainer.train()
+    finally:
+        daemon.stop()
+
+
+def launch(plan: LaunchPlan) -> None:
+    """Run the validated plan (blocks until training ends)."""
+    plan.run_dir.mkdir(parents=True, exist_ok=True)
+    write_dry_run(plan)  # the resolved, redacted config of every real run is kept beside its outputs
+    if plan.preset.backend == "local":
+        run_local_training = _load_object(LOCAL_TRAINER_PATH, "the local trainer")
+        run_local_training(plan.preset, plan.run_dir)
+        return
+    _launch_verl(plan)
+
+
+__all__ = [
+    "LaunchPlan", "check_packages", "dry_run_document", "forwarded_environment", "launch",
+    "plan_launch", "ray_runtime_env", "redact", "write_dry_run", "write_parquet_files",
+]

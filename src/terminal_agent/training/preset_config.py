@@ -1,0 +1,481 @@
+"""Training presets: typed, loaded from the YAML files in ``training/presets``, changed by ``key=value``.
+
+A preset is data. ``load_preset("prod_32b_8_gpus", ["rollout.n=16"])`` reads the packaged YAML
+(or a path to one), follows ``extends:`` to its parent, applies the dotted overrides and returns
+a validated :class:`TrainingPreset`. Every error is a :class:`ConfigError` that names the exact
+key (``batch.train_batch_size``), never a pydantic dump.
+
+What the keys mean for verl/rLLM is in :mod:`terminal_agent.training.verl_overrides`; the
+arithmetic that a preset must satisfy is in :mod:`terminal_agent.training.geometry_checks`.
+"""
+
+from __future__ import annotations
+
+import copy
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from terminal_agent.errors import ConfigError
+
+PRESET_PACKAGE = "terminal_agent.training.presets"
+#: Loss aggregation modes verl 0.9.1 accepts (``ActorConfig.__post_init__``).
+VERL_LOSS_AGG_MODES = ("token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_assignment=True)
+
+
+class ModelSection(_Section):
+    """The policy being trained."""
+
+    path: str
+    """Hugging Face id or local directory of the model (``embedded`` = the packaged SmolLM2-135M, local presets)."""
+    lora_rank: int = Field(0, ge=0)
+    """LoRA rank on the verl path; 0 trains every weight (full fine-tuning)."""
+    lora_alpha: int = Field(32, ge=1)
+    """LoRA alpha on the verl path (used only when ``lora_rank > 0``)."""
+    gradient_checkpointing: bool = True
+    """Recompute activations in the backward pass (needed for long multi-turn contexts)."""
+    trust_remote_code: bool = False
+    """Let transformers run code shipped with the model."""
+
+
+class ClusterSection(_Section):
+    """Machines of the run."""
+
+    nodes: int = Field(1, ge=1)
+    """Number of machines (Ray nodes)."""
+    gpus_per_node: int = Field(1, ge=0)
+    """GPUs on each machine (0 only for local CPU presets)."""
+
+    @property
+    def total_gpus(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+
+class ParallelSection(_Section):
+    """How the model is split across GPUs."""
+
+    tensor_parallel: int = Field(1, ge=1)
+    """vLLM tensor parallel size of one rollout replica (GPUs per inference engine, inside one node)."""
+    sequence_parallel: int = Field(1, ge=1)
+    """Ulysses sequence parallel size of the FSDP actor/ref (GPUs sharing one sequence, inside one node)."""
+    rollout_replicas: int | None = Field(None, ge=1)
+    """Number of vLLM replicas; None = every GPU serves (GPU count / tensor_parallel)."""
+
+
+class DataSection(_Section):
+    """Where the tasks come from and how they split into train and validation."""
+
+    tasks: str | None = "dataset/latest_verified.csv"
+    """Task source converted to parquet at launch (CSV, task directory or directory of them); None with train_files."""
+    val_fraction: float = Field(0.1, ge=0.0, lt=1.0)
+    """Share of ``tasks`` held out for validation (deterministic by task id and ``split_seed``)."""
+    split_seed: int = 0
+    """Seed of the train/validation split."""
+    train_files: str | None = None
+    """An existing train parquet (our converter's rows); used as is instead of converting ``tasks``."""
+    val_files: str | None = None
+    """An existing validation parquet; used with ``train_files``."""
+
+    @model_validator(mode="after")
+    def _one_source(self) -> "DataSection":
+        if self.tasks is None and self.train_files is None:
+            raise ValueError("set data.tasks (a task source) or data.train_files (a parquet file)")
+        return self
+
+
+class RolloutSection(_Section):
+    """Sampling of the group of episodes per task."""
+
+    n: int = Field(8, ge=2)
+    """Episodes per task (the GRPO group size; at least 2 so the group has a variance)."""
+    temperature: float = Field(1.0, gt=0.0)
+    """Sampling temperature while training."""
+    top_p: float = Field(1.0, gt=0.0, le=1.0)
+    """Nucleus sampling while training."""
+    val_n: int = Field(1, ge=1)
+    """Episodes per validation task."""
+    val_temperature: float = Field(0.6, gt=0.0)
+    """Sampling temperature of validation episodes."""
+    gpu_memory_utilization: float = Field(0.6, gt=0.0, le=1.0)
+    """Share of each GPU's memory vLLM may take (weights + KV cache)."""
+
+
+class BatchSection(_Section):
+    """Batch geometry (tasks, not episodes: verl multiplies by ``rollout.n``)."""
+
+    train_batch_size: int = Field(..., ge=1)
+    """Tasks per training step."""
+    ppo_mini_batch_size: int = Field(..., ge=1)
+    """Tasks per optimizer step (a step's batch is split into train_batch_size / ppo_mini_batch_size updates)."""
+    micro_batch_size_per_gpu: int = Field(1, ge=1)
+    """Sequences per forward/backward on one GPU (gradient accumulation fills the mini batch)."""
+    log_prob_micro_batch_size_per_gpu: int | None = Field(None, ge=1)
+    """Sequences per log-prob pass on one GPU; None = ``micro_batch_size_per_gpu``."""
+
+
+class LengthsSection(_Section):
+    """Token lengths. The whole context, not one reply, is what vLLM's max_model_len bounds."""
+
+    max_prompt_length: int = Field(..., ge=64)
+    """First prompt (system prompt + instruction)."""
+    max_response_length_per_turn: int = Field(..., ge=16)
+    """Cap of one model reply (per-turn max_tokens)."""
+    max_model_len: int = Field(..., ge=128)
+    """Whole context of an episode: first prompt + every reply + every observation."""
+
+    @property
+    def trajectory_response_length(self) -> int:
+        """Tokens after the first prompt that one episode may use (verl's data.max_response_length)."""
+        return self.max_model_len - self.max_prompt_length
+
+
+class AgentSection(_Section):
+    """Agent loop settings during training."""
+
+    max_turns: int = Field(30, ge=1)
+    """Model replies per episode; the episode is graded when they run out."""
+    trajectory_timeout_s: float = Field(1800.0, gt=0)
+    """Wall clock of one episode; past it the episode is cut and graded."""
+    compaction: bool = False
+    """Summarise old turns. Must stay off for verl: rewritten history makes rLLM zero every response mask."""
+    parallel_episodes: int = Field(64, ge=1)
+    """Episodes run at once by rLLM's workflow engine (each holds one container)."""
+
+
+class AlgorithmSection(_Section):
+    """GRPO and its loss."""
+
+    adv_estimator: Literal["grpo"] = "grpo"
+    """Advantage estimator; GRPO is the algorithm of this project."""
+    norm_adv_by_std_in_grpo: bool = True
+    """Divide the group-centred reward by the group's standard deviation."""
+    lr: float = Field(1e-6, gt=0.0)
+    """Actor learning rate."""
+    clip_ratio_low: float = Field(0.2, ge=0.0)
+    """PPO clip below 1 (ratio floor 1 - low)."""
+    clip_ratio_high: float = Field(0.28, ge=0.0)
+    """PPO clip above 1 (ratio ceiling 1 + high; DAPO's clip-higher)."""
+    clip_ratio_c: float = Field(3.0, gt=1.0)
+    """Dual-clip bound for negative advantages."""
+    loss_agg_mode: Literal[VERL_LOSS_AGG_MODES] = "token-mean"  # type: ignore[valid-type]
+    """How token losses become one loss (verl's names)."""
+    use_kl_loss: bool = False
+    """Add a KL(policy || reference) term to the loss (needs a reference model)."""
+    kl_loss_coef: float = Field(0.001, ge=0.0)
+    """Weight of the KL term."""
+    kl_loss_type: Literal["kl", "k1", "abs", "mse", "k2", "low_var_kl", "k3", "full"] = "low_var_kl"
+    """KL estimator (verl's names)."""
+    grad_clip: float = Field(1.0, gt=0.0)
+    """Gradient norm clip; verl 0.9.1 reads it as ``actor.optim.clip_grad``."""
+    entropy_coeff: float = Field(0.0, ge=0.0)
+    """Entropy bonus weight (0 = none)."""
+    reject_zero_variance_groups: bool = True
+    """Drop groups whose episodes all got the same reward (no GRPO signal)."""
+
+
+class OffloadSection(_Section):
+    """FSDP CPU offload."""
+
+    param: bool = False
+    """Keep actor/ref parameters on the CPU between uses."""
+    optimizer: bool = False
+    """Keep optimizer state on the CPU between steps."""
+
+
+class TrainerSection(_Section):
+    """Loop length, checkpoints, validation, logging."""
+
+    total_epochs: int = Field(1, ge=1)
+    """Passes over the train tasks (ignored when total_training_steps is set)."""
+    total_training_steps: int | None = Field(None, ge=1)
+    """Stop after this many steps; None = epochs decide."""
+    save_freq: int = Field(10, ge=-1)
+    """Checkpoint every this many steps (-1 = never)."""
+    test_freq: int = Field(10, ge=-1)
+    """Validate every this many steps (-1 = never)."""
+    val_before_train: bool = True
+    """Validate once before the first step (the baseline)."""
+    loggers: list[Literal["console", "wandb", "tensorboard"]] = Field(default_factory=lambda: ["console", "wandb"])
+    """Metric sinks."""
+    wandb_mode: Literal["offline", "online", "disabled"] = "offline"
+    """WANDB_MODE of the run; offline writes a run directory that ``wandb sync`` can upload later."""
+    project: str = "terminal-agent"
+    """Project name (wandb and checkpoint directory)."""
+    experiment: str | None = None
+    """Experiment name; None = the preset's name."""
+    output_dir: str = "runs"
+    """Directory of runs; the run directory is ``output_dir/experiment``."""
+    resume: Literal["auto", "disable", "resume_path"] = "auto"
+    """verl resume mode: auto = latest checkpoint of the run directory, resume_path = ``resume_from_path``."""
+    resume_from_path: str | None = None
+    """Checkpoint directory (``.../global_step_N``) for resume=resume_path."""
+    max_checkpoints_to_keep: int | None = Field(None, ge=1)
+    """Older checkpoints are deleted beyond this many; None keeps all."""
+
+    @model_validator(mode="after")
+    def _resume_path(self) -> "TrainerSection":
+        if self.resume == "resume_path" and not self.resume_from_path:
+            raise ValueError("trainer.resume=resume_path needs trainer.resume_from_path")
+        return self
+
+
+class SandboxSection(_Section):
+    """Where episodes run."""
+
+    backend: Literal["docker", "bwrap", "ray"] = "docker"
+    """Sandbox backend of the environment."""
+    env: dict[str, Any] = Field(default_factory=dict)
+    """Extra ``EnvConfig`` settings passed as rLLM env_args (``sandbox``, ``actions``, ``grading``, ``judge``)."""
+
+
+class RewardSection(_Section):
+    """How a graded episode becomes a reward."""
+
+    test_weight: float = Field(1.0, ge=0.0)
+    """Weight of the weighted pytest score."""
+    judge_weight: float = Field(0.0, ge=0.0)
+    """Weight of the LLM judge; 0 (default) turns the judge off."""
+    judge_failure_policy: Literal["tests_only", "unscored"] = "tests_only"
+    """A failed judge: fall back to the test score, or leave the sample unscored (masked)."""
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> "RewardSection":
+        if self.test_weight + self.judge_weight <= 0:
+            raise ValueError("reward.test_weight and reward.judge_weight are both 0: nothing would be rewarded")
+        return self
+
+
+class LocalLoraSection(_Section):
+    """LoRA of the local trainer."""
+
+    rank: int = Field(8, ge=1)
+    """LoRA rank."""
+    alpha: int = Field(16, ge=1)
+    """LoRA alpha."""
+    dropout: float = Field(0.0, ge=0.0, lt=1.0)
+    """LoRA dropout."""
+    target_modules: list[str] = Field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
+    """Module names that get adapters."""
+
+
+class SftWarmStartSection(_Section):
+    """Supervised warm start on reference solutions before GRPO (local trainer)."""
+
+    enabled: bool = False
+    """Run the warm start."""
+    epochs: int = Field(1, ge=1)
+    """Passes over the solution transcripts."""
+    lr: float = Field(1e-4, gt=0.0)
+    """Learning rate of the warm start."""
+
+
+class LocalSection(_Section):
+    """The single-machine GRPO trainer (``backend: local`` only)."""
+
+    device: Literal["cpu", "cuda", "auto"] = "auto"
+    """Where the policy runs."""
+    dtype: Literal["float32", "bfloat16", "float16"] = "float32"
+    """Weights' dtype."""
+    lora: LocalLoraSection = Field(default_factory=LocalLoraSection)
+    """LoRA adapters trained instead of the full model."""
+    steps: int = Field(10, ge=1)
+    """GRPO steps."""
+    sft_warm_start: SftWarmStartSection = Field(default_factory=SftWarmStartSection)
+    """Optional supervised warm start."""
+    num_threads: int | None = Field(None, ge=1)
+    """torch CPU threads; None = torch's default."""
+
+
+class TrainingPreset(_Section):
+    """One training run, everything a launch needs."""
+
+    name: str
+    """Preset name (file stem); the default experiment name."""
+    description: str = ""
+    """One line for the preset table."""
+    backend: Literal["verl", "local"]
+    """``verl``: rLLM + verl on GPUs (Ray, vLLM); ``local``: the project's single-machine trainer."""
+    model: ModelSection
+    """The policy."""
+    cluster: ClusterSection = Field(default_factory=ClusterSection)
+    """Machines."""
+    parallel: ParallelSection = Field(default_factory=ParallelSection)
+    """Tensor / sequence parallelism."""
+    data: DataSection = Field(default_factory=DataSection)
+    """Tasks and splits."""
+    rollout: RolloutSection = Field(default_factory=RolloutSection)
+    """Sampling."""
+    batch: BatchSection
+    """Batch geometry."""
+    lengths: LengthsSection
+    """Token lengths."""
+    agent: AgentSection = Field(default_factory=AgentSection)
+    """Agent loop."""
+    algorithm: AlgorithmSection = Field(default_factory=AlgorithmSection)
+    """GRPO settings."""
+    offload: OffloadSection = Field(default_factory=OffloadSection)
+    """CPU offload."""
+    trainer: TrainerSection = Field(default_factory=TrainerSection)
+    """Loop, checkpoints, logging."""
+    sandbox: SandboxSection = Field(default_factory=SandboxSection)
+    """Sandbox backend and env settings."""
+    reward: RewardSection = Field(default_factory=RewardSection)
+    """Reward mix."""
+    local: LocalSection | None = None
+    """Local trainer settings; required for ``backend: local``, refused for ``verl``."""
+
+    @model_validator(mode="after")
+    def _backend_sections(self) -> "TrainingPreset":
+        if self.backend == "local" and self.local is None:
+            raise ValueError("backend local needs a 'local' section")
+        if self.backend == "verl" and self.local is not None:
+            raise ValueError("the 'local' section is only for backend local")
+        return self
+
+    @property
+    def experiment(self) -> str:
+        return self.trainer.experiment or self.name
+
+    @property
+    def run_dir(self) -> Path:
+        return Path(self.trainer.output_dir) / self.experiment
+
+
+# --- loading -----------------------------------------------------------------------------------
+def preset_names() -> list[str]:
+    """Names of the packaged presets, sorted."""
+    root = resources.files(PRESET_PACKAGE)
+    return sorted(item.name[: -len(".yaml")] for item in root.iterdir() if item.name.endswith(".yaml"))
+
+
+def _read_yaml(text: str, where: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{where}: not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: a preset must be a YAML mapping, not {type(data).__name__}")
+    return data
+
+
+def _raw_preset(name_or_path: str | Path, seen: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The preset's mapping with ``extends:`` merged in (parent first)."""
+    path = Path(name_or_path)
+    if path.suffix in {".yaml", ".yml"} and path.exists():
+        data, name = _read_yaml(path.read_text(), str(path)), path.stem
+    else:
+        name = str(name_or_path)
+        resource = resources.files(PRESET_PACKAGE) / f"{name}.yaml"
+        if not resource.is_file():
+            raise ConfigError(f"unknown preset {name!r}; presets: {', '.join(preset_names())} (or a path to a YAML file)")
+        data = _read_yaml(resource.read_text(), f"preset {name}")
+    if name in seen:
+        raise ConfigError(f"preset {name!r}: 'extends' loops ({' -> '.join(seen + (name,))})")
+    parent = data.pop("extends", None)
+    data.setdefault("name", name)
+    if parent is None:
+        return data
+    if not isinstance(parent, str):
+        raise ConfigError(f"preset {name!r}: 'extends' must be a preset name")
+    merged = deep_merge(_raw_preset(parent, seen + (name,)), data)
+    merged["name"] = data["name"]
+    merged.setdefault("description", "")
+    return merged
+
+
+def deep_merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``update`` laid over it; mappings merge key by key, anything else replaces."""
+    out = copy.deepcopy(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def parse_override(text: str) -> tuple[list[str], Any]:
+    """``"rollout.n=16"`` -> (``["rollout", "n"]``, 16). Values are YAML scalars/lists (``null``, ``[a, b]``)."""
+    key, sep, raw = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ConfigError(f"override {text!r} is not key=value (e.g. rollout.n=16)")
+    parts = key.split(".")
+    if any(not part for part in parts):
+        raise ConfigError(f"override key {key!r} has an empty part")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw  # not YAML: the plain string (the model's validation decides)
+    return parts, value
+
+
+def _model_for(parts: list[str]) -> tuple[type[BaseModel] | None, str]:
+    """The pydantic model that owns the last part of ``parts`` (None: inside a free mapping)."""
+    model: type[BaseModel] | None = TrainingPreset
+    walked: list[str] = []
+    for part in parts[:-1]:
+        walked.append(part)
+        if model is None:
+            return None, ".".join(walked)
+        field = model.model_fields.get(part)
+        if field is None:
+            break
+        annotation = field.annotation
+        candidates = [annotation, *getattr(annotation, "__args__", ())]
+        model = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
+    return model, ".".join(walked)
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """``data`` with each dotted ``key=value`` set; an unknown key is a ConfigError listing the valid ones."""
+    out = copy.deepcopy(data)
+    for text in overrides:
+        parts, value = parse_override(text)
+        model, parent = _model_for(parts)
+        if model is not None and parts[-1] not in model.model_fields:
+            valid = ", ".join(sorted(model.model_fields))
+            where = f"section {parent!r}" if parent else "a preset"
+            raise ConfigError(f"unknown key {'.'.join(parts)!r}: {where} has {valid}")
+        target = out
+        for index, part in enumerate(parts[:-1]):
+            child = target.get(part)
+            if child is None:
+                child = target[part] = {}
+            if not isinstance(child, dict):
+                raise ConfigError(f"override {'.'.join(parts)!r}: {'.'.join(parts[: index + 1])!r} is not a section")
+            target = child
+        target[parts[-1]] = value
+    return out
+
+
+def preset_from_mapping(data: dict[str, Any]) -> TrainingPreset:
+    """Validate ``data``; the first error names its dotted key."""
+    try:
+        return TrainingPreset.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(part) for part in first.get("loc", ())) or "preset"
+        message = str(first.get("msg", exc)).removeprefix("Value error, ")
+        if first.get("type") == "extra_forbidden":
+            message = "unknown key"
+        shown = f" (got {first['input']!r})" if "input" in first and first.get("type") != "missing" and not isinstance(
+            first["input"], dict) else ""
+        raise ConfigError(f"{key}: {message}{shown}") from None
+
+
+def load_preset(name_or_path: str | Path, overrides: list[str] | None = None) -> TrainingPreset:
+    """The packaged preset ``name`` (or a YAML file), with ``overrides`` applied, validated."""
+    return preset_from_mapping(apply_overrides(_raw_preset(name_or_path), list(overrides or ())))
+
+
+def preset_to_yaml(preset: TrainingPreset) -> str:
+    """The resolved preset as YAML (field order kept)."""
+    return yaml.safe_dump(preset.model_dump(mode="json"), sort_keys=False)

@@ -1,0 +1,1 @@
+"""Packaged training presets (YAML data files, one per preset)."""

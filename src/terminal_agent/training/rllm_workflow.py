@@ -1,0 +1,204 @@
+"""``TerminalTaskWorkflow``: our agent and env as an rLLM Workflow (rLLM HEAD's only training path).
+
+rLLM HEAD trains through ``AgentTrainer(workflow_class=..., workflow_args=..., backend="verl")``. Its
+stock ``MultiTurnWorkflow`` cannot train our agent: it never sets ``step.model_output``, and rLLM's
+verl transform drops every step without it (zero training rows). This workflow instead runs the
+project's one episode loop (:func:`terminal_agent.rollout.episode.run_episode`, the same one eval and
+the local trainer use) in a worker thread, with rLLM's rollout engine seen as a model client, and:
+
+* records on every step the prompt ids, completion ids, logprobs and finish reason the engine
+  reported (``step.model_output``, ``prompt_ids``, ``response_ids``, ``logprobs``);
+* grades an episode the loop cut (turn budget, per-reply output limit) and closes the env in
+  ``finally`` (rLLM never calls ``close()``);
+* puts grade, ``scored``, termination and error kind in the step and trajectory metadata, where both
+  rLLM Step versions keep it;
+* maps our :class:`~terminal_agent.outcome.Termination` onto rLLM's ``TerminationReason``;
+* never lets an infrastructure failure train as reward 0: the workflow retries such an episode
+  itself (``infra_retries`` more attempts, each with a fresh container), and if it stays broken returns
+  it with no steps (rLLM's transform drops an episode without steps from the batch) and
+  ``TerminationReason.UNKNOWN``. Not ``ERROR``: rLLM's verl trainer builds its engine with
+  ``raise_on_error=True``, so an ``ERROR`` would be retried ``retry_limit`` times and then stop the
+  whole run for one broken task. The facts (``scored`` False, ``error_kind``, ``error``) are in the
+  trajectory metadata and in ``episode.info["terminal_agent"]``.
+
+``workflow_args``: ``agent_args`` (``AgentConfig`` fields; training mode is forced), ``env_args``
+(``EnvConfig`` fields, as for ``DockerIsolatedEnv(**env_args)``), ``max_steps``,
+``max_tokens_per_turn`` (the per-reply cap, sent as ``max_tokens``), ``max_context_tokens`` (stop,
+graded, before a turn whose prompt plus reply cap could not fit), ``compaction`` (must stay off in
+training; True is refused), ``sampling`` (more sampling keys), ``max_total_tokens``,
+``stop_on_output_limit``, ``model_timeout_s``, ``infra_retries``, and rLLM's own ``timeout`` (the episode's wall clock). The task of each episode is rLLM's ``extra_info`` dict (a flat task row,
+``terminal_agent.tasks.parquet_rows``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from copy import deepcopy
+from typing import Any
+
+from terminal_agent.compat.rllm import RLLM_AVAILABLE, step_metadata
+from terminal_agent.outcome import EpisodeOutcome, Termination
+
+if not RLLM_AVAILABLE:  # ModuleNotFoundError naming rllm: callers tell "rLLM missing" from a broken install
+    raise ModuleNotFoundError(
+        "terminal_agent.training.rllm_workflow needs rLLM: "
+        'pip install "rllm @ git+https://github.com/rllm-org/rllm@9beb6e0f676a46d38858991fd79ac5f8e0b16d4c" (see docs/rllm.md)',
+        name="rllm",
+    )
+
+from rllm.agents.agent import Episode  # noqa: E402
+from rllm.workflows.workflow import TerminationReason, Workflow  # noqa: E402
+
+from terminal_agent.agent import TerminalBenchAgent  # noqa: E402
+from terminal_agent.env import DockerIsolatedEnv  # noqa: E402
+from terminal_agent.rollout.episode import EpisodeResult, run_episode  # noqa: E402
+from terminal_agent.training.rllm_engines import RolloutEngineModelClient  # noqa: E402
+
+logger = logging.getLogger(__name__)
+
+TRAJECTORY_NAME = "terminal_agent"
+"""The trajectory (role) name rLLM groups and reports by."""
+
+_REASONS = {
+    Termination.FINISHED: TerminationReason.ENV_DONE,
+    Termination.FORMAT_ERRORS: TerminationReason.ENV_DONE,
+    Termination.MAX_STEPS: TerminationReason.MAX_TURNS_EXCEEDED,
+    Termination.TRUNCATED: TerminationReason.MAX_TURNS_EXCEEDED,
+    Termination.MAX_TOKENS: TerminationReason.MAX_RESPONSE_LENGTH_EXCEEDED,
+    Termination.OUTPUT_LIMIT: TerminationReason.MAX_RESPONSE_LENGTH_EXCEEDED,
+    Termination.CONTEXT_LIMIT: TerminationReason.MAX_PROMPT_LENGTH_EXCEEDED,
+    Termination.AGENT_TIMEOUT: TerminationReason.TIMEOUT,
+    Termination.EPISODE_TIMEOUT: TerminationReason.TIMEOUT,
+}
+
+
+def rllm_termination_reason(termination: Termination) -> Any:
+    """rLLM's ``TerminationReason`` for a scored ending of ours (see the module doc for unscored ones)."""
+    if termination.is_infrastructure:
+        return TerminationReason.UNKNOWN
+    return _REASONS[termination]
+
+
+class TerminalTaskWorkflow(Workflow):
+    """One terminal task per ``run``: our agent and env, one episode, rLLM's Episode out (see module doc)."""
+
+    def __init__(
+        self,
+        rollout_engine: Any,
+        executor: Any,
+        *,
+        agent_args: dict[str, Any] | None = None,
+        env_args: dict[str, Any] | None = None,
+        max_steps: int = 30,
+        max_tokens_per_turn: int | None = None,
+        max_context_tokens: int | None = None,
+        compaction: bool | None = None,
+        sampling: dict[str, Any] | None = None,
+        max_total_tokens: int | None = None,
+        stop_on_output_limit: bool = True,
+        model_timeout_s: float | None = None,
+        infra_retries: int = 1,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(rollout_engine=rollout_engine, executor=executor, **kwargs)
+        agent_config = dict(agent_args or {})
+        agent_config["training"] = True
+        if compaction is not None:
+            agent_config["compaction"] = compaction  # True raises: it would zero rLLM's response masks
+        self.agent = TerminalBenchAgent(agent_config)
+        self.env = DockerIsolatedEnv(**dict(env_args or {}))
+        self.max_steps = int(max_steps)
+        self.sampling = dict(sampling or {})
+        if max_tokens_per_turn is not None:
+            self.sampling["max_tokens"] = int(max_tokens_per_turn)
+        self.max_context_tokens = max_context_tokens
+        self.max_total_tokens = max_total_tokens
+        self.stop_on_output_limit = stop_on_output_limit
+        self.model_timeout_s = model_timeout_s
+        self.infra_retries = max(0, int(infra_retries))
+        self.last_result: EpisodeResult | None = None
+        """The last episode's result (outcome, timings), for callers that want more than rLLM's Episode."""
+
+    def reset(self, task: dict | None = None, uid: str | None = None) -> None:
+        """Remember the task and uid and reset the agent; the env starts in the worker thread, not here."""
+        self.uid = uid
+        self.task = task
+        self._completed_trajectories = []
+        self.agent.reset()
+
+    async def run(self, task: dict, uid: str, **kwargs: Any) -> Episode:
+        for attempt in range(self.infra_retries + 1):
+            self.reset(task=task, uid=uid)
+            client = RolloutEngineModelClient(
+                self.rollout_engine, asyncio.get_running_loop(), timeout_s=self.model_timeout_s, application_id=uid, **kwargs
+            )
+            result: EpisodeResult = await self.run_in_executor(
+                run_episode,
+                self.env,
+                self.agent,
+                client,
+                self.max_steps,
+                max_total_tokens=self.max_total_tokens,
+                sampling=self.sampling,
+                stop_on_output_limit=self.stop_on_output_limit,
+                max_context_tokens=self.max_context_tokens,
+                task=task,
+            )  # run_episode closes the env in its finally, whatever happened
+            self.last_result = result
+            if not result.outcome.termination.is_infrastructure:
+                break
+            logger.warning("task %s: attempt %d ended by %s", result.outcome.task_id, attempt + 1, result.outcome.error)
+        return self._episode(result, client.outputs, task, uid)
+
+    def _episode(self, result: EpisodeResult, outputs: list[Any], task: Any, uid: str) -> Episode:
+        outcome: EpisodeOutcome = result.outcome
+        trajectory = deepcopy(self.agent.trajectory)
+        trajectory.name = TRAJECTORY_NAME
+        trajectory.task = task
+        steps = [step for step in trajectory.steps if step.chat_completions]
+        if len(outputs) != len(steps):
+            logger.warning("task %s: %d model outputs for %d steps", outcome.task_id, len(outputs), len(steps))
+        for step, output in zip(steps, outputs):
+            step.model_output = output
+            step.prompt_ids = list(output.prompt_ids or [])
+            step.response_ids = list(output.completion_ids or [])
+            step.logprobs = list(output.logprobs or [])
+            step_metadata(step)["finish_reason"] = output.finish_reason
+        facts = {**outcome.to_info(), "task_id": outcome.task_id, "model_s": result.model_s, "env_s": result.env_s}
+        for step in steps:
+            step.reward = 0.0
+        if steps:
+            steps[-1].done = True
+            step_metadata(steps[-1]).update(facts)
+        step_metadata(trajectory).update(facts)
+        if outcome.trainable:
+            if steps:
+                steps[-1].reward = float(outcome.reward)
+            trajectory.steps = steps
+        else:
+            trajectory.steps = []  # nothing of an unscored episode may reach the batch
+        trajectory.reward = float(outcome.reward) if outcome.trainable else 0.0
+        episode = Episode(id=uid, task=task, trajectories=[trajectory])
+        reason = rllm_termination_reason(outcome.termination) if outcome.trainable else TerminationReason.UNKNOWN
+        error = None
+        if not outcome.trainable:
+            error = {
+                "error_message": outcome.error or f"episode ended ({outcome.termination.value}) without a score",
+                "error_type": outcome.error_kind or "unscored",
+            }
+        episode = self.postprocess_episode(episode, reason, error=error)
+        # Episode.info on both rLLM versions; under its own key: rLLM reads info["error"] as a dict
+        step_metadata(episode)["terminal_agent"] = facts
+        episode.metrics.update(
+            {
+                "scored": float(outcome.scored),
+                "turns": float(outcome.turns),
+                "model_s": result.model_s,
+                "env_s": result.env_s,
+            }
+        )
+        return episode
+
+
+__all__ = ["TRAJECTORY_NAME", "TerminalTaskWorkflow", "rllm_termination_reason"]

@@ -1,0 +1,199 @@
+"""A preset as rLLM/verl hydra keys, and the arguments our Workflow gets.
+
+:func:`verl_overrides` is the one place that knows which verl 0.9.1 / rLLM key a preset field
+becomes. Each entry remembers the preset key it came from, so a key the schema rejects is
+reported against the preset key the user can change. The keys are composed against rLLM's
+``agent_ppo_trainer`` config (which loads verl's ``ppo_trainer``) by
+:mod:`terminal_agent.training.verl_schema`; none is added with ``+``: each must already exist.
+
+Lengths: verl pads an episode to ``data.max_prompt_length`` (the first prompt) plus
+``data.max_response_length`` (everything after it: replies and observations), and vLLM's
+``rollout.max_model_len`` is the whole context. So ``max_response_length`` is the context minus
+the first prompt, and the per-turn reply cap goes to the Workflow, which passes it as
+``max_tokens`` on each model call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from terminal_agent.training.preset_config import TrainingPreset
+
+#: rLLM's trainer config that HEAD's ``AgentTrainer(backend="verl")`` runs (rllm/trainer/config).
+RLLM_TRAINER_CONFIG = "agent_ppo_trainer"
+
+
+@dataclass(frozen=True)
+class HydraOverride:
+    """One hydra key set from one preset key."""
+
+    key: str
+    """Dotted key of the composed rLLM/verl config."""
+    value: Any
+    """Its value (bool, int, float, str, None or a list of those)."""
+    source: str
+    """The preset key it comes from (what an error tells the user to change)."""
+
+    def to_hydra(self) -> str:
+        """``key=value`` in Hydra's override grammar."""
+        return f"{self.key}={format_hydra_value(self.value)}"
+
+
+def format_hydra_value(value: Any) -> str:
+    """A Python value as a Hydra override value (strings quoted, so ``a,b`` or ``1e-6`` stay strings)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(format_hydra_value(item) for item in value) + "]"
+    text = str(value).replace("\\", "\\\\").replace("'", "\\'")
+    return f"'{text}'"
+
+
+def verl_overrides(preset: TrainingPreset, *, train_files: str, val_files: str | None) -> list[HydraOverride]:
+    """Every rLLM/verl key the preset sets, in a stable order."""
+    out: list[HydraOverride] = []
+
+    def put(key: str, value: Any, source: str) -> None:
+        out.append(HydraOverride(key, value, source))
+
+    arr = "actor_rollout_ref"
+    actor, rollout, ref, model = f"{arr}.actor", f"{arr}.rollout", f"{arr}.ref", f"{arr}.model"
+    lengths, batch, algo = preset.lengths, preset.batch, preset.algorithm
+    log_prob_micro = batch.log_prob_micro_batch_size_per_gpu or batch.micro_batch_size_per_gpu
+
+    # data
+    put("data.train_files", train_files, "data")
+    put("data.val_files", val_files if val_files is not None else train_files, "data")
+    put("data.train_batch_size", batch.train_batch_size, "batch.train_batch_size")
+    put("data.max_prompt_length", lengths.max_prompt_length, "lengths.max_prompt_length")
+    put("data.max_response_length", lengths.trajectory_response_length, "lengths.max_model_len")
+    put("data.filter_overlong_prompts", True, "lengths.max_prompt_length")
+    put("data.trust_remote_code", preset.model.trust_remote_code, "model.trust_remote_code")
+
+    # model
+    put(f"{model}.path", preset.model.path, "model.path")
+    put(f"{model}.lora_rank", preset.model.lora_rank, "model.lora_rank")
+    put(f"{model}.lora_alpha", preset.model.lora_alpha, "model.lora_alpha")
+    put(f"{model}.enable_gradient_checkpointing", preset.model.gradient_checkpointing, "model.gradient_checkpointing")
+    put(f"{model}.use_remove_padding", True, "parallel.sequence_parallel")  # Ulysses SP needs it
+    put(f"{model}.trust_remote_code", preset.model.trust_remote_code, "model.trust_remote_code")
+
+    # algorithm (GRPO; no critic, no KL in the reward)
+    put("algorithm.adv_estimator", algo.adv_estimator, "algorithm.adv_estimator")
+    put("algorithm.norm_adv_by_std_in_grpo", algo.norm_adv_by_std_in_grpo, "algorithm.norm_adv_by_std_in_grpo")
+    put("algorithm.use_kl_in_reward", False, "algorithm.use_kl_loss")
+    put("critic.enable", False, "algorithm.adv_estimator")
+
+    # actor
+    put(f"{actor}.optim.lr", algo.lr, "algorithm.lr")
+    # verl 0.9.1's engine path reads optim.clip_grad; actor.grad_clip (legacy workers) gets the same value
+    put(f"{actor}.optim.clip_grad", algo.grad_clip, "algorithm.grad_clip")
+    put(f"{actor}.grad_clip", algo.grad_clip, "algorithm.grad_clip")
+    put(f"{actor}.ppo_mini_batch_size", batch.ppo_mini_batch_size, "batch.ppo_mini_batch_size")
+    put(f"{actor}.ppo_micro_batch_size_per_gpu", batch.micro_batch_size_per_gpu, "batch.micro_batch_size_per_gpu")
+    put(f"{actor}.use_dynamic_bsz", False, "batch")
+    put(f"{actor}.clip_ratio_low", algo.clip_ratio_low, "algorithm.clip_ratio_low")
+    put(f"{actor}.clip_ratio_high", algo.clip_ratio_high, "algorithm.clip_ratio_high")
+    put(f"{actor}.clip_ratio_c", algo.clip_ratio_c, "algorithm.clip_ratio_c")
+    put(f"{actor}.loss_agg_mode", algo.loss_agg_mode, "algorithm.loss_agg_mode")
+    put(f"{actor}.use_kl_loss", algo.use_kl_loss, "algorithm.use_kl_loss")
+    put(f"{actor}.kl_loss_coef", algo.kl_loss_coef, "algorithm.kl_loss_coef")
+    put(f"{actor}.kl_loss_type", algo.kl_loss_type, "algorithm.kl_loss_type")
+    put(f"{actor}.entropy_coeff", algo.entropy_coeff, "algorithm.entropy_coeff")
+    put(f"{actor}.ulysses_sequence_parallel_size", preset.parallel.sequence_parallel, "parallel.sequence_parallel")
+    put(f"{actor}.fsdp_config.param_offload", preset.offload.param, "offload.param")
+    put(f"{actor}.fsdp_config.optimizer_offload", preset.offload.optimizer, "offload.optimizer")
+
+    # reference policy (used only with the KL loss)
+    put(f"{ref}.fsdp_config.param_offload", preset.offload.param, "offload.param")
+    put(f"{ref}.log_prob_micro_batch_size_per_gpu", log_prob_micro, "batch.log_prob_micro_batch_size_per_gpu")
+
+    # rollout (vLLM, async: what rLLM's workflow trainer requires)
+    put(f"{rollout}.name", "vllm", "backend")
+    put(f"{rollout}.mode", "async", "backend")
+    put(f"{rollout}.n", preset.rollout.n, "rollout.n")
+    put(f"{rollout}.temperature", preset.rollout.temperature, "rollout.temperature")
+    put(f"{rollout}.top_p", preset.rollout.top_p, "rollout.top_p")
+    put(f"{rollout}.tensor_model_parallel_size", preset.parallel.tensor_parallel, "parallel.tensor_parallel")
+    put(f"{rollout}.gpu_memory_utilization", preset.rollout.gpu_memory_utilization, "rollout.gpu_memory_utilization")
+    put(f"{rollout}.max_model_len", lengths.max_model_len, "lengths.max_model_len")
+    put(f"{rollout}.log_prob_micro_batch_size_per_gpu", log_prob_micro, "batch.log_prob_micro_batch_size_per_gpu")
+    put(f"{rollout}.calculate_log_probs", True, "backend")
+    put(f"{rollout}.val_kwargs.n", preset.rollout.val_n, "rollout.val_n")
+    put(f"{rollout}.val_kwargs.temperature", preset.rollout.val_temperature, "rollout.val_temperature")
+    put(f"{rollout}.val_kwargs.top_p", preset.rollout.top_p, "rollout.top_p")
+    put(f"{rollout}.val_kwargs.do_sample", True, "rollout.val_temperature")
+    if preset.model.lora_rank > 0:
+        put(f"{rollout}.load_format", "safetensors", "model.lora_rank")  # LoRA weights are synced as tensors
+
+    # trainer
+    trainer = preset.trainer
+    put("trainer.nnodes", preset.cluster.nodes, "cluster.nodes")
+    put("trainer.n_gpus_per_node", preset.cluster.gpus_per_node, "cluster.gpus_per_node")
+    put("trainer.total_epochs", trainer.total_epochs, "trainer.total_epochs")
+    put("trainer.total_training_steps", trainer.total_training_steps, "trainer.total_training_steps")
+    put("trainer.save_freq", trainer.save_freq, "trainer.save_freq")
+    put("trainer.test_freq", trainer.test_freq, "trainer.test_freq")
+    put("trainer.val_before_train", trainer.val_before_train, "trainer.val_before_train")
+    put("trainer.logger", list(trainer.loggers), "trainer.loggers")
+    put("trainer.project_name", trainer.project, "trainer.project")
+    put("trainer.experiment_name", preset.experiment, "trainer.experiment")
+    put("trainer.default_local_dir", str(preset.run_dir / "checkpoints"), "trainer.output_dir")
+    put("trainer.resume_mode", trainer.resume, "trainer.resume")
+    put("trainer.resume_from_path", trainer.resume_from_path, "trainer.resume_from_path")
+    put("trainer.max_actor_ckpt_to_keep", trainer.max_checkpoints_to_keep, "trainer.max_checkpoints_to_keep")
+
+    # rLLM: the agent loop, the workflow engine, filtering
+    agent = preset.agent
+    put("rllm.agent.max_steps", agent.max_turns, "agent.max_turns")
+    put("rllm.agent.trajectory_timeout", agent.trajectory_timeout_s, "agent.trajectory_timeout_s")
+    put("rllm.workflow.use_workflow", True, "backend")
+    put("rllm.workflow.n_parallel_tasks", agent.parallel_episodes, "agent.parallel_episodes")
+    # TaskRunner copies these config values over the workflow_args we pass: keep them equal to ours
+    put("rllm.workflow.workflow_args.timeout", agent.trajectory_timeout_s, "agent.trajectory_timeout_s")
+    put("rllm.rejection_sample.enable", algo.reject_zero_variance_groups, "algorithm.reject_zero_variance_groups")
+    put("rllm.rejection_sample.multiplier", 1, "algorithm.reject_zero_variance_groups")
+    # infrastructure errors are masked, never trained on as reward 0; cut episodes are graded, so kept
+    put("rllm.compact_filtering.enable", True, "agent")
+    put("rllm.compact_filtering.mask_error", True, "agent")
+    put("rllm.compact_filtering.mask_unknown", False, "agent")
+    put("rllm.compact_filtering.mask_timeout", False, "agent.trajectory_timeout_s")
+    put("rllm.compact_filtering.mask_max_turns_exceeded", False, "agent.max_turns")
+    put("rllm.compact_filtering.mask_max_prompt_length_exceeded", False, "lengths.max_model_len")
+    put("rllm.compact_filtering.mask_max_response_length_exceeded", False, "lengths.max_model_len")
+    return out
+
+
+def env_args_for(preset: TrainingPreset) -> dict[str, Any]:
+    """rLLM ``env_args`` of :class:`~terminal_agent.env.DockerIsolatedEnv` (EnvConfig keys)."""
+    env_args: dict[str, Any] = dict(preset.sandbox.env)
+    env_args["max_steps"] = preset.agent.max_turns
+    env_args["reward"] = {
+        "test_weight": preset.reward.test_weight,
+        "judge_weight": preset.reward.judge_weight,
+        "judge_failure_policy": preset.reward.judge_failure_policy,
+    }
+    return env_args
+
+
+def agent_args_for(preset: TrainingPreset) -> dict[str, Any]:
+    """rLLM ``agent_args`` of :class:`~terminal_agent.agent.TerminalBenchAgent` (AgentConfig keys)."""
+    return {}
+
+
+def workflow_args_for(preset: TrainingPreset) -> dict[str, Any]:
+    """Keyword arguments of ``TerminalTaskWorkflow`` (after rLLM's rollout_engine and executor)."""
+    return {
+        "agent_args": agent_args_for(preset),
+        "env_args": env_args_for(preset),
+        "max_steps": preset.agent.max_turns,
+        "max_tokens_per_turn": preset.lengths.max_response_length_per_turn,
+        "max_context_tokens": preset.lengths.max_model_len,
+        "compaction": preset.agent.compaction,
+        "timeout": preset.agent.trajectory_timeout_s,
+    }
