@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import textwrap
+import time
 import zipfile
 
 import pytest
@@ -241,6 +242,16 @@ def test_grader_past_its_deadline_is_not_scored(sandbox_factory):
     assert result.score is None
     assert result.error_kind == "grading" and "deadline" in result.error
     assert result.to_info()["scored"] is False
+
+
+@pytest.mark.docker
+def test_a_test_that_leaves_a_child_holding_the_output_does_not_stall_grading(sandbox_factory):
+    source = "import subprocess\n\ndef test_spawns():\n    subprocess.Popen(['sleep', '120'])\n"
+    task = make_task(source, {"test_spawns": 1.0}, test_timeout_s=30.0)
+    started = time.monotonic()
+    result = Grader().grade(sandbox_factory(task), task)
+    assert result.scored and result.score == 1.0, (result.error, result.log_tail)
+    assert time.monotonic() - started < 25
 
 
 @pytest.mark.docker

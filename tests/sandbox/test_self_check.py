@@ -156,6 +156,14 @@ class SandboxSelfCheck:
         assert not isinstance(caught.value, SandboxError)
         assert sandbox.is_alive()
 
+    def test_reading_a_fifo_is_an_os_error_and_does_not_hang(self, sandbox):
+        assert sandbox.exec("rm -f /tmp/fifo && mkfifo /tmp/fifo", 10).ok
+        started = time.monotonic()
+        with pytest.raises(OSError) as caught:
+            sandbox.read_file("/tmp/fifo")
+        assert not isinstance(caught.value, SandboxError)
+        assert time.monotonic() - started < 5 and sandbox.is_alive()
+
     def test_upload_dir(self, sandbox, tmp_path: Path):
         (tmp_path / "pkg" / "sub").mkdir(parents=True)
         (tmp_path / "pkg" / "a.py").write_text("A = 1\n")

@@ -180,7 +180,9 @@ class BwrapSandbox:
             write_record(directory, record)
             threading.Thread(target=sandbox._drain_stderr, name=f"ta-{sandbox_id}-stderr", daemon=True).start()
             assert sandbox._proc.stdin is not None
-            sandbox._proc.stdin.write(bootstrap_payload())
+            view = memoryview(bootstrap_payload())
+            while view:
+                view = view[sandbox._proc.stdin.write(view) or 0:]
             ready = sandbox._await("ready", time.monotonic() + config.start_timeout_s, starting=True)
             sandbox.server_info = dict(ready.header, limits=applied.enforced, limits_mechanism=applied.mechanism)
             if ready.header.get("problems"):
@@ -411,7 +413,9 @@ class BwrapSandbox:
         assert self._proc is not None and self._proc.stdin is not None
         request["id"] = f"{next(self._counter)}-{secrets.token_hex(4)}"
         try:
-            self._proc.stdin.write(encode_request(request))
+            view = memoryview(encode_request(request))
+            while view:  # an unbuffered pipe write may be partial
+                view = view[self._proc.stdin.write(view) or 0:]
         except (OSError, ValueError) as exc:
             raise self._broken_error(f"cannot send to the shell: {exc}") from exc
         reply = self._await(request["id"], time.monotonic() + wait_s)

@@ -891,10 +891,23 @@ def oom_kills():
 def op_read_file(request):
     """The whole file (symlinks followed) as the reply's one part."""
     path = request["path"]
-    if os.path.isdir(path):
-        raise IsADirectoryError(21, "Is a directory", path)
-    with open(path, "rb") as handle:
-        return {"ok": True}, [handle.read()]
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the server
+    try:
+        mode = os.fstat(fd).st_mode
+        if mode & 0o170000 == 0o040000:
+            raise IsADirectoryError(21, "Is a directory", path)
+        if mode & 0o170000 != 0o100000:
+            raise FileNotFoundError(2, "Not a regular file", path)
+        os.set_blocking(fd, True)
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return {"ok": True}, [b"".join(chunks)]
 
 
 def op_write_file(request):
@@ -980,22 +993,35 @@ def run_argv(request):
     capture = Capture(RUN_CAP)
     fd = proc.stdout.fileno()
     os.set_blocking(fd, False)
+    pidfd = os.pidfd_open(proc.pid)
     timed_out = False
     while True:
         remaining = started + timeout - time.monotonic()
         if remaining <= 0:
             timed_out = True
             break
-        ready, _, _ = select.select([fd], [], [], remaining)
-        if not ready:
-            continue
-        try:
-            data = os.read(fd, READ_CHUNK)
-        except BlockingIOError:
-            continue
-        if not data:
+        ready, _, _ = select.select([fd, pidfd], [], [], remaining)
+        if fd in ready:
+            try:
+                data = os.read(fd, READ_CHUNK)
+            except BlockingIOError:
+                data = None
+            if data == b"":
+                break
+            if data:
+                capture.feed(data)
+                continue
+        if pidfd in ready:  # exited: take what is in the pipe; a child left holding it does not keep us waiting
+            while True:
+                try:
+                    data = os.read(fd, READ_CHUNK)
+                except BlockingIOError:
+                    break
+                if not data:
+                    break
+                capture.feed(data)
             break
-        capture.feed(data)
+    os.close(pidfd)
     if timed_out:
         kill_all()
     proc.stdout.close()
