@@ -163,3 +163,32 @@ def test_images_export_command(tmp_path, docker_client):
     assert "bwrap-layered" in result.output and "already there" in result.output
     missing = CliRunner().invoke(app, ["images", "export", str(task_dir), "-o", str(tmp_path / "x"), "--task", "nope"])
     assert missing.exit_code == 1 and "nope" in missing.output
+
+
+def test_an_episode_of_the_scripted_model_on_bwrap(docker_client):
+    from terminal_agent.agent import TerminalBenchAgent
+    from terminal_agent.env import DockerIsolatedEnv, EnvConfig
+    from terminal_agent.models.scripted import ScriptedModelClient
+    from terminal_agent.rollout.episode import run_episode
+
+    task = Task(
+        task_id="bwrap-episode",
+        instruction="Write 42 to /srv/answer.txt.",
+        dockerfile="FROM terminal-agent/base:bookworm\nWORKDIR /srv\n",
+        test_source="def test_answer():\n    assert open('/srv/answer.txt').read().strip() == '42'\n",
+        test_weights={"test_answer": 1.0},
+    )
+    replies = [
+        "<bash>\ncmd: pwd && ls -la\n</bash>",
+        "<bash>\ncmd: echo 42 > answer.txt\n</bash>",
+        "<finish>\nmessage: done\n</finish>",
+    ]
+    config = bwrap_config([task])
+    sandboxes = bwrap_state.sandboxes_dir(bwrap_state.state_root(config.bwrap.state_dir))
+    before = set(sandboxes.glob("bw-*"))
+    env = DockerIsolatedEnv(task, EnvConfig(max_steps=5, sandbox=config))
+    model = ScriptedModelClient(replies)
+    result = run_episode(env, TerminalBenchAgent(), model, max_steps=5)
+    assert result.scored and result.reward == pytest.approx(1.0), result.grade
+    assert "/srv" in model.calls[1][-1]["content"]  # the first observation came from the bwrap sandbox
+    assert set(sandboxes.glob("bw-*")) <= before, "the episode's sandbox was not released"
