@@ -192,3 +192,16 @@ def test_an_episode_of_the_scripted_model_on_bwrap(docker_client):
     assert result.scored and result.reward == pytest.approx(1.0), result.grade
     assert "/srv" in model.calls[1][-1]["content"]  # the first observation came from the bwrap sandbox
     assert set(sandboxes.glob("bw-*")) <= before, "the episode's sandbox was not released"
+
+
+def test_a_sandbox_started_by_a_thread_that_ended_keeps_running(docker_client):
+    import threading
+
+    config = bwrap_config()
+    box = {}
+    thread = threading.Thread(target=lambda: box.update(sandbox=start_sandbox(config, BASE, TaskLimits(), run_id="test-bwrap")))
+    thread.start()
+    thread.join()
+    time.sleep(0.3)  # --die-with-parent would have fired by now had the ended thread been bwrap's parent
+    with box["sandbox"] as sandbox:
+        assert sandbox.exec("echo still here", 10).output == "still here\n"
