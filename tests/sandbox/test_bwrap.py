@@ -205,3 +205,13 @@ def test_a_sandbox_started_by_a_thread_that_ended_keeps_running(docker_client):
     time.sleep(0.3)  # --die-with-parent would have fired by now had the ended thread been bwrap's parent
     with box["sandbox"] as sandbox:
         assert sandbox.exec("echo still here", 10).output == "still here\n"
+
+
+def test_root_in_the_sandbox_is_root_of_its_own_user_namespace_only(docker_client):
+    with start_sandbox(bwrap_config(), BASE, TaskLimits(), run_id="test-bwrap") as sandbox:
+        assert sandbox.exec("readlink /proc/self/ns/user", 10).output.strip() != os.readlink("/proc/self/ns/user")
+        assert sandbox.exec("id -u", 10).output.strip() == "0"
+        for command in ("mknod /tmp/disk b 8 0", "mount -t tmpfs none /mnt", "echo 1 > /proc/sys/vm/drop_caches",
+                        "echo 0 > /proc/sys/kernel/randomize_va_space", "test -w /proc/sysrq-trigger"):
+            assert sandbox.exec(command, 10).exit_code != 0, command
+        assert sandbox.exec("cat /proc/sys/kernel/ostype", 10).output == "Linux\n"  # still readable

@@ -60,8 +60,11 @@ _LIVE: "weakref.WeakSet[BwrapSandbox]" = weakref.WeakSet()
 _STDERR_TAIL = 4096
 _READ_CHUNK = 1 << 18
 _CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "SETPCAP", "SETFCAP",
-         "NET_BIND_SERVICE", "NET_RAW", "SYS_CHROOT", "MKNOD", "AUDIT_WRITE")
-"""Capabilities kept inside the sandbox: Docker's default set (everything else, SYS_ADMIN first, is dropped)."""
+         "NET_BIND_SERVICE", "NET_RAW", "SYS_CHROOT", "AUDIT_WRITE")
+"""Capabilities kept inside the sandbox's user namespace: Docker's default set less MKNOD (no devices
+cgroup guards device nodes here); everything else, SYS_ADMIN first, is dropped."""
+_READ_ONLY_PROC = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs")
+"""Bound read-only over the sandbox's /proc, as Docker does: sysctls, the SysRq trigger, IRQ and bus knobs."""
 _STANDARD_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 LAUNCH_SCRIPT = (
     'for f in $TA_PROCS; do echo $$ > "$f" || exit 97; done; '
@@ -200,10 +203,13 @@ class BwrapSandbox:
             raise
 
     def _command(self, bwrap: str, image_env: list[str], workdir: str, applied: AppliedLimits) -> tuple[list[str], dict[str, str]]:
-        args = [bwrap, "--die-with-parent", "--unshare-all", "--new-session", "--hostname", "ta-sandbox"]
+        # --unshare-user, not --unshare-all's "try": without a user namespace root's capabilities would be the host's
+        args = [bwrap, "--die-with-parent", "--unshare-all", "--unshare-user", "--new-session", "--hostname", "ta-sandbox"]
         if self.limits.network:
             args.append("--share-net")
         args += ["--bind", str(self._dir / "merged"), "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/sys"]
+        for kernel_knob in _READ_ONLY_PROC:  # uid 0 inside maps to the host's root: host-wide knobs stay read-only
+            args += ["--ro-bind-try", kernel_knob, kernel_knob]
         for host_dir, inside in applied.inside_binds.items():
             args += ["--ro-bind", host_dir, inside]
         args += ["--chdir", workdir or "/", "--clearenv"]
