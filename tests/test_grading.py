@@ -325,3 +325,12 @@ def test_both_change_sources_see_interpreter_tampering(sandbox_factory, source):
     assert result.change_source in expected
     assert result.scored and result.score == 0.0
     assert any("/usr/lib/python3.11/os.py" in signal for signal in result.tamper_signals)
+
+
+@pytest.mark.docker
+def test_a_symlinked_verifier_parent_is_replaced_not_followed(sandbox_factory):
+    task = make_task("def test_ok():\n    pass\n", {"test_ok": 1.0})
+    sandbox = sandbox_factory(task)
+    assert sandbox.exec("mkdir -p /tmp/evil && cp -a /var/lib /tmp/varlib && rm -rf /var/lib && ln -s /tmp/evil /var/lib", 10).ok
+    result = Grader().grade(sandbox, task)
+    assert result.scored and result.score == 1.0 and result.tamper_signals == [], result

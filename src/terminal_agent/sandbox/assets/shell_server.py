@@ -960,7 +960,9 @@ def op_put_files(request):
         path = os.path.join(dest, name)
         kind, mode = entry["type"], int(entry.get("mode", 0o644)) & 0o7777
         uid, gid = int(entry.get("uid", 0)), int(entry.get("gid", 0))
-        if kind == "d":
+        if kind == "d":  # like an untar: a symlink or file in the way is replaced by the directory
+            if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
+                os.unlink(path)
             if not os.path.isdir(path):
                 os.mkdir(path, mode)
             os.chmod(path, mode)
