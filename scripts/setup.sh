@@ -80,5 +80,8 @@ fi
 "$PYTHON" -c "from terminal_agent.models.embedded import ensure_embedded_model_cached as e; e()"
 # verl 0.9.1's core_algos in a private cache, for the local trainer's algorithm tests (~20 s once).
 PYTHON="$PYTHON" bash scripts/setup_verl_reference.sh
+# Training presets: verl's and rLLM's YAML schemas (wheels, no Ray), and a venv where verl imports (level 2).
+bash scripts/fetch_training_schemas.sh
+bash scripts/setup_verl_check_venv.sh
 
 log "ready"

@@ -109,9 +109,9 @@ def verl_schema_sources():
     from terminal_agent.errors import TrainingSetupError
     from terminal_agent.training import verl_schema
 
-    try:
-        import hydra  # noqa: F401
-    except ImportError:
+    import importlib.util
+
+    if importlib.util.find_spec("hydra") is None:
         _missing("hydra-core is not installed (pip install -e '.[test]')")
     try:
         return verl_schema.verl_config_source(), verl_schema.rllm_config_source()
@@ -127,6 +127,6 @@ def verl_python(verl_schema_sources):
     if verl_schema.verl_importable():
         return None  # in-process
     candidate = os.environ.get("TERMINAL_AGENT_VERL_PYTHON") or verl_schema.default_verl_python()
-    if candidate and verl_schema.python_has_verl(candidate):
-        return candidate
+    if candidate and os.path.exists(candidate):
+        return candidate  # whether verl imports there is the test's first answer
     _missing("no interpreter imports verl (bash scripts/setup_verl_check_venv.sh builds one)")

@@ -84,31 +84,35 @@ def _check_training_agent(preset: TrainingPreset) -> None:
 
 
 def _check_sandbox_backend(preset: TrainingPreset) -> None:
-    from terminal_agent.sandbox.config import SandboxConfig
+    from terminal_agent.sandbox.backends import SANDBOX_BACKENDS
 
-    if preset.sandbox.backend != "docker" and "backend" not in SandboxConfig.model_fields:
-        raise ConfigError(f"sandbox.backend: {preset.sandbox.backend!r} is not available in this version "
-                          "(only docker)")
+    if preset.sandbox.backend not in SANDBOX_BACKENDS:
+        raise ConfigError(f"sandbox.backend: {preset.sandbox.backend!r} is not a sandbox backend of this version "
+                          f"(valid: {', '.join(SANDBOX_BACKENDS.names())})")
 
 
 def _check_env_and_agent_args(workflow_args: dict[str, Any]) -> None:
+    """Build the env and the agent from the arguments exactly as the Workflow will (nothing is started)."""
     from pydantic import ValidationError
 
-    from terminal_agent.agent import AgentConfig
-    from terminal_agent.env import env_config_from_args
+    from terminal_agent.agent import TerminalBenchAgent
+    from terminal_agent.env import DockerIsolatedEnv
+
+    def first_error(exc: ValidationError) -> str:
+        first = exc.errors()[0]
+        return f"{'.'.join(map(str, first.get('loc', ())))!r}: {first.get('msg')}"
 
     try:
-        env_config_from_args(workflow_args["env_args"])
+        DockerIsolatedEnv(**workflow_args["env_args"])
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first.get("loc", ()))
-        raise ConfigError(f"sandbox.env / reward: env setting {where!r}: {first.get('msg')}") from None
+        raise ConfigError(f"sandbox.env / reward: env setting {first_error(exc)}") from None
+    except ConfigError as exc:
+        raise ConfigError(f"sandbox.env: {exc}") from None
+    agent_config = {**workflow_args["agent_args"], "training": True, "compaction": workflow_args["compaction"]}
     try:
-        AgentConfig.model_validate(workflow_args["agent_args"])
+        TerminalBenchAgent(agent_config)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ConfigError(f"agent: agent setting {'.'.join(map(str, first.get('loc', ())))!r}: "
-                          f"{first.get('msg')}") from None
+        raise ConfigError(f"agent: agent setting {first_error(exc)}") from None
 
 
 def _check_data_paths(preset: TrainingPreset) -> None:
@@ -132,8 +136,28 @@ def _load_object(path: str, what: str) -> Any:
     return getattr(module, name)
 
 
+def effective_workflow_args(workflow_args: dict[str, Any], trainer_config: Any) -> dict[str, Any]:
+    """What rLLM's TaskRunner passes to the Workflow: ours with ``rllm.workflow.workflow_args`` laid over.
+
+    (rLLM copies every non-null value of that config section over the arguments it was given,
+    updating nested mappings.)
+    """
+    from omegaconf import OmegaConf
+
+    effective = {key: (dict(value) if isinstance(value, dict) else value) for key, value in workflow_args.items()}
+    section = OmegaConf.to_container(trainer_config.rllm.workflow.workflow_args, resolve=True)
+    for key, value in section.items():
+        if value is None:
+            continue
+        if isinstance(effective.get(key), dict):
+            effective[key].update(value)
+        else:
+            effective[key] = value
+    return effective
+
+
 def _check_workflow_signature(workflow_args: dict[str, Any], notes: list[str]) -> None:
-    """Bind our workflow_args to the Workflow's __init__ when the class imports here."""
+    """Bind the Workflow's arguments to its __init__ when the class imports here."""
     try:
         workflow_class = _load_object(WORKFLOW_CLASS_PATH, "the rLLM Workflow")
     except TrainingSetupError as exc:
@@ -156,7 +180,6 @@ def plan_launch(preset: TrainingPreset, *, level2: bool = True, verl_python: str
     _check_env_and_agent_args(plan.workflow_args)
     if preset.backend == "local":
         return plan
-    _check_workflow_signature(plan.workflow_args, plan.notes)
     from terminal_agent.training.verl_schema import compose_trainer_config, validate_with_verl
 
     data_dir = plan.run_dir / "data"
@@ -167,6 +190,7 @@ def plan_launch(preset: TrainingPreset, *, level2: bool = True, verl_python: str
         plan.val_files = str(data_dir / "val.parquet")
     plan.hydra_overrides = verl_overrides(preset, train_files=plan.train_files, val_files=plan.val_files)
     plan.trainer_config = compose_trainer_config(plan.hydra_overrides)
+    _check_workflow_signature(effective_workflow_args(plan.workflow_args, plan.trainer_config), plan.notes)
     if level2:
         plan.level2 = validate_with_verl(plan.trainer_config, python=verl_python)
         if not plan.level2.ran:
@@ -356,9 +380,11 @@ def _launch_verl(plan: LaunchPlan) -> None:
     workflow_class = _load_object(WORKFLOW_CLASS_PATH, "the rLLM Workflow")
     from terminal_agent.sandbox.cleanup import CleanupDaemon, sweep_leaked
 
-    removed = sweep_leaked()
-    logger.info("removed %d leaked sandbox object(s) of dead runs", len(removed))
-    daemon = CleanupDaemon().start()
+    daemon = None
+    if preset.sandbox.backend == "docker":  # the label-scoped sweep and daemon are Docker's
+        removed = sweep_leaked()
+        logger.info("removed %d leaked sandbox object(s) of dead runs", len(removed))
+        daemon = CleanupDaemon().start()
     try:
         write_parquet_files(plan)
         os.environ["WANDB_MODE"] = preset.trainer.wandb_mode
@@ -375,7 +401,8 @@ def _launch_verl(plan: LaunchPlan) -> None:
                                config=plan.trainer_config, train_dataset=None, val_dataset=None, backend="verl")
         trainer.train()
     finally:
-        daemon.stop()
+        if daemon is not None:
+            daemon.stop()
 
 
 def launch(plan: LaunchPlan) -> None:

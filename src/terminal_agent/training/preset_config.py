@@ -20,6 +20,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from terminal_agent.errors import ConfigError
+from terminal_agent.rewards.reward import RewardConfig
 
 PRESET_PACKAGE = "terminal_agent.training.presets"
 #: Loss aggregation modes verl 0.9.1 accepts (``ActorConfig.__post_init__``).
@@ -66,7 +67,8 @@ class ParallelSection(_Section):
     sequence_parallel: int = Field(1, ge=1)
     """Ulysses sequence parallel size of the FSDP actor/ref (GPUs sharing one sequence, inside one node)."""
     rollout_replicas: int | None = Field(None, ge=1)
-    """Number of vLLM replicas; None = every GPU serves (GPU count / tensor_parallel)."""
+    """vLLM replicas you plan for (checked: TP x replicas must fit the GPUs). verl's hybrid engine runs
+    GPU count / tensor_parallel replicas, which None stands for; nothing else reads this field."""
 
 
 class DataSection(_Section):
@@ -229,27 +231,10 @@ class TrainerSection(_Section):
 class SandboxSection(_Section):
     """Where episodes run."""
 
-    backend: Literal["docker", "bwrap", "ray"] = "docker"
-    """Sandbox backend of the environment."""
+    backend: str = "docker"
+    """Sandbox backend of the environment by name (``terminal_agent.sandbox.backends``: docker, bwrap, ...)."""
     env: dict[str, Any] = Field(default_factory=dict)
     """Extra ``EnvConfig`` settings passed as rLLM env_args (``sandbox``, ``actions``, ``grading``, ``judge``)."""
-
-
-class RewardSection(_Section):
-    """How a graded episode becomes a reward."""
-
-    test_weight: float = Field(1.0, ge=0.0)
-    """Weight of the weighted pytest score."""
-    judge_weight: float = Field(0.0, ge=0.0)
-    """Weight of the LLM judge; 0 (default) turns the judge off."""
-    judge_failure_policy: Literal["tests_only", "unscored"] = "tests_only"
-    """A failed judge: fall back to the test score, or leave the sample unscored (masked)."""
-
-    @model_validator(mode="after")
-    def _some_weight(self) -> "RewardSection":
-        if self.test_weight + self.judge_weight <= 0:
-            raise ValueError("reward.test_weight and reward.judge_weight are both 0: nothing would be rewarded")
-        return self
 
 
 class LocalLoraSection(_Section):
@@ -326,8 +311,8 @@ class TrainingPreset(_Section):
     """Loop, checkpoints, logging."""
     sandbox: SandboxSection = Field(default_factory=SandboxSection)
     """Sandbox backend and env settings."""
-    reward: RewardSection = Field(default_factory=RewardSection)
-    """Reward mix."""
+    reward: RewardConfig = Field(default_factory=RewardConfig)
+    """Reward mix (the env's own RewardConfig: test/judge weights, judge failure policy)."""
     local: LocalSection | None = None
     """Local trainer settings; required for ``backend: local``, refused for ``verl``."""
 

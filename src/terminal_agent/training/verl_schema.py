@@ -255,7 +255,7 @@ class Level2Result:
 
 def verl_importable() -> bool:
     try:
-        import verl.utils.config  # noqa: F401
+        importlib.import_module("verl.utils.config")
     except ImportError:
         return False
     return True
@@ -325,15 +325,6 @@ def _validate_in_interpreter(configs: list[Any], python: str) -> list[Level2Resu
     return results
 
 
-def python_has_verl(python: str) -> bool:
-    """Whether ``python`` imports verl's config module (used to pick the level-2 interpreter)."""
-    try:
-        done = subprocess.run([python, "-c", "import verl.utils.config"], capture_output=True, timeout=300)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.returncode == 0
-
-
 def default_verl_python() -> str | None:
     """The CI venv's interpreter (``scripts/setup_verl_check_venv.sh``), when it exists."""
     candidate = cache_root() / "verl-check-venv" / "bin" / "python"
@@ -342,6 +333,6 @@ def default_verl_python() -> str | None:
 
 __all__ = [
     "ConfigSource", "Level2Result", "compose_trainer_config", "composed_to_yaml", "default_verl_python",
-    "python_has_verl", "rllm_config_source", "validate_many_with_verl", "validate_with_verl", "verl_config_source", "verl_importable",
+    "rllm_config_source", "validate_many_with_verl", "validate_with_verl", "verl_config_source", "verl_importable",
     "wheel_cache_dir",
 ]
