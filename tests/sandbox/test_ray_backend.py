@@ -162,6 +162,34 @@ def test_a_task_reference_unknown_to_this_process_is_refused(ray_cluster):
         start_sandbox(ray_config(), "ray-task:never@0123", TaskLimits(), run_id="test-ray-none")
 
 
+# --- the launcher's slot check ------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["prod_32b_2x8_h100", "prod_32b_4x8_h100"])
+def test_multi_node_presets_use_the_ray_backend(name):
+    from terminal_agent.env import env_config_from_args
+    from terminal_agent.training.preset_config import load_preset
+    from terminal_agent.training.verl_overrides import workflow_args_for
+
+    preset = load_preset(name)
+    config = env_config_from_args(workflow_args_for(preset)["env_args"]).sandbox
+    assert preset.sandbox.backend == config.backend == "ray"
+    assert config.ray.max_sandboxes_per_node * preset.cluster.nodes >= preset.agent.parallel_episodes
+
+
+def test_launcher_checks_that_the_cluster_has_enough_sandbox_slots(ray_cluster):
+    from terminal_agent.errors import TrainingSetupError
+    from terminal_agent.training.launcher import check_sandbox_slots
+    from terminal_agent.training.preset_config import load_preset
+
+    # two host nodes here: 2 x 80 slots cover the 128 episodes of the 2-node preset ...
+    assert check_sandbox_slots(load_preset("prod_32b_2x8_h100")) == 160
+    # ... but not 2 x 50, nor the 4-node preset's 256 episodes
+    with pytest.raises(TrainingSetupError, match=r"agent.parallel_episodes is 128 .* 100 sandbox slot\(s\) \(2 node"):
+        check_sandbox_slots(load_preset("prod_32b_2x8_h100", ["sandbox.env.sandbox.ray.max_sandboxes_per_node=50"]))
+    with pytest.raises(TrainingSetupError, match="agent.parallel_episodes is 256 .* 160 sandbox slot"):
+        check_sandbox_slots(load_preset("prod_32b_4x8_h100"))
+    assert check_sandbox_slots(load_preset("prod_32b_8_gpus")) is None  # one node's docker: nothing to count
+
+
 # --- grading through the proxy --------------------------------------------------------------------
 def test_grading_through_ray_scores_solution_one_and_noop_below(ray_cluster, task):
     config = ray_config()
