@@ -151,6 +151,17 @@ def test_every_node_has_one_host_with_its_cleanup_daemon(ray_cluster):
     wait_until(lambda: all(ray.get(h.handle.cleanup_sweeps.remote()) >= 1 for h in hosts), 30, "every host swept once")
 
 
+def test_a_node_never_gets_a_second_host(ray_cluster, base_image):
+    first = start_sandbox(ray_config(), base_image, TaskLimits(), run_id="test-ray-claim")  # this driver's hosts are up
+    try:
+        rival = ray_config().model_copy(update={"ray": RAY_CONFIG.model_copy(update={"host_start_timeout_s": 3})})
+        with pytest.raises(SandboxUnavailableError, match="held by another driver's host"):
+            start_sandbox(rival, base_image, TaskLimits(), run_id="test-ray-claim")
+        assert first.exec("echo still", 10).output == "still\n"
+    finally:
+        first.close()
+
+
 def test_no_host_node_is_a_clear_unavailable_error(ray_cluster, base_image):
     config = ray_config().model_copy(update={"ray": RAY_CONFIG.model_copy(update={"host_resource": "no_such_resource"})})
     with pytest.raises(SandboxUnavailableError, match="no_such_resource"):

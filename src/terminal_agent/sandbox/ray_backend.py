@@ -156,6 +156,8 @@ class RaySandboxFleet:
         self._lock = threading.RLock()
         self._refreshed_at = float("-inf")
         self._actor_class: Any = None
+        self._start_failures: dict[str, str] = {}
+        """Nodes whose host did not come up at the last refresh, and why."""
 
     # --- hosts ----------------------------------------------------------------------------------
     def refresh(self) -> list[HostSlot]:
@@ -195,10 +197,16 @@ class RaySandboxFleet:
                         "another driver's host)", node_id[:12], self.config.host_start_timeout_s, self.config.host_resource,
                     )
                     _kill_quietly(handle)
+                    self._start_failures[node_id] = (
+                        f"no host came up within {self.config.host_start_timeout_s:.0f} s (is its "
+                        f"{self.config.host_resource!r} resource held by another driver's host?)"
+                    )
                     continue
                 except ray.exceptions.RayError as exc:
                     logger.warning("the sandbox host of node %s failed to start: %s", node_id[:12], str(exc)[:500])
+                    self._start_failures[node_id] = f"its host failed to start: {str(exc)[:300]}"
                     continue
+                self._start_failures.pop(node_id, None)
                 self._slots[node_id] = HostSlot(node_id, handle, description)
             self._refreshed_at = time.monotonic()
             return [slot for slot in self._slots.values() if slot.lost is None]
@@ -272,10 +280,15 @@ class RaySandboxFleet:
     def _no_host_message(self, tried: set[str]) -> str:
         with self._lock:
             slots = list(self._slots.values())
+            failures = dict(self._start_failures)
         if not slots:
+            if failures:
+                return "no sandbox host could be started: " + "; ".join(
+                    f"node {node[:12]}: {reason}" for node, reason in failures.items()
+                )
             return (
                 f"no sandbox host in the Ray cluster: no alive node advertises the {self.config.host_resource!r} "
-                "resource with a working Docker daemon"
+                "resource (ray start --resources ...)"
             )
         usable = [s for s in slots if s.lost is None]
         if usable and all(s.live >= self.config.max_sandboxes_per_node for s in usable):
