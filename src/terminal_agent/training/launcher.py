@@ -84,31 +84,35 @@ def _check_training_agent(preset: TrainingPreset) -> None:
 
 
 def _check_sandbox_backend(preset: TrainingPreset) -> None:
-    from terminal_agent.sandbox.config import SandboxConfig
+    from terminal_agent.sandbox.backends import SANDBOX_BACKENDS
 
-    if preset.sandbox.backend != "docker" and "backend" not in SandboxConfig.model_fields:
-        raise ConfigError(f"sandbox.backend: {preset.sandbox.backend!r} is not available in this version "
-                          "(only docker)")
+    if preset.sandbox.backend not in SANDBOX_BACKENDS:
+        raise ConfigError(f"sandbox.backend: {preset.sandbox.backend!r} is not a sandbox backend of this version "
+                          f"(valid: {', '.join(SANDBOX_BACKENDS.names())})")
 
 
 def _check_env_and_agent_args(workflow_args: dict[str, Any]) -> None:
+    """Build the env and the agent from the arguments exactly as the Workflow will (nothing is started)."""
     from pydantic import ValidationError
 
-    from terminal_agent.agent import AgentConfig
-    from terminal_agent.env import env_config_from_args
+    from terminal_agent.agent import TerminalBenchAgent
+    from terminal_agent.env import DockerIsolatedEnv
+
+    def first_error(exc: ValidationError) -> str:
+        first = exc.errors()[0]
+        return f"{'.'.join(map(str, first.get('loc', ())))!r}: {first.get('msg')}"
 
     try:
-        env_config_from_args(workflow_args["env_args"])
+        DockerIsolatedEnv(**workflow_args["env_args"])
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first.get("loc", ()))
-        raise ConfigError(f"sandbox.env / reward: env setting {where!r}: {first.get('msg')}") from None
+        raise ConfigError(f"sandbox.env / reward: env setting {first_error(exc)}") from None
+    except ConfigError as exc:
+        raise ConfigError(f"sandbox.env: {exc}") from None
+    agent_config = {**workflow_args["agent_args"], "training": True, "compaction": workflow_args["compaction"]}
     try:
-        AgentConfig.model_validate(workflow_args["agent_args"])
+        TerminalBenchAgent(agent_config)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ConfigError(f"agent: agent setting {'.'.join(map(str, first.get('loc', ())))!r}: "
-                          f"{first.get('msg')}") from None
+        raise ConfigError(f"agent: agent setting {first_error(exc)}") from None
 
 
 def _check_data_paths(preset: TrainingPreset) -> None:
@@ -398,9 +402,11 @@ def _launch_verl(plan: LaunchPlan) -> None:
     workflow_class = _load_object(WORKFLOW_CLASS_PATH, "the rLLM Workflow")
     from terminal_agent.sandbox.cleanup import CleanupDaemon, sweep_leaked
 
-    removed = sweep_leaked()
-    logger.info("removed %d leaked sandbox object(s) of dead runs", len(removed))
-    daemon = CleanupDaemon().start()
+    daemon = None
+    if preset.sandbox.backend == "docker":  # the label-scoped sweep and daemon are Docker's
+        removed = sweep_leaked()
+        logger.info("removed %d leaked sandbox object(s) of dead runs", len(removed))
+        daemon = CleanupDaemon().start()
     try:
         write_parquet_files(plan)
         os.environ["WANDB_MODE"] = preset.trainer.wandb_mode
@@ -418,7 +424,8 @@ def _launch_verl(plan: LaunchPlan) -> None:
                                config=plan.trainer_config, train_dataset=None, val_dataset=None, backend="verl")
         trainer.train()
     finally:
-        daemon.stop()
+        if daemon is not None:
+            daemon.stop()
 
 
 def launch(plan: LaunchPlan) -> None:

@@ -180,6 +180,7 @@ def env_args_for(preset: TrainingPreset) -> dict[str, Any]:
     if preset.sandbox.backend != "docker" or sandbox:
         env_args["sandbox"] = {**sandbox, "backend": preset.sandbox.backend}
     env_args["max_steps"] = preset.agent.max_turns
+    env_args["sandbox"] = {**dict(env_args.get("sandbox") or {}), "backend": preset.sandbox.backend}
     env_args["reward"] = preset.reward.model_dump()
     return env_args
 
