@@ -18,7 +18,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from terminal_agent.errors import ConfigError
 from terminal_agent.training.preset_config import TrainingPreset
 
 #: rLLM's trainer config that HEAD's ``AgentTrainer(backend="verl")`` runs (rllm/trainer/config).
@@ -173,12 +172,6 @@ def verl_overrides(preset: TrainingPreset, *, train_files: str, val_files: str |
 def env_args_for(preset: TrainingPreset) -> dict[str, Any]:
     """rLLM ``env_args`` of :class:`~terminal_agent.env.DockerIsolatedEnv` (EnvConfig keys)."""
     env_args: dict[str, Any] = dict(preset.sandbox.env)
-    sandbox = dict(env_args.get("sandbox") or {})
-    if sandbox.get("backend", preset.sandbox.backend) != preset.sandbox.backend:
-        raise ConfigError(f"sandbox.env.sandbox.backend: {sandbox['backend']!r} disagrees with sandbox.backend "
-                          f"{preset.sandbox.backend!r}; set only sandbox.backend")
-    if preset.sandbox.backend != "docker" or sandbox:
-        env_args["sandbox"] = {**sandbox, "backend": preset.sandbox.backend}
     env_args["max_steps"] = preset.agent.max_turns
     env_args["sandbox"] = {**dict(env_args.get("sandbox") or {}), "backend": preset.sandbox.backend}
     env_args["reward"] = preset.reward.model_dump()
