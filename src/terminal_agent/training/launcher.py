@@ -337,6 +337,28 @@ def check_ray_cluster(preset: TrainingPreset) -> None:
         raise TrainingSetupError(f"the preset needs {preset.cluster.total_gpus} GPUs; the Ray cluster has {gpus}")
 
 
+def check_sandbox_slots(preset: TrainingPreset) -> int | None:
+    """After ``ray.init``: for ``sandbox.backend: ray``, the cluster's sandbox slots (host nodes x
+    ``max_sandboxes_per_node``) must cover ``agent.parallel_episodes`` (each episode holds one
+    container); the slot count, or None for a backend that runs on this node only."""
+    if preset.sandbox.backend != "ray":
+        return None
+    from terminal_agent.env import env_config_from_args
+    from terminal_agent.sandbox.ray_backend import sandbox_slots
+
+    config = env_config_from_args(workflow_args_for(preset)["env_args"]).sandbox
+    report = sandbox_slots(config)
+    needed = preset.agent.parallel_episodes
+    if report.total < needed:
+        raise TrainingSetupError(
+            f"agent.parallel_episodes is {needed} but the Ray cluster has {report.total} sandbox slot(s) "
+            f"({len(report.nodes)} node(s) advertising {config.ray.host_resource!r} x {report.per_node}): start Ray on "
+            f"more Docker nodes with --resources '{{\"{config.ray.host_resource}\": 1}}', or raise "
+            "sandbox.env.sandbox.ray.max_sandboxes_per_node"
+        )
+    return report.total
+
+
 def check_wandb(preset: TrainingPreset) -> None:
     if "wandb" not in preset.trainer.loggers or preset.trainer.wandb_mode == "disabled":
         return
@@ -397,6 +419,7 @@ def _launch_verl(plan: LaunchPlan) -> None:
             ray.init(runtime_env=ray_runtime_env(preset, get_ppo_ray_runtime_env()),
                      **get_ray_init_settings(plan.trainer_config))
         check_ray_cluster(preset)
+        check_sandbox_slots(preset)
         trainer = AgentTrainer(workflow_class=workflow_class, workflow_args=plan.workflow_args,
                                config=plan.trainer_config, train_dataset=None, val_dataset=None, backend="verl")
         trainer.train()
@@ -417,6 +440,6 @@ def launch(plan: LaunchPlan) -> None:
 
 
 __all__ = [
-    "LaunchPlan", "check_packages", "dry_run_document", "forwarded_environment", "launch",
+    "LaunchPlan", "check_packages", "check_sandbox_slots", "dry_run_document", "forwarded_environment", "launch",
     "plan_launch", "ray_runtime_env", "redact", "write_dry_run", "write_parquet_files",
 ]
