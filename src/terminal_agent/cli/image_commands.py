@@ -100,3 +100,45 @@ def list_images() -> None:
     for image in ImageManager().list_images():
         table.add_row(image.tag, image.id.removeprefix("sha256:"), f"{image.size_bytes / 1e6:.0f} MB", image.created, image.task_id or "")
     Console(width=None if sys.stdout.isatty() else 200).print(table)
+
+
+@app.command("export")
+def export(
+    tasks_paths: list[Path] = typer.Argument(..., exists=True, help="Task sources: task dirs, a tasks CSV, parquet, or a dir of task dirs."),
+    out_dir: Path = typer.Option(..., "--output", "-o", help="Export directory (created; an existing export is extended)."),
+    task_ids: list[str] = typer.Option(None, "--task", "-t", help="Only these task ids (repeatable)."),
+) -> None:
+    """Write the base root filesystem (once, compressed) and each task's own layers, for the bwrap backend on nodes without Docker."""
+    from terminal_agent.errors import ImageError, TaskFormatError
+    from terminal_agent.sandbox.image_export import export_images
+    from terminal_agent.tasks.loading import load_tasks
+
+    tasks = []
+    try:
+        for path in tasks_paths:
+            tasks.extend(load_tasks(path))
+    except TaskFormatError as exc:
+        console.print(f"[red]bad tasks:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(1) from None
+    if task_ids:
+        missing = sorted(set(task_ids) - {task.task_id for task in tasks})
+        if missing:
+            console.print(f"[red]no such task:[/red] {escape(', '.join(missing))}", highlight=False)
+            raise typer.Exit(1)
+        tasks = [task for task in tasks if task.task_id in task_ids]
+    started = time.monotonic()
+    with console.status(f"exporting {len(tasks)} task image(s) to {escape(str(out_dir))} ...") as status:
+        try:
+            report = export_images(tasks, out_dir, progress=lambda line: status.update(escape(line[:100])))
+        except ImageError as exc:
+            console.print(f"[red]export failed:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from None
+    for task_id, tag in sorted(report.images.items()):
+        console.print(f"[green]ok[/green] {escape(task_id)} -> {escape(tag)}", highlight=False)
+    console.print(
+        f"{len(report.images)} task image(s) exported to {escape(str(out_dir))} in {time.monotonic() - started:.1f} s: "
+        f"base {report.base_file} ({'written' if report.base_written else 'already there'}), "
+        f"{report.layers_written} new layer(s), {report.bytes_written / 1e6:.1f} MB written. "
+        "Copy the directory to the node and set sandbox.bwrap.images_dir (or TERMINAL_AGENT_IMAGES_DIR).",
+        highlight=False,
+    )
