@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from terminal_agent.errors import ConfigError, ModelProviderError
 from terminal_agent.interfaces import ModelResponse
 from terminal_agent.models.completion_stops import StopRule, cut_completion
-from terminal_agent.models.token_logprobs import model_device, sampling_log_softmax
+from terminal_agent.models.token_logprobs import decode_attention_backends, model_device, sampling_log_softmax
 
 logger = logging.getLogger(__name__)
 
@@ -113,33 +113,42 @@ def ensure_embedded_model_cached(cache_root: Path | None = None) -> Path:
     with _CONVERT_LOCK:
         if _is_complete(target):
             return target
-        gguf = locate_gguf()
-        logger.info("converting %s to a transformers directory at %s (once, ~20 s)", gguf.name, target)
-        from transformers import AutoModelForCausalLM, AutoTokenizer
+        convert_gguf_to_transformers(locate_gguf(), target)
+    return target
 
-        target.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=target.name + ".tmp-", dir=target.parent))
+
+def convert_gguf_to_transformers(gguf: Path, target: Path) -> Path:
+    """Dequantize a GGUF checkpoint (needs the ``gguf`` package) into a plain transformers directory ``target``.
+
+    Written to a temporary directory beside ``target`` and renamed into place, so a reader never
+    sees half a copy; when another process won the race with a complete copy, that one is kept.
+    """
+    logger.info("converting %s to a transformers directory at %s (once, ~20 s)", gguf.name, target)
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=target.name + ".tmp-", dir=target.parent))
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        # A dequantized model must not be saved as "quantized": drop the GGUF quantizer traces.
+        model.hf_quantizer = None
+        if hasattr(model.config, "quantization_config"):
+            del model.config.quantization_config
+        model.generation_config.do_sample = False
+        model.save_pretrained(staging)
+        tokenizer.save_pretrained(staging)
+        _strip_quantization_config(staging / "config.json")
+        (staging / "terminal_agent_source.json").write_text(
+            json.dumps({"package": EMBEDDED_PACKAGE, "gguf": gguf.name, "layout": CACHE_LAYOUT_VERSION})
+        )
         try:
-            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-            model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
-            # A dequantized model must not be saved as "quantized": drop the GGUF quantizer traces.
-            model.hf_quantizer = None
-            if hasattr(model.config, "quantization_config"):
-                del model.config.quantization_config
-            model.generation_config.do_sample = False
-            model.save_pretrained(staging)
-            tokenizer.save_pretrained(staging)
-            _strip_quantization_config(staging / "config.json")
-            (staging / "terminal_agent_source.json").write_text(
-                json.dumps({"package": EMBEDDED_PACKAGE, "gguf": gguf.name, "layout": CACHE_LAYOUT_VERSION})
-            )
-            try:
-                staging.rename(target)
-            except OSError:
-                if not _is_complete(target):  # someone else won the race with a complete copy otherwise
-                    raise
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+            staging.rename(target)
+        except OSError:
+            if not _is_complete(target):  # someone else won the race with a complete copy otherwise
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return target
 
 
@@ -281,7 +290,7 @@ class EmbeddedModelClient:
             was_training = self._model.training
             self._model.eval()
             try:
-                with torch.inference_mode():
+                with torch.inference_mode(), decode_attention_backends(device):
                     output = self._model.generate(
                         input_ids=input_ids, attention_mask=torch.ones_like(input_ids), **generate_kwargs
                     )

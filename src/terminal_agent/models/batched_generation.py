@@ -1,0 +1,394 @@
+"""Batched sampling: concurrent ``complete`` calls from several episode threads decode together.
+
+The episodes of a GRPO group run in threads and ask for their next turn at about the same time.
+One at a time, a small model on CPU (or any model on a GPU) spends most of each step on per-call
+overhead rather than arithmetic; decoding the group as one batch costs little more than one row.
+
+:class:`BatchedEmbeddedClient` queues each call; a worker thread gathers the calls that arrive
+within a short window (sliding: each arrival extends it, up to a cap), left-pads their prompts
+into one batch and decodes it with a KV cache. Each row stops on its own (closed action tag, stop
+string, EOS, its token cap) and leaves the batch (its cache rows are dropped), so short replies
+do not pay for long ones. Calls that arrive while a batch decodes wait for the next batch.
+
+Replies follow the :class:`~terminal_agent.models.embedded.EmbeddedModelClient` contract exactly:
+``prompt_ids``, ``completion_ids`` cut on a token boundary so they decode to ``text``
+(:mod:`terminal_agent.models.completion_stops`), and ``logprobs`` = ``log_softmax(logits / T)`` of
+each sampled id (temperature 1 when greedy; ``top_p`` truncates what is drawn from, not the
+reported values). Under greedy decoding each row's ids equal one-at-a-time decoding's (tested);
+a seeded sampled row is reproducible for the same batch, but not bit-equal to its unbatched run,
+since padding changes float summation order.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from terminal_agent.errors import ModelProviderError
+from terminal_agent.interfaces import ModelResponse
+from terminal_agent.models.completion_stops import StopRule, cut_completion
+from terminal_agent.models.embedded import (
+    EMBEDDED_MODEL_NAME,
+    EmbeddedModelClient,
+    EmbeddedModelConfig,
+    encode_chat,
+    eos_token_ids,
+)
+from terminal_agent.models.token_logprobs import decode_attention_backends, effective_temperature, model_device
+
+logger = logging.getLogger(__name__)
+
+_SAMPLING_KEYS = {"temperature", "top_p", "max_tokens", "max_new_tokens", "stop", "seed"}
+
+
+class BatchedGenerationConfig(BaseModel):
+    """Settings of the batched local sampler."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    max_new_tokens: int = Field(default=256, ge=1)
+    """Cap on generated tokens per reply (``max_tokens`` in a call overrides it)."""
+    temperature: float = Field(default=0.0, ge=0.0)
+    """0 means greedy decoding; above 0 samples (a call's ``temperature`` overrides it)."""
+    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
+    """Nucleus sampling mass when sampling."""
+    stop_after_action: bool = True
+    """Stop a row as soon as a tag opened in its reply is closed (``</bash>``)."""
+    action_tags: list[str] | None = None
+    """Tag names that count for ``stop_after_action``; ``None`` means any tag."""
+    max_batch_size: int = Field(default=32, ge=1)
+    """Most calls decoded in one batch; more wait for the next."""
+    gather_window_s: float = Field(default=0.05, ge=0.0)
+    """After a call arrives, wait this long for another before decoding (each arrival restarts it)."""
+    max_gather_s: float = Field(default=0.25, ge=0.0)
+    """Cap on the whole gathering wait, counted from the first call of the batch."""
+    num_threads: int | None = Field(default=None, ge=1)
+    """torch intra-op threads while decoding on CPU; ``None``: half the cores (at least 1)."""
+
+
+@dataclass
+class BatchStats:
+    """What the worker did; read it to see that concurrent calls really were batched."""
+
+    requests: int = 0
+    """Calls answered (including failed ones)."""
+    batches: int = 0
+    """Batches decoded."""
+    forward_calls: int = 0
+    """Model forward passes (one prefill plus one per decoding step, per batch)."""
+    generated_tokens: int = 0
+    """Sampled tokens, summed over rows (before cuts)."""
+    batch_sizes: Counter[int] = field(default_factory=Counter)
+    """How many batches had each number of rows."""
+    largest_batch: int = 0
+
+
+@dataclass
+class _Request:
+    prompt_ids: list[int]
+    temperature: float
+    top_p: float
+    max_new_tokens: int
+    rule: StopRule
+    seed: int | None
+    arrived: float
+    done: threading.Event = field(default_factory=threading.Event)
+    response: ModelResponse | None = None
+    error: BaseException | None = None
+
+
+class BatchedEmbeddedClient:
+    """Thread-safe :class:`~terminal_agent.interfaces.ModelClient` that batches concurrent calls.
+
+    ``model`` is any causal LM (plain or peft-wrapped; it is used as given, so a trainer's policy
+    is sampled with its current weights) on any device; ``tokenizer`` its tokenizer. Sampling
+    keywords per call: ``temperature``, ``top_p``, ``max_tokens`` (or ``max_new_tokens``), ``stop``, ``seed``.
+    The model is put in eval mode while a batch decodes and its previous mode restored after.
+    """
+
+    is_thread_safe = True
+    """Calls from many threads are the point: they are queued and batched."""
+
+    def __init__(self, model: Any, tokenizer: Any, config: BatchedGenerationConfig | None = None, *, name: str | None = None):
+        self.config = config or BatchedGenerationConfig()
+        self.name = name or f"embedded-batched/{EMBEDDED_MODEL_NAME}"
+        self._model = model
+        self._tokenizer = tokenizer
+        self._eos_ids = eos_token_ids(model, tokenizer)
+        pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+        self._pad_id = int(pad if pad is not None else 0)
+        self.num_threads = self.config.num_threads or max(1, (os.cpu_count() or 2) // 2)
+        self.stats = BatchStats()
+        self._pending: list[_Request] = []
+        self._cond = threading.Condition()
+        self._worker: threading.Thread | None = None
+        self._cache_keyword = _cache_keyword(model)
+
+    @classmethod
+    def from_embedded(
+        cls, client: EmbeddedModelClient | None = None, config: BatchedGenerationConfig | None = None
+    ) -> BatchedEmbeddedClient:
+        """Share the model and tokenizer of an :class:`EmbeddedModelClient` (a fresh default one when ``None``).
+
+        With no ``config``, the embedded client's token cap, temperature, top_p and stop settings carry over.
+        """
+        client = client or EmbeddedModelClient(EmbeddedModelConfig())
+        if config is None:
+            source = client.config
+            config = BatchedGenerationConfig(
+                max_new_tokens=source.max_new_tokens,
+                temperature=source.temperature,
+                top_p=source.top_p,
+                stop_after_action=source.stop_after_action,
+                action_tags=source.action_tags,
+                num_threads=source.num_threads,
+            )
+        return cls(client.model, client.tokenizer, config)
+
+    @property
+    def model(self) -> Any:
+        return self._model
+
+    @property
+    def tokenizer(self) -> Any:
+        return self._tokenizer
+
+    def count_tokens(self, messages: list[dict[str, str]]) -> int:
+        return len(encode_chat(self._tokenizer, messages))
+
+    # --- the caller's side ----------------------------------------------------------------
+    def complete(self, messages: list[dict[str, str]], **sampling: Any) -> ModelResponse:
+        unknown = set(sampling) - _SAMPLING_KEYS
+        if unknown:
+            logger.debug("batched embedded model ignores sampling keys %s", sorted(unknown))
+        try:
+            prompt_ids = encode_chat(self._tokenizer, messages)
+        except Exception as exc:  # noqa: BLE001 - a template failure is the caller's malformed chat
+            raise ModelProviderError(f"embedded model could not render the chat: {exc}") from exc
+        temperature = sampling.get("temperature", self.config.temperature)
+        request = _Request(
+            prompt_ids=prompt_ids,
+            temperature=float(temperature or 0.0),
+            top_p=float(sampling.get("top_p", self.config.top_p) or 1.0),
+            max_new_tokens=int(sampling.get("max_tokens") or sampling.get("max_new_tokens") or self.config.max_new_tokens),
+            rule=StopRule.build(self.config.stop_after_action, self.config.action_tags, sampling.get("stop")),
+            seed=None if sampling.get("seed") is None else int(sampling["seed"]),
+            arrived=time.monotonic(),
+        )
+        with self._cond:
+            self._pending.append(request)
+            if self._worker is None or not self._worker.is_alive():
+                self._worker = threading.Thread(target=self._serve, name="batched-sampler", daemon=True)
+                self._worker.start()
+            self._cond.notify_all()
+        request.done.wait()
+        if request.error is not None:
+            raise request.error
+        assert request.response is not None
+        return request.response
+
+    # --- the worker's side ----------------------------------------------------------------
+    def _serve(self) -> None:
+        while True:
+            batch = self._gather()
+            try:
+                self._decode(batch)
+            except Exception as exc:  # noqa: BLE001 - the worker must answer every waiting caller, never die
+                error = exc if isinstance(exc, ModelProviderError) else ModelProviderError(f"batched generation failed: {exc}")
+                if error is not exc:
+                    error.__cause__ = exc
+                for request in batch:
+                    if not request.done.is_set():
+                        request.error = error
+                        request.done.set()
+            finally:
+                self.stats.requests += len(batch)
+
+    def _gather(self) -> list[_Request]:
+        config = self.config
+        with self._cond:
+            while not self._pending:
+                self._cond.wait()
+            first = time.monotonic()
+            while len(self._pending) < config.max_batch_size:
+                now = time.monotonic()
+                last_arrival = self._pending[-1].arrived
+                remaining = min(last_arrival + config.gather_window_s, first + config.max_gather_s) - now
+                if remaining <= 0:
+                    break
+                self._cond.wait(remaining)
+            batch, self._pending = self._pending[: config.max_batch_size], self._pending[config.max_batch_size :]
+        return batch
+
+    def _decode(self, batch: list[_Request]) -> None:
+        import torch
+
+        started = time.monotonic()
+        threads_before = torch.get_num_threads()
+        device = model_device(self._model)
+        if device.type == "cpu":
+            torch.set_num_threads(self.num_threads)  # process-wide in torch, so restored below
+        was_training = self._model.training
+        self._model.eval()
+        try:
+            with torch.inference_mode(), decode_attention_backends(device):
+                rows = self._decode_rows(batch, device)
+        except RuntimeError as exc:  # out of memory, bad shapes: the model failed, not the agent
+            raise ModelProviderError(f"embedded model batched generation failed: {exc}") from exc
+        finally:
+            self._model.train(was_training)
+            torch.set_num_threads(threads_before)
+        latency = time.monotonic() - started
+        self.stats.batches += 1
+        self.stats.batch_sizes[len(batch)] += 1
+        self.stats.largest_batch = max(self.stats.largest_batch, len(batch))
+        for request, (ids, logprobs) in zip(batch, rows):
+            cut = cut_completion(ids, self._decode_text, request.rule, self._eos_ids, request.max_new_tokens)
+            request.response = ModelResponse(
+                text=cut.text,
+                finish_reason=cut.finish_reason,
+                prompt_tokens=len(request.prompt_ids),
+                completion_tokens=cut.kept,
+                latency_s=latency + (started - request.arrived),
+                prompt_ids=list(request.prompt_ids),
+                completion_ids=ids[: cut.kept],
+                logprobs=logprobs[: cut.kept],
+            )
+            request.done.set()
+
+    def _decode_text(self, ids: Any) -> str:
+        return self._tokenizer.decode(list(ids), skip_special_tokens=True)
+
+    def _decode_rows(self, batch: list[_Request], device: Any) -> list[tuple[list[int], list[float]]]:
+        """Left-padded prefill, then one KV-cached step per token; finished rows leave the batch."""
+        import torch
+
+        size = len(batch)
+        # Rows with the same prompt (a GRPO group's first turn) share one prefill; the cache is then
+        # expanded to one row per call.
+        unique: dict[tuple[int, ...], int] = {}
+        row_to_unique = [unique.setdefault(tuple(r.prompt_ids), len(unique)) for r in batch]
+        prompts = list(unique)
+        width = max(len(p) for p in prompts)
+        input_ids = torch.full((len(prompts), width), self._pad_id, dtype=torch.long)
+        attention = torch.zeros((len(prompts), width), dtype=torch.long)
+        for row, prompt in enumerate(prompts):
+            input_ids[row, width - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
+            attention[row, width - len(prompt) :] = 1
+        input_ids, attention = input_ids.to(device), attention.to(device)
+        positions = (attention.cumsum(-1) - 1).clamp(min=0)
+        output = self._model(
+            input_ids=input_ids, attention_mask=attention, position_ids=positions, use_cache=True, logits_to_keep=1
+        )
+        self.stats.forward_calls += 1
+        cache = _output_cache(output)
+        logits = output.logits[:, -1, :].float()
+        if len(prompts) < size:
+            index = torch.tensor(row_to_unique, device=device)
+            _select_cache_rows(cache, index)
+            attention, positions, logits = attention[index], positions[index], logits[index]
+        temperatures = torch.tensor([effective_temperature(r.temperature) for r in batch], device=device)
+        top_ps = torch.tensor([r.top_p for r in batch], device=device)
+        greedy = torch.tensor([r.temperature <= 0 for r in batch], device=device)
+        generators = [
+            torch.Generator(device=device).manual_seed(r.seed) if r.seed is not None and r.temperature > 0 else None
+            for r in batch
+        ]
+        ids: list[list[int]] = [[] for _ in batch]
+        logprobs: list[list[float]] = [[] for _ in batch]
+        active = list(range(size))  # batch rows still decoding, in cache order
+        while True:
+            rows = torch.tensor(active, device=device)
+            chosen, chosen_logprobs = _choose_tokens(
+                logits, temperatures[rows], top_ps[rows], greedy[rows], [generators[i] for i in active]
+            )
+            chosen_list, logprob_list = chosen.tolist(), chosen_logprobs.tolist()
+            self.stats.generated_tokens += len(active)
+            keep: list[int] = []
+            for slot, row in enumerate(active):
+                ids[row].append(chosen_list[slot])
+                logprobs[row].append(logprob_list[slot])
+                if not self._row_finished(batch[row], ids[row]):
+                    keep.append(slot)
+            if not keep:
+                break
+            step_ids = chosen[keep] if len(keep) < len(active) else chosen
+            if len(keep) < len(active):
+                index = torch.tensor(keep, device=device)
+                _select_cache_rows(cache, index)
+                attention, positions = attention[index], positions[index]
+                active = [active[slot] for slot in keep]
+            attention = torch.cat([attention, attention.new_ones((len(active), 1))], dim=-1)
+            positions = positions[:, -1:] + 1
+            output = self._model(
+                input_ids=step_ids[:, None],
+                attention_mask=attention,
+                position_ids=positions,
+                use_cache=True,
+                **{self._cache_keyword: cache},
+            )
+            self.stats.forward_calls += 1
+            cache = _output_cache(output)
+            logits = output.logits[:, -1, :].float()
+        return list(zip(ids, logprobs))
+
+    def _row_finished(self, request: _Request, ids: list[int]) -> bool:
+        if ids[-1] in self._eos_ids or len(ids) >= request.max_new_tokens:
+            return True
+        rule = request.rule
+        if not rule.stop and not (rule.stop_after_action and ">" in self._decode_text(ids[-1:])):
+            return False  # a closed tag ends with '>'; only stop strings need every step's text
+        return rule.is_hit(self._decode_text(ids))
+
+
+def _cache_keyword(model: Any) -> str:
+    """The forward keyword of the KV cache: ``cache`` in newer transformers, ``past_key_values`` before."""
+    import inspect
+
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model  # peft wraps forward in **kwargs
+    parameters = inspect.signature(base.forward).parameters
+    return "cache" if "cache" in parameters and "past_key_values" not in parameters else "past_key_values"
+
+
+def _select_cache_rows(cache: Any, index: Any) -> None:
+    """Keep (or repeat) the cache rows ``index``, in place."""
+    if hasattr(cache, "batch_select_indices"):
+        cache.batch_select_indices(index)
+        return
+    for layer in cache.layers:  # transformers versions whose cache lacks the helper
+        layer.keys, layer.values = layer.keys[index], layer.values[index]
+
+
+def _output_cache(output: Any) -> Any:
+    cache = getattr(output, "cache", None)
+    return cache if cache is not None else output.past_key_values
+
+
+def _choose_tokens(logits: Any, temperatures: Any, top_ps: Any, greedy: Any, generators: list[Any]) -> tuple[Any, Any]:
+    """Next token per row (argmax where greedy, else a temperature + top-p draw) and its logprob
+    under ``log_softmax(logits / T)`` (T = 1 for greedy rows)."""
+    import torch
+
+    log_probs = torch.log_softmax(logits / temperatures[:, None], dim=-1)
+    chosen = logits.argmax(dim=-1)
+    if not bool(greedy.all()):
+        weights = log_probs.exp()
+        order = None
+        if bool((top_ps < 1.0).any()):  # nucleus: zero the tail beyond each row's mass (a sort, so only when asked)
+            weights, order = weights.sort(dim=-1, descending=True)
+            mass_before = weights.cumsum(dim=-1) - weights
+            weights = weights.masked_fill(mass_before >= top_ps[:, None], 0.0)  # keeps the top token always
+        if all(g is None for g in generators):
+            drawn = torch.multinomial(weights, 1)[:, 0]
+        else:
+            drawn = torch.cat([torch.multinomial(weights[row], 1, generator=generators[row]) for row in range(len(generators))])
+        sampled = drawn if order is None else order.gather(-1, drawn[:, None])[:, 0]
+        chosen = torch.where(greedy, chosen, sampled)
+    return chosen, log_probs.gather(-1, chosen[:, None])[:, 0]

@@ -1,0 +1,133 @@
+"""The learning experiment: train on a train split, then evaluate the base and the trained policy
+on a held-out split and compare them with ``eval compare``'s paired bootstrap.
+
+Layout of the output directory::
+
+    train/                 the local training run (metrics.jsonl, curves.png, checkpoints/, wandb/)
+    eval_base/results.json the held-out evaluation of the base model
+    eval_trained/results.json  the same tasks, attempts and sampling with the trained adapter
+    comparison.md / comparison.json  paired bootstrap of trained minus base (reward and pass rate)
+    splits.json            which task ids were trained on and which were held out
+
+Held-out tasks never reach the trainer (nor its SFT warm start): the split is made here, by task
+id hash (``split_tasks``), or given as a separate source.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from terminal_agent.errors import ConfigError
+from terminal_agent.tasks.model import Task
+from terminal_agent.training.local_config import LocalTrainingConfig
+from terminal_agent.training.local_trainer import TrainingProgress, TrainingSummary, load_train_tasks, train_local
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class ExperimentResult:
+    """Where everything went and the two comparisons."""
+
+    out_dir: Path
+    training: TrainingSummary
+    base_results: Path
+    trained_results: Path
+    comparisons: dict[str, Any]
+    """``reward`` and ``pass`` -> the paired comparison as a dict."""
+    markdown: str
+
+
+def split_sources(tasks: str | Path, held_out: str | Path | None, *, val_fraction: float, split_seed: int) -> tuple[list[Task], list[Task]]:
+    """Train and held-out tasks: a separate held-out source, or a hash split of ``tasks``."""
+    if held_out is not None:
+        from terminal_agent.tasks.loading import load_tasks
+
+        train, test = load_tasks(tasks, strict=False), load_tasks(held_out, strict=False)
+        overlap = {t.task_id for t in train} & {t.task_id for t in test}
+        if overlap:
+            raise ConfigError(f"held-out tasks also in the train source: {', '.join(sorted(overlap)[:5])}")
+    else:
+        train, test = load_train_tasks(tasks, val_fraction=val_fraction, split_seed=split_seed)
+    if not train or not test:
+        raise ConfigError(f"the experiment needs train and held-out tasks (got {len(train)} and {len(test)})")
+    return train, test
+
+
+def evaluate_policy(client: Any, tasks: Sequence[Task], out_dir: Path, *, attempts: int, max_steps: int, max_tokens: int,
+                    temperature: float, concurrency: int, on_progress: Any = None) -> Path:
+    """Run ``tasks`` ``attempts`` times with ``client`` through the rollout runner; the results.json path."""
+    from terminal_agent.rollout.runner import RolloutConfig, RolloutRunner
+
+    config = RolloutConfig(
+        attempts=attempts, max_steps=max_steps, concurrency=concurrency, output_dir=out_dir,
+        sampling={"temperature": temperature, "max_tokens": max_tokens},
+    )
+    RolloutRunner(client, config, on_progress=on_progress).run(list(tasks))
+    return out_dir / "results.json"
+
+
+def run_learning_experiment(
+    config: LocalTrainingConfig,
+    train_tasks: Sequence[Task],
+    held_out_tasks: Sequence[Task],
+    out_dir: Path,
+    *,
+    eval_attempts: int = 4,
+    eval_temperature: float = 0.6,
+    eval_concurrency: int = 4,
+    progress: TrainingProgress | None = None,
+    on_eval_progress: Any = None,
+    n_boot: int = 10_000,
+) -> ExperimentResult:
+    """Train, evaluate base and trained on ``held_out_tasks``, compare (see the module docstring)."""
+    from terminal_agent.evaluation.report import compare_runs, comparison_markdown
+    from terminal_agent.models.embedded import EmbeddedModelClient, EmbeddedModelConfig
+    from terminal_agent.rollout.results import RunResults
+    from terminal_agent.training.checkpoints import latest_checkpoint, load_adapter_weights
+    from terminal_agent.training.local_policy import load_policy
+
+    held_ids = {t.task_id for t in held_out_tasks}
+    if held_ids & {t.task_id for t in train_tasks}:
+        raise ConfigError("a held-out task is also a train task")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "splits.json").write_text(json.dumps(
+        {"train": sorted(t.task_id for t in train_tasks), "held_out": sorted(held_ids)}, indent=2))
+    summary = train_local(config, train_tasks, out_dir / "train", progress=progress)
+
+    sampling = EmbeddedModelConfig(max_new_tokens=config.max_response_length_per_turn, temperature=eval_temperature,
+                                   num_threads=config.num_threads)
+    policy = load_policy(config)  # the base weights plus a fresh (identity) adapter
+    checkpoint = latest_checkpoint(out_dir / "train")
+    if checkpoint is None:
+        raise ConfigError(f"training wrote no checkpoint in {out_dir / 'train'}")
+    eval_kwargs = dict(attempts=eval_attempts, max_steps=config.max_turns, max_tokens=config.max_response_length_per_turn,
+                       temperature=eval_temperature, concurrency=eval_concurrency, on_progress=on_eval_progress)
+    with policy.model.disable_adapter():
+        base_client = EmbeddedModelClient(sampling, model=policy.model, tokenizer=policy.tokenizer)
+        base_client.name = "base"
+        base = evaluate_policy(base_client, held_out_tasks, out_dir / "eval_base", **eval_kwargs)
+    load_adapter_weights(policy.model, checkpoint)
+    trained_client = EmbeddedModelClient(sampling, model=policy.model, tokenizer=policy.tokenizer)
+    trained_client.name = f"trained ({checkpoint.name})"
+    trained = evaluate_policy(trained_client, held_out_tasks, out_dir / "eval_trained", **eval_kwargs)
+
+    run_a, run_b = RunResults.read(base), RunResults.read(trained)
+    comparisons, parts = {}, []
+    for metric in ("reward", "pass"):
+        comparison = compare_runs(run_a, run_b, metric=metric, n_boot=n_boot, seed=0)
+        comparisons[metric] = comparison.to_dict()
+        parts.append(comparison_markdown(run_a, run_b, comparison, metric))
+    markdown = "\n\n".join(parts)
+    (out_dir / "comparison.md").write_text(markdown + "\n")
+    (out_dir / "comparison.json").write_text(json.dumps(comparisons, indent=2, default=str))
+    return ExperimentResult(out_dir, summary, base, trained, comparisons, markdown)
+
+
+__all__ = ["ExperimentResult", "evaluate_policy", "run_learning_experiment", "split_sources"]

@@ -1,0 +1,329 @@
+"""Rollouts of the local trainer: groups of n concurrent episodes per task, through the real agent,
+env (Docker sandbox) and grader, sampled from the current policy, each turn's tokens kept.
+
+One step's groups run together: all ``group_size`` attempts of every task of the step are
+submitted to one thread pool (``episodes_at_once`` containers alive at once); their model calls
+reach the batched sampler at about the same time and decode together.
+
+Faults, each named in the step's record and never trained on as the model's failure:
+
+* a task whose image cannot be built or found is skipped with a message (``skipped``), the step
+  goes on with the other tasks;
+* an episode that raises or passes its wall clock becomes an untrainable outcome (masked).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from terminal_agent.errors import ConfigError, ImageError, error_kind
+from terminal_agent.interfaces import ModelClient, ModelResponse
+from terminal_agent.outcome import EpisodeOutcome, Termination, TurnTokens
+from terminal_agent.tasks.model import Task
+from terminal_agent.training.local_config import LocalTrainingConfig
+
+logger = logging.getLogger(__name__)
+
+class TurnRecorder:
+    """Wraps the policy client for one episode: forwards each call and keeps its token ids.
+
+    A reply without token ids cannot be trained on (the trainer never re-tokenizes): that is a
+    configuration error of the policy client, raised at once.
+    """
+
+    is_thread_safe = True
+
+    def __init__(self, client: ModelClient, *, seed: int | None = None):
+        self.client = client
+        self.name = client.name
+        self.turns: list[TurnTokens] = []
+        self.texts: list[str] = []
+        self._seed = seed
+
+    def count_tokens(self, messages: list[dict[str, str]]) -> int:
+        return self.client.count_tokens(messages)  # type: ignore[attr-defined]
+
+    def complete(self, messages: list[dict[str, str]], **sampling: Any) -> ModelResponse:
+        if self._seed is not None:
+            sampling = {**sampling, "seed": self._seed + len(self.turns)}
+        response = self.client.complete(messages, **sampling)
+        if response.prompt_ids is None or response.completion_ids is None or response.logprobs is None:
+            raise ConfigError(
+                f"the policy client {self.name!r} returned no token ids/logprobs; the local trainer needs a "
+                "token-in/token-out client (the embedded or batched client)"
+            )
+        self.turns.append(
+            TurnTokens(
+                prompt_ids=list(response.prompt_ids),
+                completion_ids=list(response.completion_ids),
+                logprobs=list(response.logprobs),
+                finish_reason=response.finish_reason,
+            )
+        )
+        self.texts.append(response.text)
+        return response
+
+
+@dataclass
+class EpisodeRecord:
+    """One attempt of one task, as the trainer sees it."""
+
+    task_id: str
+    attempt: int
+    outcome: EpisodeOutcome
+    texts: list[str] = field(default_factory=list)
+    """The assistant's reply text of each turn (what the chat shows; the tokens decode to it)."""
+    model_s: float = 0.0
+    env_s: float = 0.0
+    wall_s: float = 0.0
+
+
+@dataclass
+class RolloutBatch:
+    """The groups of one step (one group per task that ran) and what was skipped."""
+
+    groups: list[list[EpisodeRecord]] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)
+    """task id -> why it did not run (image build failure)."""
+    wall_s: float = 0.0
+
+    @property
+    def outcomes(self) -> list[list[EpisodeOutcome]]:
+        return [[r.outcome for r in g] for g in self.groups]
+
+
+def outcome_from_episode(result: Any, turns: list[TurnTokens]) -> EpisodeOutcome:
+    """The typed outcome of an ``EpisodeResult`` (uses the episode loop's own when it has one)."""
+    own = getattr(result, "outcome", None)
+    if isinstance(own, EpisodeOutcome):
+        if not own.turn_tokens:
+            own.turn_tokens = list(turns)
+        return own
+    scored = bool(result.scored)
+    try:
+        termination = Termination.parse(result.termination)
+    except ValueError:
+        termination = Termination.FINISHED if scored else Termination.for_error_kind(result.error_kind)
+    if not scored and not termination.is_infrastructure and result.error_kind:
+        termination = Termination.for_error_kind(result.error_kind)
+    grade = result.grade if isinstance(result.grade, dict) else None
+    return EpisodeOutcome(
+        task_id=result.task_id,
+        termination=termination,
+        scored=scored,
+        reward=float(result.reward) if scored else None,
+        test_score=(grade or {}).get("score") if scored else None,
+        error_kind=result.error_kind,
+        error=result.error,
+        tampered=bool((grade or {}).get("tampered", False)),
+        turns=int(result.turns),
+        turn_tokens=list(turns),
+        grade=grade,
+        info=dict(result.info or {}),
+    )
+
+
+def _failed_outcome(task_id: str, termination: Termination, error: str, kind: str | None, turns: list[TurnTokens]) -> EpisodeOutcome:
+    return EpisodeOutcome(
+        task_id=task_id, termination=termination, scored=False, reward=None, error_kind=kind, error=error,
+        turns=len(turns), turn_tokens=list(turns),
+    )
+
+
+def episode_seed(seed: int, step: int, task_id: str, attempt: int) -> int:
+    """A sampling seed per episode, stable across runs and resumes."""
+    digest = hashlib.sha256(f"{seed}|{step}|{task_id}|{attempt}".encode()).digest()
+    return int.from_bytes(digest[:4], "little")
+
+
+EnvFactory = Callable[[Task, LocalTrainingConfig, str], Any]
+
+
+def default_env_factory(task: Task, config: LocalTrainingConfig, run_id: str) -> Any:
+    from terminal_agent.env import DockerIsolatedEnv, EnvConfig
+    from terminal_agent.rewards.reward import RewardConfig
+
+    if config.trajectory_timeout_s < task.limits.agent_timeout_s:  # the preset's episode budget, graded by the env
+        task = task.model_copy(update={"limits": task.limits.model_copy(update={"agent_timeout_s": config.trajectory_timeout_s})})
+    return DockerIsolatedEnv(
+        task,
+        EnvConfig(
+            max_steps=config.max_turns,
+            run_id=run_id,
+            reward=RewardConfig(test_weight=config.test_weight, judge_weight=config.judge_weight),
+        ),
+    )
+
+
+def default_image_builder(task: Task) -> None:
+    from terminal_agent.sandbox.images import ensure_task_image
+
+    ensure_task_image(task)
+
+
+def hard_deadline_s(task: Task, config: LocalTrainingConfig) -> float:
+    """The backstop wall clock of one episode: past it the sandbox is closed and the sample masked.
+
+    The env's own agent time limit (``min(task.limits.agent_timeout_s, trajectory_timeout_s)``)
+    ends a slow episode first, *graded* (termination ``agent_timeout``, kept like any truncation);
+    the backstop adds the grading time and a margin, so it fires only for a hung episode.
+    """
+    return max(config.trajectory_timeout_s, task.limits.agent_timeout_s) + task.limits.test_timeout_s + 60.0
+
+
+class LocalRolloutCollector:
+    """Runs the groups of a step against the policy client; see the module docstring."""
+
+    def __init__(
+        self,
+        client: ModelClient,
+        config: LocalTrainingConfig,
+        *,
+        run_id: str,
+        env_factory: EnvFactory = default_env_factory,
+        image_builder: Callable[[Task], None] = default_image_builder,
+        client_for: Callable[[Task, int], ModelClient] | None = None,
+    ):
+        """``client_for(task, attempt)`` gives an episode its own client (demonstrations) instead of ``client``."""
+        self.client = client
+        self.client_for = client_for
+        self.config = config
+        self.run_id = run_id
+        self.env_factory = env_factory
+        self.image_builder = image_builder
+        self._images_ok: dict[str, str | None] = {}
+
+    def _image_problem(self, task: Task) -> str | None:
+        """None when the task's image is there (built now if needed), else why not (cached per task)."""
+        if task.task_id not in self._images_ok:
+            try:
+                self.image_builder(task)
+                self._images_ok[task.task_id] = None
+            except ImageError as exc:
+                self._images_ok[task.task_id] = f"{type(exc).__name__}: {exc}"
+                logger.warning("skipping task %s: its image could not be built: %s", task.task_id, exc)
+        return self._images_ok[task.task_id]
+
+    def collect(
+        self,
+        tasks: Sequence[Task],
+        step: int,
+        *,
+        on_episode: Callable[[EpisodeRecord], None] | None = None,
+    ) -> RolloutBatch:
+        """``group_size`` episodes of every task of ``tasks`` (order kept: one group per task that ran)."""
+        started = time.monotonic()
+        batch = RolloutBatch()
+        runnable: list[Task] = []
+        for task in tasks:
+            problem = self._image_problem(task)
+            if problem is None:
+                runnable.append(task)
+            else:
+                batch.skipped[task.task_id] = problem
+        n = self.config.group_size
+        slots: dict[tuple[int, int], EpisodeRecord] = {}
+        lock = threading.Lock()
+        pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.config.episodes_at_once, thread_name_prefix="local-episode")
+        try:
+            futures = {
+                pool.submit(self._run_one, task, attempt, step): (g, attempt)
+                for g, task in enumerate(runnable)
+                for attempt in range(n)
+            }
+            for future in concurrent.futures.as_completed(futures):
+                g, attempt = futures[future]
+                record = future.result()  # _run_one never raises: failures are records
+                with lock:
+                    slots[(g, attempt)] = record
+                if on_episode is not None:
+                    on_episode(record)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+        batch.groups = [[slots[(g, a)] for a in range(n)] for g in range(len(runnable))]
+        batch.wall_s = time.monotonic() - started
+        return batch
+
+    def _run_one(self, task: Task, attempt: int, step: int) -> EpisodeRecord:
+        from terminal_agent.agent import AgentConfig, TerminalBenchAgent
+        from terminal_agent.rollout.episode import run_episode
+
+        config = self.config
+        client = self.client_for(task, attempt) if self.client_for is not None else self.client
+        recorder = TurnRecorder(client, seed=episode_seed(config.seed, step, task.task_id, attempt))
+        started = time.monotonic()
+        env = None
+        timed_out = threading.Event()
+
+        def on_deadline() -> None:
+            timed_out.set()
+            _close_quietly(env)
+
+        deadline = threading.Timer(hard_deadline_s(task, config), on_deadline)
+        deadline.daemon = True
+        try:
+            env = self.env_factory(task, config, self.run_id)
+            agent = TerminalBenchAgent(AgentConfig(training=True))  # replies verbatim, compaction off
+            deadline.start()
+            result = run_episode(
+                env,
+                agent,
+                recorder,
+                config.max_turns,
+                max_context_tokens=config.max_model_len,
+                stop_on_output_limit=True,  # as rLLM HEAD's workflow (and ours on the verl path) does
+                sampling={
+                    "temperature": config.temperature,
+                    "top_p": config.top_p,
+                    "max_tokens": config.max_response_length_per_turn,
+                },
+            )
+            if timed_out.is_set():
+                outcome = _failed_outcome(
+                    task.task_id, Termination.EPISODE_TIMEOUT, f"passed its {config.trajectory_timeout_s:.0f} s wall clock",
+                    "timeout", recorder.turns,
+                )
+            else:
+                outcome = outcome_from_episode(result, recorder.turns)
+            model_s, env_s = float(result.model_s), float(result.env_s)
+        except ConfigError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - one broken rollout is data, never a crash of the step
+            kind = "timeout" if timed_out.is_set() else error_kind(exc)
+            termination = Termination.EPISODE_TIMEOUT if timed_out.is_set() else Termination.for_error_kind(kind)
+            logger.warning("%s attempt %d: %s: %s", task.task_id, attempt, type(exc).__name__, exc)
+            outcome = _failed_outcome(task.task_id, termination, f"{type(exc).__name__}: {exc}", kind, recorder.turns)
+            model_s = env_s = 0.0
+        finally:
+            deadline.cancel()
+            _close_quietly(env)
+        return EpisodeRecord(
+            task_id=task.task_id, attempt=attempt, outcome=outcome, texts=list(recorder.texts),
+            model_s=model_s, env_s=env_s, wall_s=time.monotonic() - started,
+        )
+
+
+def _close_quietly(env: Any) -> None:
+    if env is None:
+        return
+    try:
+        env.close()
+    except Exception as exc:  # noqa: BLE001 - closing must never mask the episode's outcome
+        logger.debug("env.close() raised %s", exc)
+
+
+__all__ = [
+    "EpisodeRecord",
+    "LocalRolloutCollector",
+    "RolloutBatch",
+    "TurnRecorder",
+    "episode_seed",
+    "outcome_from_episode",
+]

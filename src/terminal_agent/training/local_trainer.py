@@ -1,0 +1,348 @@
+"""The single-machine GRPO trainer: rollouts through the real agent/env/grader, LoRA updates, checkpoints.
+
+One step: draw ``tasks_per_step`` train tasks (seeded order, see :class:`TaskOrder`), run
+``group_size`` episodes of each with the current policy (:mod:`.local_rollouts`), select the
+trainable samples (:mod:`.algorithms.group_selection`), compute GRPO advantages and take one
+optimizer step (:mod:`.local_update`), log the step (:mod:`.training_metrics`) and checkpoint it
+(:mod:`.checkpoints`). A run restarted on the same run directory resumes after its last
+checkpoint: same adapter, optimizer, RNG and data order.
+
+The library is quiet: progress goes to an optional :class:`TrainingProgress` (the CLI's rich view
+implements it), messages to ``logging``.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from terminal_agent.errors import ConfigError
+from terminal_agent.models.base import first_closed_tag_end
+from terminal_agent.outcome import EpisodeOutcome
+from terminal_agent.rollout.results import PASS_THRESHOLD
+from terminal_agent.tasks.model import Task
+from terminal_agent.training.algorithms.group_selection import GroupSelection, select_groups
+from terminal_agent.training.checkpoints import (
+    TaskOrder,
+    latest_checkpoint,
+    load_adapter_weights,
+    load_checkpoint,
+    save_checkpoint,
+    set_rng_state,
+)
+from terminal_agent.training.local_config import LocalTrainingConfig
+from terminal_agent.training.local_policy import LocalPolicy, load_policy, make_policy_client
+from terminal_agent.training.local_rollouts import (
+    EpisodeRecord,
+    LocalRolloutCollector,
+    RolloutBatch,
+    default_env_factory,
+    default_image_builder,
+)
+from terminal_agent.training.local_update import UpdateStats, build_rows, grpo_update
+from terminal_agent.training.training_metrics import MetricsLogger, plot_curves
+
+logger = logging.getLogger(__name__)
+
+
+class TrainingProgress(Protocol):
+    """What a front end is told while a run goes (every method optional in spirit; implement all)."""
+
+    def run_started(self, first_step: int, last_step: int, resumed_from: int | None) -> None: ...
+    def phase_started(self, step: int, phase: str, total: int) -> None: ...
+    def phase_advanced(self, step: int, phase: str, done: int) -> None: ...
+    def step_finished(self, step: int, metrics: dict[str, Any]) -> None: ...
+    def message(self, text: str) -> None: ...
+
+
+class _NoProgress:
+    def run_started(self, first_step: int, last_step: int, resumed_from: int | None) -> None:
+        pass
+
+    def phase_started(self, step: int, phase: str, total: int) -> None:
+        pass
+
+    def phase_advanced(self, step: int, phase: str, done: int) -> None:
+        pass
+
+    def step_finished(self, step: int, metrics: dict[str, Any]) -> None:
+        pass
+
+    def message(self, text: str) -> None:
+        pass
+
+
+@dataclass
+class TrainingSummary:
+    """What a finished (or resumed-and-finished) run reports."""
+
+    run_dir: Path
+    steps: int
+    """Steps of the whole run (the last step's number)."""
+    steps_this_session: int
+    resumed_from: int | None
+    """The checkpoint step this session started after (None: a fresh run)."""
+    checkpoint: Path | None
+    metrics_path: Path
+    curves_path: Path | None
+    wandb_dir: Path | None
+    skipped_tasks: dict[str, str] = field(default_factory=dict)
+    first_reward_mean: float | None = None
+    last_reward_mean: float | None = None
+    samples_trained: int = 0
+    groups_dropped: int = 0
+    masked_infrastructure: int = 0
+    optimizer_steps: int = 0
+    sft: dict[str, Any] | None = None
+    wall_s: float = 0.0
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return float(np.mean(values)) if values else None
+
+
+def step_metrics(batch: RolloutBatch, selection: GroupSelection, stats: UpdateStats, advantages: list[np.ndarray]) -> dict[str, Any]:
+    """The record of one step: rollout, selection, update and time figures."""
+    records: list[EpisodeRecord] = [r for g in batch.groups for r in g]
+    outcomes: list[EpisodeOutcome] = [r.outcome for r in records]
+    scored = [o for o in outcomes if o.trainable]
+    rewards = [float(o.reward) for o in scored]  # type: ignore[arg-type]
+    replies = [t for r in records for t in r.texts]
+    format_errors = sum(1 for t in replies if first_closed_tag_end(t) is None)
+    flat_adv = np.concatenate(advantages) if advantages else np.array([])
+    metrics: dict[str, Any] = {
+        "rollout/episodes": len(outcomes),
+        "rollout/scored": len(scored),
+        "rollout/reward_mean": _mean(rewards),
+        "rollout/reward_std": float(np.std(rewards)) if rewards else None,
+        "rollout/pass_rate": _mean([1.0 if r >= PASS_THRESHOLD else 0.0 for r in rewards]),
+        "rollout/truncated": selection.truncated,
+        "rollout/length_cut_turns": selection.length_cut_turns,
+        "rollout/format_errors": format_errors,
+        "rollout/replies": len(replies),
+        "rollout/completion_tokens": sum(len(t.completion_ids) for o in outcomes for t in o.turn_tokens),
+        "rollout/prompt_tokens": sum(len(t.prompt_ids) for o in outcomes for t in o.turn_tokens),
+        "rollout/turns_mean": _mean([o.turns for o in outcomes]),
+        "batch/groups": len(batch.groups),
+        "batch/groups_kept": selection.groups_kept,
+        "batch/groups_dropped_zero_variance": selection.groups_dropped_zero_variance,
+        "batch/groups_dropped_empty": selection.groups_dropped_empty,
+        "batch/masked_infrastructure": selection.masked_infrastructure,
+        "batch/masked_truncated": selection.masked_truncated,
+        "batch/samples_kept": selection.samples_kept,
+        "batch/skipped_tasks": len(batch.skipped),
+        "advantage/mean": float(flat_adv.mean()) if flat_adv.size else None,
+        "advantage/abs_max": float(np.abs(flat_adv).max()) if flat_adv.size else None,
+        "update/rows": stats.rows,
+        "update/trained_tokens": stats.tokens,
+        "update/micro_batches": stats.micro_batches,
+        "update/stepped": int(stats.stepped),
+        "time/rollout_wall_s": batch.wall_s,
+        "time/env_s": sum(r.env_s for r in records),
+        "time/model_s": sum(r.model_s for r in records),
+        "time/update_s": stats.update_s,
+    }
+    metrics.update(stats.metrics)
+    return metrics
+
+
+def _seed_everything(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def _make_optimizer(policy: LocalPolicy, lr: float, weight_decay: float) -> Any:
+    import torch
+
+    return torch.optim.AdamW(policy.trainable_parameters(), lr=lr, weight_decay=weight_decay)
+
+
+def train_local(
+    config: LocalTrainingConfig,
+    train_tasks: Sequence[Task],
+    run_dir: Path,
+    *,
+    progress: TrainingProgress | None = None,
+    env_factory: Callable[..., Any] = default_env_factory,
+    image_builder: Callable[[Task], None] = default_image_builder,
+    client_factory: Callable[[LocalPolicy, LocalTrainingConfig], Any] | None = None,
+    policy: LocalPolicy | None = None,
+) -> TrainingSummary:
+    """Run (or resume) a local GRPO run on ``train_tasks`` in ``run_dir``; see the module docstring.
+
+    ``client_factory(policy, config)`` replaces the policy's sampling client (tests drive the
+    trainer with demonstration replies); ``policy`` passes an already-loaded policy.
+    """
+    import torch
+
+    started = time.monotonic()
+    progress = progress or _NoProgress()
+    tasks = list(train_tasks)
+    if not tasks:
+        raise ConfigError("the local trainer got no train tasks")
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    policy = policy or load_policy(config)
+    optimizer = _make_optimizer(policy, config.lr, config.weight_decay)
+    order = TaskOrder(len(tasks), config.seed)
+    resumed_from: int | None = None
+    wandb_id: str | None = None
+    sft_info: dict[str, Any] | None = None
+    checkpoint_path = latest_checkpoint(run_dir) if config.resume else None
+    if checkpoint_path is not None:
+        ck = load_checkpoint(checkpoint_path)
+        if ck.task_order.get("count") != len(tasks):
+            raise ConfigError(
+                f"{checkpoint_path} was written for {ck.task_order.get('count')} train tasks, this run has {len(tasks)}; "
+                "use a new run directory (or trainer.resume=disable)"
+            )
+        load_adapter_weights(policy.model, checkpoint_path)
+        optimizer.load_state_dict(ck.optimizer)
+        order = TaskOrder.from_state(ck.task_order)
+        set_rng_state(ck.rng)
+        resumed_from = ck.step
+        wandb_id = ck.extra.get("wandb_id")
+        sft_info = ck.extra.get("sft")
+        progress.message(f"resuming after step {ck.step} from {checkpoint_path}")
+    else:
+        _seed_everything(config.seed)
+    run_id = f"local-{config.experiment}-{uuid.uuid4().hex[:6]}"
+    metrics_logger = MetricsLogger(
+        run_dir, use_wandb=config.wandb, wandb_mode=config.wandb_mode, project=config.project,
+        name=config.experiment, config=config.model_dump(mode="json"), wandb_id=wandb_id,
+    )
+    client = (client_factory or make_policy_client)(policy, config)
+    collector = LocalRolloutCollector(client, config, run_id=run_id, env_factory=env_factory, image_builder=image_builder)
+    pad_id = policy.tokenizer.pad_token_id if policy.tokenizer.pad_token_id is not None else (policy.tokenizer.eos_token_id or 0)
+    summary = TrainingSummary(
+        run_dir=run_dir, steps=config.steps, steps_this_session=0, resumed_from=resumed_from, checkpoint=checkpoint_path,
+        metrics_path=metrics_logger.path, curves_path=None, wandb_dir=metrics_logger.wandb_dir, sft=sft_info,
+    )
+
+    def save(step: int) -> Path:
+        return save_checkpoint(
+            run_dir, step, policy.model, optimizer, order,
+            extra={"wandb_id": metrics_logger.wandb_id, "sft": summary.sft}, keep=config.keep_checkpoints,
+        )
+
+    try:
+        if resumed_from is None and config.sft_enabled:
+            from terminal_agent.training.sft_warm_start import run_sft_warm_start
+
+            progress.message("SFT warm start on reference solutions of the train tasks")
+            sft_result = run_sft_warm_start(
+                policy, tasks, config, run_id=run_id, env_factory=env_factory, image_builder=image_builder,
+                pad_id=pad_id, progress=progress,
+            )
+            summary.sft = sft_result.to_dict()
+            progress.message(sft_result.describe())
+            summary.checkpoint = save(0)
+            resumed_from_step = 0
+        else:
+            resumed_from_step = resumed_from or 0
+        first = resumed_from_step + 1
+        progress.run_started(first, config.steps, resumed_from)
+        for step in range(first, config.steps + 1):
+            step_started = time.monotonic()
+            step_tasks = [tasks[i] for i in order.next_batch(config.tasks_per_step)]
+            total_episodes = len(step_tasks) * config.group_size
+            progress.phase_started(step, "rollouts", total_episodes)
+            done = 0
+
+            def on_episode(record: EpisodeRecord, step: int = step) -> None:
+                nonlocal done
+                done += 1
+                progress.phase_advanced(step, "rollouts", done)
+
+            batch = collector.collect(step_tasks, step, on_episode=on_episode)
+            for task_id, why in batch.skipped.items():
+                if task_id not in summary.skipped_tasks:
+                    summary.skipped_tasks[task_id] = why
+                    progress.message(f"skipped task {task_id}: {why}")
+            selection = select_groups(
+                batch.outcomes, reject_zero_variance=config.reject_zero_variance_groups, mask_truncated=config.mask_truncated
+            )
+            rows, advantages = build_rows(
+                batch.outcomes, selection, estimator=config.adv_estimator, norm_by_std=config.norm_adv_by_std_in_grpo
+            )
+            progress.phase_started(step, "update", max(1, len(rows)))
+            stats = grpo_update(
+                policy.model, optimizer, rows, config.actor_loss_config(), temperature=config.temperature,
+                grad_clip=config.grad_clip, pad_id=pad_id, micro_batch_tokens=config.micro_batch_tokens,
+            )
+            progress.phase_advanced(step, "update", max(1, len(rows)))
+            metrics = step_metrics(batch, selection, stats, advantages)
+            metrics["time/step_s"] = time.monotonic() - step_started
+            metrics["task_ids"] = [t.task_id for t in step_tasks]
+            metrics_logger.log(step, metrics)
+            summary.steps_this_session += 1
+            summary.samples_trained += selection.samples_kept
+            summary.groups_dropped += selection.groups_dropped_zero_variance + selection.groups_dropped_empty
+            summary.masked_infrastructure += selection.masked_infrastructure
+            summary.optimizer_steps += int(stats.stepped)
+            if metrics["rollout/reward_mean"] is not None:
+                if summary.first_reward_mean is None:
+                    summary.first_reward_mean = metrics["rollout/reward_mean"]
+                summary.last_reward_mean = metrics["rollout/reward_mean"]
+            if step == config.steps or (config.save_freq > 0 and step % config.save_freq == 0):
+                summary.checkpoint = save(step)
+            progress.step_finished(step, metrics)
+    finally:
+        close = getattr(client, "close", None)
+        if callable(close):
+            close()
+        metrics_logger.finish()
+        summary.curves_path = plot_curves(run_dir)
+        summary.wall_s = time.monotonic() - started
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+    return summary
+
+
+def load_train_tasks(source: str | Path, *, val_fraction: float, split_seed: int) -> tuple[list[Task], list[Task]]:
+    """Train and held-out tasks of ``source`` (any task format ``load_tasks`` reads), split by id hash."""
+    from terminal_agent.tasks.conversion import split_tasks
+    from terminal_agent.tasks.loading import load_tasks
+
+    tasks = load_tasks(source, strict=False)
+    if not tasks:
+        raise ConfigError(f"no usable task in {source}")
+    if val_fraction <= 0 or len(tasks) < 2:
+        return tasks, []
+    return split_tasks(tasks, val_fraction, seed=split_seed)
+
+
+def run_local_training(preset: Any, run_dir: Path, *, progress: TrainingProgress | None = None, **overrides: Any) -> TrainingSummary:
+    """Entry point of ``launch_training.py`` for a ``backend: local`` preset.
+
+    Loads the preset's train split (``data.tasks``, ``data.val_fraction``, ``data.split_seed``) and
+    trains on it; ``overrides`` set :class:`LocalTrainingConfig` fields. With no ``progress`` the
+    CLI's rich view is used (this function is the CLI's; :func:`train_local` is the quiet library call).
+    """
+    config = LocalTrainingConfig.from_preset(preset, **overrides)
+    data = preset.data
+    if data.tasks is None:
+        raise ConfigError("data.tasks: the local trainer reads a task source (CSV or task directory), not parquet")
+    train, _held_out = load_train_tasks(data.tasks, val_fraction=data.val_fraction, split_seed=data.split_seed)
+    if progress is None:
+        from terminal_agent.cli.local_training_view import RichTrainingProgress, print_training_summary
+
+        with RichTrainingProgress(steps=config.steps, episodes_per_step=config.tasks_per_step * config.group_size) as view:
+            summary = train_local(config, train, run_dir, progress=view)
+        print_training_summary(summary)
+        return summary
+    return train_local(config, train, run_dir, progress=progress)
+
+
+__all__ = ["TrainingProgress", "TrainingSummary", "load_train_tasks", "run_local_training", "step_metrics", "train_local"]

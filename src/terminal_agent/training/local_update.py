@@ -1,0 +1,320 @@
+"""One GRPO update of the local trainer: rows from the episodes' sampled tokens, masks, loss, step.
+
+**Rows.** The assistant turns of every kept sample, with their ``prompt_ids`` (the rendered chat
+exactly as the sampler saw it), ``completion_ids`` (exactly as sampled), the sampler's logprobs
+and the sample's advantage, broadcast to every token of the turn (rLLM's broadcast mode).
+Consecutive turns whose prompts extend each other exactly are merged into one row (the shared
+history is computed once; the tokens in between are masked), otherwise each turn is its own row,
+as rLLM's verl transform makes them. The trainer never re-tokenizes text: tokens come only
+from :class:`~terminal_agent.outcome.TurnTokens`.
+
+**Masks.** Only completion tokens are trained: prompt tokens (system prompt, instruction,
+observations, earlier turns) carry mask 0. :func:`pack_rows` lays rows out left-padded with
+explicit 0-based position ids from each row's first token (what the sampler used), so the last
+``R`` logits of the forward cover every row's completion and no full-vocabulary logits are made
+for prompt tokens.
+
+**Old logprobs.** The sampler's own logprobs (same weights, same ``log_softmax(logits / T)``)
+are the PPO "old" policy: the update is on-policy (one optimizer step per batch), so the ratio
+starts at 1 up to float rounding; ``actor/sampler_trainer_logprob_diff`` reports that gap.
+
+**Step.** Micro-batches by token budget, each loss normalised by the whole batch's token and
+sequence counts (exact gradient accumulation), gradient-norm clip, AdamW step; a non-finite norm
+skips the step, as verl does.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+
+from terminal_agent.outcome import EpisodeOutcome
+from terminal_agent.training.algorithms.advantages import compute_advantages
+from terminal_agent.training.algorithms.group_selection import GroupSelection
+from terminal_agent.training.algorithms.policy_loss import ActorLossConfig, actor_loss
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class TrainingRow:
+    """One token sequence to train on: a first prompt and a response of one or more assistant turns.
+
+    ``response_ids`` holds every token after ``prompt_ids``: the assistant turns (mask 1) and, when
+    consecutive turns are merged, the tokens between them (the turn's end, the observation, the
+    next generation prompt; mask 0). ``old_logprobs`` is aligned with ``response_ids`` (0 where
+    the mask is 0).
+    """
+
+    prompt_ids: list[int]
+    response_ids: list[int]
+    response_mask: list[int]
+    old_logprobs: list[float]
+    advantage: float
+    group: int
+    sample: int
+    turns: list[int] = field(default_factory=list)
+    """Indices of the episode's turns this row holds."""
+
+    @property
+    def length(self) -> int:
+        return len(self.prompt_ids) + len(self.response_ids)
+
+    @property
+    def trained_tokens(self) -> int:
+        return sum(self.response_mask)
+
+    @property
+    def completion_ids(self) -> list[int]:
+        """The trained tokens, in order (every assistant turn of the row, concatenated)."""
+        return [t for t, m in zip(self.response_ids, self.response_mask) if m]
+
+
+def rows_from_turns(turns: Sequence[Any], advantage: float, group: int, sample: int, *, merge: bool = True) -> list[TrainingRow]:
+    """The rows of one episode's turns. With ``merge``, a turn whose prompt extends the previous
+    row's tokens exactly (prompt + completion + what the chat added since) joins that row, so
+    the shared history is computed once; any other turn starts a new row. No token is re-made:
+    every id comes from the sampler's prompt and completion ids."""
+    rows: list[TrainingRow] = []
+    for index, turn in enumerate(turns):
+        if not turn.completion_ids:
+            continue
+        if turn.logprobs is None:
+            raise ValueError(f"group {group} sample {sample} turn {index}: no sampling logprobs (a token-in/token-out client is required)")
+        comp, lps = list(turn.completion_ids), [float(x) for x in turn.logprobs]
+        last = rows[-1] if rows else None
+        if merge and last is not None:
+            so_far = last.prompt_ids + last.response_ids
+            prompt = list(turn.prompt_ids)
+            if len(prompt) >= len(so_far) and prompt[: len(so_far)] == so_far:
+                between = prompt[len(so_far) :]
+                last.response_ids += between + comp
+                last.response_mask += [0] * len(between) + [1] * len(comp)
+                last.old_logprobs += [0.0] * len(between) + lps
+                last.turns.append(index)
+                continue
+        rows.append(TrainingRow(list(turn.prompt_ids), comp, [1] * len(comp), lps, advantage, group, sample, [index]))
+    return rows
+
+
+def build_rows(
+    groups: Sequence[Sequence[EpisodeOutcome]],
+    selection: GroupSelection,
+    *,
+    estimator: str = "grpo",
+    norm_by_std: bool = True,
+    epsilon: float = 1e-6,
+    merge_turns: bool = True,
+) -> tuple[list[TrainingRow], list[np.ndarray]]:
+    """Rows of the samples ``selection`` kept, with their group-relative advantages.
+
+    Returns the rows and, per kept group, the advantages of its kept samples (for metrics).
+    """
+    kept_groups = [(g, kept) for g, kept in enumerate(selection.kept) if kept]
+    rewards = [np.array([groups[g][i].reward for i in kept], dtype=np.float64) for g, kept in kept_groups]
+    advantages = compute_advantages(estimator, rewards, norm_by_std=norm_by_std, epsilon=epsilon) if rewards else []
+    rows: list[TrainingRow] = []
+    for (g, kept), group_adv in zip(kept_groups, advantages):
+        for i, adv in zip(kept, group_adv):
+            rows.extend(rows_from_turns(groups[g][i].turn_tokens, float(adv), g, i, merge=merge_turns))
+    return rows, advantages
+
+
+@dataclass
+class PackedRows:
+    """Left-padded tensors of a micro-batch; response tensors are ``(B, R)``, right-aligned."""
+
+    input_ids: Any
+    attention_mask: Any
+    position_ids: Any
+    response_mask: Any
+    """1 on completion tokens (the trained ones), 0 on padding."""
+    response_ids: Any
+    """The completion ids at their response positions (padding: the pad id)."""
+    response_width: int
+
+    def loss_mask_over_input(self) -> Any:
+        """``(B, W)`` mask over ``input_ids``: 1 exactly on the trained completion tokens."""
+        import torch
+
+        mask = torch.zeros_like(self.input_ids, dtype=self.response_mask.dtype)
+        mask[:, -self.response_width :] = self.response_mask
+        return mask
+
+
+def pack_rows(rows: Sequence[TrainingRow], pad_id: int, device: Any = None) -> PackedRows:
+    import torch
+
+    width = max(r.length for r in rows)
+    resp = max(len(r.response_ids) for r in rows)
+    b = len(rows)
+    input_ids = torch.full((b, width), pad_id, dtype=torch.long)
+    attention = torch.zeros((b, width), dtype=torch.long)
+    response_mask = torch.zeros((b, resp), dtype=torch.float32)
+    response_ids = torch.full((b, resp), pad_id, dtype=torch.long)
+    for i, row in enumerate(rows):
+        tokens = row.prompt_ids + row.response_ids
+        input_ids[i, width - len(tokens) :] = torch.tensor(tokens, dtype=torch.long)
+        attention[i, width - len(tokens) :] = 1
+        c = len(row.response_ids)
+        response_mask[i, resp - c :] = torch.tensor(row.response_mask, dtype=torch.float32)
+        response_ids[i, resp - c :] = torch.tensor(row.response_ids, dtype=torch.long)
+    position_ids = (attention.cumsum(-1) - 1).clamp(min=0)
+    if device is not None:
+        input_ids, attention, position_ids = input_ids.to(device), attention.to(device), position_ids.to(device)
+        response_mask, response_ids = response_mask.to(device), response_ids.to(device)
+    return PackedRows(input_ids, attention, position_ids, response_mask, response_ids, resp)
+
+
+def response_tensor(rows: Sequence[TrainingRow], values: Sequence[Sequence[float]], width: int, device: Any = None) -> Any:
+    """Per-row values laid out like :class:`PackedRows`' response tensors (right-aligned, zero padding)."""
+    import torch
+
+    out = torch.zeros((len(rows), width), dtype=torch.float32)
+    for i, v in enumerate(values):
+        if len(v):
+            out[i, width - len(v) :] = torch.tensor(list(v), dtype=torch.float32)
+    return out.to(device) if device is not None else out
+
+
+def forward_response_logprobs(model: Any, packed: PackedRows, temperature: float, *, with_entropy: bool = False) -> tuple[Any, Any]:
+    """Per-token logprobs ``(B, R)`` of the completion tokens (and the entropy of each position)."""
+    from terminal_agent.models.token_logprobs import sampling_log_softmax
+
+    r = packed.response_width
+    out = model(
+        input_ids=packed.input_ids,
+        attention_mask=packed.attention_mask,
+        position_ids=packed.position_ids,
+        use_cache=False,
+        logits_to_keep=r + 1,
+    )
+    logits = out.logits[:, -(r + 1) : -1, :]  # logits at position j predict token j + 1
+    logp_all = sampling_log_softmax(logits, temperature)
+    logprobs = logp_all.gather(-1, packed.response_ids.unsqueeze(-1)).squeeze(-1)
+    entropy = None
+    if with_entropy:
+        entropy = -(logp_all.exp() * logp_all).sum(-1)
+    return logprobs, entropy
+
+
+def micro_batches(rows: Sequence[TrainingRow], token_budget: int) -> list[list[TrainingRow]]:
+    """Rows grouped so that (rows x longest row) stays within ``token_budget`` (one row at least)."""
+    ordered = sorted(rows, key=lambda r: r.length)
+    batches: list[list[TrainingRow]] = []
+    current: list[TrainingRow] = []
+    for row in ordered:
+        if current and (len(current) + 1) * max(row.length, current[-1].length) > token_budget:
+            batches.append(current)
+            current = []
+        current.append(row)
+    if current:
+        batches.append(current)
+    return batches
+
+
+@dataclass
+class UpdateStats:
+    """What one update did."""
+
+    rows: int = 0
+    tokens: int = 0
+    """Trained (completion) tokens."""
+    micro_batches: int = 0
+    loss: float = 0.0
+    grad_norm: float = 0.0
+    stepped: bool = False
+    """False when there was nothing to train or the gradient norm was not finite."""
+    update_s: float = 0.0
+    metrics: dict[str, float] = field(default_factory=dict)
+
+
+def grpo_update(
+    model: Any,
+    optimizer: Any,
+    rows: Sequence[TrainingRow],
+    loss_config: ActorLossConfig,
+    *,
+    temperature: float,
+    grad_clip: float,
+    pad_id: int,
+    micro_batch_tokens: int = 4096,
+) -> UpdateStats:
+    """One optimizer step on ``rows`` (see the module docstring). No rows: no step."""
+    import torch
+
+    stats = UpdateStats()
+    if not rows:
+        return stats
+    started = time.monotonic()
+    device = next(model.parameters()).device
+    total_tokens = sum(r.trained_tokens for r in rows)
+    total_rows = len(rows)
+    if loss_config.loss_agg_mode == "seq-mean-token-sum-norm" and loss_config.loss_scale_factor is None:
+        # one constant for every micro-batch (verl's default is the padded response width)
+        loss_config = replace(loss_config, loss_scale_factor=max(len(r.response_ids) for r in rows))
+    params = [p for p in model.parameters() if p.requires_grad]
+    model.train()
+    optimizer.zero_grad(set_to_none=True)
+    sums: dict[str, float] = {}
+    diffs: list[float] = []
+    total_loss = 0.0
+    batches = micro_batches(rows, micro_batch_tokens)
+    for batch in batches:
+        packed = pack_rows(batch, pad_id, device)
+        width = packed.response_width
+        old = response_tensor(batch, [r.old_logprobs for r in batch], width, device)
+        adv = response_tensor(batch, [[r.advantage] * len(r.response_ids) for r in batch], width, device)
+        ref = None
+        if loss_config.use_kl_loss:
+            with torch.no_grad(), model.disable_adapter():
+                ref, _ = forward_response_logprobs(model, packed, temperature)
+        logprobs, entropy = forward_response_logprobs(
+            model, packed, temperature, with_entropy=loss_config.entropy_coeff != 0.0
+        )
+        mask = packed.response_mask
+        loss, metrics = actor_loss(
+            old, logprobs, adv, mask, loss_config,
+            entropy=entropy, ref_logprobs=ref, batch_num_tokens=total_tokens, global_batch_size=total_rows,
+        )
+        loss.backward()
+        total_loss += float(loss.detach())
+        share = float(mask.sum()) / total_tokens
+        for key, value in metrics.items():
+            # losses are already normalised by the whole batch (they add up); fractions are token-weighted
+            sums[key] = sums.get(key, 0.0) + (value if key.endswith("_loss") else value * share)
+        diffs.append(float(((logprobs.detach() - old).abs() * mask).sum()))
+    grad_norm = torch.nn.utils.clip_grad_norm_(params, grad_clip)
+    stats.grad_norm = float(grad_norm)
+    if math.isfinite(stats.grad_norm):
+        optimizer.step()
+        stats.stepped = True
+    else:
+        logger.warning("gradient norm is %s: optimizer step skipped", stats.grad_norm)
+    optimizer.zero_grad(set_to_none=True)
+    stats.rows, stats.tokens, stats.micro_batches = total_rows, total_tokens, len(batches)
+    stats.loss = total_loss
+    stats.metrics = {**sums, "actor/loss": total_loss, "actor/grad_norm": stats.grad_norm,
+                     "actor/sampler_trainer_logprob_diff": sum(diffs) / total_tokens}
+    stats.update_s = time.monotonic() - started
+    return stats
+
+
+__all__ = [
+    "PackedRows",
+    "TrainingRow",
+    "UpdateStats",
+    "build_rows",
+    "rows_from_turns",
+    "forward_response_logprobs",
+    "grpo_update",
+    "micro_batches",
+    "pack_rows",
+    "response_tensor",
+]

@@ -1,0 +1,143 @@
+"""Metrics of the local trainer: one JSON line per step, PNG curves, and a wandb run (offline).
+
+``metrics.jsonl`` in the run directory gets one object per step (appended, so a resumed run
+continues the same file; lines of steps a resume re-runs are superseded by the later line).
+:func:`plot_curves` draws ``curves.png``: reward mean/std, pass rate, groups dropped,
+truncations, format errors, tokens, and env / model / update time. The wandb run is created in
+``WANDB_MODE=offline`` unless told otherwise; its files live under ``run_dir/wandb``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+METRICS_FILE = "metrics.jsonl"
+CURVES_FILE = "curves.png"
+
+CURVES: list[tuple[str, list[str]]] = [
+    ("reward", ["rollout/reward_mean", "rollout/reward_std"]),
+    ("pass rate", ["rollout/pass_rate"]),
+    ("groups dropped", ["batch/groups_dropped_zero_variance", "batch/groups_dropped_empty", "batch/masked_infrastructure"]),
+    ("truncations", ["rollout/truncated", "rollout/length_cut_turns"]),
+    ("format errors", ["rollout/format_errors"]),
+    ("tokens", ["rollout/completion_tokens", "update/trained_tokens"]),
+    ("time (s)", ["time/env_s", "time/model_s", "time/update_s"]),
+    ("loss", ["actor/loss", "actor/grad_norm"]),
+]
+
+
+def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
+    """The step records of ``run_dir``, one per step (the latest line wins for a step written twice)."""
+    path = Path(run_dir) / METRICS_FILE
+    if not path.is_file():
+        return []
+    by_step: dict[int, dict[str, Any]] = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            record = json.loads(line)
+            by_step[int(record["step"])] = record
+    return [by_step[s] for s in sorted(by_step)]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if hasattr(value, "item"):
+        return _jsonable(value.item())
+    return value
+
+
+class MetricsLogger:
+    """Writes step records to ``metrics.jsonl`` and (optionally) a wandb run."""
+
+    def __init__(
+        self,
+        run_dir: Path,
+        *,
+        use_wandb: bool = True,
+        wandb_mode: str = "offline",
+        project: str = "terminal-agent",
+        name: str = "local",
+        config: dict[str, Any] | None = None,
+        wandb_id: str | None = None,
+    ):
+        self.run_dir = Path(run_dir)
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.path = self.run_dir / METRICS_FILE
+        self.wandb_run = None
+        self.wandb_id = wandb_id
+        if use_wandb and wandb_mode != "disabled":
+            os.environ.setdefault("WANDB_MODE", wandb_mode)
+            os.environ.setdefault("WANDB_SILENT", "true")
+            import wandb
+
+            self.wandb_run = wandb.init(
+                project=project,
+                name=name,
+                id=wandb_id,
+                resume="allow" if wandb_id else None,
+                dir=str(self.run_dir),
+                mode=wandb_mode,
+                config=config or {},
+                reinit="finish_previous",
+            )
+            self.wandb_id = self.wandb_run.id
+
+    @property
+    def wandb_dir(self) -> Path | None:
+        if self.wandb_run is None:
+            return None
+        return Path(self.wandb_run.dir).parent
+
+    def log(self, step: int, metrics: dict[str, Any]) -> None:
+        record = {"step": step, **{k: _jsonable(v) for k, v in metrics.items()}}
+        with self.path.open("a") as f:
+            f.write(json.dumps(record) + "\n")
+        if self.wandb_run is not None:
+            self.wandb_run.log({k: v for k, v in record.items() if isinstance(v, (int, float)) and k != "step"}, step=step)
+
+    def finish(self) -> None:
+        if self.wandb_run is not None:
+            self.wandb_run.finish()
+            self.wandb_run = None
+
+
+def plot_curves(run_dir: Path) -> Path | None:
+    """Draw ``curves.png`` from ``metrics.jsonl`` (None when there are no steps yet)."""
+    records = read_metrics(run_dir)
+    if not records:
+        return None
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cols = 4
+    rows = math.ceil(len(CURVES) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3 * rows), squeeze=False)
+    steps = [r["step"] for r in records]
+    for ax, (title, keys) in zip(axes.flat, CURVES):
+        for key in keys:
+            values = [r.get(key) for r in records]
+            if any(v is not None for v in values):
+                ax.plot(steps, [float("nan") if v is None else v for v in values], marker="o", label=key.split("/")[-1])
+        ax.set_title(title)
+        ax.set_xlabel("step")
+        ax.legend(fontsize=7)
+    for ax in list(axes.flat)[len(CURVES) :]:
+        ax.axis("off")
+    fig.tight_layout()
+    out = Path(run_dir) / CURVES_FILE
+    fig.savefig(out, dpi=80)
+    plt.close(fig)
+    return out
+
+
+__all__ = ["CURVES", "CURVES_FILE", "METRICS_FILE", "MetricsLogger", "plot_curves", "read_metrics"]

@@ -1,0 +1,64 @@
+"""One real short local GRPO run: real Docker sandboxes, the real grader, the real embedded model
+(LoRA via peft), wandb offline. The replies are demonstrations (reference solution / finish at
+once, alternately) so the group has reward variance; their tokens and logprobs come from the policy."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from local_helpers import alternating_client_factory, shipped_tasks
+from terminal_agent.training.local_config import LocalTrainingConfig
+from terminal_agent.training.local_policy import load_policy
+from terminal_agent.training.local_trainer import train_local
+from terminal_agent.training.training_metrics import read_metrics
+
+pytestmark = [pytest.mark.docker, pytest.mark.model, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def task(docker_client):
+    from terminal_agent.sandbox.images import ensure_task_image
+
+    (chosen,) = shipped_tasks("fix-stats-script")
+    ensure_task_image(chosen)
+    return chosen
+
+
+def test_one_step_changes_the_adapter_and_writes_metrics_checkpoint_wandb(task, tmp_path):
+    broken = task.model_copy(update={"task_id": "broken-image", "dockerfile": "FROM terminal-agent/base:bookworm\nRUN exit 3\n"})
+    config = LocalTrainingConfig(
+        group_size=2, tasks_per_step=2, max_turns=2, steps=1, num_threads=1, micro_batch_tokens=2048,
+        lr=1e-3, experiment="step-test",
+    )
+    policy = load_policy(config)
+    before = {k: v.clone() for k, v in policy.adapter_state().items()}
+    summary = train_local(
+        config, [task, broken], tmp_path, policy=policy, client_factory=alternating_client_factory([task]),
+    )
+    after = policy.adapter_state()
+    changed = [k for k in before if not torch.equal(before[k], after[k])]
+    assert any("lora_B" in k for k in changed), "the GRPO step left every LoRA B matrix at its zero init"
+
+    # the task whose image cannot be built was skipped with a message; the step went on
+    assert "broken-image" in summary.skipped_tasks and "Image" in summary.skipped_tasks["broken-image"]
+    (record,) = read_metrics(tmp_path)
+    assert record["step"] == 1 and record["batch/skipped_tasks"] == 1
+    assert record["rollout/episodes"] == 2 and record["rollout/scored"] == 2
+    assert record["rollout/reward_std"] > 0 and record["rollout/pass_rate"] == pytest.approx(0.5)
+    assert record["batch/groups_kept"] == 1 and record["update/stepped"] == 1
+    assert record["update/trained_tokens"] > 0 and record["actor/grad_norm"] > 0
+    # same weights sample and train: the ratio starts at 1 up to float rounding
+    assert record["actor/sampler_trainer_logprob_diff"] < 1e-3
+
+    checkpoint = tmp_path / "checkpoints" / "step_000001"
+    assert summary.checkpoint == checkpoint
+    assert (checkpoint / "adapter" / "adapter_config.json").is_file()
+    state = torch.load(checkpoint / "trainer_state.pt", weights_only=False)
+    assert state["step"] == 1 and state["optimizer"]["state"], "the optimizer state is empty"
+    assert (tmp_path / "curves.png").stat().st_size > 1000
+    assert summary.wandb_dir is not None and summary.wandb_dir.parent == tmp_path / "wandb"
+    assert list(summary.wandb_dir.glob("run-*.wandb")), "no offline wandb run file"
+    assert sorted(json.loads((tmp_path / "metrics.jsonl").read_text().splitlines()[0])["task_ids"]) == ["broken-image", task.task_id]

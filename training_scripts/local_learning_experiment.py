@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""Does local GRPO learn? Train on a train split, then evaluate base vs trained on held-out tasks.
+
+    python training_scripts/local_learning_experiment.py local_cpu_smoke --tasks dataset/latest_verified.csv
+    python training_scripts/local_learning_experiment.py local_cpu_smoke --tasks train_dir --held-out test_dir local.steps=20
+
+Without --held-out the preset's data.val_fraction / data.split_seed split --tasks by task id hash.
+Writes OUT/train (the run), OUT/eval_base and OUT/eval_trained (results.json each), OUT/comparison.md
+(``eval compare``'s paired bootstrap, on reward and on pass rate) and prints the comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+
+if importlib.util.find_spec("terminal_agent") is None:  # a checkout without `pip install -e .`
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+
+from rich.console import Console  # noqa: E402
+from rich.markup import escape  # noqa: E402
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: E402
+
+from terminal_agent.errors import ConfigError  # noqa: E402
+
+console = Console(stderr=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("preset", nargs="?", default="local_cpu_smoke", help="a backend: local preset (name or YAML path)")
+    parser.add_argument("overrides", nargs="*", help="dotted key=value preset overrides (e.g. local.steps=20)")
+    parser.add_argument("--tasks", default=None, help="task source (CSV, task dir, dir of task dirs); default: the preset's data.tasks")
+    parser.add_argument("--held-out", default=None, help="a separate held-out task source (else a hash split of --tasks)")
+    parser.add_argument("--out", default=None, help="output directory (default: <trainer.output_dir>/<experiment>-experiment)")
+    parser.add_argument("--eval-attempts", type=int, default=4, help="attempts per held-out task for each model")
+    parser.add_argument("--eval-temperature", type=float, default=0.6, help="sampling temperature of the evaluations")
+    parser.add_argument("--eval-concurrency", type=int, default=4, help="evaluation episodes at once")
+    args = parser.parse_args(argv)
+
+    from terminal_agent.cli.local_training_view import RichTrainingProgress, print_training_summary
+    from terminal_agent.training.local_config import LocalTrainingConfig
+    from terminal_agent.training.local_experiment import run_learning_experiment, split_sources
+    from terminal_agent.training.preset_config import load_preset
+
+    try:
+        preset = load_preset(args.preset, args.overrides)
+        if preset.backend != "local":
+            raise ConfigError(f"preset {preset.name!r} is a {preset.backend} preset; the experiment runs the local trainer")
+        config = LocalTrainingConfig.from_preset(preset)
+        source = args.tasks or preset.data.tasks
+        if source is None:
+            raise ConfigError("no task source: pass --tasks")
+        train, held_out = split_sources(source, args.held_out, val_fraction=max(preset.data.val_fraction, 0.0),
+                                        split_seed=preset.data.split_seed)
+    except ConfigError as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}")
+        return 2
+    out = Path(args.out) if args.out else Path(preset.trainer.output_dir) / f"{preset.experiment}-experiment"
+    console.print(f"train on {len(train)} tasks, evaluate on {len(held_out)} held-out tasks "
+                  f"({args.eval_attempts} attempts each) -> {escape(str(out))}")
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console) as bars:
+        evals: dict[str, int] = {}
+
+        def on_eval(done: int, total: int, trial) -> None:  # noqa: ANN001
+            key = "eval"
+            if key not in evals or bars.tasks[evals[key]].finished:
+                evals[key] = bars.add_task("held-out evaluation", total=total)
+            bars.update(evals[key], completed=done)
+
+        view = RichTrainingProgress(steps=config.steps, episodes_per_step=config.tasks_per_step * config.group_size,
+                                    out=console, progress=bars)
+        result = run_learning_experiment(
+            config, train, held_out, out, eval_attempts=args.eval_attempts, eval_temperature=args.eval_temperature,
+            eval_concurrency=args.eval_concurrency, progress=view, on_eval_progress=on_eval,
+        )
+    print_training_summary(result.training, console)
+    Console().print(result.markdown)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
