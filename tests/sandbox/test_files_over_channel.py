@@ -40,13 +40,6 @@ def test_a_write_under_a_restrictive_umask_gets_the_mode_asked_for(small_sandbox
     assert listing == ["4755", "600"]
 
 
-def test_a_fifo_is_refused_without_hanging_the_shell(small_sandbox):
-    assert small_sandbox.exec("mkfifo /tmp/pipe", 10).ok
-    with pytest.raises(OSError):
-        small_sandbox.read_file("/tmp/pipe")
-    assert small_sandbox.exec("echo alive", 10).output == "alive\n"
-
-
 def test_a_file_above_the_channel_limit_still_round_trips(small_sandbox):
     data = os.urandom(CHANNEL_FILE_MAX_BYTES + 4096)  # written through an archive
     small_sandbox.write_file("/tmp/big.bin", data)
