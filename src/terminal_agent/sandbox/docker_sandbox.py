@@ -283,6 +283,7 @@ class DockerSandbox:
             shell_op=self._call,
             check_usable=self._check_usable,
             broken_error=self._broken_error,
+            over_channel=self.server_info.get("uid") == 0,  # as root, like an archive unpacked by the daemon
         )
 
     # --- wire -----------------------------------------------------------------------------------

@@ -251,17 +251,24 @@ class RaySandboxFleet:
                 wait_s += 3600.0  # the host may build the task's image first
             try:
                 outcome: CallOutcome = ray.get(slot.handle.start.remote(image, limits, config, run_id), timeout=wait_s)
-            except ray.exceptions.RayError as exc:  # the host died or hangs: try another one
+            except ray.exceptions.GetTimeoutError as exc:  # the host is alive but slow: its other sandboxes stay
                 slot.release(slot.node_id)
-                self.mark_lost(slot, f"{type(exc).__name__}: {str(exc)[:300]}")
-                logger.warning("sandbox host of node %s lost while starting a sandbox: %s", slot.node_id[:12], exc)
+                raise SandboxUnavailableError(
+                    f"the sandbox host of node {slot.node_id[:12]} did not start a sandbox within {wait_s:.0f} s"
+                ) from exc
+            except ray.exceptions.RayError as exc:  # the host died (or cannot be reached): try another one
+                slot.release(slot.node_id)
+                if isinstance(exc, ray.exceptions.ActorDiedError):
+                    self.mark_lost(slot, f"{type(exc).__name__}: {str(exc)[:300]}")
+                logger.warning("sandbox host of node %s failed while starting a sandbox: %s", slot.node_id[:12], exc)
                 continue
             if outcome.error is not None:
                 slot.release(slot.node_id)
                 raise outcome.error
             started: StartedSandbox = outcome.value
             return RaySandbox(
-                slot.handle, slot.node_id, started, limits=limits, config=config, run_id=run_id, on_close=slot.release
+                slot.handle, slot.node_id, started, limits=limits, config=config, run_id=run_id,
+                on_close=slot.release, on_host_died=lambda reason, slot=slot: self.mark_lost(slot, reason),
             )
 
     def _reserve(self, exclude: set[str]) -> HostSlot | None:

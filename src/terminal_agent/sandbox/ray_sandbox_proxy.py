@@ -47,6 +47,7 @@ class RaySandbox:
         config: SandboxConfig,
         run_id: str | None,
         on_close: Callable[[str], None] | None = None,
+        on_host_died: Callable[[str], None] | None = None,
     ) -> None:
         self._host = host
         self.node_id = node_id
@@ -60,6 +61,7 @@ class RaySandbox:
         self.run_id = run_id
         self.created_at = time.monotonic()
         self._on_close = on_close
+        self._on_host_died = on_host_died
         self._closed = False
         self._broken: str | None = None
         self._close_lock = threading.Lock()
@@ -101,6 +103,11 @@ class RaySandbox:
             outcome: CallOutcome = ray.get(ref, timeout=wait_s)
         except ray.exceptions.GetTimeoutError as exc:
             raise self._break(f"its host on node {self.node_id[:12]} did not answer within {wait_s:.0f} s") from exc
+        except ray.exceptions.ActorDiedError as exc:  # the host process is gone, and its containers with it
+            reason = f"its host on node {self.node_id[:12]} died ({type(exc).__name__}: {str(exc)[:300]})"
+            if self._on_host_died is not None:
+                self._on_host_died(reason)  # the fleet brings up a new host there for the next sandboxes
+            raise self._break(reason) from exc
         except ray.exceptions.RayError as exc:  # actor died, node lost, object lost: the host is gone
             raise self._break(f"its host on node {self.node_id[:12]} is gone ({type(exc).__name__}: {str(exc)[:300]})") from exc
         if outcome.error is not None:
