@@ -267,7 +267,13 @@ class BwrapSandbox:
                 except (OSError, subprocess.TimeoutExpired):
                     pass
             remove_cgroups(self.applied_limits.cgroup_dirs)
-            shutil.rmtree(self._dir, ignore_errors=True)
+            # On a loaded machine the last processes may still hold the overlay for a moment: retry briefly.
+            deadline = time.monotonic() + 5.0
+            while True:
+                shutil.rmtree(self._dir, ignore_errors=True)
+                if not os.path.exists(self._dir) or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
         except Exception:  # noqa: BLE001 - close never raises
             logger.debug("closing %s failed", self._id, exc_info=True)
         _LIVE.discard(self)
