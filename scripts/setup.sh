@@ -62,6 +62,8 @@ esac
 
 # --- 2. Docker daemon ------------------------------------------------------------------------------
 ensure_docker
+# bubblewrap for the bwrap sandbox backend (sandboxes without a daemon; docs/bwrap.md)
+command -v bwrap >/dev/null 2>&1 || apt_install bubblewrap
 
 # --- 3. Offline base image -------------------------------------------------------------------------
 if ! docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then

@@ -77,7 +77,7 @@ def served_model():
     port = free_port()
     cli = Path(sys.executable).with_name("transformers")
     command = [str(cli) if cli.exists() else "transformers", "serve", str(model_dir), "--host", "127.0.0.1", "--port", str(port), "--device", "cpu"]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"})  # 1 thread: ~7x faster on busy cores
     try:
         deadline = time.monotonic() + 120
         while True:

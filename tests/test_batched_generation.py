@@ -21,6 +21,11 @@ CPU_LOGPROB_TOLERANCE = 1e-4
 GPU_FP32_LOGPROB_TOLERANCE = 1e-3
 """The same on CUDA in fp32 (kernels differ between batched decode and full forward)."""
 
+GPU_BF16_MEAN_LOGPROB_TOLERANCE = 0.1
+"""Mean |sample-time - teacher-forced| logprob in bf16 on CUDA (measured 0.03-0.05 on an H200, max ~0.19):
+the KV-cached decode and the full forward round differently; a trainer wanting tighter agreement
+recomputes its old logprobs (as verl does) rather than trusting bf16 sampler values."""
+
 # A wide gathering window: threads on a loaded 2-core machine may start far apart.
 PATIENT = {"gather_window_s": 1.0, "max_gather_s": 5.0}
 
@@ -187,11 +192,12 @@ def test_gpu_lora_policy_samples_with_current_weights_and_trains(embedded):
     client = _batched(policy, embedded.tokenizer)
     greedy_before = client.complete(CHATS[0])
     replies = _concurrently(client, [(CHATS[i % 2], {"temperature": 1.0, "seed": i}) for i in range(4)])
-    assert client.stats.batches == 1 and policy.training  # sampled in eval mode, training mode restored
+    assert client.stats.batches == 2 and client.stats.largest_batch == 4
+    assert policy.training  # sampled in eval mode, training mode restored
     recomputed = _recompute(policy, replies, 1.0)
     diffs = [abs(a - b) for reply, row in zip(replies, recomputed) for a, b in zip(reply.logprobs, row)]
     print(f"GPU bf16 sampler vs teacher-forced logprob: max |diff| {max(diffs):.3f}, mean {sum(diffs) / len(diffs):.4f}")
-    assert sum(diffs) / len(diffs) < 0.05  # bf16: batched decode and full forward round differently
+    assert sum(diffs) / len(diffs) < GPU_BF16_MEAN_LOGPROB_TOLERANCE
 
     optimizer = torch.optim.AdamW([p for p in policy.parameters() if p.requires_grad], lr=1e-2)
     logprobs = compute_batch_token_logprobs(policy, [(r.prompt_ids, r.completion_ids) for r in replies], 1.0)

@@ -72,15 +72,37 @@ def test_a_failure_while_writing_leaves_the_existing_output_untouched(tmp_path):
     out = tmp_path / "tasks"
     assert run(CONVERT, "--csv", SAMPLES, "--out", out).returncode == 0
     before = tree_digest(out)
-    # the second task has an extra file that clashes with the terminal-bench layout: writing fails midway
+    # the second task has a file and a directory of the same name: writing it fails midway
     good = read_tasks_csv(SAMPLES).tasks[0]
-    clash = Task(**{**good.model_dump(), "task_id": "zz-clash", "files": {"tests/oops.txt": "x"}})
-    write_tasks_csv([good, clash], tmp_path / "clash.csv")
-    result = run(CONVERT, "--csv", tmp_path / "clash.csv", "--out", out, "--workers", "1")
-    assert result.returncode == 1
-    assert "clashes" in result.stderr
+    broken = Task(**{**good.model_dump(), "task_id": "zz-broken", "files": {"data": "x", "data/inner.txt": "y"}})
+    write_tasks_csv([good, broken], tmp_path / "broken.csv")
+    result = run(CONVERT, "--csv", tmp_path / "broken.csv", "--out", out, "--workers", "1")
+    assert result.returncode != 0
     assert tree_digest(out) == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["clash.csv", "tasks"]  # no temp dirs left
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.csv", "tasks"]  # no temp dirs left
+
+
+def test_rows_whose_files_clash_with_the_tb_layout_are_bad_rows_and_the_rest_is_written(tmp_path):
+    # like 2 of the 331 rows of a public third-party CSV: environment files under tests/
+    good = read_tasks_csv(SAMPLES).tasks[0]
+    clash = Task(**{**good.model_dump(), "task_id": "env-under-tests",
+                    "files": {"tests/test_utils.py": "def helper():\n    return 1\n", "app.py": "x = 1\n"}})
+    write_tasks_csv([good, clash], tmp_path / "clash.csv")
+    out = tmp_path / "tasks"
+    result = run(CONVERT, "--csv", tmp_path / "clash.csv", "--out", out)
+    assert result.returncode == 1
+    assert "env-under-tests" in result.stderr and "tests/test_utils.py" in result.stderr
+    assert "--to harbor" in result.stderr and "1 bad" in result.stderr
+    assert sorted(p.name for p in out.iterdir()) == [good.task_id]
+    assert load_tasks(out) == [good]
+    # Harbor keeps the environment apart, so the same row converts there
+    harbor = tmp_path / "harbor"
+    result = run(CONVERT, "--csv", tmp_path / "clash.csv", "--out", harbor, "--format", "harbor")
+    assert result.returncode == 0, result.stderr
+    (converted,) = [t for t in load_tasks(harbor) if t.task_id == "env-under-tests"]
+    assert converted.files == clash.files
+    strict = run(CONVERT, "--csv", tmp_path / "clash.csv", "--out", tmp_path / "strict", "--strict")
+    assert strict.returncode == 1 and not (tmp_path / "strict").exists()
 
 
 def test_parquet_script_round_trips_the_samples(tmp_path):
@@ -96,7 +118,7 @@ def test_parquet_script_split_and_bad_rows(tmp_path):
     assert result.returncode == 0, result.stderr
     train_ids = {t.task_id for t in read_parquet(train)}
     test_ids = {t.task_id for t in read_parquet(test)}
-    assert len(test_ids) == 1 and not train_ids & test_ids
+    assert len(test_ids) == round(len(read_tasks_csv(SAMPLES).tasks) * 0.25) and not train_ids & test_ids
     assert train_ids | test_ids == {t.task_id for t in read_tasks_csv(SAMPLES).tasks}
 
     existing = train.read_bytes()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import textwrap
+import time
 import zipfile
 
 import pytest
@@ -160,16 +161,23 @@ def test_bundle_is_one_zip_with_pytest_and_bytecode():
 
 
 # --- real containers --------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def sandbox_factory(docker_client):
-    from terminal_agent.sandbox.docker_sandbox import DockerSandbox
-    from terminal_agent.sandbox.images import ensure_task_image
+@pytest.fixture(scope="module", params=["docker", "bwrap"])
+def sandbox_factory(request, docker_client):
+    """Sandboxes of the grading task's image on each backend (the grader sees only the Sandbox contract)."""
+    from terminal_agent.sandbox.backends import resolve_task_image, start_sandbox
+    from terminal_agent.sandbox.config import SandboxConfig
 
-    image = ensure_task_image(make_task())
+    if request.param == "bwrap":
+        from bwrap_support import bwrap_config
+
+        config = bwrap_config([make_task()])
+    else:
+        config = SandboxConfig()
+    image = resolve_task_image(config, make_task())
     started = []
 
     def start(task: Task):
-        sandbox = DockerSandbox.start(image, limits=task.limits, run_id="test-grading")
+        sandbox = start_sandbox(config, image, task.limits, run_id="test-grading")
         started.append(sandbox)
         return sandbox
 
@@ -237,6 +245,16 @@ def test_grader_past_its_deadline_is_not_scored(sandbox_factory):
 
 
 @pytest.mark.docker
+def test_a_test_that_leaves_a_child_holding_the_output_does_not_stall_grading(sandbox_factory):
+    source = "import subprocess\n\ndef test_spawns():\n    subprocess.Popen(['sleep', '120'])\n"
+    task = make_task(source, {"test_spawns": 1.0}, test_timeout_s=30.0)
+    started = time.monotonic()
+    result = Grader().grade(sandbox_factory(task), task)
+    assert result.scored and result.score == 1.0, (result.error, result.log_tail)
+    assert time.monotonic() - started < 25
+
+
+@pytest.mark.docker
 def test_a_verifier_crash_is_not_scored(sandbox_factory):
     source = "import os\nos._exit(3)\n\ndef test_never():\n    pass\n"
     task = make_task(source, {"test_never": 1.0})
@@ -299,7 +317,20 @@ def test_both_change_sources_see_interpreter_tampering(sandbox_factory, source):
     sandbox = sandbox_factory(task)
     sandbox.exec("echo '# x' >> /usr/lib/python3.11/os.py && mkdir -p /app/big && touch /app/big/f{1..200}")
     result = Grader(GradingConfig(change_source=source)).grade(sandbox, task)
-    # auto reads the overlay upper dir when this host can (root beside the daemon), else falls back
-    assert result.change_source in (("upperdir", "diff") if source == "auto" else ("diff",))
+    # auto reads the overlay upper dir when this host can (root beside the daemon), else falls back;
+    # bwrap's only listing is its own upper dir
+    from terminal_agent.sandbox.docker_sandbox import DockerSandbox
+
+    expected = ("diff",) if source == "diff" and isinstance(sandbox, DockerSandbox) else ("upperdir", "diff")
+    assert result.change_source in expected
     assert result.scored and result.score == 0.0
     assert any("/usr/lib/python3.11/os.py" in signal for signal in result.tamper_signals)
+
+
+@pytest.mark.docker
+def test_a_symlinked_verifier_parent_is_replaced_not_followed(sandbox_factory):
+    task = make_task("def test_ok():\n    pass\n", {"test_ok": 1.0})
+    sandbox = sandbox_factory(task)
+    assert sandbox.exec("mkdir -p /tmp/evil && cp -a /var/lib /tmp/varlib && rm -rf /var/lib && ln -s /tmp/evil /var/lib", 10).ok
+    result = Grader().grade(sandbox, task)
+    assert result.scored and result.score == 1.0 and result.tamper_signals == [], result

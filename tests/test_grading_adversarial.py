@@ -221,9 +221,21 @@ def image(docker_client):
     return ensure_task_image(TASK)
 
 
-def run_script(commands: list[str], finish: bool = True, observations: list[str] | None = None, task: Task = TASK):
+@pytest.fixture(params=["docker", "bwrap"])
+def sandbox_config(request):
+    """Every attack is held the same way on each backend."""
+    from terminal_agent.sandbox.config import SandboxConfig
+
+    if request.param == "docker":
+        return SandboxConfig()
+    from bwrap_support import bwrap_config
+
+    return bwrap_config([TASK, SHADOW_TASK])
+
+
+def run_script(commands: list[str], sandbox_config, finish: bool = True, observations: list[str] | None = None, task: Task = TASK):
     replies = [bash(command) for command in commands] + ([FINISH] if finish else [])
-    env = DockerIsolatedEnv(task, EnvConfig(max_steps=len(replies) + 1))
+    env = DockerIsolatedEnv(task, EnvConfig(max_steps=len(replies) + 1, sandbox=sandbox_config))
     model = ScriptedModelClient(replies)
     result = run_episode(env, TerminalBenchAgent(), model, max_steps=len(replies) + 1)
     if observations is not None:
@@ -238,22 +250,22 @@ ATTACK_IN_PLACE = {
 }
 
 
-def test_honest_solution_scores_one(image):
-    result = run_script([SOLVE])
+def test_honest_solution_scores_one(image, sandbox_config):
+    result = run_script([SOLVE], sandbox_config=sandbox_config)
     assert result.scored and result.reward == pytest.approx(1.0), result.grade
     assert result.grade["tamper_signals"] == []
 
 
-def test_no_op_scores_zero(image):
-    result = run_script(["ls /app"])
+def test_no_op_scores_zero(image, sandbox_config):
+    result = run_script(["ls /app"], sandbox_config=sandbox_config)
     assert result.scored and result.reward == 0.0
     assert [t["reported"] for t in result.grade["tests"]] == [True, True, True]
 
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
-def test_attack_flips_no_grade(image, attack):
+def test_attack_flips_no_grade(image, sandbox_config, attack):
     observations: list[str] = []
-    result = run_script(ATTACKS[attack], observations=observations)
+    result = run_script(ATTACKS[attack], observations=observations, sandbox_config=sandbox_config)
     if attack in ATTACK_IN_PLACE:
         assert re.search(ATTACK_IN_PLACE[attack], "\n" + observations[-1]), observations[-1]
     assert result.scored, result.error
@@ -262,24 +274,24 @@ def test_attack_flips_no_grade(image, attack):
 
 
 @pytest.mark.parametrize("attack", ["conftest_everywhere", "ini_files_and_plugins", "sitecustomize_usercustomize_pth"])
-def test_honest_solution_beside_attack_files_still_scores_one(image, attack):
-    result = run_script([SOLVE, *ATTACKS[attack]])
+def test_honest_solution_beside_attack_files_still_scores_one(image, sandbox_config, attack):
+    result = run_script([SOLVE, *ATTACKS[attack]], sandbox_config=sandbox_config)
     assert result.scored and result.reward == pytest.approx(1.0), (attack, result.grade)
 
 
 @pytest.mark.parametrize("attack", sorted(TAMPER_ATTACKS))
-def test_interpreter_tamper_is_flagged_and_graded_zero(image, attack):
+def test_interpreter_tamper_is_flagged_and_graded_zero(image, sandbox_config, attack):
     # the tamper comes after an honest solution: the flag, not the tests, decides
-    result = run_script([SOLVE, *TAMPER_ATTACKS[attack]])
+    result = run_script([SOLVE, *TAMPER_ATTACKS[attack]], sandbox_config=sandbox_config)
     assert result.scored
     assert result.reward == 0.0
     assert result.grade["tamper_signals"], result.grade
     assert result.info.get("tamper") is True
 
 
-def test_forged_stdlib_bytecode_is_ignored(image):
+def test_forged_stdlib_bytecode_is_ignored(image, sandbox_config):
     commands = [write_file("/tmp/forge_payload.py", FORGE_PY), FORGED_PYC, "/usr/bin/python3 -c 'import glob'"]
-    result = run_script(commands)
+    result = run_script(commands, sandbox_config=sandbox_config)
     assert result.scored and result.reward == 0.0, result.grade
     assert result.grade["pycache_isolated"] is True
     assert result.grade["tamper_signals"] == []
@@ -302,9 +314,9 @@ def naive_grade(sandbox) -> float:
 
 
 @pytest.mark.parametrize("attack", ["conftest_everywhere", "ini_files_and_plugins", "sitecustomize_usercustomize_pth"])
-def test_same_attack_fools_a_naive_grader(image, attack):
+def test_same_attack_fools_a_naive_grader(image, sandbox_config, attack):
     """Control: the attack payloads are live - a naive `python3 -m pytest` in the container passes them."""
-    env = DockerIsolatedEnv(TASK, EnvConfig(max_steps=50))
+    env = DockerIsolatedEnv(TASK, EnvConfig(max_steps=50, sandbox=sandbox_config))
     try:
         env.reset()
         for command in ATTACKS[attack]:
@@ -383,16 +395,16 @@ def shadow_image(docker_client):
     return ensure_task_image(SHADOW_TASK)
 
 
-def test_shadow_task_honest_solution_scores_one(shadow_image):
-    result = run_script([SHADOW_SOLVE], task=SHADOW_TASK)
+def test_shadow_task_honest_solution_scores_one(shadow_image, sandbox_config):
+    result = run_script([SHADOW_SOLVE], task=SHADOW_TASK, sandbox_config=sandbox_config)
     assert result.scored and result.reward == pytest.approx(1.0), result.grade
     assert result.grade["path_overrides"] == {}
 
 
 @pytest.mark.parametrize("attack", sorted(SHADOW_ATTACKS))
-def test_shadowing_programs_on_path_earns_nothing(shadow_image, attack):
+def test_shadowing_programs_on_path_earns_nothing(shadow_image, sandbox_config, attack):
     observations: list[str] = []
-    result = run_script([*SHADOW_ATTACKS[attack], "python3 /nothing; sh -c 'exit 3'; cat"], observations=observations, task=SHADOW_TASK)
+    result = run_script([*SHADOW_ATTACKS[attack], "python3 /nothing; sh -c 'exit 3'; cat"], observations=observations, task=SHADOW_TASK, sandbox_config=sandbox_config)
     assert "42" in observations[-1], observations[-1]  # the shims were live for the agent's own shell
     assert result.scored, result.error
     assert result.reward == 0.0, (attack, result.grade)
@@ -401,20 +413,20 @@ def test_shadowing_programs_on_path_earns_nothing(shadow_image, attack):
 
 
 @pytest.mark.parametrize("attack", sorted(SHADOW_ATTACKS))
-def test_honest_solution_beside_shadowing_still_scores_one(shadow_image, attack):
-    result = run_script([SHADOW_SOLVE, *SHADOW_ATTACKS[attack]], task=SHADOW_TASK)
+def test_honest_solution_beside_shadowing_still_scores_one(shadow_image, sandbox_config, attack):
+    result = run_script([SHADOW_SOLVE, *SHADOW_ATTACKS[attack]], task=SHADOW_TASK, sandbox_config=sandbox_config)
     assert result.scored and result.reward == pytest.approx(1.0), (attack, result.grade)
 
 
-def test_a_harmless_alias_of_the_real_python3_is_not_tampering(shadow_image):
-    result = run_script([SHADOW_SOLVE, "ln -s /usr/bin/python3 /usr/local/bin/python3"], task=SHADOW_TASK)
+def test_a_harmless_alias_of_the_real_python3_is_not_tampering(shadow_image, sandbox_config):
+    result = run_script([SHADOW_SOLVE, "ln -s /usr/bin/python3 /usr/local/bin/python3"], task=SHADOW_TASK, sandbox_config=sandbox_config)
     assert result.scored and result.reward == pytest.approx(1.0), result.grade
     assert result.grade["tamper_signals"] == [] and result.grade["path_overrides"] == {"python3": "/usr/bin/python3"}
 
 
 @pytest.mark.parametrize("attack", sorted(SHADOW_TAMPER_ATTACKS))
-def test_replacing_a_protected_program_or_path_dir_is_tampering(shadow_image, attack):
-    result = run_script([SHADOW_SOLVE, *SHADOW_TAMPER_ATTACKS[attack]], task=SHADOW_TASK)
+def test_replacing_a_protected_program_or_path_dir_is_tampering(shadow_image, sandbox_config, attack):
+    result = run_script([SHADOW_SOLVE, *SHADOW_TAMPER_ATTACKS[attack]], task=SHADOW_TASK, sandbox_config=sandbox_config)
     assert result.scored and result.reward == 0.0, result.grade
     assert result.grade["tamper_signals"], result.grade
     assert result.info.get("tamper") is True

@@ -97,3 +97,31 @@ def test_litellm_unknown_model_on_server_is_a_provider_error(served_model):
     )
     with pytest.raises(ModelProviderError):
         client.complete(CHAT)
+
+
+def test_litellm_response_token_ids_and_logprobs_where_the_provider_gives_them():
+    from terminal_agent.models.litellm_client import _to_model_response, import_litellm
+
+    litellm = import_litellm()  # offline cost map
+
+    def payload(choice_extra: dict, response_extra: dict, tokens: list[str]) -> dict:
+        content = [{"token": t, "logprob": -0.5 * (i + 1), "bytes": None, "top_logprobs": []} for i, t in enumerate(tokens)]
+        choice = {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "ok"}, "logprobs": {"content": content}}
+        return {"id": "x", "object": "chat.completion", "created": 0, "model": "m", "choices": [{**choice, **choice_extra}], **response_extra}
+
+    # OpenAI: logprobs, no ids
+    plain = _to_model_response(litellm.ModelResponse(**payload({}, {}, ["o", "k"])), 0.1)
+    assert plain.logprobs == [-0.5, -1.0] and plain.completion_ids is None and plain.prompt_ids is None
+    # vLLM return_tokens_as_token_ids: ids spelled in the tokens
+    spelled = _to_model_response(litellm.ModelResponse(**payload({}, {}, ["token_id:78", "token_id:74"])), 0.1)
+    assert spelled.completion_ids == [78, 74] and spelled.logprobs == [-0.5, -1.0]
+    # vLLM return_token_ids: ids as fields; ids and logprobs of different lengths do not go together
+    listed = _to_model_response(
+        litellm.ModelResponse(**payload({"token_ids": [5, 6, 7]}, {"prompt_token_ids": [1, 2]}, ["a", "b"])), 0.1
+    )
+    assert listed.completion_ids == [5, 6, 7] and listed.prompt_ids == [1, 2] and listed.logprobs is None
+    # no logprobs at all: every token field stays None
+    bare = payload({}, {}, [])
+    bare["choices"][0].pop("logprobs")
+    none = _to_model_response(litellm.ModelResponse(**bare), 0.1)
+    assert (none.prompt_ids, none.completion_ids, none.logprobs) == (None, None, None)

@@ -45,9 +45,11 @@ def test_cli_rejects_unknown_task_ids_and_an_inverted_band():
 
 
 @pytest.mark.docker
-def test_every_shipped_task_is_valid(shipped_tasks, tmp_path):
-    validations = validate_tasks(shipped_tasks, concurrency=2, output_dir=tmp_path)
-    assert [v.task_id for v in validations] == [t.task_id for t in shipped_tasks]
+def test_the_first_shipped_tasks_are_valid(shipped_tasks, tmp_path):
+    # the whole corpus: tests/test_corpus.py (a rotating sample, and the pinned manifest) and dataset/validate_corpus.py
+    first = shipped_tasks[:4]
+    validations = validate_tasks(first, concurrency=2, output_dir=tmp_path)
+    assert [v.task_id for v in validations] == [t.task_id for t in first]
     for v in validations:
         assert v.ok, f"{v.task_id}: {v.problems} {v.infrastructure_errors}"
         assert v.oracle_score == 1.0 and v.noop_score is not None and v.noop_score < 1.0

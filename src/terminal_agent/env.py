@@ -344,12 +344,12 @@ class DockerIsolatedEnv(BaseEnv):
         self.done = True
         self.termination = termination.value
         grade: DetailedGradeResult = self.grader.grade(self._sandbox, self.task)
+        self._release()  # the judge reads the transcript, not the container: free it before a slow judge call
         outcome, judge_info = judge_and_combine(
             grade, self.config.reward, self.config.judge, lambda: self._judge_request(grade),
             judge=self.judge, judge_client=self.judge_client,
         )
         judge_error = judge_info.get("judge_error")
-        self._release()
         final: dict[str, Any] = {
             "termination": termination.value,
             "steps": self.steps,

@@ -205,8 +205,9 @@ class ModelResponse:
     prompt_ids: list[int] | None = None
     """Token ids of the rendered prompt exactly as the model saw them (None when the provider gives none)."""
     completion_ids: list[int] | None = None
-    """Token ids the model sampled, before any text-level cut (None when the provider gives none).
-    Trainers train on these ids; they never re-tokenize ``text``."""
+    """Token ids the model sampled, cut on a token boundary where ``text`` was cut (a closed action tag,
+    a stop string), so that they decode to ``text``; a sampled EOS is kept. None when the provider gives
+    none. Trainers train on these ids; they never re-tokenize ``text``."""
     logprobs: list[float] | None = None
     """Per-token log-probability of ``completion_ids`` under the sampling policy (same length)."""
 

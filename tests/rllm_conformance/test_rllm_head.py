@@ -170,3 +170,34 @@ def test_env_is_built_from_env_args_and_reset_by_task_as_multi_turn_workflow_doe
     assert episode.trajectories[0].steps[-1].reward == pytest.approx(1.0)
     assert workflow.env.task.task_id == TASK.task_id
     workflow.env.close()  # MultiTurnWorkflow never closes its env; the episode already released the container
+
+
+def test_an_engine_refusing_a_long_prompt_cuts_the_episode_graded(task_image, tokenizer, run_id):
+    """rLLM's engines raise TerminationEvent(MAX_PROMPT_LENGTH_EXCEEDED) past data.max_prompt_length."""
+    from rllm.workflows.workflow import TerminationEvent
+
+    seen = []
+
+    class PromptCappedEngine(ModelClientRolloutEngine):
+        async def get_model_response(self, messages, **kwargs):
+            seen.append(kwargs.get("enforce_max_prompt_length"))
+            if len(messages) > 3:  # the second turn's prompt is "too long"
+                raise TerminationEvent(TerminationReason.MAX_PROMPT_LENGTH_EXCEEDED)
+            return await super().get_model_response(messages, **kwargs)
+
+    engine = AgentWorkflowEngine(
+        workflow_cls=TerminalTaskWorkflow,
+        workflow_args={"env_args": {"run_id": run_id}},
+        rollout_engine=PromptCappedEngine(ScriptedModelClient([SOLVE, FINISH]), tokenizer),
+        n_parallel_tasks=1,
+        retry_limit=1,
+        raise_on_error=False,
+    )
+    try:
+        [episode] = asyncio.run(engine.execute_tasks([flat_task()], task_ids=[TASK.task_id]))
+    finally:
+        engine.shutdown()
+    assert seen and all(flag is False for flag in seen)  # the workflow asks engines not to cap multi-turn prompts
+    assert episode.termination_reason is TerminationReason.MAX_PROMPT_LENGTH_EXCEEDED
+    [trajectory] = episode.trajectories
+    assert trajectory.reward == pytest.approx(1.0) and len(trajectory.steps) == 1  # graded on what it left

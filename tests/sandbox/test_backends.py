@@ -12,16 +12,16 @@ from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.tasks.model import TaskLimits
 
 
-def test_registry_holds_docker_and_bwrap():
-    assert SANDBOX_BACKENDS.names() == ["bwrap", "docker"]
-    with pytest.raises(ConfigError, match="valid: bwrap, docker"):
+def test_registry_holds_docker_bwrap_and_ray():
+    assert SANDBOX_BACKENDS.names() == ["bwrap", "docker", "ray"]
+    with pytest.raises(ConfigError, match="valid: bwrap, docker, ray"):
         SANDBOX_BACKENDS.get("podman")
 
 
 def test_unknown_backend_in_config_names_the_key_and_the_valid_ones():
     with pytest.raises(ValidationError) as caught:
         SandboxConfig(backend="podman")
-    assert "backend" in str(caught.value) and "bwrap, docker" in str(caught.value)
+    assert "backend" in str(caught.value) and "bwrap, docker, ray" in str(caught.value)
     assert SandboxConfig().backend == "docker"
 
 

@@ -1,6 +1,6 @@
 """The self-check every sandbox backend must pass: exec, files, timeouts, limits, cleanup.
 
-Reuse it for a new backend by subclassing :class:`SandboxSelfCheck` and providing a class-scoped
+Run here against ``docker`` and ``bwrap``. Reuse it for a new backend by subclassing :class:`SandboxSelfCheck` and providing a class-scoped
 ``make_sandbox`` fixture: ``make_sandbox(limits=None, config=None) -> Sandbox`` (started), plus
 ``sandbox_exists(sandbox) -> bool`` telling whether the backend still holds resources for it.
 """
@@ -156,6 +156,14 @@ class SandboxSelfCheck:
         assert not isinstance(caught.value, SandboxError)
         assert sandbox.is_alive()
 
+    def test_reading_a_fifo_is_an_os_error_and_does_not_hang(self, sandbox):
+        assert sandbox.exec("rm -f /tmp/fifo && mkfifo /tmp/fifo", 10).ok
+        started = time.monotonic()
+        with pytest.raises(OSError) as caught:
+            sandbox.read_file("/tmp/fifo")
+        assert not isinstance(caught.value, SandboxError)
+        assert time.monotonic() - started < 5 and sandbox.is_alive()
+
     def test_upload_dir(self, sandbox, tmp_path: Path):
         (tmp_path / "pkg" / "sub").mkdir(parents=True)
         (tmp_path / "pkg" / "a.py").write_text("A = 1\n")
@@ -168,10 +176,10 @@ class SandboxSelfCheck:
 
     # --- limits ---------------------------------------------------------------------------------
     def test_limits_are_applied(self, sandbox):
-        script = (
+        script = (  # the sandbox's own cgroup as it sees it (v1 or v2), and its network devices
             "cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max; "
             "cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max; "
-            "ls /sys/class/net"
+            "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"
         )
         lines = sandbox.exec(script, 10).output.split()
         assert int(lines[0]) == 300 * 1024 * 1024
@@ -222,3 +230,29 @@ class TestDockerSandboxSelfCheck(SandboxSelfCheck):
         with make_sandbox() as sandbox:
             assert sandbox.exec("echo in", 10).output == "in\n"
         assert not sandbox.is_alive()
+
+
+@pytest.mark.docker  # the images are exported from the local daemon, then run without it
+class TestBwrapSandboxSelfCheck(SandboxSelfCheck):
+    """The bwrap backend on an export of the base image."""
+
+    @pytest.fixture(scope="class")
+    def make_sandbox(self, base_image):
+        from bwrap_support import bwrap_config
+
+        from terminal_agent.sandbox.backends import start_sandbox
+
+        defaults = bwrap_config()
+
+        def make(limits: TaskLimits | None = None, config: SandboxConfig | None = None):
+            merged = (config or SandboxConfig()).model_copy(update={"backend": "bwrap", "bwrap": defaults.bwrap})
+            return start_sandbox(merged, base_image, limits or TaskLimits(), run_id="test-self-check")
+
+        return make
+
+    def sandbox_exists(self, sandbox) -> bool:
+        return sandbox._dir.exists() or any(os.path.isdir(g) for g in sandbox.applied_limits.cgroup_dirs)
+
+    def test_limits_mechanism_is_recorded(self, sandbox):
+        assert sandbox.server_info["limits_mechanism"] in ("cgroup-v2", "cgroup-v1", "rlimit")
+        assert set(sandbox.server_info["limits"]) == {"memory", "pids", "cpu"}

@@ -140,13 +140,11 @@ def test_verl_launch_without_the_train_extra_is_a_setup_error(tmp_path, verl_sch
     assert not (tmp_path / "test_8b_2_gpus" / "data").exists()
 
 
-def test_sandbox_backend_not_available_is_named():
-    from terminal_agent.sandbox.config import SandboxConfig
-
-    if "backend" in SandboxConfig.model_fields:
-        pytest.skip("this version has sandbox backends")
-    with pytest.raises(ConfigError, match="sandbox.backend"):
-        launcher.plan_launch(load_preset("local_cpu_smoke", ["sandbox.backend=bwrap"]))
+def test_sandbox_backend_reaches_the_env_and_an_unknown_one_is_named():
+    plan = launcher.plan_launch(load_preset("local_cpu_smoke", ["sandbox.backend=bwrap"]))
+    assert plan.workflow_args["env_args"]["sandbox"]["backend"] == "bwrap"
+    with pytest.raises(ConfigError, match=r"sandbox\.backend: 'kubernetes' .*valid: .*docker"):
+        launcher.plan_launch(load_preset("local_cpu_smoke", ["sandbox.backend=kubernetes"]))
 
 
 def test_effective_workflow_args_are_what_rllm_passes(verl_schema_sources):
@@ -155,3 +153,43 @@ def test_effective_workflow_args_are_what_rllm_passes(verl_schema_sources):
     assert effective["timeout"] == plan.preset.agent.trajectory_timeout_s  # not rLLM's default 1e6
     assert effective["env_args"]["reward"]["test_weight"] == 1.0 and effective["max_tokens_per_turn"] == 4096
     assert {"gamma", "reward_bonus_coeff"} <= set(effective)  # rLLM's Workflow base takes them
+
+
+def test_a_bad_env_setting_is_named(tmp_path):
+    with pytest.raises(ConfigError, match="sandbox.env"):
+        launcher.plan_launch(load_preset("local_cpu_smoke", ["sandbox.env.no_such_setting=1"]))
+    with pytest.raises(ConfigError, match="pool_size"):
+        launcher.plan_launch(load_preset("local_cpu_smoke", ["sandbox.env.sandbox={pool_size: -1}"]))
+
+
+def _rllm_head_python() -> str | None:
+    done = subprocess.run(["bash", str(REPO / "scripts" / "setup_rllm_venvs.sh")], capture_output=True, text=True,
+                          cwd=REPO, timeout=900)
+    for line in done.stdout.splitlines():
+        name, _, python = line.partition(" ")
+        if name == "head":
+            return python
+    return None
+
+
+@pytest.mark.slow
+def test_workflow_args_bind_to_the_real_workflow_under_rllm_head(verl_schema_sources):
+    """In the rLLM HEAD venv our Workflow imports, so the plan binds workflow_args to its real signature
+    (as rLLM's TaskRunner passes them) and reads rLLM's YAML from the installed package."""
+    python = _rllm_head_python()
+    if python is None:
+        message = "no rLLM HEAD venv (bash scripts/setup_rllm_venvs.sh)"
+        pytest.fail(message) if os.environ.get("CI") == "true" else pytest.skip(message)
+    code = (
+        "from terminal_agent.training.launcher import plan_launch\n"
+        "from terminal_agent.training.preset_config import load_preset\n"
+        "from terminal_agent.training.verl_schema import rllm_config_source\n"
+        "plan = plan_launch(load_preset('prod_32b_8_gpus'), level2=False)\n"
+        "assert not [n for n in plan.notes if 'Workflow' in n], plan.notes\n"
+        "print(rllm_config_source().origin)\n"
+    )
+    environment = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    done = subprocess.run([python, "-c", code], capture_output=True, text=True, env=environment, timeout=300,
+                          cwd=REPO)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().startswith("installed 0.3.0")

@@ -26,6 +26,15 @@ def test_every_named_preset_is_packaged():
     assert {load_preset(name).backend for name in LOCAL_PRESETS} == {"local"}
 
 
+@pytest.mark.parametrize("name", LOCAL_PRESETS)
+def test_local_preset_plan_builds_env_and_agent(name, tmp_path):
+    from terminal_agent.training.launcher import plan_launch
+
+    plan = plan_launch(load_preset(name, [f"trainer.output_dir={tmp_path}"]))
+    assert plan.workflow_args["max_tokens_per_turn"] == plan.preset.lengths.max_response_length_per_turn
+    assert plan.preset.local is not None and plan.preset.local.lora.rank >= 1
+
+
 @pytest.mark.parametrize("name", preset_names())
 def test_preset_is_typed_and_arithmetically_sound(name):
     preset = load_preset(name)
@@ -38,9 +47,12 @@ def test_preset_is_typed_and_arithmetically_sound(name):
 
 
 @pytest.mark.parametrize("name", VERL_PRESETS)
-def test_preset_level1_composes_against_verl_and_rllm_schema(name, verl_schema_sources):
-    preset = load_preset(name)
-    config = compose(preset)
+def test_preset_level1_composes_against_verl_and_rllm_schema(name, verl_schema_sources, tmp_path):
+    from terminal_agent.training.launcher import plan_launch
+
+    preset = load_preset(name, [f"trainer.output_dir={tmp_path}"])
+    plan = plan_launch(preset, level2=False)  # also builds the env and agent from the workflow args
+    config = plan.trainer_config
     actor = config.actor_rollout_ref.actor
     rollout = config.actor_rollout_ref.rollout
     # the keys verl 0.9.1 really reads, with the preset's values
@@ -92,6 +104,7 @@ MUTATIONS = {
     "tp_replicas": ("prod_32b_8_gpus", ["parallel.rollout_replicas=3"], "parallel.tensor_parallel"),
     # the seed's "4k per response" passed as the whole context
     "context": ("prod_32b_8_gpus", ["lengths.max_model_len=4096"], "lengths.max_model_len"),
+    "lora_rank": ("runway_32b_4_gpus", ["model.lora_rank=1024"], "model.lora_rank"),
 }
 
 

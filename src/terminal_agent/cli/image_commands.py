@@ -36,6 +36,11 @@ def base(
 def build(
     tasks_path: Path = typer.Argument(..., exists=True, help="A tasks CSV (e.g. dataset/latest_verified.csv)."),
     task_ids: list[str] = typer.Option(None, "--task", "-t", help="Only these task ids (repeatable)."),
+    host_build_settings: bool = typer.Option(
+        False, "--host-build-settings",
+        help="Pass this machine's proxy variables, CA bundle and PIP_* index settings into the builds only "
+        "(never into the images; the CA bundle and pip settings need docker buildx).",
+    ),
 ) -> None:
     """Build (or find cached) the image of every task in a CSV; exits 1 if any fails."""
     from terminal_agent.errors import ImageError
@@ -51,7 +56,17 @@ def build(
         if missing:
             console.print(f"[red]not in {escape(str(tasks_path))}:[/red] {escape(', '.join(missing))}", highlight=False)
             raise typer.Exit(1)
-    manager = ImageManager()
+    settings = None
+    if host_build_settings:
+        from terminal_agent.sandbox.host_build_settings import HostBuildSettings
+
+        settings = HostBuildSettings.from_host()
+        console.print(
+            f"host build settings: proxies {sorted(settings.build_args()) or 'none'}, CA bundle {settings.ca_bundle or 'none'}, "
+            f"pip index {'set' if settings.pip_index_url else 'none'}",
+            highlight=False,
+        )
+    manager = ImageManager(host_settings=settings)
     failures = 0
     for number, task in enumerate(tasks, 1):
         label = f"[{number}/{len(tasks)}] {task.task_id}"
@@ -85,3 +100,45 @@ def list_images() -> None:
     for image in ImageManager().list_images():
         table.add_row(image.tag, image.id.removeprefix("sha256:"), f"{image.size_bytes / 1e6:.0f} MB", image.created, image.task_id or "")
     Console(width=None if sys.stdout.isatty() else 200).print(table)
+
+
+@app.command("export")
+def export(
+    tasks_paths: list[Path] = typer.Argument(..., exists=True, help="Task sources: task dirs, a tasks CSV, parquet, or a dir of task dirs."),
+    out_dir: Path = typer.Option(..., "--output", "-o", help="Export directory (created; an existing export is extended)."),
+    task_ids: list[str] = typer.Option(None, "--task", "-t", help="Only these task ids (repeatable)."),
+) -> None:
+    """Write the base root filesystem (once, compressed) and each task's own layers, for the bwrap backend on nodes without Docker."""
+    from terminal_agent.errors import ImageError, TaskFormatError
+    from terminal_agent.sandbox.image_export import export_images
+    from terminal_agent.tasks.loading import load_tasks
+
+    tasks = []
+    try:
+        for path in tasks_paths:
+            tasks.extend(load_tasks(path))
+    except TaskFormatError as exc:
+        console.print(f"[red]bad tasks:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(1) from None
+    if task_ids:
+        missing = sorted(set(task_ids) - {task.task_id for task in tasks})
+        if missing:
+            console.print(f"[red]no such task:[/red] {escape(', '.join(missing))}", highlight=False)
+            raise typer.Exit(1)
+        tasks = [task for task in tasks if task.task_id in task_ids]
+    started = time.monotonic()
+    with console.status(f"exporting {len(tasks)} task image(s) to {escape(str(out_dir))} ...") as status:
+        try:
+            report = export_images(tasks, out_dir, progress=lambda line: status.update(escape(line[:100])))
+        except ImageError as exc:
+            console.print(f"[red]export failed:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from None
+    for task_id, tag in sorted(report.images.items()):
+        console.print(f"[green]ok[/green] {escape(task_id)} -> {escape(tag)}", highlight=False)
+    console.print(
+        f"{len(report.images)} task image(s) exported to {escape(str(out_dir))} in {time.monotonic() - started:.1f} s: "
+        f"base {report.base_file} ({'written' if report.base_written else 'already there'}), "
+        f"{report.layers_written} new layer(s), {report.bytes_written / 1e6:.1f} MB written. "
+        "Copy the directory to the node and set sandbox.bwrap.images_dir (or TERMINAL_AGENT_IMAGES_DIR).",
+        highlight=False,
+    )

@@ -20,7 +20,7 @@ console = Console(stderr=True)
 
 @app.command("generate")
 def generate(
-    family: str = typer.Argument(..., help="Family name; `--list` shows them."),
+    family: str = typer.Argument(None, help="Family name; `--list` shows them."),
     output: Path = typer.Option(None, "--output", "-o", help="A directory for tb/harbor, a file for csv/parquet."),
     to: str = typer.Option("csv", "--to", help=f"Output format: {', '.join(OUTPUT_FORMATS)}."),
     count: int = typer.Option(10, "--count", "-n", min=1, help="Number of distinct instances."),
@@ -36,6 +36,8 @@ def generate(
     if list_families:
         typer.echo(json.dumps({name: family_parameter_space(name) for name in FAMILIES}, indent=2))
         return
+    if family is None:
+        raise typer.BadParameter(f"name a family: {', '.join(FAMILIES)}", param_hint="FAMILY")
     if to not in OUTPUT_FORMATS:
         raise typer.BadParameter(f"must be one of {', '.join(OUTPUT_FORMATS)}", param_hint="--to")
     if split not in SPLITS:

@@ -41,7 +41,7 @@ from terminal_agent.models.embedded import (
     encode_chat,
     eos_token_ids,
 )
-from terminal_agent.models.token_logprobs import effective_temperature, model_device
+from terminal_agent.models.token_logprobs import decode_attention_backends, effective_temperature, model_device
 
 logger = logging.getLogger(__name__)
 
@@ -238,7 +238,7 @@ class BatchedEmbeddedClient:
         was_training = self._model.training
         self._model.eval()
         try:
-            with torch.inference_mode():
+            with torch.inference_mode(), decode_attention_backends(device):
                 rows = self._decode_rows(batch, device)
         except RuntimeError as exc:  # out of memory, bad shapes: the model failed, not the agent
             raise ModelProviderError(f"embedded model batched generation failed: {exc}") from exc
@@ -292,7 +292,7 @@ class BatchedEmbeddedClient:
         logits = output.logits[:, -1, :].float()
         if len(prompts) < size:
             index = torch.tensor(row_to_unique, device=device)
-            cache.batch_select_indices(index)
+            _select_cache_rows(cache, index)
             attention, positions, logits = attention[index], positions[index], logits[index]
         temperatures = torch.tensor([effective_temperature(r.temperature) for r in batch], device=device)
         top_ps = torch.tensor([r.top_p for r in batch], device=device)
@@ -322,7 +322,7 @@ class BatchedEmbeddedClient:
             step_ids = chosen[keep] if len(keep) < len(active) else chosen
             if len(keep) < len(active):
                 index = torch.tensor(keep, device=device)
-                cache.batch_select_indices(index)
+                _select_cache_rows(cache, index)
                 attention, positions = attention[index], positions[index]
                 active = [active[slot] for slot in keep]
             attention = torch.cat([attention, attention.new_ones((len(active), 1))], dim=-1)
@@ -355,6 +355,15 @@ def _cache_keyword(model: Any) -> str:
     base = model.get_base_model() if hasattr(model, "get_base_model") else model  # peft wraps forward in **kwargs
     parameters = inspect.signature(base.forward).parameters
     return "cache" if "cache" in parameters and "past_key_values" not in parameters else "past_key_values"
+
+
+def _select_cache_rows(cache: Any, index: Any) -> None:
+    """Keep (or repeat) the cache rows ``index``, in place."""
+    if hasattr(cache, "batch_select_indices"):
+        cache.batch_select_indices(index)
+        return
+    for layer in cache.layers:  # transformers versions whose cache lacks the helper
+        layer.keys, layer.values = layer.keys[index], layer.values[index]
 
 
 def _output_cache(output: Any) -> Any:

@@ -27,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from terminal_agent.errors import ConfigError, ModelProviderError
 from terminal_agent.interfaces import ModelResponse
 from terminal_agent.models.completion_stops import StopRule, cut_completion
-from terminal_agent.models.token_logprobs import model_device, sampling_log_softmax
+from terminal_agent.models.token_logprobs import decode_attention_backends, model_device, sampling_log_softmax
 
 logger = logging.getLogger(__name__)
 
@@ -290,7 +290,7 @@ class EmbeddedModelClient:
             was_training = self._model.training
             self._model.eval()
             try:
-                with torch.inference_mode():
+                with torch.inference_mode(), decode_attention_backends(device):
                     output = self._model.generate(
                         input_ids=input_ids, attention_mask=torch.ones_like(input_ids), **generate_kwargs
                     )

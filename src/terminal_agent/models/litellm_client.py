@@ -164,10 +164,57 @@ def _to_model_response(response: Any, latency_s: float) -> ModelResponse:
     usage = getattr(response, "usage", None)
     prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
     completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+    prompt_ids, completion_ids, logprobs = _token_fields(response, choice)
     return ModelResponse(
         text=text,
         finish_reason="length" if finish_reason == "length" else "stop",
         prompt_tokens=prompt_tokens,
         completion_tokens=completion_tokens,
         latency_s=latency_s,
+        prompt_ids=prompt_ids,
+        completion_ids=completion_ids,
+        logprobs=logprobs,
     )
+
+
+def _token_fields(response: Any, choice: Any) -> tuple[list[int] | None, list[int] | None, list[float] | None]:
+    """Token ids and logprobs where the provider returned them (each ``None`` otherwise).
+
+    - logprobs: OpenAI-style ``choice.logprobs.content[i].logprob`` (ask with ``logprobs=True``);
+    - completion ids: ``choice.token_ids`` (vLLM's ``return_token_ids``), else tokens spelled
+      ``token_id:N`` (vLLM's ``return_tokens_as_token_ids``);
+    - prompt ids: ``response.prompt_token_ids`` (vLLM's ``return_token_ids``).
+    Ids and logprobs of different lengths are not trusted together: the logprobs are dropped.
+    """
+    content = _field(_field(choice, "logprobs"), "content")
+    logprobs: list[float] | None = None
+    tokens: list[Any] = []
+    if isinstance(content, list) and content:
+        values = [_field(entry, "logprob") for entry in content]
+        if all(isinstance(v, (int, float)) for v in values):
+            logprobs = [float(v) for v in values]
+        tokens = [_field(entry, "token") for entry in content]
+    completion_ids = _int_list(_field(choice, "token_ids"))
+    if completion_ids is None and tokens and all(isinstance(t, str) and t.startswith("token_id:") for t in tokens):
+        completion_ids = _int_list([t[len("token_id:"):] for t in tokens])
+    if completion_ids is not None and logprobs is not None and len(completion_ids) != len(logprobs):
+        logprobs = None
+    return _int_list(_field(response, "prompt_token_ids")), completion_ids, logprobs
+
+
+def _field(value: Any, name: str) -> Any:
+    """``value.name`` or ``value[name]`` (providers hand back objects or plain dicts), else None."""
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return value.get(name)
+    return getattr(value, name, None)
+
+
+def _int_list(values: Any) -> list[int] | None:
+    if not isinstance(values, (list, tuple)) or not values:
+        return None
+    try:
+        return [int(v) for v in values]
+    except (TypeError, ValueError):  # not ids after all: report none rather than wrong ones
+        return None

@@ -31,6 +31,23 @@ def model_device(model: Any) -> Any:
     return next(model.parameters()).device
 
 
+def decode_attention_backends(device: Any) -> Any:
+    """A context that keeps scaled-dot-product attention off the cuDNN backend on CUDA while decoding.
+
+    Measured on an H200 (torch 2.11): cuDNN attention, which torch picks for decode steps, spent
+    ~5 ms of CPU per layer call (a new key length every step), 85% of a decode step; the
+    memory-efficient and flash kernels take microseconds. The flags are process-wide while the
+    context is open. On CPU it does nothing.
+    """
+    import contextlib
+
+    if getattr(device, "type", None) != "cuda":
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])
+
+
 def compute_token_logprobs(
     model: Any,
     prompt_ids: Sequence[int],

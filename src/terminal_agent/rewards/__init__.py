@@ -11,10 +11,14 @@ from terminal_agent.rewards.judge import (
     parse_judge_score,
     run_judge,
 )
-from terminal_agent.rewards.reward import RewardConfig, RewardOutcome, combine_reward
+from terminal_agent.rewards.episode_judging import judge_and_combine
+from terminal_agent.rewards.reward import REWARD_PRESETS, RewardConfig, RewardOutcome, combine_reward, reward_at_step
+from terminal_agent.rewards.reward_schedule import JudgeWeightSchedule, judge_weight_at
 
 __all__ = [
     "JUDGE_BACKENDS",
+    "REWARD_PRESETS",
+    "JudgeWeightSchedule",
     "DetailedGradeResult",
     "Grader",
     "GradingConfig",
@@ -26,7 +30,10 @@ __all__ = [
     "RewardOutcome",
     "combine_reward",
     "grade_episode",
+    "judge_and_combine",
+    "judge_weight_at",
     "make_judge",
     "parse_judge_score",
+    "reward_at_step",
     "run_judge",
 ]

@@ -19,6 +19,7 @@ Backends are registered by name in :data:`JUDGE_BACKENDS`; every entry is a fact
 
 from __future__ import annotations
 
+import importlib
 import logging
 import random
 import time
@@ -218,7 +219,7 @@ def _model_backend(config: JudgeConfig, client: ModelClient | None = None) -> Ju
 def _register_builtin_backends() -> None:
     # The backend modules import this one (for JudgeConfig and the registry), so they are
     # imported on first use rather than at the top.
-    import terminal_agent.rewards.judge_backends  # noqa: F401 - registers litellm, claude-cli, local, none
+    importlib.import_module("terminal_agent.rewards.judge_backends")  # registers litellm, claude-cli, local, none
 
 
 def judge_backend_names() -> list[str]:

@@ -68,6 +68,23 @@ SANDBOX_BACKENDS.register("docker")(DockerBackend())
 SANDBOX_BACKENDS.register("bwrap")(BwrapBackend())
 
 
+class _LazyRayBackend:
+    """The Docker nodes of a Ray cluster (``sandbox/ray_backend.py``); Ray is imported on first use."""
+
+    def resolve_task_image(self, config: "SandboxConfig", task: "Task") -> str:
+        from terminal_agent.sandbox.ray_backend import RayBackend
+
+        return RayBackend().resolve_task_image(config, task)
+
+    def start(self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None) -> "Sandbox":
+        from terminal_agent.sandbox.ray_backend import RayBackend
+
+        return RayBackend().start(config, image_ref, limits, run_id)
+
+
+SANDBOX_BACKENDS.register("ray")(_LazyRayBackend())
+
+
 def resolve_task_image(config: "SandboxConfig", task: "Task") -> str:
     """The image reference of ``task`` for the backend ``config.backend``."""
     return SANDBOX_BACKENDS.get(config.backend).resolve_task_image(config, task)

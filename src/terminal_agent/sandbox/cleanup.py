@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import docker
 import docker.errors
 
+from terminal_agent.errors import DockerNotAvailableError
 from terminal_agent.sandbox import labels as sandbox_labels
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.sandbox.docker_sandbox import docker_client
@@ -25,10 +26,10 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class LeakedObject:
-    """One labelled container, network or volume that cleanup would remove."""
+    """One labelled container, network or volume, or one bwrap sandbox, that cleanup would remove."""
 
     kind: str
-    """``container``, ``network`` or ``volume``."""
+    """``container``, ``network``, ``volume`` or ``bwrap``."""
     id: str
     name: str
     run_id: str
@@ -85,15 +86,38 @@ def remove_object(api: docker.APIClient, obj: LeakedObject) -> bool:
     return True
 
 
+def _leaked_bwrap(dry_run: bool, now: float | None) -> list[LeakedObject]:
+    """bwrap sandboxes of dead owners under the default state dir (removed unless ``dry_run``)."""
+    from terminal_agent.sandbox import bwrap_state
+
+    found = bwrap_state.find_leaked(bwrap_state.state_root(), now)
+    return [
+        LeakedObject("bwrap", item.id, str(item.directory), item.run_id, item.reason)
+        for item in found
+        if dry_run or bwrap_state.remove_sandbox_state(item.directory)
+    ]
+
+
 def sweep_leaked(
     client: docker.DockerClient | None = None, *, dry_run: bool = False, now: float | None = None
 ) -> list[LeakedObject]:
-    """Remove (or with ``dry_run`` only list) leaked objects; containers go first so networks and volumes free up."""
-    client = client or docker_client()
+    """Remove (or with ``dry_run`` only list) leaked objects; containers go first so networks and volumes free up.
+
+    bwrap sandboxes of dead owners (default state dir) are swept too; without a ``client`` and
+    without a Docker daemon (a node that runs only bwrap) only they are.
+    """
+    bwrap_leaked = _leaked_bwrap(dry_run, now)
+    if client is None:
+        try:
+            client = docker_client()
+        except DockerNotAvailableError:
+            if bwrap_leaked:
+                logger.info("removed %d leaked bwrap sandbox(es); no Docker daemon to sweep", len(bwrap_leaked))
+            return bwrap_leaked
     leaked = find_leaked(client, now)
     if dry_run:
-        return leaked
-    removed = [obj for obj in leaked if remove_object(client.api, obj)]
+        return leaked + bwrap_leaked
+    removed = bwrap_leaked + [obj for obj in leaked if remove_object(client.api, obj)]
     if removed:
         logger.info("removed %d leaked sandbox object(s)", len(removed))
     return removed

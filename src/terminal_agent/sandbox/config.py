@@ -6,6 +6,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from terminal_agent.sandbox.ray_config import RaySandboxConfig
+
 
 class BwrapConfig(BaseModel):
     """Settings of the ``bwrap`` backend (bubblewrap sandboxes on hosts without a Docker daemon)."""
@@ -30,9 +32,11 @@ class SandboxConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     backend: str = "docker"
-    """Sandbox backend by name (``terminal_agent.sandbox.backends``): ``docker`` or ``bwrap``."""
+    """Sandbox backend by name (``terminal_agent.sandbox.backends``): ``docker``, ``bwrap`` or ``ray``."""
     bwrap: BwrapConfig = Field(default_factory=BwrapConfig)
     """Settings used when ``backend`` is ``bwrap``."""
+    ray: RaySandboxConfig = Field(default_factory=RaySandboxConfig)
+    """Settings used when ``backend`` is ``ray`` (sandboxes on the Docker nodes of a Ray cluster)."""
 
     default_command_timeout_s: float = Field(60.0, gt=0)
     """Deadline of a command when the caller gives none and no task limits were given."""

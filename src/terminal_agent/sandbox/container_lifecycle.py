@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 
 import docker
 import docker.errors
@@ -60,12 +61,33 @@ def create_sandbox_container(
     return created["Id"]
 
 
-def remove_container_quietly(api: docker.APIClient, container_id: str) -> None:
-    """Force-remove a container; one already gone or being removed (``auto_remove``) is fine."""
+REMOVAL_WAIT_S = 10.0
+"""How long a close waits for the daemon's own (``auto_remove``) removal to finish."""
+
+
+def remove_container_quietly(api: docker.APIClient, container_id: str, wait_s: float = REMOVAL_WAIT_S) -> None:
+    """Force-remove a container; one already gone is fine.
+
+    One whose removal is already in progress (409: ``auto_remove`` after its shell exited) is
+    waited for, up to ``wait_s``: callers count on a closed sandbox's container being gone (leak
+    checks, pool accounting), and on a loaded daemon that removal can take a second or more.
+    """
     try:
         api.remove_container(container_id, force=True)
+        return
     except docker.errors.NotFound:
-        pass
+        return
     except docker.errors.APIError as exc:
-        if exc.status_code != 409:  # 409: removal already in progress (auto_remove)
+        if exc.status_code != 409:
             logger.warning("could not remove container %s: %s", container_id[:12], exc)
+            return
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        try:
+            api.inspect_container(container_id)
+        except docker.errors.NotFound:
+            return
+        except docker.errors.APIError:  # the daemon is busy or going away: stop waiting, nothing to do
+            return
+        time.sleep(0.05)
+    logger.warning("container %s was still being removed after %.0f s", container_id[:12], wait_s)

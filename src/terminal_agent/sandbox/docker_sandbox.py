@@ -35,7 +35,7 @@ from terminal_agent.interfaces import ExecResult, FilesystemChanges, WatchedPath
 from terminal_agent.sandbox.archive_files import ArchiveFiles
 from terminal_agent.sandbox.attach_stream import RECV_CHUNK, STDOUT, DockerStreamDemuxer, open_attach_socket
 from terminal_agent.sandbox.config import SandboxConfig
-from terminal_agent.sandbox import container_grading_ops
+from terminal_agent.sandbox import container_grading_ops, shell_protocol
 from terminal_agent.sandbox.container_lifecycle import create_sandbox_container, remove_container_quietly
 from terminal_agent.sandbox.docker_connection import docker_client
 from terminal_agent.sandbox.shell_protocol import Reply, ReplyDecoder, bootstrap_payload, encode_request
@@ -188,11 +188,8 @@ class DockerSandbox:
     # --- commands -------------------------------------------------------------------------------
     def bound_timeout(self, timeout: float | None) -> float:
         """The deadline a command actually gets: the default when None, capped at the configured maximum."""
-        if timeout is None:
-            timeout = self.limits.command_timeout_s or self.config.default_command_timeout_s
-        if timeout != timeout:  # NaN would reach the server's select() and leave the command without a deadline
-            raise ValueError("command timeout is NaN; give a number of seconds")
-        return float(min(max(timeout, 0.001), self.config.max_command_timeout_s))
+        default = self.limits.command_timeout_s or self.config.default_command_timeout_s
+        return shell_protocol.bound_timeout(timeout, default, self.config.max_command_timeout_s)
 
     def exec(
         self,
@@ -214,49 +211,14 @@ class DockerSandbox:
         """
         started = time.monotonic()
         if "\0" in command:
-            return ExecResult(exit_code=2, output="bash: the command contains a NUL byte\n", duration_s=0.0)
-        for key in env or {}:
-            if not key or "=" in key or "\0" in key:
-                raise ValueError(f"invalid environment variable name {key!r}")
+            return shell_protocol.NUL_COMMAND_RESULT
         deadline = self.bound_timeout(timeout)
-        request: dict[str, Any] = {
-            "op": "exec",
-            "cmd": command,
-            "tag": secrets.token_hex(8),
-            "timeout": deadline,
-            "merge": merge_stderr,
-            "stateless": stateless,
-            "block": block,
-            "cap": self.config.output_cap_bytes,
-        }
-        if workdir:
-            request["cwd"] = workdir
-        if env:
-            request["env"] = dict(env)
-        reply = self._call(request, deadline + self.config.reply_grace_s)
-        header = reply.header
-        parts = reply.parts
-        output = self._render(parts[0] if parts else b"", int(header.get("out_cut", 0)))
-        stderr = self._render(parts[1], int(header.get("err_cut", 0))) if len(parts) > 1 else ""
-        bytes_cut = int(header.get("out_cut", 0)) + int(header.get("err_cut", 0))
-        return ExecResult(
-            exit_code=int(header["exit_code"]),
-            output=output,
-            stderr=stderr,
-            truncated=bytes_cut > 0,
-            bytes_cut=bytes_cut,
-            duration_s=time.monotonic() - started,
-            timed_out=bool(header.get("timed_out")),
-            oom_killed=bool(header.get("oom_killed")),
+        request = shell_protocol.exec_request(
+            command, deadline, cap=self.config.output_cap_bytes, workdir=workdir, env=env,
+            merge_stderr=merge_stderr, stateless=stateless, block=block,
         )
-
-    def _render(self, data: bytes, cut: int) -> str:
-        if not cut:
-            return data.decode("utf-8", errors="replace")
-        half = max(1, self.config.output_cap_bytes // 2)
-        head = data[:half].decode("utf-8", errors="replace")
-        tail = data[half:].decode("utf-8", errors="replace")
-        return f"{head}\n[... {cut} bytes cut ...]\n{tail}"
+        reply = self._call(request, deadline + self.config.reply_grace_s)
+        return shell_protocol.exec_result(reply, self.config.output_cap_bytes, started)
 
     def kill_agent_processes(self) -> int:
         """Kill every process in the container except init and the shell server; return how many."""
@@ -321,6 +283,7 @@ class DockerSandbox:
             shell_op=self._call,
             check_usable=self._check_usable,
             broken_error=self._broken_error,
+            over_channel=self.server_info.get("uid") == 0,  # as root, like an archive unpacked by the daemon
         )
 
     # --- wire -----------------------------------------------------------------------------------

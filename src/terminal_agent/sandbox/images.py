@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import re
+import subprocess
 import tempfile
 import threading
 import time
@@ -27,8 +28,15 @@ from pathlib import Path
 
 import docker
 
-from terminal_agent.errors import ImageBuildError, ImageError, ImageNotAvailableError
+from terminal_agent.errors import ConfigError, ImageBuildError, ImageError, ImageNotAvailableError
 from terminal_agent.sandbox.base_image import BASE_IMAGE, MANAGED_LABEL, build_base_image
+from terminal_agent.sandbox.host_build_settings import (
+    HostBuildSettings,
+    buildx_available,
+    buildx_command,
+    mount_secrets,
+    with_enable_hint,
+)
 from terminal_agent.sandbox.image_aliases import (
     ALIASED_IMAGES_HELP,
     SUBSTITUTE_DOCKERFILES,
@@ -100,8 +108,11 @@ class ImageManager:
         cache_dir: Path | str | None = None,
         pull_timeout_s: float = 20.0,
         build_timeout_s: float = 3600.0,
+        host_settings: HostBuildSettings | None = None,
     ):
         self._client = client
+        self.host_settings = host_settings
+        """Opt-in host proxy / CA bundle / pip index settings for builds (see sandbox/host_build_settings.py)."""
         self.base_image = base_image
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
         self.pull_timeout_s = pull_timeout_s
@@ -298,6 +309,28 @@ class ImageManager:
         tail: collections.deque[str] = collections.deque(maxlen=LOG_TAIL_LINES)
         started = time.monotonic()
         logger.info("building %s (%s)", tag, what)
+        settings = self.host_settings
+        if settings is not None and settings.needs_secrets:
+            self._build_with_secrets(settings, tag, dockerfile, files, labels, what)
+        else:
+            self._build_with_engine_api(tag, dockerfile, files, labels, progress, what, tail)
+        image_id = self._image_id(tag)
+        if image_id is None:
+            raise ImageBuildError(f"building the image of {what} ended without an image tagged {tag}", "\n".join(tail))
+        logger.info("built %s in %.1f s", tag, time.monotonic() - started)
+        return image_id
+
+    def _build_with_engine_api(
+        self,
+        tag: str,
+        dockerfile: str,
+        files: dict[str, str],
+        labels: dict[str, str],
+        progress: Progress | None,
+        what: str,
+        tail: collections.deque[str],
+    ) -> None:
+        """The classic build through the Engine API (the proxy build args, if any, go in as predefined args)."""
         with tempfile.TemporaryDirectory(prefix="ta-build-") as context:
             dockerfile_name = _write_context(Path(context), dockerfile, files)
             try:
@@ -311,6 +344,7 @@ class ImageManager:
                     pull=False,
                     decode=True,
                     timeout=self.build_timeout_s,
+                    buildargs=self.host_settings.build_args() if self.host_settings else None,
                 ):
                     text = event.get("stream") or event.get("status") or ""
                     for line in text.splitlines():
@@ -321,15 +355,37 @@ class ImageManager:
                     if "error" in event:
                         detail = event.get("errorDetail", {}).get("message") or event["error"]
                         tail.append(detail.strip())
-                        raise ImageBuildError(f"building the image of {what} failed: {detail.strip()}", "\n".join(tail))
+                        message = f"building the image of {what} failed: {detail.strip()}"
+                        if self.host_settings is None:
+                            message = with_enable_hint(message, "\n".join(tail))
+                        raise ImageBuildError(message, "\n".join(tail))
             except (docker.errors.DockerException, OSError) as exc:  # API errors, resets, timeouts while streaming
                 reason = getattr(exc, "explanation", None) or exc
                 raise ImageBuildError(f"building the image of {what} failed: {reason}", "\n".join(tail)) from exc
-        image_id = self._image_id(tag)
-        if image_id is None:
-            raise ImageBuildError(f"building the image of {what} ended without an image tagged {tag}", "\n".join(tail))
-        logger.info("built %s in %.1f s", tag, time.monotonic() - started)
-        return image_id
+
+    def _build_with_secrets(self, settings: HostBuildSettings, tag: str, dockerfile: str, files: dict[str, str],
+                            labels: dict[str, str], what: str) -> None:
+        """BuildKit build through ``docker buildx``: the CA bundle and pip settings are secrets mounted per RUN."""
+        if not buildx_available():
+            raise ConfigError(
+                "host build settings: passing the CA bundle or pip index settings into builds needs BuildKit secrets, "
+                "and this docker CLI has no buildx (install the docker buildx plugin), or pass only the proxy "
+                "variables (HostBuildSettings(proxies=...), which need no BuildKit)"
+            )
+        with tempfile.TemporaryDirectory(prefix="ta-build-") as context, tempfile.TemporaryDirectory(
+            prefix="ta-secrets-"
+        ) as secrets:
+            rewritten = mount_secrets(dockerfile, with_ca=settings.ca_bundle is not None)
+            dockerfile_name = _write_context(Path(context), rewritten, files)
+            command = buildx_command(settings, Path(context), dockerfile_name, tag, {MANAGED_LABEL: "true", **labels},
+                                     Path(secrets))
+            try:
+                result = subprocess.run(command, capture_output=True, text=True, timeout=self.build_timeout_s)
+            except (OSError, subprocess.SubprocessError) as exc:  # the CLI could not run or timed out
+                raise ImageBuildError(f"building the image of {what} with buildx failed: {exc}") from exc
+        if result.returncode != 0:
+            tail = "\n".join((result.stdout + result.stderr).splitlines()[-40:])
+            raise ImageBuildError(f"building the image of {what} with buildx failed (exit {result.returncode})", tail)
 
     # --- listing ----------------------------------------------------------------------------------
     def list_images(self) -> list[ManagedImage]:

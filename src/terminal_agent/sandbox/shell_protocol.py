@@ -17,9 +17,13 @@ Wire format (the server is ``assets/shell_server.py``):
 from __future__ import annotations
 
 import json
+import secrets
+import time
 from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any
+
+from terminal_agent.interfaces import ExecResult
 
 MAGIC = b"TA1 "
 PREAMBLE_LEN = len(MAGIC) + 8 + 8 + 1
@@ -119,3 +123,76 @@ class ReplyDecoder:
                 parts.append(body[offset : offset + size])
                 offset += size
             replies.append(Reply(header, parts))
+
+
+# --- exec requests and results (shared by every backend that runs this server) ----------------------
+NUL_COMMAND_RESULT = ExecResult(exit_code=2, output="bash: the command contains a NUL byte\n", duration_s=0.0)
+
+
+def exec_request(
+    command: str,
+    deadline_s: float,
+    *,
+    cap: int,
+    workdir: str | None = None,
+    env: dict[str, str] | None = None,
+    merge_stderr: bool = True,
+    stateless: bool = False,
+    block: bool = True,
+) -> dict[str, Any]:
+    """The ``exec`` request of one command; a ``ValueError`` for an invalid environment name."""
+    for key in env or {}:
+        if not key or "=" in key or "\0" in key:
+            raise ValueError(f"invalid environment variable name {key!r}")
+    request: dict[str, Any] = {
+        "op": "exec",
+        "cmd": command,
+        "tag": secrets.token_hex(8),
+        "timeout": deadline_s,
+        "merge": merge_stderr,
+        "stateless": stateless,
+        "block": block,
+        "cap": cap,
+    }
+    if workdir:
+        request["cwd"] = workdir
+    if env:
+        request["env"] = dict(env)
+    return request
+
+
+def render_capture(data: bytes, cut: int, cap: int) -> str:
+    """Decoded capture; when the middle was cut, a marker with the count sits between head and tail."""
+    if not cut:
+        return data.decode("utf-8", errors="replace")
+    half = max(1, cap // 2)
+    head = data[:half].decode("utf-8", errors="replace")
+    tail = data[half:].decode("utf-8", errors="replace")
+    return f"{head}\n[... {cut} bytes cut ...]\n{tail}"
+
+
+def exec_result(reply: Reply, cap: int, started: float) -> ExecResult:
+    """The :class:`ExecResult` of an ``exec`` reply (``started``: the caller's ``time.monotonic()``)."""
+    header, parts = reply.header, reply.parts
+    out_cut, err_cut = int(header.get("out_cut", 0)), int(header.get("err_cut", 0))
+    output = render_capture(parts[0] if parts else b"", out_cut, cap)
+    stderr = render_capture(parts[1], err_cut, cap) if len(parts) > 1 else ""
+    return ExecResult(
+        exit_code=int(header["exit_code"]),
+        output=output,
+        stderr=stderr,
+        truncated=out_cut + err_cut > 0,
+        bytes_cut=out_cut + err_cut,
+        duration_s=time.monotonic() - started,
+        timed_out=bool(header.get("timed_out")),
+        oom_killed=bool(header.get("oom_killed")),
+    )
+
+
+def bound_timeout(timeout: float | None, default_s: float, max_s: float) -> float:
+    """The deadline a command actually gets: ``default_s`` when None, capped at ``max_s``; NaN is a ValueError."""
+    if timeout is None:
+        timeout = default_s
+    if timeout != timeout:  # NaN would reach the server's select() and leave the command without a deadline
+        raise ValueError("command timeout is NaN; give a number of seconds")
+    return float(min(max(timeout, 0.001), max_s))

@@ -229,14 +229,41 @@ def convert_tasks(
     report = ConversionReport(tasks=tasks, errors=errors)
     for error in errors:
         logger.debug("skipped: %s", error)
-    if errors and strict:
-        logger.debug("strict: %d bad task(s), nothing written", len(errors))
+    writable, layout_errors = split_by_layout(tasks, to)
+    report.tasks, report.errors = writable, errors + layout_errors
+    if report.errors and strict:
+        logger.debug("strict: %d bad task(s), nothing written", len(report.errors))
         return report
-    if not tasks:
+    if not writable:
         logger.debug("no good task in %s, nothing written", src)
         return report
-    report.output = write_tasks(tasks, dst, to, workers=workers, progress=progress)
+    report.output = write_tasks(writable, dst, to, workers=workers, progress=progress)
     return report
+
+
+def split_by_layout(tasks: list[Task], to: str) -> tuple[list[Task], list[TaskFormatError]]:
+    """The tasks that format ``to`` can hold, and one error (reason + hint) per task it cannot.
+
+    A task whose extra files clash with a directory layout (terminal-bench keeps tests in
+    ``tests/`` beside the environment's files) is a bad row like any other: reported, not written.
+    """
+    from terminal_agent.tasks.harbor import check_harbor_layout
+    from terminal_agent.tasks.terminal_bench import check_tb_layout
+
+    checks = {"tb": check_tb_layout, "harbor": check_harbor_layout}
+    check = checks.get(to)
+    if check is None:
+        return list(tasks), []
+    writable: list[Task] = []
+    errors: list[TaskFormatError] = []
+    for task in tasks:
+        try:
+            check(task)
+        except TaskFormatError as exc:
+            errors.append(exc)
+        else:
+            writable.append(task)
+    return writable, errors
 
 
 def split_tasks(tasks: list[Task], test_fraction: float, *, seed: int = 0) -> tuple[list[Task], list[Task]]:

@@ -186,12 +186,8 @@ def task_toml_data(task: Task) -> dict[str, Any]:
     }
 
 
-def write_harbor_task(task: Task, parent_dir: str | Path) -> Path:
-    """Write ``task`` as ``parent_dir/<task_id>/`` in Harbor layout; returns that path.
-
-    An existing directory of that name is replaced. Raises :class:`TaskFormatError` when a file
-    would overwrite a file of the layout.
-    """
+def check_harbor_layout(task: Task) -> None:
+    """Raise :class:`TaskFormatError` when ``task`` cannot be written in the Harbor layout."""
     if "Dockerfile" in task.files:
         raise TaskFormatError("extra file 'Dockerfile' clashes with environment/Dockerfile", location=task.task_id,
                               field="files")
@@ -199,6 +195,15 @@ def write_harbor_task(task: Task, parent_dir: str | Path) -> Path:
         if reserved in task.test_support_files:
             raise TaskFormatError(f"support file {reserved!r} clashes with the Harbor layout", location=task.task_id,
                                   field="test_support_files")
+
+
+def write_harbor_task(task: Task, parent_dir: str | Path) -> Path:
+    """Write ``task`` as ``parent_dir/<task_id>/`` in Harbor layout; returns that path.
+
+    An existing directory of that name is replaced. Raises :class:`TaskFormatError` when a file
+    would overwrite a file of the layout.
+    """
+    check_harbor_layout(task)
     task_dir = fresh_task_dir(parent_dir, task.task_id)
     write_text_file(task_dir / TASK_TOML, dump_toml(task_toml_data(task)))
     write_text_file(task_dir / "instruction.md", task.instruction)

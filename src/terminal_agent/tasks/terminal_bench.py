@@ -91,12 +91,15 @@ def dump_yaml(data: Any) -> str:
 
 
 # --- writing -----------------------------------------------------------------------------------
-def _check_paths(task: Task) -> None:
+def check_tb_layout(task: Task) -> None:
+    """Raise :class:`TaskFormatError` (with a hint) when ``task`` cannot be written in this layout."""
     for path in task.files:
         first = path.replace("\\", "/").split("/")[0]
         if first in RESERVED_NAMES:
             raise TaskFormatError(
-                f"extra file {path!r} clashes with the terminal-bench layout ({', '.join(sorted(RESERVED_NAMES))})",
+                f"extra file {path!r} clashes with the terminal-bench layout ({', '.join(sorted(RESERVED_NAMES))}); "
+                "hint: the Harbor layout keeps environment files apart (environment/), so `--to harbor` writes "
+                "this task, or move the file out of that name",
                 location=task.task_id,
                 field="files",
             )
@@ -137,7 +140,7 @@ def write_tb_task(task: Task, parent_dir: str | Path) -> Path:
     An existing directory of that name is replaced. Raises :class:`TaskFormatError` when an extra
     file would overwrite a file of the layout.
     """
-    _check_paths(task)
+    check_tb_layout(task)
     task_dir = fresh_task_dir(parent_dir, task.task_id)
     write_text_file(task_dir / TASK_YAML, dump_yaml(task_yaml_data(task)))
     write_text_file(task_dir / "Dockerfile", task.dockerfile)

@@ -10,7 +10,9 @@ has loaded a 32B model:
 * ``sp_in_node``       Ulysses SP at most the GPUs of one node, and dividing them (all-to-all stays on NVLink);
 * ``heads_by_sp``      attention heads divisible by SP (Ulysses splits heads across the SP group);
 * ``tp_replicas``      vLLM TP x replicas at most the GPU count, TP inside one node, heads divisible by TP;
-* ``context``          whole context at least first prompt + one reply.
+* ``context``          whole context at least first prompt + one reply;
+* ``lora_rank``        a LoRA rank vLLM can serve (verl rounds it up to one of vLLM's ranks, at most 512;
+                       verl's own check needs vLLM installed, so it is restated here).
 
 Attention head counts of the preset models are data (:data:`MODEL_ATTENTION_HEADS`, from each
 model's ``config.json``); a local model directory is read directly.
@@ -192,6 +194,19 @@ def check_context(preset: TrainingPreset, heads: AttentionHeads) -> list[Geometr
         return [GeometryProblem("context", "lengths.max_model_len",
                                 f"max_model_len {lengths.max_model_len} (the whole context) is below max_prompt_length "
                                 f"+ max_response_length_per_turn = {needed}")]
+    return []
+
+
+#: vLLM's ``MaxLoRARanks`` (verl 0.9.1 rounds a rank up to the next one; none above the last).
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+
+
+@GEOMETRY_RULES.register("lora_rank")
+def check_lora_rank(preset: TrainingPreset, heads: AttentionHeads) -> list[GeometryProblem]:
+    rank = preset.model.lora_rank
+    if preset.backend == "verl" and rank > VLLM_LORA_RANKS[-1]:
+        return [GeometryProblem("lora_rank", "model.lora_rank",
+                                f"LoRA rank {rank} is above vLLM's largest LoRA rank {VLLM_LORA_RANKS[-1]}")]
     return []
 
 

@@ -84,31 +84,35 @@ def _check_training_agent(preset: TrainingPreset) -> None:
 
 
 def _check_sandbox_backend(preset: TrainingPreset) -> None:
-    from terminal_agent.sandbox.config import SandboxConfig
+    from terminal_agent.sandbox.backends import SANDBOX_BACKENDS
 
-    if preset.sandbox.backend != "docker" and "backend" not in SandboxConfig.model_fields:
-        raise ConfigError(f"sandbox.backend: {preset.sandbox.backend!r} is not available in this version "
-                          "(only docker)")
+    if preset.sandbox.backend not in SANDBOX_BACKENDS:
+        raise ConfigError(f"sandbox.backend: {preset.sandbox.backend!r} is not a sandbox backend of this version "
+                          f"(valid: {', '.join(SANDBOX_BACKENDS.names())})")
 
 
 def _check_env_and_agent_args(workflow_args: dict[str, Any]) -> None:
+    """Build the env and the agent from the arguments exactly as the Workflow will (nothing is started)."""
     from pydantic import ValidationError
 
-    from terminal_agent.agent import AgentConfig
-    from terminal_agent.env import env_config_from_args
+    from terminal_agent.agent import TerminalBenchAgent
+    from terminal_agent.env import DockerIsolatedEnv
+
+    def first_error(exc: ValidationError) -> str:
+        first = exc.errors()[0]
+        return f"{'.'.join(map(str, first.get('loc', ())))!r}: {first.get('msg')}"
 
     try:
-        env_config_from_args(workflow_args["env_args"])
+        DockerIsolatedEnv(**workflow_args["env_args"])
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first.get("loc", ()))
-        raise ConfigError(f"sandbox.env / reward: env setting {where!r}: {first.get('msg')}") from None
+        raise ConfigError(f"sandbox.env / reward: env setting {first_error(exc)}") from None
+    except ConfigError as exc:
+        raise ConfigError(f"sandbox.env: {exc}") from None
+    agent_config = {**workflow_args["agent_args"], "training": True, "compaction": workflow_args["compaction"]}
     try:
-        AgentConfig.model_validate(workflow_args["agent_args"])
+        TerminalBenchAgent(agent_config)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        raise ConfigError(f"agent: agent setting {'.'.join(map(str, first.get('loc', ())))!r}: "
-                          f"{first.get('msg')}") from None
+        raise ConfigError(f"agent: agent setting {first_error(exc)}") from None
 
 
 def _check_data_paths(preset: TrainingPreset) -> None:
@@ -333,6 +337,28 @@ def check_ray_cluster(preset: TrainingPreset) -> None:
         raise TrainingSetupError(f"the preset needs {preset.cluster.total_gpus} GPUs; the Ray cluster has {gpus}")
 
 
+def check_sandbox_slots(preset: TrainingPreset) -> int | None:
+    """After ``ray.init``: for ``sandbox.backend: ray``, the cluster's sandbox slots (host nodes x
+    ``max_sandboxes_per_node``) must cover ``agent.parallel_episodes`` (each episode holds one
+    container); the slot count, or None for a backend that runs on this node only."""
+    if preset.sandbox.backend != "ray":
+        return None
+    from terminal_agent.env import env_config_from_args
+    from terminal_agent.sandbox.ray_backend import sandbox_slots
+
+    config = env_config_from_args(workflow_args_for(preset)["env_args"]).sandbox
+    report = sandbox_slots(config)
+    needed = preset.agent.parallel_episodes
+    if report.total < needed:
+        raise TrainingSetupError(
+            f"agent.parallel_episodes is {needed} but the Ray cluster has {report.total} sandbox slot(s) "
+            f"({len(report.nodes)} node(s) advertising {config.ray.host_resource!r} x {report.per_node}): start Ray on "
+            f"more Docker nodes with --resources '{{\"{config.ray.host_resource}\": 1}}', or raise "
+            "sandbox.env.sandbox.ray.max_sandboxes_per_node"
+        )
+    return report.total
+
+
 def check_wandb(preset: TrainingPreset) -> None:
     if "wandb" not in preset.trainer.loggers or preset.trainer.wandb_mode == "disabled":
         return
@@ -376,9 +402,11 @@ def _launch_verl(plan: LaunchPlan) -> None:
     workflow_class = _load_object(WORKFLOW_CLASS_PATH, "the rLLM Workflow")
     from terminal_agent.sandbox.cleanup import CleanupDaemon, sweep_leaked
 
-    removed = sweep_leaked()
-    logger.info("removed %d leaked sandbox object(s) of dead runs", len(removed))
-    daemon = CleanupDaemon().start()
+    daemon = None
+    if preset.sandbox.backend == "docker":  # the label-scoped sweep and daemon are Docker's
+        removed = sweep_leaked()
+        logger.info("removed %d leaked sandbox object(s) of dead runs", len(removed))
+        daemon = CleanupDaemon().start()
     try:
         write_parquet_files(plan)
         os.environ["WANDB_MODE"] = preset.trainer.wandb_mode
@@ -391,11 +419,13 @@ def _launch_verl(plan: LaunchPlan) -> None:
             ray.init(runtime_env=ray_runtime_env(preset, get_ppo_ray_runtime_env()),
                      **get_ray_init_settings(plan.trainer_config))
         check_ray_cluster(preset)
+        check_sandbox_slots(preset)
         trainer = AgentTrainer(workflow_class=workflow_class, workflow_args=plan.workflow_args,
                                config=plan.trainer_config, train_dataset=None, val_dataset=None, backend="verl")
         trainer.train()
     finally:
-        daemon.stop()
+        if daemon is not None:
+            daemon.stop()
 
 
 def launch(plan: LaunchPlan) -> None:
@@ -410,6 +440,6 @@ def launch(plan: LaunchPlan) -> None:
 
 
 __all__ = [
-    "LaunchPlan", "check_packages", "dry_run_document", "forwarded_environment", "launch",
+    "LaunchPlan", "check_packages", "check_sandbox_slots", "dry_run_document", "forwarded_environment", "launch",
     "plan_launch", "ray_runtime_env", "redact", "write_dry_run", "write_parquet_files",
 ]

@@ -231,8 +231,8 @@ class TrainerSection(_Section):
 class SandboxSection(_Section):
     """Where episodes run."""
 
-    backend: Literal["docker", "bwrap", "ray"] = "docker"
-    """Sandbox backend of the environment."""
+    backend: str = "docker"
+    """Sandbox backend of the environment by name (``terminal_agent.sandbox.backends``: docker, bwrap, ...)."""
     env: dict[str, Any] = Field(default_factory=dict)
     """Extra ``EnvConfig`` settings passed as rLLM env_args (``sandbox``, ``actions``, ``grading``, ``judge``)."""
 

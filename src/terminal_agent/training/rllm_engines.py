@@ -23,6 +23,7 @@ from typing import Any
 from terminal_agent.compat.rllm import RLLM_AVAILABLE
 from terminal_agent.errors import ConfigError, ModelProviderError
 from terminal_agent.interfaces import ModelClient, ModelResponse
+from terminal_agent.models.base import ContextWindowExceededError
 
 if not RLLM_AVAILABLE:  # ModuleNotFoundError naming rllm: callers tell "rLLM missing" from a broken install
     raise ModuleNotFoundError(
@@ -32,6 +33,7 @@ if not RLLM_AVAILABLE:  # ModuleNotFoundError naming rllm: callers tell "rLLM mi
     )
 
 from rllm.engine.rollout.rollout_engine import ModelOutput, RolloutEngine  # noqa: E402
+from rllm.workflows.workflow import TerminationEvent, TerminationReason  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +62,14 @@ class RolloutEngineModelClient:
 
     ``outputs`` keeps every ``ModelOutput`` in call order: the workflow puts them on rLLM's steps
     (``step.model_output``), which is what rLLM's verl transform trains on.
+
+    Every rLLM engine ends the episode (``TerminationEvent(MAX_PROMPT_LENGTH_EXCEEDED)``) when a
+    turn's whole prompt passes ``data.max_prompt_length`` unless told not to; that cap is sized for
+    the first prompt, so a multi-turn episode would be cut a few turns in. The client passes
+    ``enforce_max_prompt_length=False`` (the context is bounded by ``max_context_tokens`` and the
+    server's ``max_model_len``) and turns that event, if an engine still raises it, into our
+    :class:`~terminal_agent.models.base.ContextWindowExceededError`: the episode is then cut and
+    graded like any other context overflow, not lost as a provider failure.
     """
 
     is_thread_safe = True
@@ -76,7 +86,7 @@ class RolloutEngineModelClient:
         self.engine = engine
         self.loop = loop
         self.timeout_s = timeout_s
-        self.engine_kwargs = engine_kwargs
+        self.engine_kwargs = {"enforce_max_prompt_length": False, **engine_kwargs}
         self.outputs: list[Any] = []
         self._lock = threading.Lock()
 
@@ -91,6 +101,10 @@ class RolloutEngineModelClient:
         except concurrent.futures.TimeoutError:
             future.cancel()
             raise ModelProviderError(f"rollout engine gave no reply within {self.timeout_s} s") from None
+        except TerminationEvent as event:
+            if event.reason is TerminationReason.MAX_PROMPT_LENGTH_EXCEEDED:
+                raise ContextWindowExceededError("the rollout engine refused a prompt over its max_prompt_length") from None
+            raise ModelProviderError(f"rollout engine ended the episode: {event.reason}") from None
         except (ConfigError, ModelProviderError):
             raise
         except Exception as exc:  # noqa: BLE001 - any engine failure is the provider's, never the model's answer

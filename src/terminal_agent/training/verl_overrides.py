@@ -173,6 +173,7 @@ def env_args_for(preset: TrainingPreset) -> dict[str, Any]:
     """rLLM ``env_args`` of :class:`~terminal_agent.env.DockerIsolatedEnv` (EnvConfig keys)."""
     env_args: dict[str, Any] = dict(preset.sandbox.env)
     env_args["max_steps"] = preset.agent.max_turns
+    env_args["sandbox"] = {**dict(env_args.get("sandbox") or {}), "backend": preset.sandbox.backend}
     env_args["reward"] = preset.reward.model_dump()
     return env_args
 

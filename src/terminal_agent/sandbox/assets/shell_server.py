@@ -26,6 +26,7 @@ Map (top-down):
   9. staying out of the agent's reach     stay_out_of_reach (re-exec as ``ta-sandbox``, signals)
 """
 
+import binascii
 import json
 import os
 import select
@@ -43,6 +44,8 @@ MAGIC = b"TA1 "
 TAG_VAR = b"TA_CMD_TAG"
 READ_CHUNK = 65536
 OOM_CONTROL = "/sys/fs/cgroup/memory/memory.oom_control"
+OOM_EVENTS = "/sys/fs/cgroup/memory.events"  # cgroup v2 (the bwrap backend binds the sandbox's cgroup there)
+RUN_CAP = 1 << 20  # bytes kept of a run_argv's output
 
 SELF_PID = os.getpid()
 WRITE_LOCK = threading.Lock()
@@ -120,6 +123,19 @@ def handle_request(shell, request):
                         "error": exc.strerror or str(exc)})
         else:
             send_reply({"id": request["id"], "ok": True})
+    elif op in FILE_OPS:
+        try:
+            header, parts = FILE_OPS[op](request)
+        except OSError as exc:  # the caller's path is wrong, the sandbox is fine
+            send_reply({"id": request["id"], "ok": False, "errno": exc.errno or 5,
+                        "error": exc.strerror or str(exc)})
+            return
+        header["id"] = request["id"]
+        send_reply(header, parts)
+    elif op == "run_argv":
+        header, parts = run_argv(request)
+        header["id"] = request["id"]
+        send_reply(header, parts)
     elif op == "reset_state":
         shell.drop_zygote()
         shell.env = dict(shell.initial_env)
@@ -136,6 +152,7 @@ def handle_request(shell, request):
 def stdin_reader():
     """Reads request lines; EOF (owner gone) ends the container."""
     buffer = b""
+    pending = []
     while True:
         try:
             chunk = os.read(0, READ_CHUNK)
@@ -145,7 +162,11 @@ def stdin_reader():
             chunk = b""
         if not chunk:
             kill_everything_and_exit(0)
-        buffer += chunk
+        if b"\n" not in chunk:  # a long line (a file's content): do not rescan what came before
+            pending.append(chunk)
+            continue
+        buffer = b"".join(pending) + buffer + chunk if pending else buffer + chunk
+        del pending[:]
         while b"\n" in buffer:
             line, buffer = buffer.split(b"\n", 1)
             if not line.strip():
@@ -850,7 +871,10 @@ def oom_kills():
     """The memory cgroup's OOM-kill counter (-1 when unknown); the file is kept open and re-read."""
     try:
         if not OOM_FD:
-            OOM_FD.append(os.open(OOM_CONTROL, os.O_RDONLY))
+            try:
+                OOM_FD.append(os.open(OOM_CONTROL, os.O_RDONLY))
+            except OSError:
+                OOM_FD.append(os.open(OOM_EVENTS, os.O_RDONLY))
         text = os.pread(OOM_FD[0], 4096, 0)
         for line in text.splitlines():
             if line.startswith(b"oom_kill "):
@@ -858,6 +882,154 @@ def oom_kills():
     except (OSError, ValueError):
         pass
     return -1
+
+
+# =================================================================================================
+# 8b. Files and privileged runs over this channel (the bwrap backend; Docker uses its Engine API)
+# =================================================================================================
+
+def op_read_file(request):
+    """The whole file (symlinks followed) as the reply's one part."""
+    path = request["path"]
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the server
+    try:
+        mode = os.fstat(fd).st_mode
+        if mode & 0o170000 == 0o040000:
+            raise IsADirectoryError(21, "Is a directory", path)
+        if mode & 0o170000 != 0o100000:
+            raise FileNotFoundError(2, "Not a regular file", path)
+        os.set_blocking(fd, True)
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return {"ok": True}, [b"".join(chunks)]
+
+
+def op_write_file(request):
+    """Create or replace a file (parents created; a directory is never replaced): temp file + rename."""
+    path = request["path"]
+    if os.path.isdir(path):
+        raise IsADirectoryError(21, "Is a directory", path)
+    parent = os.path.dirname(path) or "/"
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except FileExistsError:
+        raise NotADirectoryError(20, "Not a directory", path) from None
+    write_atomically(path, binascii.a2b_base64(request.get("data", "")), int(request.get("mode", 0o644)))
+    return {"ok": True}, []
+
+
+def write_atomically(path, data, mode):
+    temp = "%s.ta-%s" % (path, os.urandom(4).hex())
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fchmod(fd, mode & 0o7777)
+    finally:
+        os.close(fd)
+    try:
+        os.rename(temp, path)
+    except OSError:
+        close_quietly_unlink(temp)
+        raise
+
+
+def close_quietly_unlink(path):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+
+
+def op_put_files(request):
+    """Unpack entries (d: directory, f: file, l: symlink) under ``dest``, which must exist; as root."""
+    dest = request["dest"]
+    if not os.path.isdir(dest):
+        raise FileNotFoundError(2, "No such file or directory", dest)
+    for entry in request.get("entries", []):
+        name = entry["name"].strip("/")
+        if not name or ".." in name.split("/"):
+            raise PermissionError(1, "entry name escapes the destination", name)
+        path = os.path.join(dest, name)
+        kind, mode = entry["type"], int(entry.get("mode", 0o644)) & 0o7777
+        uid, gid = int(entry.get("uid", 0)), int(entry.get("gid", 0))
+        if kind == "d":  # like an untar: a symlink or file in the way is replaced by the directory
+            if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
+                os.unlink(path)
+            if not os.path.isdir(path):
+                os.mkdir(path, mode)
+            os.chmod(path, mode)
+        elif kind == "l":
+            if os.path.lexists(path) and not os.path.isdir(path):
+                os.unlink(path)
+            os.symlink(entry["link"], path)
+        else:
+            write_atomically(path, binascii.a2b_base64(entry.get("data", "")), mode)
+        os.lchown(path, uid, gid)
+    return {"ok": True}, []
+
+
+FILE_OPS = {"read_file": op_read_file, "write_file": op_write_file, "put_files": op_put_files}
+
+
+def run_argv(request):
+    """Run ``argv`` directly (no shell) with cwd / and only ``env``; output merged and capped at RUN_CAP.
+
+    At the deadline every process but this server is killed and ``timed_out`` is set."""
+    started = time.monotonic()
+    timeout = float(request["timeout"])
+    env = dict((k.encode(), v.encode()) for k, v in (request.get("env") or {}).items())
+    try:
+        proc = subprocess.Popen([a.encode("utf-8", "surrogateescape") for a in request["argv"]],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                cwd="/", env=env, start_new_session=True, close_fds=True)
+    except OSError as exc:
+        return {"ok": True, "exit_code": 127, "timed_out": False}, [("cannot run: %s\n" % exc).encode()]
+    capture = Capture(RUN_CAP)
+    fd = proc.stdout.fileno()
+    os.set_blocking(fd, False)
+    pidfd = os.pidfd_open(proc.pid)
+    timed_out = False
+    while True:
+        remaining = started + timeout - time.monotonic()
+        if remaining <= 0:
+            timed_out = True
+            break
+        ready, _, _ = select.select([fd, pidfd], [], [], remaining)
+        if fd in ready:
+            try:
+                data = os.read(fd, READ_CHUNK)
+            except BlockingIOError:
+                data = None
+            if data == b"":
+                break
+            if data:
+                capture.feed(data)
+                continue
+        if pidfd in ready:  # exited: take what is in the pipe; a child left holding it does not keep us waiting
+            while True:
+                try:
+                    data = os.read(fd, READ_CHUNK)
+                except BlockingIOError:
+                    break
+                if not data:
+                    break
+                capture.feed(data)
+            break
+    os.close(pidfd)
+    if timed_out:
+        kill_all()
+    proc.stdout.close()
+    status = proc.wait()
+    return {"ok": True, "exit_code": 124 if timed_out else status, "timed_out": timed_out,
+            "out_cut": capture.cut}, [capture.value()]
 
 
 # =================================================================================================

@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Validate every shipped task and a sample of family instances; pin the results in a manifest.
+
+    python dataset/validate_corpus.py                       # all of latest_verified.csv + 2 instances per family and split
+    python dataset/validate_corpus.py --per-family 4 -c 4   # more instances, more containers at once
+    python dataset/validate_corpus.py --task fix-crlf-script     # re-validate one task, update its manifest entry
+
+Each task runs twice in a real container: a no-op agent (must score < 1) and the reference
+solution (must score 1.0). The CSV's results and content hashes go to
+dataset/validation_manifest.json (committed; CI checks that every shipped task is in it with its
+current hashes); the family instances' results go to dataset/family_validation.json. Exit 1
+when anything is invalid or could not be checked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from _dataset_scripts import HERE  # first: makes terminal_agent importable from a bare checkout
+
+from terminal_agent.task_quality.validation import validate_tasks, validation_manifest, write_manifest
+from terminal_agent.tasks.csv_format import read_tasks_csv
+from terminal_agent.tasks.families import FAMILIES, SPLITS, generate_instances
+
+CSV_PATH = HERE / "latest_verified.csv"
+MANIFEST_PATH = HERE / "validation_manifest.json"
+FAMILY_MANIFEST_PATH = HERE / "family_validation.json"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--concurrency", "-c", type=int, default=3, help="episodes at once (default 3)")
+    parser.add_argument("--per-family", type=int, default=2, help="instances per family and split (0: none)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the family instances")
+    parser.add_argument("--task", action="append", help="only this shipped task (repeatable; updates its manifest entry)")
+    args = parser.parse_args(argv)
+
+    tasks = read_tasks_csv(CSV_PATH).tasks
+    if args.task:
+        tasks = [t for t in tasks if t.task_id in set(args.task)]
+    started = time.monotonic()
+    shipped = validate_tasks(tasks, concurrency=args.concurrency)
+    bad = [v for v in shipped if not v.ok]
+    print(f"shipped tasks: {len(shipped) - len(bad)}/{len(shipped)} valid in {time.monotonic() - started:.0f} s")
+    for v in bad:
+        print(f"  INVALID {v.task_id}: no-op {v.noop_score} oracle {v.oracle_score} {v.problems} {v.infrastructure_errors}")
+    manifest = validation_manifest(shipped, "dataset/latest_verified.csv")
+    if args.task and MANIFEST_PATH.exists():
+        # keep the other tasks' entries; drop entries of tasks no longer shipped
+        old = json.loads(MANIFEST_PATH.read_text())
+        order = [t.task_id for t in read_tasks_csv(CSV_PATH).tasks]
+        entries = {**{k: v for k, v in old["tasks"].items() if k in order}, **manifest["tasks"]}
+        entries = {task_id: entries[task_id] for task_id in order if task_id in entries}
+        manifest["tasks"] = entries
+        manifest["n_tasks"], manifest["n_ok"] = len(entries), sum(1 for v in entries.values() if v["ok"])
+    write_manifest(manifest, MANIFEST_PATH)
+
+    family_bad = []
+    if args.per_family and not args.task:
+        instances = [
+            task
+            for name in FAMILIES
+            for split in SPLITS
+            for task in generate_instances(name, args.per_family, args.seed, split=split)  # type: ignore[arg-type]
+        ]
+        started = time.monotonic()
+        generated = validate_tasks(instances, concurrency=args.concurrency)
+        family_bad = [v for v in generated if not v.ok]
+        print(f"family instances: {len(generated) - len(family_bad)}/{len(generated)} valid in {time.monotonic() - started:.0f} s")
+        for v in family_bad:
+            print(f"  INVALID {v.task_id}: no-op {v.noop_score} oracle {v.oracle_score} {v.problems} {v.infrastructure_errors}")
+        manifest = validation_manifest(generated, f"families, {args.per_family} per family and split, seed {args.seed}")
+        write_manifest(manifest, FAMILY_MANIFEST_PATH)
+    return 1 if bad or family_bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,80 @@
+"""The shipped task corpus (dataset/latest_verified.csv): its shape, its sources, its pinned validation.
+
+CI validates a rotating sample in real containers (the sample changes daily); the whole corpus is
+validated by ``python dataset/validate_corpus.py`` (docs/tasks.md), which rewrites the manifest.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from terminal_agent.task_quality.validation import validate_tasks
+from terminal_agent.tasks.csv_format import read_tasks_csv
+
+ROOT = Path(__file__).resolve().parents[1]
+CSV = ROOT / "dataset" / "latest_verified.csv"
+MANIFEST = ROOT / "dataset" / "validation_manifest.json"
+CATEGORIES = {"text-processing", "debugging", "data-processing", "file-operations", "config-editing", "algorithms",
+              "backup-archive", "performance", "edge-cases"}
+SAMPLE_SIZE = 4
+
+
+def _tasks():
+    result = read_tasks_csv(CSV)
+    assert result.errors == []
+    return result.tasks
+
+
+def test_corpus_shape():
+    tasks = _tasks()
+    corpus = [t for t in tasks if t.use_case_category == "corpus"]
+    assert len(corpus) >= 60
+    assert CATEGORIES <= {t.category for t in corpus}
+    assert {"easy", "medium", "hard"} <= {t.difficulty for t in corpus}
+    assert sum("one-command" in t.tags for t in corpus) >= 0.2 * len(corpus)
+    for task in corpus:
+        assert len(task.test_weights) >= 3 and task.unweighted_tests == [], task.task_id
+        weights = sorted(task.test_weights.values())
+        assert weights[-1] < sum(weights), f"{task.task_id}: one test holds all the credit"
+    counts = Counter(t.category for t in corpus)
+    assert min(counts.values()) >= 4, counts
+
+
+def test_csv_is_built_from_the_corpus_sources():
+    proc = subprocess.run([sys.executable, str(ROOT / "dataset" / "build_corpus.py"), "--check"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_manifest_pins_every_shipped_task_as_validated():
+    manifest = json.loads(MANIFEST.read_text())
+    entries = manifest["tasks"]
+    tasks = _tasks()
+    assert sorted(entries) == sorted(t.task_id for t in tasks), "re-run dataset/validate_corpus.py"
+    for task in tasks:
+        entry = entries[task.task_id]
+        assert entry["hashes"] == task.content_hashes(), f"{task.task_id} changed since it was validated"
+        assert entry["ok"] and entry["oracle_score"] == 1.0 and entry["noop_score"] < 1.0, task.task_id
+
+
+def _rotating_sample(tasks):
+    """SAMPLE_SIZE tasks, a different slice every day, so CI covers the corpus over a couple of weeks."""
+    day = dt.date.today().toordinal()
+    start = (day * SAMPLE_SIZE) % len(tasks)
+    return [tasks[(start + i) % len(tasks)] for i in range(SAMPLE_SIZE)]
+
+
+@pytest.mark.docker
+def test_a_rotating_sample_validates_in_containers():
+    sample = _rotating_sample(_tasks())
+    validations = validate_tasks(sample, concurrency=3)
+    bad = [(v.task_id, v.noop_score, v.oracle_score, v.problems, v.infrastructure_errors) for v in validations if not v.ok]
+    assert not bad, bad
+    assert all(v.noop_score < 1.0 and v.oracle_score == 1.0 for v in validations)
