@@ -66,3 +66,26 @@ def test_config_from_the_packaged_local_presets():
         LocalTrainingConfig.from_preset(load_preset("test_8b_2_gpus"))
     with pytest.raises(ValueError, match="unknown advantage estimator 'ppo'; valid: grpo"):
         LocalTrainingConfig(adv_estimator="ppo")
+
+
+def test_the_judge_weight_schedule_recombines_scored_rewards_per_step():
+    from terminal_agent.outcome import EpisodeOutcome, Termination
+    from terminal_agent.rewards.reward import RewardConfig
+    from terminal_agent.rewards.reward_schedule import JudgeWeightSchedule
+    from terminal_agent.training.local_trainer import apply_judge_schedule
+
+    reward = RewardConfig(
+        test_weight=0.65, judge_weight=0.35,
+        judge_schedule=JudgeWeightSchedule(kind="linear", start_weight=0.35, end_weight=0.0, steps=10),
+    )
+
+    def outcome(scored=True):
+        info = {"scored": scored, "test_score": 1.0, "judge_score": 0.0, "reward": 0.65}
+        return EpisodeOutcome("t", Termination.FINISHED, scored=scored, reward=0.65 if scored else None, info=info)
+
+    early, late, unscored = outcome(), outcome(), outcome(scored=False)
+    apply_judge_schedule([[early, unscored]], reward, step=0)
+    apply_judge_schedule([[late]], reward, step=10)
+    assert early.reward == pytest.approx(0.65)  # judge weight 0.35 of a judge score 0
+    assert late.reward == pytest.approx(1.0)  # annealed to tests only
+    assert unscored.reward is None  # masked samples stay masked

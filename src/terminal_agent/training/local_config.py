@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from terminal_agent.rewards.reward import RewardConfig
+
 from terminal_agent.training.algorithms.policy_loss import LOSS_AGG_MODES, ActorLossConfig
 
 
@@ -103,6 +105,8 @@ class LocalTrainingConfig(BaseModel):
     """Continue from the run directory's latest checkpoint when there is one."""
     test_weight: float = Field(1.0, ge=0.0)
     judge_weight: float = Field(0.0, ge=0.0)
+    reward: RewardConfig | None = None
+    """The whole reward config (judge weight schedule included); None builds one from the two weights."""
 
     # --- SFT warm start ---------------------------------------------------------------------
     sft_enabled: bool = False
@@ -132,6 +136,12 @@ class LocalTrainingConfig(BaseModel):
             kl_loss_coef=self.kl_loss_coef,
             kl_loss_type=self.kl_loss_type,
         )
+
+    def reward_config(self) -> RewardConfig:
+        """The env's reward config: ``reward`` when given, else the two weights."""
+        if self.reward is not None:
+            return self.reward
+        return RewardConfig(test_weight=self.test_weight, judge_weight=self.judge_weight)
 
     @classmethod
     def from_preset(cls, preset: Any, **overrides: Any) -> "LocalTrainingConfig":
@@ -182,6 +192,7 @@ class LocalTrainingConfig(BaseModel):
             resume=getattr(trainer, "resume", "auto") != "disable",
             test_weight=preset.reward.test_weight,
             judge_weight=preset.reward.judge_weight,
+            reward=preset.reward,
             sft_enabled=local.sft_warm_start.enabled,
             sft_epochs=local.sft_warm_start.epochs,
             sft_lr=local.sft_warm_start.lr,

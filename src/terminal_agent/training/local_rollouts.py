@@ -148,7 +148,6 @@ EnvFactory = Callable[[Task, LocalTrainingConfig, str], Any]
 
 def default_env_factory(task: Task, config: LocalTrainingConfig, run_id: str) -> Any:
     from terminal_agent.env import DockerIsolatedEnv, EnvConfig
-    from terminal_agent.rewards.reward import RewardConfig
 
     if config.trajectory_timeout_s < task.limits.agent_timeout_s:  # the preset's episode budget, graded by the env
         task = task.model_copy(update={"limits": task.limits.model_copy(update={"agent_timeout_s": config.trajectory_timeout_s})})
@@ -157,7 +156,7 @@ def default_env_factory(task: Task, config: LocalTrainingConfig, run_id: str) ->
         EnvConfig(
             max_steps=config.max_turns,
             run_id=run_id,
-            reward=RewardConfig(test_weight=config.test_weight, judge_weight=config.judge_weight),
+            reward=config.reward_config(),
         ),
     )
 

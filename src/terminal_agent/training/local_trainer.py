@@ -28,6 +28,7 @@ from terminal_agent.errors import ConfigError
 from terminal_agent.models.base import first_closed_tag_end
 from terminal_agent.outcome import EpisodeOutcome
 from terminal_agent.rollout.results import PASS_THRESHOLD
+from terminal_agent.rewards.reward import RewardConfig, reward_at_step
 from terminal_agent.tasks.model import Task
 from terminal_agent.training.algorithms.group_selection import GroupSelection, select_groups
 from terminal_agent.training.checkpoints import (
@@ -154,6 +155,16 @@ def step_metrics(batch: RolloutBatch, selection: GroupSelection, stats: UpdateSt
     return metrics
 
 
+def apply_judge_schedule(groups: Sequence[Sequence[EpisodeOutcome]], reward: RewardConfig, step: int) -> None:
+    """Recombine each scored episode's reward with the judge weight of ``step`` (no schedule: unchanged)."""
+    if reward.judge_schedule is None:
+        return
+    for group in groups:
+        for outcome in group:
+            if outcome.trainable:
+                outcome.reward = reward_at_step(outcome.info, reward, step)
+
+
 def _seed_everything(seed: int) -> None:
     import torch
 
@@ -270,6 +281,7 @@ def train_local(
                 if task_id not in summary.skipped_tasks:
                     summary.skipped_tasks[task_id] = why
                     progress.message(f"skipped task {task_id}: {why}")
+            apply_judge_schedule(batch.outcomes, config.reward_config(), step)
             selection = select_groups(
                 batch.outcomes, reject_zero_variance=config.reject_zero_variance_groups, mask_truncated=config.mask_truncated
             )
