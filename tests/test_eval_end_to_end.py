@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from terminal_agent.models.scripted import ScriptedModelClient
-from terminal_agent.rollout.results import RunResults
+from terminal_agent.evaluation.results import RunResults
 from terminal_agent.rollout.runner import RolloutConfig, RolloutRunner
 from terminal_agent.tasks.loading import load_tasks
 from terminal_agent.task_quality.validation import oracle_replies
@@ -170,7 +170,7 @@ def test_eval_run_replays_a_script_per_trial_and_fails_when_a_task_has_no_scored
 
 def test_max_error_rate_counts_infrastructure_errors_over_all_trials():
     from terminal_agent.cli.eval_commands import run_failures
-    from terminal_agent.rollout.results import TrialError, TrialResult
+    from terminal_agent.evaluation.results import TrialError, TrialResult
 
     def trial(task_id: str, attempt: int, scored: bool) -> TrialResult:
         if scored:

@@ -11,7 +11,7 @@ import pytest
 
 from terminal_agent.evaluation.report import pass_at_k_values, run_report_markdown, summarize
 from terminal_agent.evaluation.stats import bootstrap_mean_ci, mean_pass_at_k, paired_bootstrap, pass_at_k
-from terminal_agent.rollout.results import RunInfo, RunResults, TrialError, TrialResult
+from terminal_agent.evaluation.results import RunInfo, RunResults, TrialError, TrialResult
 
 
 # --- plain references --------------------------------------------------------------------------

@@ -165,7 +165,7 @@ def report(
 ) -> None:
     """Summarize a finished (or partial) run."""
     from terminal_agent.evaluation.report import run_report_markdown, summarize
-    from terminal_agent.rollout.results import RunResults
+    from terminal_agent.evaluation.results import RunResults
 
     results = RunResults.read(results_path)
     summary = summarize(results)
@@ -196,7 +196,7 @@ def compare(
 ) -> None:
     """Did B beat A? Paired per-task bootstrap of the difference of per-task means."""
     from terminal_agent.evaluation.report import compare_runs, comparison_markdown
-    from terminal_agent.rollout.results import RunResults
+    from terminal_agent.evaluation.results import RunResults
 
     if metric not in {"reward", "pass"}:
         raise typer.BadParameter("must be 'reward' or 'pass'", param_hint="--metric")

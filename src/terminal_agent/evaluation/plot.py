@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from terminal_agent.evaluation.report import summarize
-from terminal_agent.rollout.results import RunResults
+from terminal_agent.evaluation.results import RunResults
 
 
 def plot_run(results: RunResults, path: Path, summary: dict | None = None) -> Path:

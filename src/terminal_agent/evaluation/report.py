@@ -14,7 +14,7 @@ from terminal_agent.evaluation.stats import (
     mean_pass_at_k,
     paired_bootstrap,
 )
-from terminal_agent.rollout.results import RunResults
+from terminal_agent.evaluation.results import RunResults
 
 
 def pass_at_k_values(attempts: int) -> list[int]:

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from terminal_agent.interfaces import ModelClient
 from terminal_agent.rollout.metered_model import MeteredModel
-from terminal_agent.rollout.results import RunInfo, RunResults, TrialResult
+from terminal_agent.evaluation.results import RunInfo, RunResults, TrialResult
 from terminal_agent.rollout.transcripts import to_jsonable, transcript_path, write_transcript
 from terminal_agent.rollout.trial_records import (
     fill_model_metrics,

@@ -9,7 +9,7 @@ from typing import Any
 
 from terminal_agent.errors import error_kind
 from terminal_agent.rollout.metered_model import MeteredModel
-from terminal_agent.rollout.results import TestRecord, TrialError, TrialResult
+from terminal_agent.evaluation.results import TestRecord, TrialError, TrialResult
 
 
 def trial_from_episode(task_id: str, attempt: int, episode: Any) -> TrialResult:

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.interfaces import ModelClient
-from terminal_agent.rollout.results import TrialResult
+from terminal_agent.evaluation.results import TrialResult
 from terminal_agent.rollout.runner import ProgressCallback, RolloutConfig, RolloutRunner, TrialSpec
 from terminal_agent.tasks.model import Task
 

@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from terminal_agent.interfaces import ModelClient
-from terminal_agent.rollout.results import PASS_THRESHOLD, TrialResult
+from terminal_agent.evaluation.results import PASS_THRESHOLD, TrialResult
 from terminal_agent.rollout.runner import ProgressCallback, RolloutConfig, RolloutRunner, TrialSpec
 from terminal_agent.tasks.model import Task
 

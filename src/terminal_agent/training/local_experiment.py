@@ -88,7 +88,7 @@ def run_learning_experiment(
     """Train, evaluate base and trained on ``held_out_tasks``, compare (see the module docstring)."""
     from terminal_agent.evaluation.report import compare_runs, comparison_markdown
     from terminal_agent.models.batched_generation import BatchedEmbeddedClient, BatchedGenerationConfig
-    from terminal_agent.rollout.results import RunResults
+    from terminal_agent.evaluation.results import RunResults
     from terminal_agent.training.checkpoints import latest_checkpoint, load_adapter_weights
     from terminal_agent.training.local_policy import load_policy
 

@@ -27,7 +27,7 @@ import numpy as np
 from terminal_agent.errors import ConfigError
 from terminal_agent.models.base import first_closed_tag_end
 from terminal_agent.outcome import EpisodeOutcome
-from terminal_agent.rollout.results import PASS_THRESHOLD
+from terminal_agent.evaluation.results import PASS_THRESHOLD
 from terminal_agent.rewards.reward import RewardConfig, reward_at_step
 from terminal_agent.tasks.model import Task
 from terminal_agent.training.algorithms.group_selection import GroupSelection, select_groups

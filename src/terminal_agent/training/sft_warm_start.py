@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from terminal_agent.rollout.results import PASS_THRESHOLD
+from terminal_agent.evaluation.results import PASS_THRESHOLD
 from terminal_agent.tasks.model import Task
 from terminal_agent.training.demonstration_client import DemonstrationClient
 from terminal_agent.training.local_config import LocalTrainingConfig
