@@ -105,6 +105,10 @@ def run(
         None, "--max-error-rate", min=0.0, max=1.0,
         help="Exit 1 when more than this share of trials were infrastructure errors (default: no limit).",
     ),
+    sandbox_backend: str = typer.Option("docker", "--sandbox", help="Sandbox backend: docker, bwrap (no daemon; needs an export) or ray."),
+    images_dir: Path = typer.Option(
+        None, "--images-dir", help="The bwrap backend's export (`terminal-agent images export`); default: $TERMINAL_AGENT_IMAGES_DIR."
+    ),
 ) -> None:
     """Evaluate a model on tasks: results.json, transcripts/, report.md and rewards.png.
 
@@ -118,6 +122,7 @@ def run(
     tasks = _select(load_tasks(tasks_path), task_ids, limit)
     if not tasks:
         raise typer.BadParameter("no tasks selected", param_hint="TASKS")
+    sandbox = _sandbox_config(sandbox_backend, images_dir)
     model_config = config_from_spec(model, api_base=api_base, max_tokens=max_tokens, temperature=temperature)
     console.print(f"loading model {model_config.model or model_config.type} ...", highlight=False)
     client = build_model_client(model_config)
@@ -127,7 +132,8 @@ def run(
     if temperature is not None:
         sampling["temperature"] = temperature
     config = RolloutConfig(
-        attempts=attempts, max_steps=max_steps, concurrency=concurrency, episode_timeout_s=episode_timeout, sampling=sampling
+        attempts=attempts, max_steps=max_steps, concurrency=concurrency, episode_timeout_s=episode_timeout, sampling=sampling,
+        sandbox=sandbox,
     )
     output_dir = output_dir or Path("runs") / f"eval-{config.run_id}"
     config.output_dir = output_dir
@@ -142,6 +148,21 @@ def run(
         console.print(f"[red]failed[/red]: {escape(failure)}", highlight=False)
     if failures:
         raise typer.Exit(1)
+
+
+def _sandbox_config(backend: str, images_dir: Path | None):  # noqa: ANN202 - SandboxConfig, imported lazily
+    """The evaluation's sandbox settings; an unknown backend is a usage error that lists the known ones."""
+    from terminal_agent.errors import ConfigError
+    from terminal_agent.sandbox.backends import SANDBOX_BACKENDS
+    from terminal_agent.sandbox.config import BwrapConfig, SandboxConfig
+
+    try:
+        SANDBOX_BACKENDS.get(backend)
+    except ConfigError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--sandbox") from exc
+    if images_dir is not None and backend != "bwrap":
+        raise typer.BadParameter("--images-dir is for --sandbox bwrap", param_hint="--images-dir")
+    return SandboxConfig(backend=backend, bwrap=BwrapConfig(images_dir=str(images_dir) if images_dir else None))
 
 
 def run_failures(trials, max_error_rate: float | None) -> list[str]:  # noqa: ANN001 - TrialResult records

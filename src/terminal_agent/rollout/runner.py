@@ -38,6 +38,7 @@ from terminal_agent.rollout.trial_records import (
     wall_clock_trial,
 )
 from terminal_agent.tasks.model import Task
+from terminal_agent.sandbox.config import SandboxConfig
 
 __all__ = [
     "RESULTS_FILE",
@@ -76,6 +77,8 @@ class RolloutConfig(BaseModel):
     """Name of the run (also passed to the sandboxes' labels when the env accepts it)."""
     sweep_leaked: bool = True
     """Remove sandboxes leaked by dead earlier runs before starting, and keep a CleanupDaemon sweeping while the run lasts."""
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    """Where the default env runs episodes: the sandbox backend (``docker``, ``bwrap``, ``ray``) and its settings."""
 
 
 @dataclass(frozen=True)
@@ -93,7 +96,7 @@ ProgressCallback = Callable[[int, int, TrialResult], None]
 def _default_env_factory(task: Task, config: RolloutConfig) -> Any:
     from terminal_agent.env import DockerIsolatedEnv, EnvConfig
 
-    return DockerIsolatedEnv(task, EnvConfig(max_steps=config.max_steps, run_id=config.run_id))
+    return DockerIsolatedEnv(task, EnvConfig(max_steps=config.max_steps, run_id=config.run_id, sandbox=config.sandbox))
 
 
 def _default_agent_factory(task: Task) -> Any:

@@ -144,6 +144,29 @@ def save_checkpoint(
     return final
 
 
+WARM_START_DIR = "warm_start"
+
+
+def save_warm_start(run_dir: Path, model: Any) -> Path:
+    """Keep the adapter the SFT warm start ended with in ``run_dir/warm_start`` (never pruned), so that
+    GRPO's own effect can be measured against it; loadable with :func:`load_adapter_weights`."""
+    final = Path(run_dir) / WARM_START_DIR
+    staging = Path(run_dir) / f".{WARM_START_DIR}.tmp-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    model.save_pretrained(str(staging / ADAPTER_DIR))
+    if final.exists():
+        shutil.rmtree(final)
+    staging.rename(final)
+    return final
+
+
+def warm_start_checkpoint(run_dir: Path) -> Path | None:
+    """``run_dir/warm_start`` when the run had an SFT warm start, else None."""
+    path = Path(run_dir) / WARM_START_DIR
+    return path if (path / ADAPTER_DIR).is_dir() else None
+
+
 def latest_checkpoint(run_dir: Path) -> Path | None:
     """The newest complete checkpoint of ``run_dir`` (None when there is none)."""
     root = checkpoint_root(run_dir)
@@ -186,6 +209,8 @@ __all__ = [
     "TaskOrder",
     "TrainerCheckpoint",
     "latest_checkpoint",
+    "save_warm_start",
+    "warm_start_checkpoint",
     "load_adapter_weights",
     "load_checkpoint",
     "rng_state",

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from terminal_agent.rewards.reward import RewardConfig
+from terminal_agent.sandbox.config import SandboxConfig
 
 from terminal_agent.training.algorithms.policy_loss import LOSS_AGG_MODES, ActorLossConfig
 
@@ -108,6 +109,10 @@ class LocalTrainingConfig(BaseModel):
     reward: RewardConfig | None = None
     """The whole reward config (judge weight schedule included); None builds one from the two weights."""
 
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    """Where episodes run: the sandbox backend (``docker``, ``bwrap``, ``ray``) and its settings; the
+    SFT warm start, the GRPO rollouts and the learning experiment's evaluations all use it."""
+
     # --- SFT warm start ---------------------------------------------------------------------
     sft_enabled: bool = False
     """Run a supervised warm start on reference-solution transcripts of the train tasks first."""
@@ -161,6 +166,7 @@ class LocalTrainingConfig(BaseModel):
             lora_dropout=local.lora.dropout,
             lora_target_modules=list(local.lora.target_modules),
             num_threads=local.num_threads,
+            concurrency=preset.agent.parallel_episodes,
             group_size=preset.rollout.n,
             tasks_per_step=preset.batch.train_batch_size,
             temperature=preset.rollout.temperature,
@@ -196,9 +202,27 @@ class LocalTrainingConfig(BaseModel):
             sft_enabled=local.sft_warm_start.enabled,
             sft_epochs=local.sft_warm_start.epochs,
             sft_lr=local.sft_warm_start.lr,
+            sandbox=sandbox_config_of(preset),
         )
         values.update(overrides)
         return cls(**values)
 
 
-__all__ = ["LocalTrainingConfig"]
+def sandbox_config_of(preset: Any) -> SandboxConfig:
+    """The preset's sandbox settings: ``sandbox.env.sandbox`` (an ``EnvConfig``'s sandbox section) with
+    ``sandbox.backend`` on top, validated (a bad key is a ``ConfigError`` that names it)."""
+    from pydantic import ValidationError
+
+    from terminal_agent.errors import ConfigError
+
+    section = getattr(preset, "sandbox", None)
+    if section is None:
+        return SandboxConfig()
+    extra = dict((section.env or {}).get("sandbox") or (section.env or {}).get("sandbox_config") or {})
+    try:
+        return SandboxConfig.model_validate({**extra, "backend": section.backend})
+    except ValidationError as exc:
+        raise ConfigError(f"preset sandbox settings: {exc}") from exc
+
+
+__all__ = ["LocalTrainingConfig", "sandbox_config_of"]

@@ -5,8 +5,11 @@ Layout of the output directory::
 
     train/                 the local training run (metrics.jsonl, curves.png, checkpoints/, wandb/)
     eval_base/results.json the held-out evaluation of the base model
+    eval_warm_start/results.json  the same with the SFT warm start's adapter (runs with a warm start only)
     eval_trained/results.json  the same tasks, attempts and sampling with the trained adapter
-    comparison.md / comparison.json  paired bootstrap of trained minus base (reward and pass rate)
+    comparison.md / comparison.json  paired bootstraps (reward and pass rate): trained minus base, and with
+                           a warm start also trained minus warm start (GRPO's own effect) and warm start
+                           minus base (the SFT's effect)
     splits.json            which task ids were trained on and which were held out
 
 Held-out tasks never reach the trainer (nor its SFT warm start): the split is made here, by task
@@ -39,8 +42,17 @@ class ExperimentResult:
     base_results: Path
     trained_results: Path
     comparisons: dict[str, Any]
-    """``reward`` and ``pass`` -> the paired comparison as a dict."""
+    """``reward`` and ``pass`` -> trained minus base as a dict; with a warm start also ``grpo_reward`` /
+    ``grpo_pass`` (trained minus warm start) and ``sft_reward`` / ``sft_pass`` (warm start minus base)."""
     markdown: str
+    warm_start_results: Path | None = None
+
+
+COMPARISONS = (
+    ("", "trained vs base", "base", "trained"),
+    ("grpo_", "trained vs warm start (GRPO's own effect)", "warm_start", "trained"),
+    ("sft_", "warm start vs base (the SFT warm start's effect)", "base", "warm_start"),
+)
 
 
 def split_sources(tasks: str | Path, held_out: str | Path | None, *, val_fraction: float, split_seed: int) -> tuple[list[Task], list[Task]]:
@@ -60,13 +72,15 @@ def split_sources(tasks: str | Path, held_out: str | Path | None, *, val_fractio
 
 
 def evaluate_policy(client: Any, tasks: Sequence[Task], out_dir: Path, *, attempts: int, max_steps: int, max_tokens: int,
-                    temperature: float, concurrency: int, on_progress: Any = None) -> Path:
-    """Run ``tasks`` ``attempts`` times with ``client`` through the rollout runner; the results.json path."""
+                    temperature: float, concurrency: int, on_progress: Any = None, sandbox: Any = None) -> Path:
+    """Run ``tasks`` ``attempts`` times with ``client`` through the rollout runner (in ``sandbox``, a
+    ``SandboxConfig``; default Docker); the results.json path."""
     from terminal_agent.rollout.runner import RolloutConfig, RolloutRunner
 
     config = RolloutConfig(
         attempts=attempts, max_steps=max_steps, concurrency=concurrency, output_dir=out_dir,
         sampling={"temperature": temperature, "max_tokens": max_tokens},
+        **({"sandbox": sandbox} if sandbox is not None else {}),
     )
     RolloutRunner(client, config, on_progress=on_progress).run(list(tasks))
     return out_dir / "results.json"
@@ -89,7 +103,7 @@ def run_learning_experiment(
     from terminal_agent.evaluation.report import compare_runs, comparison_markdown
     from terminal_agent.models.batched_generation import BatchedEmbeddedClient, BatchedGenerationConfig
     from terminal_agent.evaluation.results import RunResults
-    from terminal_agent.training.checkpoints import latest_checkpoint, load_adapter_weights
+    from terminal_agent.training.checkpoints import latest_checkpoint, load_adapter_weights, warm_start_checkpoint
     from terminal_agent.training.local_policy import load_policy
 
     held_ids = {t.task_id for t in held_out_tasks}
@@ -108,24 +122,37 @@ def run_learning_experiment(
     if checkpoint is None:
         raise ConfigError(f"training wrote no checkpoint in {out_dir / 'train'}")
     eval_kwargs = dict(attempts=eval_attempts, max_steps=config.max_turns, max_tokens=config.max_response_length_per_turn,
-                       temperature=eval_temperature, concurrency=eval_concurrency, on_progress=on_eval_progress)
+                       temperature=eval_temperature, concurrency=eval_concurrency, on_progress=on_eval_progress,
+                       sandbox=config.sandbox)
+    results: dict[str, Path] = {}
     with policy.model.disable_adapter():
         base_client = BatchedEmbeddedClient(policy.model, policy.tokenizer, sampling, name="base")
-        base = evaluate_policy(base_client, held_out_tasks, out_dir / "eval_base", **eval_kwargs)
+        results["base"] = evaluate_policy(base_client, held_out_tasks, out_dir / "eval_base", **eval_kwargs)
+    warm_start = warm_start_checkpoint(out_dir / "train")
+    if warm_start is not None:
+        load_adapter_weights(policy.model, warm_start)
+        warm_client = BatchedEmbeddedClient(policy.model, policy.tokenizer, sampling, name="warm start (SFT)")
+        results["warm_start"] = evaluate_policy(warm_client, held_out_tasks, out_dir / "eval_warm_start", **eval_kwargs)
     load_adapter_weights(policy.model, checkpoint)
     trained_client = BatchedEmbeddedClient(policy.model, policy.tokenizer, sampling, name=f"trained ({checkpoint.name})")
-    trained = evaluate_policy(trained_client, held_out_tasks, out_dir / "eval_trained", **eval_kwargs)
+    results["trained"] = evaluate_policy(trained_client, held_out_tasks, out_dir / "eval_trained", **eval_kwargs)
 
-    run_a, run_b = RunResults.read(base), RunResults.read(trained)
-    comparisons, parts = {}, []
-    for metric in ("reward", "pass"):
-        comparison = compare_runs(run_a, run_b, metric=metric, n_boot=n_boot, seed=0)
-        comparisons[metric] = comparison.to_dict()
-        parts.append(comparison_markdown(run_a, run_b, comparison, metric))
+    runs = {name: RunResults.read(path) for name, path in results.items()}
+    comparisons: dict[str, Any] = {}
+    parts: list[str] = []
+    for prefix, title, a, b in COMPARISONS:
+        if a not in runs or b not in runs:
+            continue
+        parts.append(f"### {title}")
+        for metric in ("reward", "pass"):
+            comparison = compare_runs(runs[a], runs[b], metric=metric, n_boot=n_boot, seed=0)
+            comparisons[f"{prefix}{metric}"] = comparison.to_dict()
+            parts.append(comparison_markdown(runs[a], runs[b], comparison, metric))
     markdown = "\n\n".join(parts)
     (out_dir / "comparison.md").write_text(markdown + "\n")
     (out_dir / "comparison.json").write_text(json.dumps(comparisons, indent=2, default=str))
-    return ExperimentResult(out_dir, summary, base, trained, comparisons, markdown)
+    return ExperimentResult(out_dir, summary, results["base"], results["trained"], comparisons, markdown,
+                            warm_start_results=results.get("warm_start"))
 
 
 __all__ = ["ExperimentResult", "evaluate_policy", "run_learning_experiment", "split_sources"]

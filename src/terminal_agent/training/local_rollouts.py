@@ -1,5 +1,5 @@
 """Rollouts of the local trainer: groups of n concurrent episodes per task, through the real agent,
-env (Docker sandbox) and grader, sampled from the current policy, each turn's tokens kept.
+env (the configured sandbox backend: Docker, bwrap, ...) and grader, sampled from the current policy, each turn's tokens kept.
 
 One step's groups run together: all ``group_size`` attempts of every task of the step are
 submitted to one thread pool (``episodes_at_once`` containers alive at once); their model calls
@@ -15,6 +15,7 @@ Faults, each named in the step's record and never trained on as the model's fail
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import hashlib
 import logging
 import threading
@@ -157,14 +158,18 @@ def default_env_factory(task: Task, config: LocalTrainingConfig, run_id: str) ->
             max_steps=config.max_turns,
             run_id=run_id,
             reward=config.reward_config(),
+            sandbox=config.sandbox,
         ),
     )
 
 
-def default_image_builder(task: Task) -> None:
-    from terminal_agent.sandbox.images import ensure_task_image
+def default_image_builder(task: Task, config: LocalTrainingConfig | None = None) -> None:
+    """Make ``task``'s image available to the configured backend: built (or found) under Docker,
+    looked up in the export under bwrap. An ``ImageError`` says why not."""
+    from terminal_agent.sandbox.backends import resolve_task_image
+    from terminal_agent.sandbox.config import SandboxConfig
 
-    ensure_task_image(task)
+    resolve_task_image(config.sandbox if config is not None else SandboxConfig(), task)
 
 
 def hard_deadline_s(task: Task, config: LocalTrainingConfig) -> float:
@@ -187,16 +192,17 @@ class LocalRolloutCollector:
         *,
         run_id: str,
         env_factory: EnvFactory = default_env_factory,
-        image_builder: Callable[[Task], None] = default_image_builder,
+        image_builder: Callable[[Task], None] | None = None,
         client_for: Callable[[Task, int], ModelClient] | None = None,
     ):
-        """``client_for(task, attempt)`` gives an episode its own client (demonstrations) instead of ``client``."""
+        """``client_for(task, attempt)`` gives an episode its own client (demonstrations) instead of ``client``;
+        ``image_builder(task)`` defaults to :func:`default_image_builder` for ``config``'s sandbox backend."""
         self.client = client
         self.client_for = client_for
         self.config = config
         self.run_id = run_id
         self.env_factory = env_factory
-        self.image_builder = image_builder
+        self.image_builder = image_builder or functools.partial(default_image_builder, config=config)
         self._images_ok: dict[str, str | None] = {}
 
     def _image_problem(self, task: Task) -> str | None:

@@ -37,6 +37,7 @@ from terminal_agent.training.checkpoints import (
     load_adapter_weights,
     load_checkpoint,
     save_checkpoint,
+    save_warm_start,
     set_rng_state,
 )
 from terminal_agent.training.local_config import LocalTrainingConfig
@@ -46,7 +47,6 @@ from terminal_agent.training.local_rollouts import (
     LocalRolloutCollector,
     RolloutBatch,
     default_env_factory,
-    default_image_builder,
 )
 from terminal_agent.training.local_update import UpdateStats, build_rows, grpo_update
 from terminal_agent.training.training_metrics import MetricsLogger, plot_curves
@@ -186,7 +186,7 @@ def train_local(
     *,
     progress: TrainingProgress | None = None,
     env_factory: Callable[..., Any] = default_env_factory,
-    image_builder: Callable[[Task], None] = default_image_builder,
+    image_builder: Callable[[Task], None] | None = None,
     client_factory: Callable[[LocalPolicy, LocalTrainingConfig], Any] | None = None,
     policy: LocalPolicy | None = None,
 ) -> TrainingSummary:
@@ -258,6 +258,7 @@ def train_local(
             )
             summary.sft = sft_result.to_dict()
             progress.message(sft_result.describe())
+            save_warm_start(run_dir, policy.model)
             summary.checkpoint = save(0)
             resumed_from_step = 0
         else:

@@ -76,7 +76,7 @@ def collect_solution_rows(
     *,
     run_id: str,
     env_factory: Callable[..., Any],
-    image_builder: Callable[[Task], None],
+    image_builder: Callable[[Task], None] | None,
     result: SftResult,
 ) -> list[TrainingRow]:
     """Run each task's reference solution as an episode and turn the passing ones into rows."""
@@ -146,7 +146,7 @@ def run_sft_warm_start(
     *,
     run_id: str,
     env_factory: Callable[..., Any],
-    image_builder: Callable[[Task], None],
+    image_builder: Callable[[Task], None] | None,
     pad_id: int,
     progress: Any = None,
 ) -> SftResult:

@@ -1,0 +1,103 @@
+"""The local trainer and the learning experiment on the bwrap backend (no Docker daemon in the loop):
+the preset's ``sandbox`` section reaches the trainer, the SFT warm start, the GRPO rollouts and the
+held-out evaluations; a task missing from the export is skipped with the command that makes one.
+
+The export is made once from the local daemon's images (``bwrap_support``); everything after that
+runs from the export alone, as on a GPU node without Docker.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from local_helpers import alternating_client_factory, shipped_tasks
+from terminal_agent.errors import ConfigError
+from terminal_agent.training.local_config import LocalTrainingConfig
+from terminal_agent.training.preset_config import load_preset
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ holds bwrap_support
+
+
+def test_preset_sandbox_section_reaches_the_local_config(tmp_path):
+    preset = load_preset("local_1gpu", ["sandbox.backend=bwrap", f"sandbox.env.sandbox.bwrap.images_dir={tmp_path}"])
+    config = LocalTrainingConfig.from_preset(preset)
+    assert config.sandbox.backend == "bwrap" and config.sandbox.bwrap.images_dir == str(tmp_path)
+    assert config.concurrency == preset.agent.parallel_episodes == 32
+    assert LocalTrainingConfig.from_preset(load_preset("local_cpu_smoke")).sandbox.backend == "docker"
+
+
+def test_bad_sandbox_settings_in_a_preset_name_the_key():
+    preset = load_preset("local_1gpu", ["sandbox.env.sandbox.bwrap.no_such_key=1"])
+    with pytest.raises(ConfigError, match="no_such_key"):
+        LocalTrainingConfig.from_preset(preset)
+
+
+@pytest.mark.docker
+@pytest.mark.model
+@pytest.mark.slow
+def test_one_step_and_warm_start_on_bwrap(docker_client, tmp_path):
+    import torch
+
+    from bwrap_support import bwrap_config
+    from terminal_agent.training.checkpoints import warm_start_checkpoint
+    from terminal_agent.training.local_policy import load_policy
+    from terminal_agent.training.local_trainer import train_local
+    from terminal_agent.training.training_metrics import read_metrics
+
+    (task,) = shipped_tasks("fix-stats-script")
+    sandbox = bwrap_config([task])
+    missing = task.model_copy(update={"task_id": "not-exported", "instruction": task.instruction + " (variant)",
+                                      "dockerfile": task.dockerfile + "\nRUN echo variant > /tmp/variant\n"})
+    config = LocalTrainingConfig(
+        group_size=2, tasks_per_step=2, max_turns=2, steps=1, num_threads=1, micro_batch_tokens=2048, lr=1e-3,
+        experiment="bwrap-step", sandbox=sandbox, sft_enabled=True, sft_epochs=1, wandb=False,
+    )
+    policy = load_policy(config)
+    summary = train_local(config, [task, missing], tmp_path, policy=policy,
+                          client_factory=alternating_client_factory([task, missing]))
+
+    # the task the export lacks is skipped, with how to export it; the run goes on
+    why = summary.skipped_tasks["not-exported"]
+    assert "ImageNotAvailableError" in why and "images export" in why
+    # the warm start ran its demonstration on bwrap and kept its adapter apart from the pruned checkpoints
+    assert summary.sft is not None and summary.sft["tasks_used"] == [task.task_id], summary.sft
+    warm = warm_start_checkpoint(tmp_path)
+    assert warm is not None and (warm / "adapter" / "adapter_config.json").is_file()
+    (record,) = read_metrics(tmp_path)
+    assert record["rollout/scored"] == 2 and record["rollout/reward_std"] > 0
+    assert record["update/stepped"] == 1
+    assert torch.isfinite(torch.tensor(record["actor/grad_norm"]))
+
+
+@pytest.mark.docker
+@pytest.mark.model
+@pytest.mark.slow
+def test_learning_experiment_evaluates_base_warm_start_and_trained_on_bwrap(docker_client, tmp_path):
+    from bwrap_support import bwrap_config
+    from terminal_agent.evaluation.results import RunResults
+    from terminal_agent.tasks.families import generate_instances
+
+    train = generate_instances("count-matches", 2, 1, split="train", difficulties=["easy"])
+    held = generate_instances("count-matches", 2, 2, split="held_out", difficulties=["easy"])
+    sandbox = bwrap_config(train + held)
+    config = LocalTrainingConfig(
+        group_size=2, tasks_per_step=1, max_turns=2, steps=1, num_threads=1, micro_batch_tokens=2048,
+        max_response_length_per_turn=48, experiment="bwrap-experiment", sandbox=sandbox, sft_enabled=True,
+        sft_epochs=1, wandb=False,
+    )
+    from terminal_agent.training.local_experiment import run_learning_experiment
+
+    result = run_learning_experiment(config, train, held, tmp_path, eval_attempts=1, eval_concurrency=2, n_boot=200)
+    assert result.warm_start_results is not None
+    for path in (result.base_results, result.warm_start_results, result.trained_results):
+        run = RunResults.read(path)
+        assert sorted(t.task_id for t in run.trials) == sorted(t.task_id for t in held)
+        assert all(t.scored for t in run.trials), [t.error for t in run.trials if not t.scored]
+    assert {"reward", "pass", "grpo_reward", "grpo_pass", "sft_reward", "sft_pass"} <= set(result.comparisons)
+    assert "GRPO's own effect" in (tmp_path / "comparison.md").read_text()
+    splits = json.loads((tmp_path / "splits.json").read_text())
+    assert not set(splits["train"]) & set(splits["held_out"])
