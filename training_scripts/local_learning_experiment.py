@@ -4,7 +4,10 @@
     python training_scripts/local_learning_experiment.py local_cpu_smoke --tasks dataset/latest_verified.csv
     python training_scripts/local_learning_experiment.py local_cpu_smoke --tasks train_dir --held-out test_dir local.steps=20
 
-Without --held-out the preset's data.val_fraction / data.split_seed split --tasks by task id hash.
+    python training_scripts/local_learning_experiment.py local_1gpu --splits dataset/splits/splits.json \
+        sandbox.backend=bwrap      # the frozen train / held-out splits (shipped tasks + family instances)
+
+Without --held-out or --splits the preset's data.val_fraction / data.split_seed split --tasks by task id hash.
 Writes OUT/train (the run), OUT/eval_base and OUT/eval_trained (results.json each), OUT/comparison.md
 (``eval compare``'s paired bootstrap, on reward and on pass rate) and prints the comparison.
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import random
 import sys
 from pathlib import Path
 
@@ -28,12 +32,26 @@ from terminal_agent.errors import ConfigError  # noqa: E402
 console = Console(stderr=True)
 
 
+def sample_tasks(tasks: list, limit: int | None) -> list:
+    """``limit`` of ``tasks`` (a sample seeded by 0, in the original order), or all of them."""
+    if limit is None or limit >= len(tasks):
+        return tasks
+    if limit < 1:
+        raise ConfigError(f"a task limit must be at least 1, got {limit}")
+    keep = set(random.Random(0).sample(range(len(tasks)), limit))
+    return [task for i, task in enumerate(tasks) if i in keep]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("preset", nargs="?", default="local_cpu_smoke", help="a backend: local preset (name or YAML path)")
     parser.add_argument("overrides", nargs="*", help="dotted key=value preset overrides (e.g. local.steps=20)")
     parser.add_argument("--tasks", default=None, help="task source (CSV, task dir, dir of task dirs); default: the preset's data.tasks")
     parser.add_argument("--held-out", default=None, help="a separate held-out task source (else a hash split of --tasks)")
+    parser.add_argument("--splits", default=None, help="a frozen splits file (dataset/splits/splits.json): its train and "
+                        "held_out splits, shipped tasks looked up in --tasks (default dataset/latest_verified.csv)")
+    parser.add_argument("--limit-train", type=int, default=None, help="use only N train tasks (a seeded sample), for a quick try")
+    parser.add_argument("--limit-held-out", type=int, default=None, help="evaluate only N held-out tasks (a seeded sample)")
     parser.add_argument("--out", default=None, help="output directory (default: <trainer.output_dir>/<experiment>-experiment)")
     parser.add_argument("--eval-attempts", type=int, default=4, help="attempts per held-out task for each model")
     parser.add_argument("--eval-temperature", type=float, default=0.6, help="sampling temperature of the evaluations")
@@ -42,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from terminal_agent.cli.local_training_view import RichTrainingProgress, print_training_summary
     from terminal_agent.training.local_config import LocalTrainingConfig
-    from terminal_agent.training.local_experiment import run_learning_experiment, split_sources
+    from terminal_agent.training.local_experiment import DEFAULT_SHIPPED, frozen_splits, run_learning_experiment, split_sources
     from terminal_agent.training.preset_config import load_preset
 
     try:
@@ -50,11 +68,17 @@ def main(argv: list[str] | None = None) -> int:
         if preset.backend != "local":
             raise ConfigError(f"preset {preset.name!r} is a {preset.backend} preset; the experiment runs the local trainer")
         config = LocalTrainingConfig.from_preset(preset)
-        source = args.tasks or preset.data.tasks
-        if source is None:
-            raise ConfigError("no task source: pass --tasks")
-        train, held_out = split_sources(source, args.held_out, val_fraction=max(preset.data.val_fraction, 0.0),
-                                        split_seed=preset.data.split_seed)
+        if args.splits is not None:
+            if args.held_out is not None:
+                raise ConfigError("--splits and --held-out both name the held-out tasks: pass one")
+            train, held_out = frozen_splits(args.splits, args.tasks or DEFAULT_SHIPPED)
+        else:
+            source = args.tasks or preset.data.tasks
+            if source is None:
+                raise ConfigError("no task source: pass --tasks")
+            train, held_out = split_sources(source, args.held_out, val_fraction=max(preset.data.val_fraction, 0.0),
+                                            split_seed=preset.data.split_seed)
+        train, held_out = sample_tasks(train, args.limit_train), sample_tasks(held_out, args.limit_held_out)
     except ConfigError as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}")
         return 2

@@ -99,5 +99,10 @@ def test_learning_experiment_evaluates_base_warm_start_and_trained_on_bwrap(dock
         assert all(t.scored for t in run.trials), [t.error for t in run.trials if not t.scored]
     assert {"reward", "pass", "grpo_reward", "grpo_pass", "sft_reward", "sft_pass"} <= set(result.comparisons)
     assert "GRPO's own effect" in (tmp_path / "comparison.md").read_text()
+    from terminal_agent.training.training_metrics import read_metrics
+
+    (record,) = read_metrics(tmp_path / "train")  # the policy's own batched sampler ran the GRPO step
+    assert record["sampler/busy_s"] > 0 and record["sampler/tokens"] > 0 and record["sampler/mean_batch"] >= 1
+    assert 0.0 <= record["time/policy_idle_share"] < 1.0
     splits = json.loads((tmp_path / "splits.json").read_text())
     assert not set(splits["train"]) & set(splits["held_out"])

@@ -107,6 +107,11 @@ def export(
     tasks_paths: list[Path] = typer.Argument(..., exists=True, help="Task sources: task dirs, a tasks CSV, parquet, or a dir of task dirs."),
     out_dir: Path = typer.Option(..., "--output", "-o", help="Export directory (created; an existing export is extended)."),
     task_ids: list[str] = typer.Option(None, "--task", "-t", help="Only these task ids (repeatable)."),
+    splits: Path = typer.Option(
+        None, "--splits", exists=True, dir_okay=False,
+        help="A frozen splits file (dataset/splits/splits.json): export exactly its train and held-out tasks "
+        "(shipped tasks looked up in TASKS, family instances regenerated).",
+    ),
 ) -> None:
     """Write the base root filesystem (once, compressed) and each task's own layers, for the bwrap backend on nodes without Docker."""
     from terminal_agent.errors import ImageError, TaskFormatError
@@ -126,6 +131,16 @@ def export(
             console.print(f"[red]no such task:[/red] {escape(', '.join(missing))}", highlight=False)
             raise typer.Exit(1)
         tasks = [task for task in tasks if task.task_id in task_ids]
+    if splits is not None:
+        from terminal_agent.errors import ConfigError
+        from terminal_agent.task_quality.splits import read_splits, resolve_split
+
+        try:
+            document = read_splits(splits)
+            tasks = [task for name in sorted(document["splits"]) for task in resolve_split(document, name, tasks)]
+        except ConfigError as exc:
+            console.print(f"[red]bad splits:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+            raise typer.Exit(1) from None
     started = time.monotonic()
     with console.status(f"exporting {len(tasks)} task image(s) to {escape(str(out_dir))} ...") as status:
         try:

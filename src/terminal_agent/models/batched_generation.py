@@ -88,6 +88,8 @@ class BatchStats:
     batch_sizes: Counter[int] = field(default_factory=Counter)
     """How many batches had each number of rows."""
     largest_batch: int = 0
+    busy_s: float = 0.0
+    """Wall seconds spent decoding batches (the sampler's busy time; the rest it waited for callers)."""
 
 
 @dataclass
@@ -246,6 +248,7 @@ class BatchedEmbeddedClient:
             self._model.train(was_training)
             torch.set_num_threads(threads_before)
         latency = time.monotonic() - started
+        self.stats.busy_s += latency
         self.stats.batches += 1
         self.stats.batch_sizes[len(batch)] += 1
         self.stats.largest_batch = max(self.stats.largest_batch, len(batch))

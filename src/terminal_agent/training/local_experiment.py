@@ -71,6 +71,20 @@ def split_sources(tasks: str | Path, held_out: str | Path | None, *, val_fractio
     return train, test
 
 
+DEFAULT_SHIPPED = Path("dataset") / "latest_verified.csv"
+
+
+def frozen_splits(splits_file: str | Path, shipped: str | Path = DEFAULT_SHIPPED) -> tuple[list[Task], list[Task]]:
+    """The train and held-out tasks of a frozen splits file (``dataset/splits/splits.json``): shipped
+    tasks looked up in ``shipped`` (hashes checked), family instances regenerated."""
+    from terminal_agent.task_quality.splits import read_splits, resolve_split
+    from terminal_agent.tasks.loading import load_tasks
+
+    document = read_splits(Path(splits_file))
+    tasks = load_tasks(shipped, strict=False)
+    return resolve_split(document, "train", tasks), resolve_split(document, "held_out", tasks)
+
+
 def evaluate_policy(client: Any, tasks: Sequence[Task], out_dir: Path, *, attempts: int, max_steps: int, max_tokens: int,
                     temperature: float, concurrency: int, on_progress: Any = None, sandbox: Any = None) -> Path:
     """Run ``tasks`` ``attempts`` times with ``client`` through the rollout runner (in ``sandbox``, a
@@ -155,4 +169,4 @@ def run_learning_experiment(
                             warm_start_results=results.get("warm_start"))
 
 
-__all__ = ["ExperimentResult", "evaluate_policy", "run_learning_experiment", "split_sources"]
+__all__ = ["DEFAULT_SHIPPED", "ExperimentResult", "evaluate_policy", "frozen_splits", "run_learning_experiment", "split_sources"]

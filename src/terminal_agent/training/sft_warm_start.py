@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import math
+import random
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -117,12 +118,18 @@ def collect_solution_rows(
 
 
 def sft_epoch(model: Any, optimizer: Any, rows: Sequence[TrainingRow], *, pad_id: int, temperature: float,
-              micro_batch_tokens: int, grad_clip: float) -> tuple[float, int]:
-    """One pass of token-mean NLL over ``rows``, one optimizer step per micro-batch; (mean loss, steps)."""
+              micro_batch_tokens: int, grad_clip: float, shuffle_seed: int | None = None) -> tuple[float, int]:
+    """One pass of token-mean NLL over ``rows``, one optimizer step per micro-batch; (mean loss, steps).
+
+    With ``shuffle_seed`` the rows are visited in a seeded random order (so the micro-batches of a
+    large warm start mix tasks and families instead of following the task list)."""
     import torch
 
     model.train()
     losses, steps = [], 0
+    if shuffle_seed is not None:
+        rows = list(rows)
+        random.Random(shuffle_seed).shuffle(rows)
     for batch in micro_batches(rows, micro_batch_tokens):
         packed = pack_rows(batch, pad_id, next(model.parameters()).device)
         logprobs, _ = forward_response_logprobs(model, packed, temperature)
@@ -168,6 +175,7 @@ def run_sft_warm_start(
             loss, steps = sft_epoch(
                 policy.model, optimizer, rows, pad_id=pad_id, temperature=config.temperature,
                 micro_batch_tokens=config.micro_batch_tokens, grad_clip=config.grad_clip,
+                shuffle_seed=config.seed * 1_000 + epoch,
             )
             result.epoch_losses.append(loss)
             result.optimizer_steps += steps
