@@ -36,7 +36,7 @@ import time
 import weakref
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from terminal_agent.errors import SandboxError, SandboxUnavailableError
 from terminal_agent.interfaces import ExecResult, FilesystemChanges, WatchedPaths
@@ -115,6 +115,22 @@ def _spawn(work: Callable[[], subprocess.Popen]) -> subprocess.Popen:
     return future.result()
 
 
+def overlay_lower_dirs(layers_bottom_first: Iterable[Path]) -> list[str]:
+    """The overlay's ``lowerdir`` list (topmost first) for layers given bottom first.
+
+    An image can hold the same layer twice (two build steps with identical results share a diff
+    id, hence one unpacked dir). Overlayfs refuses a lowerdir list that names a dir twice
+    ("conflicting lowerdir path", ELOOP, seen on kernel 6.18), so only the topmost occurrence is
+    kept; the lower one is shadowed by it everywhere, so the merged tree is the same.
+    """
+    top_first: list[str] = []
+    for layer in reversed(list(layers_bottom_first)):
+        path = str(layer)
+        if path not in top_first:
+            top_first.append(path)
+    return top_first
+
+
 class BwrapSandbox:
     """A running bwrap sandbox with a persistent shell. See :class:`terminal_agent.interfaces.Sandbox`."""
 
@@ -156,7 +172,7 @@ class BwrapSandbox:
         bwrap = find_bwrap(config.bwrap.bwrap_path)
         exported = ExportedImages.open(config.bwrap.images_dir).image(image)
         root = state_root(config.bwrap.state_dir)
-        lowers = [str(unpacked_layer(a, root / "layers")) for a in reversed([exported.base_archive, *exported.layer_archives])]
+        lowers = overlay_lower_dirs(unpacked_layer(a, root / "layers") for a in [exported.base_archive, *exported.layer_archives])
         sandbox_id = f"bw-{secrets.token_hex(6)}"
         directory = sandboxes_dir(root) / sandbox_id
         for part in ("upper", "work", "merged"):
