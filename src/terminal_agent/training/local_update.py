@@ -235,6 +235,13 @@ class UpdateStats:
     metrics: dict[str, float] = field(default_factory=dict)
 
 
+def _grads_finite(params: Sequence[Any]) -> bool:
+    import torch
+
+    grads = [p.grad for p in params if p.grad is not None]
+    return bool(torch.stack([g.isfinite().all() for g in grads]).all()) if grads else True
+
+
 def grpo_update(
     model: Any,
     optimizer: Any,
@@ -264,6 +271,7 @@ def grpo_update(
     optimizer.zero_grad(set_to_none=True)
     sums: dict[str, float] = {}
     diffs: list[float] = []
+    nonfinite_from = ""
     total_loss = 0.0
     batches = micro_batches(rows, micro_batch_tokens)
     for batch in batches:
@@ -284,6 +292,10 @@ def grpo_update(
             entropy=entropy, ref_logprobs=ref, batch_num_tokens=total_tokens, global_batch_size=total_rows,
         )
         loss.backward()
+        if not nonfinite_from and not _grads_finite(params):
+            # the first micro-batch whose gradient is not finite: named, so a skipped step can be traced
+            nonfinite_from = f"micro-batch {len(diffs) + 1} of {len(batches)} ({len(batch)} rows, width {width}, " \
+                             f"longest row {max(len(r.prompt_ids) + len(r.response_ids) for r in batch)} tokens)"
         total_loss += float(loss.detach())
         share = float(mask.sum()) / total_tokens
         for key, value in metrics.items():
@@ -296,7 +308,8 @@ def grpo_update(
         optimizer.step()
         stats.stepped = True
     else:
-        logger.warning("gradient norm is %s: optimizer step skipped", stats.grad_norm)
+        logger.warning("gradient norm is %s: optimizer step skipped (first non-finite gradient after %s)",
+                       stats.grad_norm, nonfinite_from or "the clip")
     optimizer.zero_grad(set_to_none=True)
     stats.rows, stats.tokens, stats.micro_batches = total_rows, total_tokens, len(batches)
     stats.loss = total_loss
