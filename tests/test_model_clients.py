@@ -28,6 +28,21 @@ def test_config_from_spec_and_environment(monkeypatch):
     assert (picked.type, picked.model) == ("litellm", "openai/some-model")
     scripted = config_from_spec("scripted:replies.json")
     assert scripted.type == "scripted" and scripted.replies_file == Path("replies.json")
+    batched = config_from_spec("embedded-batched", max_tokens=16)
+    assert (batched.type, batched.batched, batched.max_tokens) == ("embedded", True, 16)
+    assert config_from_spec("embedded").batched is False
+
+
+@pytest.mark.model
+def test_embedded_batched_spec_builds_the_batched_sampler_on_the_embedded_model():
+    from terminal_agent.models.batched_generation import BatchedEmbeddedClient
+    from terminal_agent.models.factory import build_model_client
+
+    client = build_model_client(config_from_spec("embedded-batched", max_tokens=8, temperature=0.7))
+    assert isinstance(client, BatchedEmbeddedClient) and client.is_thread_safe
+    assert (client.config.max_new_tokens, client.config.temperature) == (8, 0.7)
+    reply = client.complete([{"role": "user", "content": "Say hi."}], seed=1)
+    assert reply.completion_ids and len(reply.completion_ids) <= 8 and reply.finish_reason in {"stop", "length"}
 
 
 def test_litellm_config_reads_environment(monkeypatch):

@@ -1,6 +1,7 @@
 """Pick a model client from a short spec, a typed config or the environment.
 
-Specs: ``embedded`` (the in-process SmolLM2), ``scripted:FILE`` (replies from a JSON/YAML list,
+Specs: ``embedded`` (the in-process SmolLM2), ``embedded-batched`` (the same, concurrent calls decoded
+together), ``scripted:FILE`` (replies from a JSON/YAML list,
 for tests and oracle runs) or any litellm model string (``openai/NAME``, ``anthropic/...``).
 With no spec, ``LITELLM_MODEL`` picks litellm and its absence picks the embedded model.
 """
@@ -19,6 +20,7 @@ from terminal_agent.interfaces import ModelClient
 from terminal_agent.models.litellm_client import ENV_MODEL, LiteLLMConfig, LiteLLMModelClient
 
 EMBEDDED_SPEC = "embedded"
+EMBEDDED_BATCHED_SPEC = "embedded-batched"
 SCRIPTED_PREFIX = "scripted:"
 
 
@@ -41,6 +43,9 @@ class ModelClientConfig(BaseModel):
     """Sampling temperature (``None``: the backend's default; the embedded model is greedy at 0)."""
     replies_file: Path | None = None
     """Scripted backend: a JSON/YAML list of reply strings."""
+    batched: bool = False
+    """Embedded backend: decode concurrent calls together (``BatchedEmbeddedClient``, KV cache) instead of one
+    at a time; use it with a concurrency above 1 (spec ``embedded-batched``)."""
 
 
 def describe_default_model() -> str:
@@ -54,6 +59,8 @@ def config_from_spec(spec: str | None, **overrides: Any) -> ModelClientConfig:
     values = {k: v for k, v in overrides.items() if v is not None}
     if spec == EMBEDDED_SPEC:
         return ModelClientConfig(type="embedded", **values)
+    if spec == EMBEDDED_BATCHED_SPEC:
+        return ModelClientConfig(type="embedded", batched=True, **values)
     if spec.startswith(SCRIPTED_PREFIX):
         return ModelClientConfig(type="scripted", replies_file=Path(spec[len(SCRIPTED_PREFIX):]), **values)
     return ModelClientConfig(type="litellm", model=spec, **values)
@@ -71,7 +78,12 @@ def build_model_client(config: ModelClientConfig | str | None = None) -> ModelCl
             embedded["max_new_tokens"] = config.max_tokens
         if config.temperature is not None:
             embedded["temperature"] = config.temperature
-        return EmbeddedModelClient(EmbeddedModelConfig(**embedded))
+        client = EmbeddedModelClient(EmbeddedModelConfig(**embedded))
+        if config.batched:
+            from terminal_agent.models.batched_generation import BatchedEmbeddedClient
+
+            return BatchedEmbeddedClient.from_embedded(client)
+        return client
     if config.type == "litellm":
         lite = LiteLLMConfig.from_env(
             model=config.model, api_base=config.api_base, api_key=config.api_key, temperature=config.temperature
