@@ -19,7 +19,8 @@ import pytest
 from terminal_agent.evaluation.judge_benchmark_report import judge_report_markdown, summarize_judges
 from terminal_agent.interfaces import GradeResult
 from terminal_agent.rewards.episode_judging import judge_and_combine
-from terminal_agent.rewards.judge import JudgeConfig, JudgeRequest, make_judge
+from terminal_agent.rewards.judge import JudgeConfig, JudgeRequest
+from terminal_agent.rewards.judge_factory import make_judge
 from terminal_agent.rewards.judge_control import JudgeSetting, write_control
 from terminal_agent.rewards.reward import RewardConfig
 

@@ -9,7 +9,8 @@ from terminal_agent.errors import ConfigError, JudgeError, JudgeUnavailableError
 from terminal_agent.interfaces import GradeResult
 from terminal_agent.models.scripted import ScriptedModelClient
 from terminal_agent.rewards.episode_judging import judge_and_combine
-from terminal_agent.rewards.judge import JudgeConfig, JudgeRequest, JudgeVerdict, ModelClientJudge, make_judge, run_judge
+from terminal_agent.rewards.judge import JudgeConfig, JudgeRequest, JudgeVerdict, ModelClientJudge, run_judge
+from terminal_agent.rewards.judge_factory import make_judge
 from terminal_agent.rewards.judge_prompt import cut_middle, parse_judge_score, render_judge_prompt
 from terminal_agent.rewards.reward import REWARD_PRESETS, RewardConfig, combine_reward, reward_at_step
 from terminal_agent.rewards.reward_schedule import JudgeWeightSchedule, judge_weight_at

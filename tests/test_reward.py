@@ -12,10 +12,10 @@ from terminal_agent.rewards.judge import (
     JudgeConfig,
     JudgeRequest,
     ModelClientJudge,
-    make_judge,
     parse_judge_score,
     run_judge,
 )
+from terminal_agent.rewards.judge_factory import make_judge
 from terminal_agent.rewards.reward import RewardConfig, combine_reward
 
 GRADED = GradeResult(score=0.5)

@@ -9,7 +9,8 @@ import pytest
 from task_builders import DATA, plain_task, rich_task
 
 from terminal_agent.errors import ConfigError, TaskFormatError
-from terminal_agent.tasks.conversion import atomic_output_dir, atomic_output_file, convert_tasks, split_tasks
+from terminal_agent.tasks.atomic_output import atomic_output_dir, atomic_output_file
+from terminal_agent.tasks.conversion import convert_tasks, split_tasks
 from terminal_agent.tasks.csv_format import read_tasks_csv, write_tasks_csv
 from terminal_agent.tasks.harbor import read_harbor_task, write_harbor_task
 from terminal_agent.tasks.parquet_rows import read_parquet, write_parquet

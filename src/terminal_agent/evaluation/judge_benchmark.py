@@ -24,7 +24,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from terminal_agent.errors import ConfigError
-from terminal_agent.rewards.judge import Judge, JudgeConfig, JudgeRequest, make_judge, run_judge
+from terminal_agent.rewards.judge import Judge, JudgeConfig, JudgeRequest, run_judge
+from terminal_agent.rewards.judge_factory import make_judge
 
 logger = logging.getLogger(__name__)
 

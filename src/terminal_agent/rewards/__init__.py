@@ -7,10 +7,10 @@ from terminal_agent.rewards.judge import (
     JudgeRequest,
     JudgeVerdict,
     ModelClientJudge,
-    make_judge,
     parse_judge_score,
     run_judge,
 )
+from terminal_agent.rewards.judge_factory import make_judge
 from terminal_agent.rewards.episode_judging import judge_and_combine
 from terminal_agent.rewards.reward import REWARD_PRESETS, RewardConfig, RewardOutcome, combine_reward, reward_at_step
 from terminal_agent.rewards.reward_schedule import JudgeWeightSchedule, judge_weight_at

@@ -22,7 +22,8 @@ from typing import Any
 
 from terminal_agent.errors import ConfigError, JudgeError
 from terminal_agent.interfaces import GradeResult, ModelClient
-from terminal_agent.rewards.judge import NO_JUDGE, Judge, JudgeConfig, JudgeRequest, ModelClientJudge, make_judge, run_judge
+from terminal_agent.rewards.judge import NO_JUDGE, Judge, JudgeConfig, JudgeRequest, ModelClientJudge, run_judge
+from terminal_agent.rewards.judge_factory import make_judge
 from terminal_agent.rewards.judge_control import JudgeSetting, control_path, watcher_for
 from terminal_agent.rewards.reward import RewardConfig, RewardOutcome, combine_reward
 

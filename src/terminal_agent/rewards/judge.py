@@ -19,7 +19,6 @@ Backends are registered by name in :data:`JUDGE_BACKENDS`; every entry is a fact
 
 from __future__ import annotations
 
-import importlib
 import logging
 import random
 import time
@@ -216,25 +215,6 @@ def _model_backend(config: JudgeConfig, client: ModelClient | None = None) -> Ju
     return ModelClientJudge(client, config)
 
 
-def _register_builtin_backends() -> None:
-    # The backend modules import this one (for JudgeConfig and the registry), so they are
-    # imported on first use rather than at the top.
-    importlib.import_module("terminal_agent.rewards.judge_backends")  # registers litellm, claude-cli, local, none
-
-
-def judge_backend_names() -> list[str]:
-    """Every registered backend name."""
-    _register_builtin_backends()
-    return JUDGE_BACKENDS.names()
-
-
-def make_judge(config: JudgeConfig | None = None, client: ModelClient | None = None) -> Judge:
-    """Build the judge named by ``config.backend`` (unknown names list the valid ones)."""
-    config = config or JudgeConfig()
-    _register_builtin_backends()
-    return JUDGE_BACKENDS.get(config.backend)(config, client)
-
-
 def run_judge(
     judge: Judge,
     request: JudgeRequest,
@@ -290,8 +270,6 @@ __all__ = [
     "LiteLLMJudgeOptions",
     "LocalJudgeOptions",
     "ModelClientJudge",
-    "judge_backend_names",
-    "make_judge",
     "parse_judge_score",
     "run_judge",
 ]

@@ -57,7 +57,7 @@ class JudgeSetting(BaseModel):
     @field_validator("backend")
     @classmethod
     def _known_backend(cls, value: str) -> str:
-        from terminal_agent.rewards.judge import judge_backend_names
+        from terminal_agent.rewards.judge_factory import judge_backend_names
 
         names = judge_backend_names()
         if value not in names:

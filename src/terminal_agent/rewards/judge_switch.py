@@ -7,7 +7,8 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from terminal_agent.errors import ConfigError, JudgeError
-from terminal_agent.rewards.judge import NO_JUDGE, JudgeConfig, JudgeRequest, JudgeVerdict, make_judge, run_judge
+from terminal_agent.rewards.judge import NO_JUDGE, JudgeConfig, JudgeRequest, JudgeVerdict, run_judge
+from terminal_agent.rewards.judge_factory import make_judge
 from terminal_agent.rewards.judge_control import CONTROL_ENV, JudgeSetting, control_path, read_control, write_control
 from terminal_agent.rewards.judge_prompt import CHECK_INSTRUCTION, CHECK_TRANSCRIPT
 

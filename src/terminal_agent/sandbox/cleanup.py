@@ -19,7 +19,7 @@ import docker.errors
 from terminal_agent.errors import DockerNotAvailableError
 from terminal_agent.sandbox import labels as sandbox_labels
 from terminal_agent.sandbox.config import SandboxConfig
-from terminal_agent.sandbox.docker_sandbox import docker_client
+from terminal_agent.sandbox.docker_connection import docker_client
 
 logger = logging.getLogger(__name__)
 

@@ -96,7 +96,7 @@ class SandboxHost:
 
     def __init__(self, node_id: str, cleanup_interval_s: float = 120.0) -> None:
         from terminal_agent.sandbox.cleanup import CleanupDaemon
-        from terminal_agent.sandbox.docker_sandbox import docker_client
+        from terminal_agent.sandbox.docker_connection import docker_client
 
         self.node_id = node_id
         self._client = docker_client()  # raises DockerNotAvailableError when this node has no daemon
@@ -119,11 +119,11 @@ class SandboxHost:
         self, image: "str | Task", limits: TaskLimits, config: SandboxConfig, run_id: str | None
     ) -> CallOutcome:
         """Start a sandbox of ``image`` (an image name, or a task whose image is built here first)."""
-        from terminal_agent.sandbox.backends import DockerBackend
         from terminal_agent.sandbox.docker_sandbox import DockerSandbox
+        from terminal_agent.sandbox.images import ensure_task_image
 
         try:
-            image_ref = DockerBackend().resolve_task_image(config, image) if isinstance(image, Task) else image
+            image_ref = ensure_task_image(image) if isinstance(image, Task) else image
             sandbox = DockerSandbox.start(image_ref, limits=limits, config=config, run_id=run_id, client=self._client)
         except Exception as exc:  # noqa: BLE001 - every failure goes back to the driver, which raises it there
             return failed(exc)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from terminal_agent.errors import TaskFormatError
-from terminal_agent.tasks.conversion import atomic_write_text
+from terminal_agent.tasks.atomic_output import atomic_write_text
 from terminal_agent.tasks.csv_rows import (
     EXTRA_CELLS_KEY,
     METADATA_COLUMNS,

@@ -8,14 +8,17 @@ directory whose subdirectories are task directories of either kind.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from terminal_agent.errors import TaskFormatError
-from terminal_agent.tasks.conversion import ProgressCallback
 from terminal_agent.tasks.model import Task, warn_unweighted_tests
 
 logger = logging.getLogger(__name__)
+
+#: ``progress(done, total, phase)`` - called after each task of a phase (``read`` / ``write``).
+ProgressCallback = Callable[[int, int, str], None]
 
 
 def detect_source_kind(path: str | Path) -> str:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from terminal_agent.errors import TaskFormatError
-from terminal_agent.tasks.conversion import atomic_output_file
+from terminal_agent.tasks.atomic_output import atomic_output_file
 from terminal_agent.tasks.model import Task, TaskLimits, task_from_fields
 
 logger = logging.getLogger(__name__)
