@@ -215,3 +215,24 @@ def test_root_in_the_sandbox_is_root_of_its_own_user_namespace_only(docker_clien
                         "echo 0 > /proc/sys/kernel/randomize_va_space", "test -w /proc/sysrq-trigger"):
             assert sandbox.exec(command, 10).exit_code != 0, command
         assert sandbox.exec("cat /proc/sys/kernel/ostype", 10).output == "Linux\n"  # still readable
+
+
+def test_an_image_holding_a_layer_twice_mounts_each_lower_dir_once(docker_client):
+    """Two build steps with identical results share one layer; some kernels (6.18) refuse an overlay
+    whose lowerdir names a directory twice, so the sandbox lists each once (topmost kept)."""
+    from terminal_agent.tasks.families import generate_instances
+
+    candidates = generate_instances("set-permissions", 20, 0, split="train")
+    config = bwrap_config(candidates)
+    export = ExportedImages.open(config.bwrap.images_dir)
+    repeated = [t for t in candidates
+                if len(set(export.image(resolve_task_image(config, t)).layer_archives))
+                < len(export.image(resolve_task_image(config, t)).layer_archives)]
+    assert repeated, "no set-permissions instance holds a layer twice any more; pick another image for this test"
+    task = repeated[0]
+    with start_sandbox(config, resolve_task_image(config, task), task.limits, run_id="test-bwrap-dup") as sandbox:
+        mountinfo = sandbox.exec("grep -o 'lowerdir=[^, ]*' /proc/self/mountinfo | head -1", 10).output.strip()
+        lowers = mountinfo.removeprefix("lowerdir=").split(":")
+        assert len(lowers) == len(set(lowers)) >= 2, mountinfo
+        # the task's own files are there: the merged tree is the image's
+        assert sandbox.exec("ls /app", 10).exit_code == 0
