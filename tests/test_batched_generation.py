@@ -128,6 +128,34 @@ def test_rows_stop_on_their_own_and_leave_the_batch(embedded):
 
 
 @pytest.mark.model
+def test_a_row_that_finishes_is_answered_while_the_batch_decodes_its_longer_rows(embedded):
+    """The caller of a short reply gets it when its row ends, not when the batch's longest row does
+    (its episode runs its command meanwhile)."""
+    client = _batched(embedded.model, embedded.tokenizer, max_new_tokens=96, stop_after_action=False)
+    events: dict[str, threading.Event] = {"short": threading.Event(), "long": threading.Event()}
+    lengths: dict[str, int] = {}
+    seen_long_done_when_short_returned: list[bool] = []
+    barrier = threading.Barrier(2)
+
+    def ask(name: str, max_tokens: int) -> None:
+        barrier.wait()
+        reply = client.complete(CHATS[0], max_tokens=max_tokens, temperature=0.8, seed=3, stop=[])
+        lengths[name] = len(reply.completion_ids)
+        if name == "short":
+            seen_long_done_when_short_returned.append(events["long"].is_set())
+        events[name].set()
+
+    threads = [threading.Thread(target=ask, args=("short", 2)), threading.Thread(target=ask, args=("long", 96))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert client.stats.batches == 1, "both calls should have been decoded in one batch"
+    assert lengths["short"] == 2 and lengths["long"] > 20, lengths
+    assert seen_long_done_when_short_returned == [False]
+
+
+@pytest.mark.model
 def test_a_group_with_one_prompt_shares_the_prefill_and_matches_one_at_a_time(embedded):
     client = _batched(embedded.model, embedded.tokenizer, max_new_tokens=8)
     expected = embedded.complete(CHATS[2], max_tokens=8)

@@ -27,7 +27,7 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -200,6 +200,7 @@ class BatchedEmbeddedClient:
     def _serve(self) -> None:
         while True:
             batch = self._gather()
+            self.stats.requests += len(batch)
             try:
                 self._decode(batch)
             except Exception as exc:  # noqa: BLE001 - the worker must answer every waiting caller, never die
@@ -210,8 +211,6 @@ class BatchedEmbeddedClient:
                     if not request.done.is_set():
                         request.error = error
                         request.done.set()
-            finally:
-                self.stats.requests += len(batch)
 
     def _gather(self) -> list[_Request]:
         config = self.config
@@ -233,6 +232,9 @@ class BatchedEmbeddedClient:
         import torch
 
         started = time.monotonic()
+        self.stats.batches += 1
+        self.stats.batch_sizes[len(batch)] += 1
+        self.stats.largest_batch = max(self.stats.largest_batch, len(batch))
         threads_before = torch.get_num_threads()
         device = model_device(self._model)
         if device.type == "cpu":
@@ -241,36 +243,40 @@ class BatchedEmbeddedClient:
         self._model.eval()
         try:
             with torch.inference_mode(), decode_attention_backends(device):
-                rows = self._decode_rows(batch, device)
+                last = self._decode_rows(batch, device, self._answer)
         except RuntimeError as exc:  # out of memory, bad shapes: the model failed, not the agent
             raise ModelProviderError(f"embedded model batched generation failed: {exc}") from exc
         finally:
             self._model.train(was_training)
             torch.set_num_threads(threads_before)
-        latency = time.monotonic() - started
-        self.stats.busy_s += latency
-        self.stats.batches += 1
-        self.stats.batch_sizes[len(batch)] += 1
-        self.stats.largest_batch = max(self.stats.largest_batch, len(batch))
-        for request, (ids, logprobs) in zip(batch, rows):
-            cut = cut_completion(ids, self._decode_text, request.rule, self._eos_ids, request.max_new_tokens)
-            request.response = ModelResponse(
-                text=cut.text,
-                finish_reason=cut.finish_reason,
-                prompt_tokens=len(request.prompt_ids),
-                completion_tokens=cut.kept,
-                latency_s=latency + (started - request.arrived),
-                prompt_ids=list(request.prompt_ids),
-                completion_ids=ids[: cut.kept],
-                logprobs=logprobs[: cut.kept],
-            )
-            request.done.set()
+        self.stats.busy_s += time.monotonic() - started
+        for request, ids, logprobs in last:
+            self._answer(request, ids, logprobs)
+
+    def _answer(self, request: _Request, ids: list[int], logprobs: list[float]) -> None:
+        """Hand a finished row to its caller at once: its episode goes on (runs its command, is graded)
+        while the batch decodes its longer rows."""
+        cut = cut_completion(ids, self._decode_text, request.rule, self._eos_ids, request.max_new_tokens)
+        request.response = ModelResponse(
+            text=cut.text,
+            finish_reason=cut.finish_reason,
+            prompt_tokens=len(request.prompt_ids),
+            completion_tokens=cut.kept,
+            latency_s=time.monotonic() - request.arrived,
+            prompt_ids=list(request.prompt_ids),
+            completion_ids=ids[: cut.kept],
+            logprobs=logprobs[: cut.kept],
+        )
+        request.done.set()
 
     def _decode_text(self, ids: Any) -> str:
         return self._tokenizer.decode(list(ids), skip_special_tokens=True)
 
-    def _decode_rows(self, batch: list[_Request], device: Any) -> list[tuple[list[int], list[float]]]:
-        """Left-padded prefill, then one KV-cached step per token; finished rows leave the batch."""
+    def _decode_rows(self, batch: list[_Request], device: Any,
+                     on_row_done: Callable[[_Request, list[int], list[float]], None]) -> list[tuple[_Request, list[int], list[float]]]:
+        """Left-padded prefill, then one KV-cached step per token; a finished row leaves the batch and is
+        handed to ``on_row_done`` right away. The rows that finish on the last step are returned instead
+        (the caller answers them once the batch's own bookkeeping is done)."""
         import torch
 
         size = len(batch)
@@ -314,14 +320,19 @@ class BatchedEmbeddedClient:
             )
             chosen_list, logprob_list = chosen.tolist(), chosen_logprobs.tolist()
             self.stats.generated_tokens += len(active)
-            keep: list[int] = []
+            keep: list[int] = []  # slots (positions in ``active``) of the rows still decoding
+            finished: list[int] = []  # batch rows that ended on this step
             for slot, row in enumerate(active):
                 ids[row].append(chosen_list[slot])
                 logprobs[row].append(logprob_list[slot])
-                if not self._row_finished(batch[row], ids[row]):
+                if self._row_finished(batch[row], ids[row]):
+                    finished.append(row)
+                else:
                     keep.append(slot)
             if not keep:
-                break
+                return [(batch[row], ids[row], logprobs[row]) for row in finished]
+            for row in finished:
+                on_row_done(batch[row], ids[row], logprobs[row])
             step_ids = chosen[keep] if len(keep) < len(active) else chosen
             if len(keep) < len(active):
                 index = torch.tensor(keep, device=device)
@@ -340,7 +351,6 @@ class BatchedEmbeddedClient:
             self.stats.forward_calls += 1
             cache = _output_cache(output)
             logits = output.logits[:, -1, :].float()
-        return list(zip(ids, logprobs))
 
     def _row_finished(self, request: _Request, ids: list[int]) -> bool:
         if ids[-1] in self._eos_ids or len(ids) >= request.max_new_tokens:
