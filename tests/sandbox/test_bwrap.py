@@ -222,7 +222,7 @@ def test_an_image_holding_a_layer_twice_mounts_each_lower_dir_once(docker_client
     whose lowerdir names a directory twice, so the sandbox lists each once (topmost kept)."""
     from terminal_agent.tasks.families import generate_instances
 
-    candidates = generate_instances("set-permissions", 20, 0, split="train")
+    candidates = generate_instances("set-permissions", 6, 0, split="train")  # 2 of these hold a layer twice
     config = bwrap_config(candidates)
     export = ExportedImages.open(config.bwrap.images_dir)
     repeated = [t for t in candidates
