@@ -49,7 +49,7 @@ from terminal_agent.training.local_rollouts import (
     default_env_factory,
 )
 from terminal_agent.training.local_update import UpdateStats, build_rows, grpo_update
-from terminal_agent.training.training_metrics import MetricsLogger, plot_curves
+from terminal_agent.training.training_metrics import MetricsLogger, plot_curves, sampler_counters, sampler_metrics
 
 logger = logging.getLogger(__name__)
 
@@ -277,9 +277,9 @@ def train_local(
                 done += 1
                 progress.phase_advanced(step, "rollouts", done)
 
-            sampler_before = _sampler_counters(client)
+            sampler_before = sampler_counters(client)
             batch = collector.collect(step_tasks, step, on_episode=on_episode)
-            sampler_after = _sampler_counters(client)
+            sampler_after = sampler_counters(client)
             for task_id, why in batch.skipped.items():
                 if task_id not in summary.skipped_tasks:
                     summary.skipped_tasks[task_id] = why
@@ -324,37 +324,6 @@ def train_local(
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
     return summary
-
-
-def _sampler_counters(client: Any) -> tuple[float, int, int, int] | None:
-    """(busy seconds, generated tokens, batches, requests) of a batched sampler, or None for other clients."""
-    stats = getattr(client, "stats", None)
-    if stats is None or not hasattr(stats, "busy_s"):
-        return None
-    return float(stats.busy_s), int(stats.generated_tokens), int(stats.batches), int(stats.requests)
-
-
-def sampler_metrics(before: tuple[float, int, int, int] | None, after: tuple[float, int, int, int] | None,
-                    metrics: dict[str, Any]) -> dict[str, Any]:
-    """The step's sampler throughput and the policy's idle share (neither sampling nor updating).
-
-    ``sampler/busy_s`` is the wall time the batched sampler spent decoding during the rollouts,
-    ``sampler/tokens_per_s`` the tokens it sampled per busy second, ``sampler/mean_batch`` the model
-    calls per decoded batch; ``time/policy_idle_share`` is the share of the step in which the model
-    did neither (the episodes were running commands in their sandboxes or being graded).
-    """
-    if before is None or after is None:
-        return {}
-    busy, tokens, batches, requests = (after[i] - before[i] for i in range(4))
-    step_s = float(metrics.get("time/step_s") or 0.0)
-    update_s = float(metrics.get("time/update_s") or 0.0)
-    return {
-        "sampler/busy_s": busy,
-        "sampler/tokens": tokens,
-        "sampler/tokens_per_s": tokens / busy if busy > 0 else None,
-        "sampler/mean_batch": requests / batches if batches > 0 else None,
-        "time/policy_idle_share": max(0.0, 1.0 - (busy + update_s) / step_s) if step_s > 0 else None,
-    }
 
 
 def load_train_tasks(source: str | Path, *, val_fraction: float, split_seed: int) -> tuple[list[Task], list[Task]]:

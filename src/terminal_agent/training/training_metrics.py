@@ -141,4 +141,38 @@ def plot_curves(run_dir: Path) -> Path | None:
     return out
 
 
-__all__ = ["CURVES", "CURVES_FILE", "METRICS_FILE", "MetricsLogger", "plot_curves", "read_metrics"]
+def sampler_counters(client: Any) -> tuple[float, int, int, int] | None:
+    """(busy seconds, generated tokens, batches, requests) of a batched sampler, or None for other clients."""
+    stats = getattr(client, "stats", None)
+    if stats is None or not hasattr(stats, "busy_s"):
+        return None
+    return float(stats.busy_s), int(stats.generated_tokens), int(stats.batches), int(stats.requests)
+
+
+def sampler_metrics(before: tuple[float, int, int, int] | None, after: tuple[float, int, int, int] | None,
+                    metrics: dict[str, Any]) -> dict[str, Any]:
+    """The step's sampler throughput and the policy's idle share (neither sampling nor updating).
+
+    ``sampler/busy_s`` is the wall time the batched sampler spent decoding during the rollouts,
+    ``sampler/tokens_per_s`` the tokens it sampled per busy second, ``sampler/mean_batch`` the model
+    calls per decoded batch; ``time/policy_idle_share`` is the share of the step in which the model
+    did neither (the episodes were running commands in their sandboxes or being graded).
+    """
+    if before is None or after is None:
+        return {}
+    busy, tokens, batches, requests = (after[i] - before[i] for i in range(4))
+    step_s = float(metrics.get("time/step_s") or 0.0)
+    update_s = float(metrics.get("time/update_s") or 0.0)
+    return {
+        "sampler/busy_s": busy,
+        "sampler/tokens": tokens,
+        "sampler/tokens_per_s": tokens / busy if busy > 0 else None,
+        "sampler/mean_batch": requests / batches if batches > 0 else None,
+        "time/policy_idle_share": max(0.0, 1.0 - (busy + update_s) / step_s) if step_s > 0 else None,
+    }
+
+
+__all__ = [
+    "CURVES", "CURVES_FILE", "METRICS_FILE", "MetricsLogger", "plot_curves", "read_metrics", "sampler_counters",
+    "sampler_metrics",
+]
