@@ -103,7 +103,11 @@ OWNER = textwrap.dedent(
 
 
 def _alive(pid: int) -> bool:
-    return sandbox_labels.process_start_ticks(pid) is not None and Path(f"/proc/{pid}/stat").read_bytes().split(b") ")[1][:1] != b"Z"
+    """Running and not a zombie (a process that exits between the two reads is not alive)."""
+    try:
+        return sandbox_labels.process_start_ticks(pid) is not None and Path(f"/proc/{pid}/stat").read_bytes().split(b") ")[1][:1] != b"Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_owner_sigkill_leaves_nothing(docker_client):

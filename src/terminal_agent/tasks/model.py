@@ -7,6 +7,7 @@ import hashlib
 import json
 import logging
 import re
+import threading
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -39,6 +40,11 @@ class TaskLimits(BaseModel):
     """Whether the agent's container gets a network. Off unless the task needs it."""
 
 
+_AST_LOCK = threading.Lock()
+"""Serialises ``ast.parse``: tasks are loaded in a thread pool, and on CPython 3.11 two parses at once can fail with
+"AST constructor recursion depth mismatch" (seen in CI while loading the corpus)."""
+
+
 def find_test_functions(test_source: str) -> list[str]:
     """Names of pytest test functions (``test_*`` at module level or in ``Test*`` classes), in order.
 
@@ -46,7 +52,8 @@ def find_test_functions(test_source: str) -> list[str]:
     name in weights, which is how the CSV format has always named them.
     """
     try:
-        tree = ast.parse(test_source)
+        with _AST_LOCK:  # CPython 3.11's parser is not thread-safe: concurrent parses can raise SystemError
+            tree = ast.parse(test_source)
     except SyntaxError as exc:
         raise ValueError(f"test source does not parse: line {exc.lineno}: {exc.msg}") from None
     names: list[str] = []
