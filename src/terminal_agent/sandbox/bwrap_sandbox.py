@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import atexit
 import base64
-import itertools
 import logging
 import os
 import queue
@@ -38,7 +37,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from terminal_agent.errors import SandboxError, SandboxUnavailableError
+from terminal_agent.errors import SandboxUnavailableError
 from terminal_agent.interfaces import ExecResult, FilesystemChanges, WatchedPaths
 from terminal_agent.sandbox import labels as sandbox_labels
 from terminal_agent.sandbox import shell_protocol
@@ -49,7 +48,8 @@ from terminal_agent.sandbox.bwrap_state import ensure_reaper, sandboxes_dir, sta
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.sandbox.image_export import ExportedImages
 from terminal_agent.sandbox.overlay_changes import in_layers, walk_upper_dir
-from terminal_agent.sandbox.shell_protocol import Reply, ReplyDecoder, bootstrap_payload, encode_request
+from terminal_agent.sandbox.shell_client import STDERR_TAIL, ShellServerClient
+from terminal_agent.sandbox.shell_protocol import bootstrap_payload
 from terminal_agent.tasks.model import TaskLimits
 
 __all__ = ["BwrapSandbox", "find_bwrap"]
@@ -57,7 +57,6 @@ __all__ = ["BwrapSandbox", "find_bwrap"]
 logger = logging.getLogger(__name__)
 
 _LIVE: "weakref.WeakSet[BwrapSandbox]" = weakref.WeakSet()
-_STDERR_TAIL = 4096
 _READ_CHUNK = 1 << 18
 _CAPS = ("CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "SETPCAP", "SETFCAP",
          "NET_BIND_SERVICE", "NET_RAW", "SYS_CHROOT", "AUDIT_WRITE")
@@ -131,12 +130,14 @@ def overlay_lower_dirs(layers_bottom_first: Iterable[Path]) -> list[str]:
     return top_first
 
 
-class BwrapSandbox:
+class BwrapSandbox(ShellServerClient):
     """A running bwrap sandbox with a persistent shell. See :class:`terminal_agent.interfaces.Sandbox`."""
+
+    _kind = "bwrap sandbox"
 
     def __init__(self, sandbox_id: str, directory: Path, lowers: list[str], *, image: str, limits: TaskLimits,
                  config: SandboxConfig, run_id: str, applied: AppliedLimits) -> None:
-        self._id = sandbox_id
+        self._init_client(sandbox_id)
         self._dir = directory
         self._lowers = lowers
         self.image = image
@@ -145,14 +146,6 @@ class BwrapSandbox:
         self.run_id = run_id
         self.applied_limits = applied
         self._proc: subprocess.Popen | None = None
-        self._decoder = ReplyDecoder()
-        self._replies: list[Reply] = []
-        self._stderr_tail = b""
-        self._lock = threading.Lock()
-        self._close_lock = threading.Lock()
-        self._counter = itertools.count(1)
-        self._closed = False
-        self._broken: str | None = None
         self.server_info: dict[str, Any] = {}
         self.created_at = time.monotonic()
         _LIVE.add(self)
@@ -198,10 +191,7 @@ class BwrapSandbox:
             record["pid_start"] = sandbox_labels.process_start_ticks(sandbox._proc.pid)
             write_record(directory, record)
             threading.Thread(target=sandbox._drain_stderr, name=f"ta-{sandbox_id}-stderr", daemon=True).start()
-            assert sandbox._proc.stdin is not None
-            view = memoryview(bootstrap_payload())
-            while view:
-                view = view[sandbox._proc.stdin.write(view) or 0:]
+            sandbox._send(bootstrap_payload())
             ready = sandbox._await("ready", time.monotonic() + config.start_timeout_s, starting=True)
             sandbox.server_info = dict(ready.header, limits=applied.enforced, limits_mechanism=applied.mechanism)
             if ready.header.get("problems"):
@@ -294,55 +284,8 @@ class BwrapSandbox:
             logger.debug("closing %s failed", self._id, exc_info=True)
         _LIVE.discard(self)
 
-    def __enter__(self) -> "BwrapSandbox":
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         return f"BwrapSandbox({self._id}, image={self.image!r})"
-
-    def is_alive(self) -> bool:
-        """True while the sandbox and its shell answer (a command in flight counts as alive)."""
-        if self._closed or self._broken:
-            return False
-        if not self._lock.acquire(timeout=0.05):
-            return True
-        try:
-            self._call_locked({"op": "ping"}, 10.0)
-            return True
-        except SandboxError:
-            return False
-        finally:
-            self._lock.release()
-
-    # --- commands -----------------------------------------------------------------------------------
-    def bound_timeout(self, timeout: float | None) -> float:
-        default = self.limits.command_timeout_s or self.config.default_command_timeout_s
-        return shell_protocol.bound_timeout(timeout, default, self.config.max_command_timeout_s)
-
-    def exec(self, command: str, timeout: float | None = None, *, workdir: str | None = None,
-             env: dict[str, str] | None = None, merge_stderr: bool = True, stateless: bool = False,
-             block: bool = True) -> ExecResult:
-        """See :meth:`Sandbox.exec <terminal_agent.interfaces.Sandbox.exec>` (the same server as Docker's)."""
-        started = time.monotonic()
-        if "\0" in command:
-            return shell_protocol.NUL_COMMAND_RESULT
-        deadline = self.bound_timeout(timeout)
-        request = shell_protocol.exec_request(
-            command, deadline, cap=self.config.output_cap_bytes, workdir=workdir, env=env,
-            merge_stderr=merge_stderr, stateless=stateless, block=block,
-        )
-        reply = self._call(request, deadline + self.config.reply_grace_s)
-        return shell_protocol.exec_result(reply, self.config.output_cap_bytes, started)
-
-    def kill_agent_processes(self) -> int:
-        """Kill every process in the sandbox except bwrap's init and the shell server; how many."""
-        return int(self._call({"op": "kill_all"}, 30.0).header.get("killed", 0))
-
-    def reset_shell_state(self) -> None:
-        self._call({"op": "reset_state"}, 10.0)
 
     # --- files (over the shell channel) ---------------------------------------------------------------
     def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
@@ -377,15 +320,6 @@ class BwrapSandbox:
         self._call({"op": "put_files", "dest": remote_dir, "entries": entries}, 120.0)
 
     # --- for the grader ------------------------------------------------------------------------------
-    @property
-    def image_workdir(self) -> str:
-        return str(self.server_info.get("cwd") or "/")
-
-    @property
-    def service_pids(self) -> tuple[int, ...]:
-        pid = self.server_info.get("pid")
-        return (int(pid),) if pid else ()
-
     def list_changes(self, watched: WatchedPaths, *, prefer_host_read: bool = True) -> FilesystemChanges:
         """From the overlay upper dir on this host (the only listing this backend has)."""
         self._check_usable()
@@ -425,59 +359,30 @@ class BwrapSandbox:
         return ExecResult(exit_code=int(header.get("exit_code", -1)), output=output,
                           duration_s=time.monotonic() - started, timed_out=bool(header.get("timed_out")))
 
-    # --- wire --------------------------------------------------------------------------------------
-    def _check_usable(self) -> None:
-        if self._closed:
-            raise SandboxError(f"sandbox {self._id} is closed")
-        if self._broken:
-            raise SandboxError(f"sandbox {self._id} is broken: {self._broken}")
-
-    def _call(self, request: dict[str, Any], wait_s: float) -> Reply:
-        with self._lock:
-            return self._call_locked(request, wait_s)
-
-    def _call_locked(self, request: dict[str, Any], wait_s: float) -> Reply:
-        self._check_usable()
+    # --- transport: bwrap's stdin and stdout (stderr drained by a thread) -------------------------------
+    def _send(self, data: bytes) -> None:
         assert self._proc is not None and self._proc.stdin is not None
-        request["id"] = f"{next(self._counter)}-{secrets.token_hex(4)}"
-        try:
-            view = memoryview(encode_request(request))
-            while view:  # an unbuffered pipe write may be partial
-                view = view[self._proc.stdin.write(view) or 0:]
-        except (OSError, ValueError) as exc:
-            raise self._broken_error(f"cannot send to the shell: {exc}") from exc
-        reply = self._await(request["id"], time.monotonic() + wait_s)
-        if not reply.header.get("ok", False):
-            if reply.header.get("errno"):
-                raise OSError(int(reply.header["errno"]), str(reply.header.get("error")), request.get("path") or request.get("dest"))
-            raise SandboxError(f"shell server error: {reply.header.get('error')}")
-        return reply
+        view = memoryview(data)
+        while view:  # an unbuffered pipe write may be partial
+            view = view[self._proc.stdin.write(view) or 0:]
 
-    def _await(self, reply_id: str, deadline: float, starting: bool = False) -> Reply:
+    def _receive(self, timeout: float, starting: bool) -> bytes | None:
         assert self._proc is not None and self._proc.stdout is not None
         fd = self._proc.stdout.fileno()
-        while True:
-            for index, reply in enumerate(self._replies):
-                if reply.id == reply_id:
-                    del self._replies[index]
-                    return reply
-            self._replies.clear()  # stale replies of abandoned requests
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise self._broken_error("the shell did not answer in time", starting)
-            try:
-                ready, _, _ = select.select([fd], [], [], remaining)
-            except (OSError, ValueError) as exc:
-                raise self._broken_error(f"lost the shell's stdout: {exc}", starting) from exc
-            if not ready:
-                continue
-            try:
-                data = os.read(fd, _READ_CHUNK)
-            except OSError as exc:
-                raise self._broken_error(f"lost the shell's stdout: {exc}", starting) from exc
-            if not data:
-                raise self._broken_error("the sandbox's shell exited", starting)
-            self._replies.extend(self._decoder.feed(data))
+        try:
+            ready, _, _ = select.select([fd], [], [], timeout)
+            return os.read(fd, _READ_CHUNK) if ready else None
+        except (OSError, ValueError) as exc:
+            raise self._broken_error(f"lost the shell's stdout: {exc}", starting) from exc
+
+    def _settle_before_report(self) -> None:
+        time.sleep(0.05)  # let the stderr drain catch bwrap's last words
+
+    def _broken_detail(self, reason: str, stderr: str) -> str:
+        detail = reason + (f"; stderr: {stderr[-600:]}" if stderr else "")
+        if self._proc is not None and self._proc.poll() is not None:
+            detail += f" (exit status {self._proc.returncode})"
+        return detail
 
     def _drain_stderr(self) -> None:
         proc = self._proc
@@ -488,24 +393,9 @@ class BwrapSandbox:
                 chunk = os.read(proc.stderr.fileno(), 65536)
                 if not chunk:
                     return
-                self._stderr_tail = (self._stderr_tail + chunk)[-_STDERR_TAIL:]
+                self._stderr_tail = (self._stderr_tail + chunk)[-STDERR_TAIL:]
         except (OSError, ValueError):
             return
-
-    def _broken_error(self, reason: str, starting: bool = False) -> SandboxError:
-        if self._closed:
-            return SandboxError(f"sandbox {self._id} is closed")
-        time.sleep(0.05)  # let the stderr drain catch bwrap's last words
-        stderr = self._stderr_tail.decode("utf-8", errors="replace").strip()
-        detail = reason + (f"; stderr: {stderr[-600:]}" if stderr else "")
-        if self._proc is not None and self._proc.poll() is not None:
-            detail += f" (exit status {self._proc.returncode})"
-        self._broken = self._broken or detail
-        if starting:
-            if "python3" in stderr and ("No such file" in stderr or "not found" in stderr):
-                return SandboxUnavailableError(f"image {self.image!r} has no python3, which the sandbox's shell server needs ({stderr[-200:]})")
-            return SandboxUnavailableError(f"bwrap sandbox of {self.image!r} did not come up: {detail}")
-        return SandboxError(f"sandbox {self._id} is broken: {detail}")
 
 
 @atexit.register

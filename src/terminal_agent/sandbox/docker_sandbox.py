@@ -16,12 +16,9 @@ write_file / upload_dir) and ``docker_connection`` (the shared client, re-export
 from __future__ import annotations
 
 import atexit
-import itertools
 import logging
 import os
-import secrets
 import socket
-import threading
 import time
 import weakref
 from pathlib import Path
@@ -35,10 +32,11 @@ from terminal_agent.interfaces import ExecResult, FilesystemChanges, WatchedPath
 from terminal_agent.sandbox.archive_files import ArchiveFiles
 from terminal_agent.sandbox.attach_stream import RECV_CHUNK, STDOUT, DockerStreamDemuxer, open_attach_socket
 from terminal_agent.sandbox.config import SandboxConfig
-from terminal_agent.sandbox import container_grading_ops, shell_protocol
+from terminal_agent.sandbox import container_grading_ops
 from terminal_agent.sandbox.container_lifecycle import create_sandbox_container, remove_container_quietly
 from terminal_agent.sandbox.docker_connection import docker_client
-from terminal_agent.sandbox.shell_protocol import Reply, ReplyDecoder, bootstrap_payload, encode_request
+from terminal_agent.sandbox.shell_client import STDERR_TAIL, ShellServerClient
+from terminal_agent.sandbox.shell_protocol import bootstrap_payload
 from terminal_agent.tasks.model import TaskLimits
 
 __all__ = ["DockerSandbox", "docker_client"]
@@ -46,11 +44,12 @@ __all__ = ["DockerSandbox", "docker_client"]
 logger = logging.getLogger(__name__)
 
 _LIVE: "weakref.WeakSet[DockerSandbox]" = weakref.WeakSet()
-_STDERR_TAIL = 4096
 
 
-class DockerSandbox:
+class DockerSandbox(ShellServerClient):
     """A running container with a persistent shell. See :class:`terminal_agent.interfaces.Sandbox`."""
+
+    _kind = "container"
 
     def __init__(
         self,
@@ -63,7 +62,7 @@ class DockerSandbox:
         config: SandboxConfig,
         run_id: str,
     ) -> None:
-        self._id = container_id
+        self._init_client(container_id)
         self._sock = sock
         self._client = client
         self.image = image
@@ -71,14 +70,6 @@ class DockerSandbox:
         self.config = config
         self.run_id = run_id
         self._demuxer = DockerStreamDemuxer()
-        self._decoder = ReplyDecoder()
-        self._replies: list[Reply] = []
-        self._stderr_tail = b""
-        self._lock = threading.Lock()
-        self._close_lock = threading.Lock()
-        self._counter = itertools.count(1)
-        self._closed = False
-        self._broken: str | None = None
         self.server_info: dict[str, Any] = {}
         self.created_at = time.monotonic()
         _LIVE.add(self)
@@ -162,79 +153,10 @@ class DockerSandbox:
             logger.debug("removing %s failed", self._id[:12], exc_info=True)
         _LIVE.discard(self)
 
-    def __enter__(self) -> "DockerSandbox":
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         return f"DockerSandbox({self._id[:12]}, image={self.image!r})"
 
-    def is_alive(self) -> bool:
-        """True while the container and its shell answer (a command in flight counts as alive)."""
-        if self._closed or self._broken:
-            return False
-        if not self._lock.acquire(timeout=0.05):
-            return True
-        try:
-            self._call_locked({"op": "ping"}, 10.0)
-            return True
-        except SandboxError:
-            return False
-        finally:
-            self._lock.release()
-
-    # --- commands -------------------------------------------------------------------------------
-    def bound_timeout(self, timeout: float | None) -> float:
-        """The deadline a command actually gets: the default when None, capped at the configured maximum."""
-        default = self.limits.command_timeout_s or self.config.default_command_timeout_s
-        return shell_protocol.bound_timeout(timeout, default, self.config.max_command_timeout_s)
-
-    def exec(
-        self,
-        command: str,
-        timeout: float | None = None,
-        *,
-        workdir: str | None = None,
-        env: dict[str, str] | None = None,
-        merge_stderr: bool = True,
-        stateless: bool = False,
-        block: bool = True,
-    ) -> ExecResult:
-        """See :meth:`Sandbox.exec <terminal_agent.interfaces.Sandbox.exec>`.
-
-        Implementation: one ``exec`` request to the shell server. A ``workdir`` / ``env`` /
-        ``stateless`` command runs in a fresh bash and leaves the persistent directory and exported
-        environment as they were; a ``block=False`` one is killed by :meth:`kill_agent_processes`
-        and :meth:`close`.
-        """
-        started = time.monotonic()
-        if "\0" in command:
-            return shell_protocol.NUL_COMMAND_RESULT
-        deadline = self.bound_timeout(timeout)
-        request = shell_protocol.exec_request(
-            command, deadline, cap=self.config.output_cap_bytes, workdir=workdir, env=env,
-            merge_stderr=merge_stderr, stateless=stateless, block=block,
-        )
-        reply = self._call(request, deadline + self.config.reply_grace_s)
-        return shell_protocol.exec_result(reply, self.config.output_cap_bytes, started)
-
-    def kill_agent_processes(self) -> int:
-        """Kill every process in the container except init and the shell server; return how many."""
-        reply = self._call({"op": "kill_all"}, 30.0)
-        return int(reply.header.get("killed", 0))
-
     # --- for the grader (see container_grading_ops.py) --------------------------------------------
-    @property
-    def image_workdir(self) -> str:
-        return str(self.server_info.get("cwd") or "/")
-
-    @property
-    def service_pids(self) -> tuple[int, ...]:
-        pid = self.server_info.get("pid")
-        return (int(pid),) if pid else ()
-
     def list_changes(self, watched: WatchedPaths, *, prefer_host_read: bool = True) -> FilesystemChanges:
         self._check_usable()
         return container_grading_ops.list_container_changes(self._client.api, self._id, watched, prefer_host_read)
@@ -250,10 +172,6 @@ class DockerSandbox:
     def run_privileged(self, argv: list[str], timeout: float) -> ExecResult:
         self._check_usable()
         return container_grading_ops.run_privileged_exec(self._client.api, self._id, list(argv), timeout)
-
-    def reset_shell_state(self) -> None:
-        """Forget the persistent working directory and environment (back to the image's)."""
-        self._call({"op": "reset_state"}, 10.0)
 
     # --- files (Engine API archives, see archive_files.py) ---------------------------------------
     def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
@@ -286,77 +204,30 @@ class DockerSandbox:
             over_channel=self.server_info.get("uid") == 0,  # as root, like an archive unpacked by the daemon
         )
 
-    # --- wire -----------------------------------------------------------------------------------
-    def _check_usable(self) -> None:
-        if self._closed:
-            raise SandboxError(f"sandbox {self._id[:12]} is closed")
-        if self._broken:
-            raise SandboxError(f"sandbox {self._id[:12]} is broken: {self._broken}")
+    # --- transport: the attach socket (Docker frames: the server's stdout and stderr) ----------------
+    @property
+    def _short_id(self) -> str:
+        return self._id[:12]
 
-    def _call(self, request: dict[str, Any], wait_s: float) -> Reply:
-        with self._lock:
-            return self._call_locked(request, wait_s)
+    def _send(self, data: bytes) -> None:
+        self._sock.sendall(data)
 
-    def _call_locked(self, request: dict[str, Any], wait_s: float) -> Reply:
-        self._check_usable()
-        request["id"] = f"{next(self._counter)}-{secrets.token_hex(4)}"
+    def _receive(self, timeout: float, starting: bool) -> bytes | None:
+        self._sock.settimeout(timeout)
         try:
-            self._sock.sendall(encode_request(request))
+            return self._sock.recv(RECV_CHUNK)
+        except TimeoutError:
+            return None
         except OSError as exc:
-            raise self._broken_error(f"cannot send to the shell: {exc}") from exc
-        reply = self._await(request["id"], time.monotonic() + wait_s)
-        if not reply.header.get("ok", False):
-            if reply.header.get("errno"):
-                raise OSError(int(reply.header["errno"]), str(reply.header.get("error")), request.get("path"))
-            raise SandboxError(f"shell server error: {reply.header.get('error')}")
-        return reply
+            raise self._broken_error(f"lost the shell socket: {exc}", starting) from exc
 
     def _ingest(self, data: bytes) -> None:
         for stream, payload in self._demuxer.feed(data):
             if stream == STDOUT:
                 self._replies.extend(self._decoder.feed(payload))
             else:
-                self._stderr_tail = (self._stderr_tail + payload)[-_STDERR_TAIL:]
+                self._stderr_tail = (self._stderr_tail + payload)[-STDERR_TAIL:]
                 logger.debug("shell server stderr (%s): %r", self._id[:12], payload[-500:])
-
-    def _await(self, reply_id: str, deadline: float, starting: bool = False) -> Reply:
-        sock = self._sock
-        while True:
-            for index, reply in enumerate(self._replies):
-                if reply.id == reply_id:
-                    del self._replies[index]
-                    return reply
-            self._replies.clear()  # stale replies of abandoned requests
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise self._broken_error("the shell did not answer in time", starting)
-            sock.settimeout(remaining)
-            try:
-                data = sock.recv(RECV_CHUNK)
-            except TimeoutError:
-                continue
-            except OSError as exc:
-                raise self._broken_error(f"lost the shell socket: {exc}", starting) from exc
-            if not data:
-                raise self._broken_error("the container's shell exited", starting)
-            self._ingest(data)
-
-    def _broken_error(self, reason: str, starting: bool = False) -> SandboxError:
-        if self._closed:
-            return SandboxError(f"sandbox {self._id[:12]} is closed")
-        stderr = self._stderr_tail.decode("utf-8", errors="replace").strip()
-        detail = reason
-        if stderr:
-            detail += f"; server stderr: {stderr[-600:]}"
-        self._broken = self._broken or detail
-        if starting:
-            if "python3" in stderr and ("No such file" in stderr or "not found" in stderr):
-                return SandboxUnavailableError(
-                    f"image {self.image!r} has no python3, which the sandbox's shell server needs ({stderr[-200:]})"
-                )
-            return SandboxUnavailableError(f"container of {self.image!r} did not come up: {detail}")
-        return SandboxError(f"sandbox {self._id[:12]} is broken: {detail}")
-
 
 @atexit.register
 def _close_live_sandboxes() -> None:
