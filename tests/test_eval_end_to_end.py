@@ -184,3 +184,16 @@ def test_max_error_rate_counts_infrastructure_errors_over_all_trials():
     assert "1/4 trials" in problem and "--max-error-rate 0.2" in problem
     (problem,) = run_failures([*trials, trial("c", 0, False)], None)
     assert problem == "task c has no scored trial (infrastructure errors only)"
+
+
+def test_eval_run_refuses_an_unknown_sandbox_backend_and_a_stray_images_dir(tmp_path):
+    from typer.testing import CliRunner
+
+    from terminal_agent.cli import app
+
+    shipped = Path(__file__).resolve().parents[1] / "dataset" / "latest_verified.csv"
+    bad = CliRunner().invoke(app, ["eval", "run", str(shipped), "-t", "count-log-levels", "--sandbox", "podman"])
+    assert bad.exit_code == 2 and "valid: bwrap, docker, ray" in bad.output
+    stray = CliRunner().invoke(app, ["eval", "run", str(shipped), "-t", "count-log-levels", "--images-dir", str(tmp_path)])
+    assert stray.exit_code == 2 and "--sandbox bwrap" in stray.output
+    assert not any(tmp_path.iterdir()), "nothing may be written when the arguments are refused"

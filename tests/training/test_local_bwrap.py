@@ -9,8 +9,6 @@ runs from the export alone, as on a GPU node without Docker.
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -18,8 +16,6 @@ from local_helpers import alternating_client_factory, shipped_tasks
 from terminal_agent.errors import ConfigError
 from terminal_agent.training.local_config import LocalTrainingConfig
 from terminal_agent.training.preset_config import load_preset
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/ holds bwrap_support
 
 
 def test_preset_sandbox_section_reaches_the_local_config(tmp_path):

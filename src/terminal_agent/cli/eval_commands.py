@@ -152,17 +152,16 @@ def run(
 
 def _sandbox_config(backend: str, images_dir: Path | None):  # noqa: ANN202 - SandboxConfig, imported lazily
     """The evaluation's sandbox settings; an unknown backend is a usage error that lists the known ones."""
-    from terminal_agent.errors import ConfigError
-    from terminal_agent.sandbox.backends import SANDBOX_BACKENDS
+    from pydantic import ValidationError
+
     from terminal_agent.sandbox.config import BwrapConfig, SandboxConfig
 
-    try:
-        SANDBOX_BACKENDS.get(backend)
-    except ConfigError as exc:
-        raise typer.BadParameter(str(exc), param_hint="--sandbox") from exc
     if images_dir is not None and backend != "bwrap":
         raise typer.BadParameter("--images-dir is for --sandbox bwrap", param_hint="--images-dir")
-    return SandboxConfig(backend=backend, bwrap=BwrapConfig(images_dir=str(images_dir) if images_dir else None))
+    try:
+        return SandboxConfig(backend=backend, bwrap=BwrapConfig(images_dir=str(images_dir) if images_dir else None))
+    except ValidationError as exc:  # the config's own check names the valid backends
+        raise typer.BadParameter(exc.errors()[0]["msg"], param_hint="--sandbox") from exc
 
 
 def run_failures(trials, max_error_rate: float | None) -> list[str]:  # noqa: ANN001 - TrialResult records

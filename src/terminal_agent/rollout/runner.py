@@ -37,8 +37,8 @@ from terminal_agent.rollout.trial_records import (
     trial_from_exception,
     wall_clock_trial,
 )
-from terminal_agent.tasks.model import Task
 from terminal_agent.sandbox.config import SandboxConfig
+from terminal_agent.tasks.model import Task
 
 __all__ = [
     "RESULTS_FILE",

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from terminal_agent.errors import ConfigError
+from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.tasks.model import Task
 from terminal_agent.training.local_config import LocalTrainingConfig
 from terminal_agent.training.local_trainer import TrainingProgress, TrainingSummary, load_train_tasks, train_local
@@ -86,7 +87,8 @@ def frozen_splits(splits_file: str | Path, shipped: str | Path = DEFAULT_SHIPPED
 
 
 def evaluate_policy(client: Any, tasks: Sequence[Task], out_dir: Path, *, attempts: int, max_steps: int, max_tokens: int,
-                    temperature: float, concurrency: int, on_progress: Any = None, sandbox: Any = None) -> Path:
+                    temperature: float, concurrency: int, on_progress: Any = None,
+                    sandbox: SandboxConfig | None = None) -> Path:
     """Run ``tasks`` ``attempts`` times with ``client`` through the rollout runner (in ``sandbox``, a
     ``SandboxConfig``; default Docker); the results.json path."""
     from terminal_agent.rollout.runner import RolloutConfig, RolloutRunner
@@ -94,7 +96,7 @@ def evaluate_policy(client: Any, tasks: Sequence[Task], out_dir: Path, *, attemp
     config = RolloutConfig(
         attempts=attempts, max_steps=max_steps, concurrency=concurrency, output_dir=out_dir,
         sampling={"temperature": temperature, "max_tokens": max_tokens},
-        **({"sandbox": sandbox} if sandbox is not None else {}),
+        sandbox=sandbox if sandbox is not None else SandboxConfig(),
     )
     RolloutRunner(client, config, on_progress=on_progress).run(list(tasks))
     return out_dir / "results.json"
