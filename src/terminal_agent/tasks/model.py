@@ -7,8 +7,10 @@ import hashlib
 import json
 import logging
 import re
+import base64
 import threading
-from typing import Any
+from enum import Enum
+from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -37,7 +39,163 @@ class TaskLimits(BaseModel):
     pids: int = Field(256, gt=0)
     """Maximum number of processes in the container (fork-bomb guard)."""
     network: bool = False
-    """Whether the agent's container gets a network. Off unless the task needs it."""
+    """Whether the agent's container gets a network. Off unless the task needs it (Harbor tasks: on unless the
+    task says otherwise, as Harbor does)."""
+    build_timeout_s: float = Field(600.0, gt=0)
+    """Wall clock the image build of the task environment may take."""
+
+
+FileContent = Union[str, bytes]
+"""A file of a task: ``str`` for UTF-8 text (line endings kept), ``bytes`` for anything else (any bytes)."""
+
+MAX_FILE_BYTES = 64 * 1024 * 1024
+"""Largest single file a task may carry (64 MiB)."""
+MAX_TASK_BYTES = 256 * 1024 * 1024
+"""Largest total of all files of one task (256 MiB)."""
+MAX_FILES_PER_TASK = 10_000
+"""Most files one task may carry."""
+
+
+def file_bytes(content: FileContent) -> bytes:
+    """The bytes of a task file (text is UTF-8)."""
+    return content if isinstance(content, bytes) else content.encode("utf-8")
+
+
+def decoded_file(data: bytes) -> FileContent:
+    """``data`` as text when it is valid UTF-8 without NUL bytes, else the bytes themselves."""
+    if b"\0" in data:
+        return data
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
+
+
+def encode_file_map(files: dict[str, FileContent]) -> dict[str, Any]:
+    """JSON-safe form of a file map (CSV cells, parquet columns, task.toml): text stays a string, bytes become
+    ``{"base64": "..."}``. :func:`decode_file_map` is its inverse."""
+    return {
+        path: ({"base64": base64.b64encode(content).decode("ascii")} if isinstance(content, bytes) else content)
+        for path, content in files.items()
+    }
+
+
+def decode_file_map(value: Any, field: str) -> dict[str, FileContent]:
+    """The file map of :func:`encode_file_map`'s JSON form; ``ValueError`` naming ``field`` and the path otherwise."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{field} must be an object of relative path -> content, not {type(value).__name__}")
+    files: dict[str, FileContent] = {}
+    for path, content in value.items():
+        if isinstance(content, str):
+            files[str(path)] = content
+        elif isinstance(content, dict) and set(content) == {"base64"} and isinstance(content["base64"], str):
+            try:
+                files[str(path)] = base64.b64decode(content["base64"], validate=True)
+            except ValueError:
+                raise ValueError(f"{field}[{path!r}]: base64 is not valid") from None
+        else:
+            raise ValueError(
+                f"{field}[{path!r}] must be a string (text) or {{\"base64\": \"...\"}} (binary), "
+                f"not {type(content).__name__}"
+            )
+    return files
+
+
+def check_relative_path(path: str) -> str:
+    """``path`` when it is a safe relative POSIX path inside a task; ``ValueError`` saying why otherwise.
+
+    Refused: empty names, absolute paths, backslashes, ``.``/``..`` parts, empty parts and NUL or other control
+    characters - anything that could leave the task's directory or mean two things on two systems.
+    """
+    if not path or not path.strip():
+        raise ValueError(f"file path {path!r} is empty: a path must be relative and name a file inside the task")
+    if "\\" in path:
+        raise ValueError(f"file path {path!r} holds a backslash (use '/' between parts)")
+    if path.startswith("/"):
+        raise ValueError(f"file path {path!r} must be relative and stay inside the task")
+    if any(ord(char) < 0x20 or ord(char) == 0x7F for char in path):
+        raise ValueError(f"file path {path!r} holds a control character")
+    parts = path.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise ValueError(f"file path {path!r} must be relative and stay inside the task (no '', '.' or '..' parts)")
+    return path
+
+
+def check_file_map(files: dict[str, FileContent], field: str) -> None:
+    """Raise ``ValueError`` naming ``field`` when a path is unsafe or the sizes pass the bounds."""
+    if len(files) > MAX_FILES_PER_TASK:
+        raise ValueError(f"{field}: {len(files)} files, more than the {MAX_FILES_PER_TASK} a task may carry")
+    total = 0
+    for path, content in files.items():
+        try:
+            check_relative_path(path)
+        except ValueError as exc:
+            raise ValueError(f"{field}: {exc}") from None
+        size = len(content) if isinstance(content, bytes) else len(content.encode("utf-8"))
+        if size > MAX_FILE_BYTES:
+            raise ValueError(f"{field}[{path!r}]: {size} bytes, more than the {MAX_FILE_BYTES} a task file may hold")
+        total += size
+    if total > MAX_TASK_BYTES:
+        raise ValueError(f"{field}: {total} bytes in all, more than the {MAX_TASK_BYTES} a task may carry")
+
+
+class GradingMode(str, Enum):
+    """How a task's episodes are graded."""
+
+    WEIGHTED_PYTEST = "weighted_pytest"
+    """The project's hardened grader: ``test_source`` under pytest, score = sum(weight*passed) / sum(weight)."""
+    HARBOR = "harbor"
+    """Harbor's verifier: ``tests/test.sh`` runs and writes ``/logs/verifier/reward.txt`` (or ``reward.json``)."""
+
+
+class VerifierSpec(BaseModel):
+    """How the verifier of a task runs (Harbor's ``[verifier]`` table, plus the grading mode)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    mode: GradingMode = GradingMode.WEIGHTED_PYTEST
+    """Grading protocol. Harbor tasks default to ``harbor``; the project's own tasks use ``weighted_pytest``."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Environment variables of the verifier process (Harbor ``[verifier] env``)."""
+    user: str | None = None
+    """User (name or uid) the verifier runs as; None: root (the image's default user in Harbor)."""
+    network: bool | None = None
+    """Whether the verifier phase gets a network; None: the same policy as the agent (``limits.network``)."""
+    separate_environment: bool = False
+    """Harbor ``environment_mode = "separate"``: the verifier runs in a fresh sandbox of its own environment."""
+    environment_dockerfile: str | None = None
+    """Dockerfile of the separate verifier environment (Harbor ``[verifier.environment]``); None: the task's."""
+    artifacts: list[str] = Field(default_factory=list)
+    """Absolute paths in the agent's sandbox handed to a separate verifier; empty: the working directory."""
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
+        return _check_env_names(value, "verifier.env")
+
+    @field_validator("artifacts")
+    @classmethod
+    def _absolute_artifacts(cls, value: list[str]) -> list[str]:
+        for path in value:
+            if not path.startswith("/") or "\0" in path or ".." in path.split("/"):
+                raise ValueError(f"artifact {path!r} must be an absolute path without '..' parts")
+        return value
+
+    def verifier_network(self, agent_network: bool) -> bool:
+        """The network policy of the verifier phase."""
+        return agent_network if self.network is None else self.network
+
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _check_env_names(value: dict[str, str], field: str) -> dict[str, str]:
+    for name, text in value.items():
+        if not _ENV_NAME.match(name):
+            raise ValueError(f"{field}: {name!r} is not a valid environment variable name")
+        if "\0" in text:
+            raise ValueError(f"{field}[{name!r}] holds a NUL byte")
+    return value
 
 
 _AST_LOCK = threading.Lock()
@@ -88,18 +246,29 @@ class Task(BaseModel):
     """Free tags (``|``-separated in CSV)."""
     dockerfile: str
     """Dockerfile of the task environment. Public base images are aliased to local ones."""
-    files: dict[str, str] = Field(default_factory=dict)
-    """Extra build-context files, relative path -> text (the CSV's ``additional_files``)."""
+    files: dict[str, FileContent] = Field(default_factory=dict)
+    """Extra build-context files, relative path -> text or bytes (the CSV's ``additional_files``)."""
+    docker_image: str | None = None
+    """Prebuilt image of the environment (Harbor ``docker_image``): used when it can be pulled; otherwise the
+    Dockerfile is built."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Environment variables of the agent's sandbox (Harbor ``[environment.env]``)."""
     test_source: str
-    """Source of ``tests/test_outputs.py``; copied in only after the episode ends."""
-    test_support_files: dict[str, str] = Field(default_factory=dict)
-    """Other files placed beside the tests (fixtures, data), relative path -> text."""
-    test_weights: dict[str, float]
-    """Test function name -> non-negative finite weight. Every name must exist in ``test_source``."""
+    """Source of ``tests/test_outputs.py``; copied in only after the episode ends. May be empty for a Harbor-mode
+    task whose verifier (``tests/test.sh``) needs no Python test file."""
+    test_support_files: dict[str, FileContent] = Field(default_factory=dict)
+    """Other files placed beside the tests (fixtures, data, Harbor's ``test.sh``), relative path -> text or bytes."""
+    test_weights: dict[str, float] = Field(default_factory=dict)
+    """Test name -> non-negative finite weight. Weighted pytest: every name must be a test function of
+    ``test_source`` (required). Harbor mode: optional; names are CTRF test names and give partial credit."""
     solution: str | None = None
     """Reference solution as a bash script; a validated task scores 1.0 with it."""
+    solution_files: dict[str, FileContent] = Field(default_factory=dict)
+    """Files beside the solution script (Harbor's ``solution/`` besides ``solve.sh``), relative path -> content."""
     limits: TaskLimits = Field(default_factory=TaskLimits)
     """Time and resource limits."""
+    verifier: VerifierSpec = Field(default_factory=VerifierSpec)
+    """How the verifier runs: grading mode, env, user, network, separate environment."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Anything else carried along unchanged (``created_at``, ``updated_at``, source format ...)."""
 
@@ -127,17 +296,33 @@ class Task(BaseModel):
             raise ValueError("dockerfile has no FROM line")
         return value
 
-    @field_validator("files", "test_support_files")
+    @field_validator("files", "test_support_files", "solution_files")
     @classmethod
-    def _safe_relative_paths(cls, value: dict[str, str]) -> dict[str, str]:
-        for path in value:
-            parts = path.replace("\\", "/").split("/")
-            if path.startswith("/") or ".." in parts or not path.strip():
-                raise ValueError(f"file path {path!r} must be relative and stay inside the task")
+    def _safe_relative_paths(cls, value: dict[str, FileContent], info: Any) -> dict[str, FileContent]:
+        check_file_map(value, info.field_name)
         return value
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
+        return _check_env_names(value, "env")
 
     @model_validator(mode="after")
     def _weights_match_tests(self) -> "Task":
+        bad = [name for name, weight in self.test_weights.items() if weight < 0]
+        if bad:
+            raise ValueError(f"test_weights are negative for: {', '.join(bad)}")
+        if self.verifier.mode is GradingMode.HARBOR:
+            if "test.sh" not in self.test_support_files:
+                raise ValueError("a task graded in harbor mode needs tests/test.sh (test_support_files['test.sh'])")
+            if self.test_weights and sum(self.test_weights.values()) <= 0:
+                raise ValueError("test_weights are all zero")
+            if self.test_source.strip():
+                try:
+                    find_test_functions(self.test_source)
+                except ValueError as exc:
+                    raise ValueError(f"test_source: {exc}") from None
+            return self
         try:
             declared = find_test_functions(self.test_source)
         except ValueError as exc:
@@ -152,9 +337,6 @@ class Task(BaseModel):
                 f"test_weights name tests that do not exist: {', '.join(missing)} "
                 f"(tests found: {', '.join(declared)})"
             )
-        negative = [name for name, weight in self.test_weights.items() if weight < 0]
-        if negative:
-            raise ValueError(f"test_weights are negative for: {', '.join(negative)}")
         if sum(self.test_weights.values()) <= 0:
             raise ValueError("test_weights are all zero")
         return self
@@ -162,12 +344,17 @@ class Task(BaseModel):
     # --- derived values ---------------------------------------------------------------------
     @property
     def test_functions(self) -> list[str]:
-        """Declared test functions, in source order."""
+        """Declared test functions, in source order (none for a Harbor-mode task without a Python test file)."""
+        if not self.test_source.strip():
+            return []
         return find_test_functions(self.test_source)
 
     @property
     def unweighted_tests(self) -> list[str]:
-        """Declared tests that ``test_weights`` does not name: they count with weight 0 (worth a warning)."""
+        """Declared tests that ``test_weights`` does not name: they count with weight 0 (worth a warning).
+        Always empty in harbor mode, where unweighted means "the verifier's reward file decides"."""
+        if self.verifier.mode is GradingMode.HARBOR:
+            return []
         return [name for name in self.test_functions if name not in self.test_weights]
 
     def content_hashes(self) -> dict[str, str]:
@@ -176,8 +363,13 @@ class Task(BaseModel):
         def digest(text: str) -> str:
             return hashlib.sha256(text.encode()).hexdigest()
 
-        environment = self.dockerfile + "\0" + json.dumps(self.files, sort_keys=True)
-        tests = self.test_source + "\0" + json.dumps(self.test_support_files, sort_keys=True)
+        # A task whose new fields are at their defaults hashes exactly as before they existed (pinned manifests).
+        environment = self.dockerfile + "\0" + json.dumps(encode_file_map(self.files), sort_keys=True)
+        if self.docker_image is not None or self.env:
+            environment += "\0" + json.dumps({"docker_image": self.docker_image, "env": self.env}, sort_keys=True)
+        tests = self.test_source + "\0" + json.dumps(encode_file_map(self.test_support_files), sort_keys=True)
+        if self.verifier != VerifierSpec():
+            tests += "\0" + self.verifier.model_dump_json()
         return {
             "instruction": digest(self.instruction),
             "environment": digest(environment),

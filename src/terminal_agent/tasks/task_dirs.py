@@ -1,72 +1,207 @@
-"""What the terminal-bench and Harbor directory formats share: text files in and out, the fresh
-task directory, required files, and the Task built from the parts a directory reader found."""
+"""What the terminal-bench and Harbor directory formats share: files in and out (text or bytes), the
+fresh task directory, required files, and the Task built from the parts a directory reader found.
+
+Task folders are untrusted (downloaded datasets): every read goes through :func:`open_inside`, which
+refuses a path that leaves the task folder - a ``..`` part, or a symlink anywhere on the way whose target
+lies outside - and anything that is not a regular file (a FIFO would block a reader forever). Nothing
+outside the task folder is ever opened. Sizes are bounded (:data:`~terminal_agent.tasks.model.MAX_FILE_BYTES`
+per file, :data:`~terminal_agent.tasks.model.MAX_TASK_BYTES` per tree). Writers never follow a symlink
+either: the output directory is made fresh, and each file is created with ``O_EXCL | O_NOFOLLOW``.
+"""
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
 from terminal_agent.errors import TaskFormatError
-from terminal_agent.tasks.model import Task, task_from_fields
+from terminal_agent.tasks.model import (
+    MAX_FILE_BYTES,
+    MAX_FILES_PER_TASK,
+    MAX_TASK_BYTES,
+    FileContent,
+    Task,
+    check_relative_path,
+    decoded_file,
+    task_from_fields,
+)
 
 
 # --- writing -----------------------------------------------------------------------------------
-def write_text_file(path: Path, text: str, mode: int | None = None) -> None:
-    """Write ``text`` to ``path`` as UTF-8 with line endings kept, creating parent directories; ``mode`` if given."""
+def write_file(path: Path, content: FileContent, mode: int | None = None) -> None:
+    """Create ``path`` with ``content`` (text as UTF-8 with line endings kept, or bytes), creating parents.
+
+    Never follows a symlink and never replaces an existing file (``O_EXCL | O_NOFOLLOW``): writers fill a
+    fresh directory. ``mode`` is applied when given (default 0o644).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8", newline="")
+    data = content.encode("utf-8") if isinstance(content, str) else content
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(path, flags, 0o644 if mode is None else mode)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            fd = -1
+            handle.write(data)
+    finally:
+        if fd >= 0:
+            os.close(fd)
     if mode is not None:
-        path.chmod(mode)
+        os.chmod(path, mode)
 
 
-def write_tree(root: Path, files: dict[str, str]) -> None:
-    """Write every relative path -> text of ``files`` under ``root`` (the inverse of :func:`read_tree`)."""
+def write_text_file(path: Path, text: FileContent, mode: int | None = None) -> None:
+    """Alias of :func:`write_file` (kept for the format modules that write text)."""
+    write_file(path, text, mode)
+
+
+def write_tree(root: Path, files: dict[str, FileContent]) -> None:
+    """Write every relative path -> content of ``files`` under ``root`` (the inverse of :func:`read_tree`).
+
+    Each path is checked again (:func:`~terminal_agent.tasks.model.check_relative_path`): a Task built
+    without validation cannot make a writer leave ``root``.
+    """
     for relative, content in files.items():
-        write_text_file(root / relative, content)
+        try:
+            check_relative_path(relative)
+        except ValueError as exc:
+            raise TaskFormatError(str(exc), location=str(root), field="files") from None
+        write_file(root / relative, content)
 
 
 def fresh_task_dir(parent_dir: str | Path, task_id: str) -> Path:
     """``parent_dir/<task_id>``, created empty (an existing directory of that name is removed first)."""
     task_dir = Path(parent_dir) / task_id
-    if task_dir.exists():
+    if task_dir.is_symlink():  # never follow a link planted where the task goes: remove the link itself
+        task_dir.unlink()
+    elif task_dir.exists():
         shutil.rmtree(task_dir)
     task_dir.mkdir(parents=True)
     return task_dir
 
 
 # --- reading -----------------------------------------------------------------------------------
-def read_text_file(path: Path, task_dir: Path) -> str:
-    """``path`` decoded as UTF-8; a binary file raises TaskFormatError naming it."""
+def _relative_name(path: Path, task_dir: Path) -> str:
     try:
-        return path.read_bytes().decode("utf-8")
+        return path.relative_to(task_dir).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def resolve_inside(path: Path, task_dir: Path) -> Path:
+    """The real path of ``path``, which must lie inside ``task_dir``; a TaskFormatError naming it otherwise.
+
+    A symlink (at ``path`` or any parent) whose target leaves the task folder, and a ``..`` that does, are
+    refused before anything is opened.
+    """
+    root = task_dir.resolve()
+    real = path.resolve()
+    if real != root and root not in real.parents:
+        what = "a symlink" if any(p.is_symlink() for p in [path, *path.parents] if p != p.parent) else "a path"
+        raise TaskFormatError(
+            f"{_relative_name(path, task_dir)} is {what} that leaves the task folder (to {real}); "
+            "refused: a task may only use files inside its own folder",
+            location=str(task_dir),
+            field="files",
+        )
+    return real
+
+
+def read_file(path: Path, task_dir: Path, *, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of ``path``, a regular file inside ``task_dir`` of at most ``limit`` bytes.
+
+    Raises :class:`TaskFormatError` naming the file for a path or symlink leaving the task folder, anything
+    but a regular file (FIFO, device, socket), a file over the bound, or one that cannot be read.
+    """
+    real = resolve_inside(path, task_dir)
+    name = _relative_name(path, task_dir)
+    try:
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise TaskFormatError(f"cannot read {name}: {exc.strerror}", location=str(task_dir), field="files") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise TaskFormatError(f"{name} is not a regular file", location=str(task_dir), field="files")
+        if info.st_size > limit:
+            raise TaskFormatError(
+                f"{name} is {info.st_size} bytes, more than the {limit} a task file may hold",
+                location=str(task_dir), field="files",
+            )
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise TaskFormatError(f"{name} grew past {limit} bytes while read", location=str(task_dir), field="files")
+    return data
+
+
+def read_text_file(path: Path, task_dir: Path) -> str:
+    """``path`` (inside ``task_dir``) decoded as UTF-8; a file that is not text raises TaskFormatError naming it.
+
+    For the files a format defines as text (instruction, Dockerfile, task.toml, scripts); any other file of a
+    task is read with :func:`read_tree`, which keeps bytes.
+    """
+    data = read_file(path, task_dir)
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise TaskFormatError(
-            f"{path.relative_to(task_dir)} is not UTF-8 text (binary files are not supported)",
+            f"{_relative_name(path, task_dir)} is not UTF-8 text (this file of the format must be text)",
             location=str(task_dir),
             field="files",
         ) from None
 
 
-def read_tree(root: Path, task_dir: Path, skip: set[str] | None = None) -> dict[str, str]:
-    """Every file under ``root`` as relative path -> text, skipping top-level names in ``skip``."""
-    files: dict[str, str] = {}
+def read_tree(root: Path, task_dir: Path, skip: set[str] | None = None) -> dict[str, FileContent]:
+    """Every file under ``root`` as relative path -> content (text when UTF-8, else bytes), skipping
+    top-level names in ``skip``, ``__pycache__`` and ``.pyc``.
+
+    Symlinks are not followed out of ``task_dir`` (a TaskFormatError naming the link); a link to a directory
+    is not descended. Raises TaskFormatError past :data:`MAX_FILES_PER_TASK` files or :data:`MAX_TASK_BYTES`.
+    """
+    files: dict[str, FileContent] = {}
+    if root.is_symlink() or root.exists():
+        resolve_inside(root, task_dir)
     if not root.is_dir():
         return files
-    for path in sorted(root.rglob("*")):
-        relative = path.relative_to(root)
-        if skip and relative.parts[0] in skip:
-            continue
-        if any(part == "__pycache__" for part in relative.parts) or path.suffix == ".pyc":
-            continue
-        if path.is_file():
-            files[relative.as_posix()] = read_text_file(path, task_dir)
-    return files
+    total = 0
+    for current, dirnames, filenames in os.walk(root, followlinks=False):
+        current_path = Path(current)
+        dirnames.sort()
+        for name in list(dirnames):
+            child = current_path / name
+            relative = child.relative_to(root)
+            if (skip and len(relative.parts) == 1 and name in skip) or name == "__pycache__":
+                dirnames.remove(name)
+            elif child.is_symlink():
+                resolve_inside(child, task_dir)  # refuses one that leaves; one inside is not descended twice
+                dirnames.remove(name)
+        for name in sorted(filenames):
+            path = current_path / name
+            relative = path.relative_to(root)
+            if (skip and len(relative.parts) == 1 and name in skip) or path.suffix == ".pyc":
+                continue
+            if len(files) >= MAX_FILES_PER_TASK:
+                raise TaskFormatError(f"more than {MAX_FILES_PER_TASK} files under {_relative_name(root, task_dir)}",
+                                      location=str(task_dir), field="files")
+            data = read_file(path, task_dir)
+            total += len(data)
+            if total > MAX_TASK_BYTES:
+                raise TaskFormatError(f"the files under {_relative_name(root, task_dir)} pass {MAX_TASK_BYTES} bytes",
+                                      location=str(task_dir), field="files")
+            files[relative.as_posix()] = decoded_file(data)
+    return dict(sorted(files.items()))
 
 
 def require_file(task_dir: Path, relative: str, field: str, note: str = "") -> Path:
-    """``task_dir/relative``; when it is not a file, a TaskFormatError ``no <relative><note>`` naming ``field``."""
+    """``task_dir/relative``; when it is not a file, a TaskFormatError ``no <relative><note>`` naming ``field``.
+
+    A symlink leaving the task folder is refused here already (see :func:`resolve_inside`).
+    """
     path = task_dir / relative
+    if path.is_symlink() or path.exists():
+        resolve_inside(path, task_dir)
     if not path.is_file():
         raise TaskFormatError(f"no {relative}{note}", location=str(task_dir), field=field)
     return path
@@ -99,9 +234,9 @@ def task_from_dir_parts(
     native: dict[str, Any],
     extra: dict[str, Any] | None,
     dockerfile: str,
-    files: dict[str, str],
+    files: dict[str, FileContent],
     test_source: str,
-    test_support_files: dict[str, str],
+    test_support_files: dict[str, FileContent],
     test_weights: dict[str, float],
     solution: str | None,
     limits: dict[str, Any],
