@@ -25,6 +25,7 @@ def shell(
     from terminal_agent.sandbox.docker_sandbox import DockerSandbox
     from terminal_agent.sandbox.images import ensure_task_image
     from terminal_agent.tasks.loading import load_tasks
+    from terminal_agent.tasks.task_dirs import write_file, write_tree
 
     matches = [task for task in load_tasks(tasks, strict=False) if task.task_id == task_id]
     if not matches:
@@ -37,10 +38,9 @@ def shell(
         if with_tests:
             with tempfile.TemporaryDirectory() as tmp:
                 root = Path(tmp)
-                (root / "test_outputs.py").write_text(task.test_source)
-                for rel, text in task.test_support_files.items():
-                    (root / rel).parent.mkdir(parents=True, exist_ok=True)
-                    (root / rel).write_text(text)
+                if task.test_source:
+                    write_file(root / "test_outputs.py", task.test_source)
+                write_tree(root, task.test_support_files)  # any bytes, paths checked
                 sandbox.upload_dir(root, "/tests")
         console.print(f"[green]{escape(task_id)}[/green] in {sandbox.id[:12]} ({escape(image)}); `exit` or Ctrl-D leaves")
         console.print(task.instruction, style="dim", highlight=False, markup=False)  # instructions hold brackets
