@@ -227,12 +227,17 @@ class DockerIsolatedEnv(BaseEnv):
             return observation, info
 
     def _start_sandbox(self, image: str) -> Any:
+        # the task's env (Harbor [environment.env]) is the persistent shell's; its ${VAR} templates are
+        # resolved from this process's environment when the sandbox starts (ConfigError naming VAR and the task)
         if self.pool is not None:
-            return self.pool.acquire(image, self.task.limits)
+            return self.pool.acquire(image, self.task.limits, env=self.task.env, task_id=self.task.task_id)
         from terminal_agent.sandbox.backends import start_sandbox
 
         # run_id None: the sandbox labels the container with this process's run id (one per process)
-        return start_sandbox(self.config.sandbox, image, self.task.limits, self.config.run_id)
+        return start_sandbox(
+            self.config.sandbox, image, self.task.limits, self.config.run_id,
+            env=self.task.env, task_id=self.task.task_id,
+        )
 
     def step(self, action: Any) -> tuple[Any, float, bool, dict]:
         with self._lock:

@@ -190,6 +190,22 @@ class Sandbox(Protocol):
         and the result has ``timed_out=True``. Raises ``SandboxError`` when broken."""
         ...
 
+    @property
+    def network_enabled(self) -> bool:
+        """Whether the sandbox has a network now: ``limits.network`` at start, then what
+        :meth:`set_network` last set."""
+        ...
+
+    def set_network(self, enabled: bool) -> None:
+        """Give the running sandbox a network (``True``) or take it away (``False``): the grader calls
+        it between the agent phase and the verifier phase, whose policies may differ
+        (``task.verifier.verifier_network``). Asking for the current state is a no-op on every backend.
+
+        Raises ``SandboxError`` when broken, when the change failed (a sandbox whose network could
+        not be taken away is broken from then on), or when the backend cannot change the network of
+        a running sandbox at all (bwrap: its network namespace is fixed when it starts)."""
+        ...
+
 
 # --- model ---------------------------------------------------------------------------------
 @dataclass

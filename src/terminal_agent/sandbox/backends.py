@@ -4,7 +4,8 @@
 
 Every backend has the same two methods: ``resolve_task_image(config, task) -> image_ref`` (the
 Docker backend builds or finds the task's image; bwrap looks it up in an export) and
-``start(config, image_ref, limits, run_id) -> Sandbox``. Env, runner and launcher pick one with
+``start(config, image_ref, limits, run_id, env) -> Sandbox`` (``env``: the task's environment
+variables, templates already resolved by :func:`start_sandbox`). Env, runner and launcher pick one with
 ``SandboxConfig.backend``; the grader needs nothing but the :class:`~terminal_agent.interfaces.Sandbox`
 contract, so every backend is graded the same way.
 """
@@ -28,8 +29,11 @@ class SandboxBackend(Protocol):
         """The image reference ``start`` takes for ``task``. Raises ``ImageError`` when it cannot be had."""
         ...
 
-    def start(self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None) -> "Sandbox":
-        """A started sandbox. Raises ``SandboxUnavailableError`` when none can be started."""
+    def start(
+        self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None, env: dict[str, str]
+    ) -> "Sandbox":
+        """A started sandbox whose persistent shell has ``env`` in its environment, with a network only when
+        ``limits.network``. Raises ``SandboxUnavailableError`` when none can be started."""
         ...
 
 
@@ -44,10 +48,12 @@ class DockerBackend:
 
         return ensure_task_image(task)
 
-    def start(self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None) -> "Sandbox":
+    def start(
+        self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None, env: dict[str, str]
+    ) -> "Sandbox":
         from terminal_agent.sandbox.docker_sandbox import DockerSandbox
 
-        return DockerSandbox.start(image_ref, limits=limits, config=config, run_id=run_id)
+        return DockerSandbox.start(image_ref, limits=limits, config=config, run_id=run_id, env=env)
 
 
 class BwrapBackend:
@@ -58,10 +64,12 @@ class BwrapBackend:
 
         return ExportedImages.open(config.bwrap.images_dir).image_for_task(task)
 
-    def start(self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None) -> "Sandbox":
+    def start(
+        self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None, env: dict[str, str]
+    ) -> "Sandbox":
         from terminal_agent.sandbox.bwrap_sandbox import BwrapSandbox
 
-        return BwrapSandbox.start(image_ref, limits=limits, config=config, run_id=run_id)
+        return BwrapSandbox.start(image_ref, limits=limits, config=config, run_id=run_id, env=env)
 
 
 SANDBOX_BACKENDS.register("docker")(DockerBackend())
@@ -76,10 +84,12 @@ class _LazyRayBackend:
 
         return RayBackend().resolve_task_image(config, task)
 
-    def start(self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None) -> "Sandbox":
+    def start(
+        self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None, env: dict[str, str]
+    ) -> "Sandbox":
         from terminal_agent.sandbox.ray_backend import RayBackend
 
-        return RayBackend().start(config, image_ref, limits, run_id)
+        return RayBackend().start(config, image_ref, limits, run_id, env)
 
 
 SANDBOX_BACKENDS.register("ray")(_LazyRayBackend())
@@ -91,9 +101,23 @@ def resolve_task_image(config: "SandboxConfig", task: "Task") -> str:
 
 
 def start_sandbox(
-    config: "SandboxConfig", image_ref: str, limits: "TaskLimits | None" = None, run_id: str | None = None
+    config: "SandboxConfig",
+    image_ref: str,
+    limits: "TaskLimits | None" = None,
+    run_id: str | None = None,
+    *,
+    env: dict[str, str] | None = None,
+    task_id: str | None = None,
 ) -> "Sandbox":
-    """Start a sandbox of ``image_ref`` with the backend ``config.backend`` (``docker`` unless set)."""
+    """Start a sandbox of ``image_ref`` with the backend ``config.backend`` (``docker`` unless set).
+
+    ``env`` (a task's ``env``) becomes the environment of the sandbox's persistent shell; its
+    ``${VAR}`` / ``${VAR:-default}`` templates are resolved here from this process's environment
+    (``task_env``). Raises :class:`~terminal_agent.errors.ConfigError` naming the variable (and
+    ``task_id``) when a template cannot be resolved, before anything starts.
+    """
+    from terminal_agent.sandbox.task_env import resolve_sandbox_env
     from terminal_agent.tasks.model import TaskLimits
 
-    return SANDBOX_BACKENDS.get(config.backend).start(config, image_ref, limits or TaskLimits(), run_id)
+    resolved = resolve_sandbox_env(env, task_id=task_id)
+    return SANDBOX_BACKENDS.get(config.backend).start(config, image_ref, limits or TaskLimits(), run_id, resolved)

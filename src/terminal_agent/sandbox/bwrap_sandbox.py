@@ -37,7 +37,7 @@ from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from terminal_agent.errors import SandboxUnavailableError
+from terminal_agent.errors import SandboxError, SandboxUnavailableError
 from terminal_agent.interfaces import ExecResult, FilesystemChanges, WatchedPaths
 from terminal_agent.sandbox import labels as sandbox_labels
 from terminal_agent.sandbox import shell_protocol
@@ -153,8 +153,12 @@ class BwrapSandbox(ShellServerClient):
     # --- lifecycle ------------------------------------------------------------------------------
     @classmethod
     def start(cls, image: str, limits: TaskLimits | None = None, config: SandboxConfig | None = None,
-              run_id: str | None = None) -> "BwrapSandbox":
+              run_id: str | None = None, *, env: dict[str, str] | None = None) -> "BwrapSandbox":
         """Start a sandbox of the exported image ``image`` and wait for its shell server.
+
+        ``env`` (resolved, see ``task_env``) is set over the image's environment. The network
+        namespace is the host's when ``limits.network``, else a new one with only ``lo``; it is fixed
+        for the sandbox's life (:meth:`set_network`).
 
         Raises :class:`SandboxUnavailableError` (bwrap missing, image not exported, no python3 in it)
         or ``ImageNotAvailableError`` (no export, with how to make one).
@@ -182,9 +186,10 @@ class BwrapSandbox(ShellServerClient):
             write_record(directory, record)
             sandbox = cls(sandbox_id, directory, lowers, image=image, limits=limits, config=config,
                           run_id=run_id, applied=applied)
-            argv, env = sandbox._command(bwrap, exported.env, exported.workdir, applied)
+            image_env = [*exported.env, *(f"{key}={value}" for key, value in (env or {}).items())]
+            argv, launch_env = sandbox._command(bwrap, image_env, exported.workdir, applied)
             sandbox._proc = _spawn(lambda: subprocess.Popen(
-                argv, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                argv, env=launch_env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 start_new_session=True, close_fds=True, bufsize=0,
             ))
             record["pid"] = sandbox._proc.pid
@@ -320,6 +325,24 @@ class BwrapSandbox(ShellServerClient):
         self._call({"op": "put_files", "dest": remote_dir, "entries": entries}, 120.0)
 
     # --- for the grader ------------------------------------------------------------------------------
+    @property
+    def network_enabled(self) -> bool:
+        """Whether the sandbox shares the host's network (fixed at start: ``limits.network``)."""
+        return bool(self.limits.network)
+
+    def set_network(self, enabled: bool) -> None:
+        """A no-op when ``enabled`` is the current state; otherwise a :class:`SandboxError`: bwrap puts the
+        sandbox in its network namespace when it starts (``--share-net`` or a new one), and a running
+        process cannot be moved to another. A task whose verifier needs another network than its agent
+        needs the Docker (or Ray) backend."""
+        self._check_usable()
+        if bool(enabled) != self.network_enabled:
+            raise SandboxError(
+                f"sandbox {self._id}: cannot change the network of a running bwrap sandbox (it was started "
+                f"{'with' if self.network_enabled else 'without'} one; the phase now asks for "
+                f"{'one' if enabled else 'none'}); use the docker or ray backend for such a task"
+            )
+
     def list_changes(self, watched: WatchedPaths, *, prefer_host_read: bool = True) -> FilesystemChanges:
         """From the overlay upper dir on this host (the only listing this backend has)."""
         self._check_usable()

@@ -10,6 +10,7 @@ import docker.errors
 from docker.types import LogConfig
 
 from terminal_agent.errors import SandboxUnavailableError
+from terminal_agent.sandbox import docker_network
 from terminal_agent.sandbox import labels as sandbox_labels
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.sandbox.shell_protocol import server_command
@@ -19,15 +20,27 @@ logger = logging.getLogger(__name__)
 
 
 def create_sandbox_container(
-    api: docker.APIClient, image: str, limits: TaskLimits, config: SandboxConfig, run_id: str
+    api: docker.APIClient,
+    image: str,
+    limits: TaskLimits,
+    config: SandboxConfig,
+    run_id: str,
+    env: dict[str, str] | None = None,
 ) -> str:
     """Create (not start) a container of ``image`` whose main process is the shell server; its id.
 
-    ``init=True``, ``auto_remove=True``, the task's memory (no swap), CPU and pids limits, no
-    network unless ``limits.network``, no logs, the owner labels, and stdin kept open for one
+    ``init=True``, ``auto_remove=True``, the task's memory (no swap), CPU and pids limits, no logs,
+    the owner labels, ``env`` (resolved already) in its environment, and stdin kept open for one
     attach (``StdinOnce``), so that the server reads EOF when its owner detaches or dies.
-    Raises :class:`SandboxUnavailableError` when the image is missing or the daemon refuses.
+    Network: on this process's sandbox network when ``limits.network``; otherwise created in bridge
+    mode and disconnected before it starts, so that it has only ``lo`` yet can be given a network
+    later (``docker_network``). Raises :class:`SandboxUnavailableError` when the image is missing or
+    the daemon refuses.
     """
+    try:
+        network = docker_network.sandbox_network(api, run_id) if limits.network else docker_network.DEFAULT_BRIDGE
+    except docker.errors.DockerException as exc:
+        raise SandboxUnavailableError(f"cannot set up the sandbox network: {exc}") from exc
     host_config = api.create_host_config(
         init=True,
         auto_remove=True,
@@ -35,7 +48,7 @@ def create_sandbox_container(
         memswap_limit=int(limits.memory_mb) * 1024 * 1024,
         nano_cpus=int(limits.cpus * 1e9),
         pids_limit=int(limits.pids),
-        network_mode="bridge" if limits.network else "none",
+        network_mode=network,
         log_config=LogConfig(type=LogConfig.types.NONE),
     )
     try:
@@ -50,7 +63,8 @@ def create_sandbox_container(
             labels=sandbox_labels.owner_labels(run_id, config.ttl_s, image),
             host_config=host_config,
             user=config.user or "",
-            network_disabled=not limits.network,
+            environment=[f"{key}={value}" for key, value in (env or {}).items()] or None,
+            networking_config=api.create_networking_config({network: api.create_endpoint_config()}),
         )
     except docker.errors.ImageNotFound as exc:
         raise SandboxUnavailableError(
@@ -58,7 +72,14 @@ def create_sandbox_container(
         ) from exc
     except docker.errors.DockerException as exc:
         raise SandboxUnavailableError(f"cannot create a container of {image!r}: {exc}") from exc
-    return created["Id"]
+    container_id = created["Id"]
+    if not limits.network:
+        try:
+            api.disconnect_container_from_network(container_id, network, force=True)
+        except docker.errors.DockerException as exc:
+            remove_container_quietly(api, container_id)
+            raise SandboxUnavailableError(f"cannot take the network away from a container of {image!r}: {exc}") from exc
+    return container_id
 
 
 REMOVAL_WAIT_S = 10.0

@@ -19,6 +19,7 @@ import atexit
 import logging
 import os
 import socket
+import threading
 import time
 import weakref
 from pathlib import Path
@@ -32,7 +33,7 @@ from terminal_agent.interfaces import ExecResult, FilesystemChanges, WatchedPath
 from terminal_agent.sandbox.archive_files import ArchiveFiles
 from terminal_agent.sandbox.attach_stream import RECV_CHUNK, STDOUT, DockerStreamDemuxer, open_attach_socket
 from terminal_agent.sandbox.config import SandboxConfig
-from terminal_agent.sandbox import container_grading_ops
+from terminal_agent.sandbox import container_grading_ops, docker_network
 from terminal_agent.sandbox.container_lifecycle import create_sandbox_container, remove_container_quietly
 from terminal_agent.sandbox.docker_connection import docker_client
 from terminal_agent.sandbox.shell_client import STDERR_TAIL, ShellServerClient
@@ -72,6 +73,8 @@ class DockerSandbox(ShellServerClient):
         self._demuxer = DockerStreamDemuxer()
         self.server_info: dict[str, Any] = {}
         self.created_at = time.monotonic()
+        self._network = bool(limits.network)
+        self._network_lock = threading.Lock()
         _LIVE.add(self)
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -84,8 +87,13 @@ class DockerSandbox(ShellServerClient):
         run_id: str | None = None,
         *,
         client: docker.DockerClient | None = None,
+        env: dict[str, str] | None = None,
     ) -> "DockerSandbox":
         """Create, attach and start a container of ``image`` and wait for its shell server.
+
+        ``env`` (resolved, see ``task_env``) is set in the container's environment, so the persistent
+        shell starts with it and :meth:`reset_shell_state` keeps it. The container has a network from
+        its first instruction on only when ``limits.network`` (see :meth:`set_network`).
 
         Raises :class:`SandboxUnavailableError` (image missing, no python3 in it, daemon error)
         or :class:`DockerNotAvailableError`.
@@ -95,7 +103,7 @@ class DockerSandbox(ShellServerClient):
         run_id = run_id or f"pid{os.getpid()}"
         client = client or docker_client(config.docker_timeout_s)
         api = client.api
-        container_id = create_sandbox_container(api, image, limits, config, run_id)
+        container_id = create_sandbox_container(api, image, limits, config, run_id, env)
         sock = None
         sandbox = None
         try:
@@ -157,6 +165,32 @@ class DockerSandbox(ShellServerClient):
         return f"DockerSandbox({self._id[:12]}, image={self.image!r})"
 
     # --- for the grader (see container_grading_ops.py) --------------------------------------------
+    @property
+    def network_enabled(self) -> bool:
+        """Whether the container is connected to a network now."""
+        return self._network
+
+    def set_network(self, enabled: bool) -> None:
+        """See :meth:`Sandbox.set_network <terminal_agent.interfaces.Sandbox.set_network>`: connects the
+        running container to this process's sandbox network, or disconnects it from every network."""
+        enabled = bool(enabled)
+        with self._network_lock:
+            self._check_usable()
+            if enabled == self._network:
+                return
+            api = self._client.api
+            try:
+                if enabled:
+                    docker_network.connect(api, self._id, self.run_id)
+                else:
+                    docker_network.disconnect_all(api, self._id)
+            except docker.errors.DockerException as exc:
+                if enabled:
+                    raise SandboxError(f"sandbox {self._short_id}: cannot connect it to a network: {exc}") from exc
+                # a sandbox that may still have a network it must not have is not usable any more
+                raise self._broken_error(f"cannot take its network away: {exc}") from exc
+            self._network = enabled
+
     def list_changes(self, watched: WatchedPaths, *, prefer_host_read: bool = True) -> FilesystemChanges:
         self._check_usable()
         return container_grading_ops.list_container_changes(self._client.api, self._id, watched, prefer_host_read)

@@ -1,4 +1,4 @@
-"""A warm pool of fresh sandboxes per (image, limits), with teardown off the caller's path.
+"""A warm pool of fresh sandboxes per (image, limits, env), with teardown off the caller's path.
 
 * ``acquire`` hands out a container that was started ahead of time (milliseconds) or, when none
   is warm, starts one now; either way it schedules a refill up to ``pool_size``.
@@ -23,11 +23,13 @@ import docker
 from terminal_agent.errors import SandboxError
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.sandbox.docker_sandbox import DockerSandbox, docker_client
+from terminal_agent.sandbox.task_env import env_key, resolve_sandbox_env
 from terminal_agent.tasks.model import TaskLimits
 
 logger = logging.getLogger(__name__)
 
-_PoolKey = tuple[str, str]
+_PoolKey = tuple[str, str, str]
+"""(image, limits as JSON, resolved env): sandboxes of different limits or env are never shared."""
 
 
 @dataclass
@@ -66,7 +68,7 @@ class SandboxPool:
         self._lock = threading.Lock()
         self._warm: OrderedDict[_PoolKey, deque[DockerSandbox]] = OrderedDict()
         self._pending: dict[_PoolKey, int] = {}
-        self._limits: dict[_PoolKey, TaskLimits] = {}
+        self._limits: dict[_PoolKey, tuple[TaskLimits, dict[str, str]]] = {}
         self._closed = False
         self.stats = PoolStats()
         self._starter = ThreadPoolExecutor(
@@ -81,18 +83,25 @@ class SandboxPool:
             thread.start()
 
     # --- public ---------------------------------------------------------------------------------
-    def acquire(self, image: str, limits: TaskLimits | None = None) -> DockerSandbox:
-        """A fresh running sandbox of ``image`` with ``limits``.
+    def acquire(
+        self, image: str, limits: TaskLimits | None = None, *, env: dict[str, str] | None = None,
+        task_id: str | None = None,
+    ) -> DockerSandbox:
+        """A fresh running sandbox of ``image`` with ``limits`` and ``env`` (a task's env: its templates are
+        resolved now, as :func:`~terminal_agent.sandbox.backends.start_sandbox` does; ``task_id`` is named
+        in the error when one cannot be).
 
-        Raises :class:`~terminal_agent.errors.SandboxUnavailableError` when none can be started.
+        Raises :class:`~terminal_agent.errors.SandboxUnavailableError` when none can be started,
+        :class:`~terminal_agent.errors.ConfigError` when ``env`` cannot be resolved.
         """
         limits = limits or TaskLimits()
-        key = self._key(image, limits)
+        resolved = resolve_sandbox_env(env, task_id=task_id)
+        key = self._key(image, limits, resolved)
         while True:
             with self._lock:
                 if self._closed:
                     raise SandboxError("the sandbox pool is closed")
-                self._touch(key, limits)
+                self._touch(key, limits, resolved)
                 warm = self._warm[key]
                 sandbox = warm.popleft() if warm else None
             if sandbox is None:
@@ -106,7 +115,7 @@ class SandboxPool:
         with self._lock:
             self.stats.misses += 1
         self._refill(key)
-        return self._start(image, limits)
+        return self._start(image, limits, resolved)
 
     def release(self, sandbox: DockerSandbox) -> None:
         """Hand ``sandbox`` back; it is closed and removed in the background, never reused."""
@@ -114,12 +123,15 @@ class SandboxPool:
             self.stats.released += 1
         self._teardown.put(sandbox)
 
-    def prewarm(self, image: str, limits: TaskLimits | None = None, wait: bool = False) -> None:
-        """Start filling the pool for ``(image, limits)``; with ``wait`` block until it is full."""
+    def prewarm(
+        self, image: str, limits: TaskLimits | None = None, wait: bool = False, *, env: dict[str, str] | None = None
+    ) -> None:
+        """Start filling the pool for ``(image, limits, env)``; with ``wait`` block until it is full."""
         limits = limits or TaskLimits()
-        key = self._key(image, limits)
+        resolved = resolve_sandbox_env(env)
+        key = self._key(image, limits, resolved)
         with self._lock:
-            self._touch(key, limits)
+            self._touch(key, limits, resolved)
         self._refill(key)
         if wait:
             deadline = time.monotonic() + self.config.start_timeout_s * max(1, self.config.pool_size)
@@ -131,9 +143,10 @@ class SandboxPool:
                     return
                 time.sleep(0.02)
 
-    def warm_count(self, image: str, limits: TaskLimits | None = None) -> int:
+    def warm_count(self, image: str, limits: TaskLimits | None = None, *, env: dict[str, str] | None = None) -> int:
+        key = self._key(image, limits or TaskLimits(), resolve_sandbox_env(env))
         with self._lock:
-            return len(self._warm.get(self._key(image, limits or TaskLimits()), ()))
+            return len(self._warm.get(key, ()))
 
     def close(self) -> None:
         """Close every warm container and finish the teardown queue. Idempotent."""
@@ -162,14 +175,14 @@ class SandboxPool:
 
     # --- internals ------------------------------------------------------------------------------
     @staticmethod
-    def _key(image: str, limits: TaskLimits) -> _PoolKey:
-        return image, limits.model_dump_json()
+    def _key(image: str, limits: TaskLimits, env: dict[str, str]) -> _PoolKey:
+        return image, limits.model_dump_json(), env_key(env)
 
-    def _touch(self, key: _PoolKey, limits: TaskLimits) -> None:
+    def _touch(self, key: _PoolKey, limits: TaskLimits, env: dict[str, str]) -> None:
         """Mark ``key`` recently used; drop the least recently used keys beyond the cap (lock held)."""
         if key not in self._warm:
             self._warm[key] = deque()
-            self._limits[key] = limits
+            self._limits[key] = (limits, dict(env))
         self._warm.move_to_end(key)
         while len(self._warm) > self.config.max_pool_images:
             old_key, sandboxes = self._warm.popitem(last=False)
@@ -189,18 +202,18 @@ class SandboxPool:
             if missing <= 0:
                 return
             self._pending[key] = self._pending.get(key, 0) + missing
-            limits = self._limits[key]
+            limits, env = self._limits[key]
         for _ in range(missing):
             try:
-                self._starter.submit(self._warm_one, key, limits)
+                self._starter.submit(self._warm_one, key, limits, env)
             except RuntimeError:  # shut down meanwhile
                 with self._lock:
                     self._pending[key] -= 1
 
-    def _warm_one(self, key: _PoolKey, limits: TaskLimits) -> None:
+    def _warm_one(self, key: _PoolKey, limits: TaskLimits, env: dict[str, str]) -> None:
         sandbox = None
         try:
-            sandbox = self._start(key[0], limits)
+            sandbox = self._start(key[0], limits, env)
         except Exception as exc:  # noqa: BLE001 - a failed warm start is retried by the next acquire
             logger.warning("warm start of %s failed: %s", key[0], exc)
             with self._lock:
@@ -214,7 +227,7 @@ class SandboxPool:
         if sandbox is not None and not keep:
             self._teardown.put(sandbox)
 
-    def _start(self, image: str, limits: TaskLimits) -> DockerSandbox:
+    def _start(self, image: str, limits: TaskLimits, env: dict[str, str]) -> DockerSandbox:
         with self._gate:
             sandbox = DockerSandbox.start(
                 image,
@@ -222,6 +235,7 @@ class SandboxPool:
                 config=self.config,
                 run_id=self.run_id,
                 client=self._client or docker_client(self.config.docker_timeout_s),
+                env=env,
             )
         with self._lock:
             self.stats.started += 1

@@ -228,9 +228,16 @@ class RaySandboxFleet:
 
     # --- sandboxes ------------------------------------------------------------------------------
     def start(
-        self, config: SandboxConfig, image: "str | Task", limits: TaskLimits, run_id: str | None
+        self,
+        config: SandboxConfig,
+        image: "str | Task",
+        limits: TaskLimits,
+        run_id: str | None,
+        env: dict[str, str] | None = None,
     ) -> RaySandbox:
-        """Start a sandbox on the least loaded host. Raises SandboxUnavailableError when none can take it."""
+        """Start a sandbox on the least loaded host (``env``: resolved here, on the driver).
+
+        Raises SandboxUnavailableError when none can take it."""
         import ray
         import ray.exceptions
 
@@ -250,7 +257,9 @@ class RaySandboxFleet:
             if isinstance(image, Task):
                 wait_s += 3600.0  # the host may build the task's image first
             try:
-                outcome: CallOutcome = ray.get(slot.handle.start.remote(image, limits, config, run_id), timeout=wait_s)
+                outcome: CallOutcome = ray.get(
+                    slot.handle.start.remote(image, limits, config, run_id, env or None), timeout=wait_s
+                )
             except ray.exceptions.GetTimeoutError as exc:  # the host is alive but slow: its other sandboxes stay
                 slot.release(slot.node_id)
                 raise SandboxUnavailableError(
@@ -374,10 +383,17 @@ class RayBackend:
     def resolve_task_image(self, config: SandboxConfig, task: Task) -> str:
         return TASK_REFS.remember(task)
 
-    def start(self, config: SandboxConfig, image_ref: str, limits: TaskLimits, run_id: str | None) -> RaySandbox:
+    def start(
+        self,
+        config: SandboxConfig,
+        image_ref: str,
+        limits: TaskLimits,
+        run_id: str | None,
+        env: dict[str, str] | None = None,
+    ) -> RaySandbox:
         try:
             image = TASK_REFS.lookup(image_ref)
-            return fleet_for(config).start(config, image, limits, run_id)
+            return fleet_for(config).start(config, image, limits, run_id, env)
         except SandboxError:
             raise
         except ImportError as exc:

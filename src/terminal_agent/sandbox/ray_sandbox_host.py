@@ -48,6 +48,7 @@ SANDBOX_METHODS = frozenset(
         "put_archive",
         "run_privileged",
         "reset_shell_state",
+        "set_network",
     }
 )
 """DockerSandbox methods the driver may call through :meth:`SandboxHost.call`."""
@@ -116,15 +117,23 @@ class SandboxHost:
         return self._cleanup.sweeps
 
     def start(
-        self, image: "str | Task", limits: TaskLimits, config: SandboxConfig, run_id: str | None
+        self,
+        image: "str | Task",
+        limits: TaskLimits,
+        config: SandboxConfig,
+        run_id: str | None,
+        env: dict[str, str] | None = None,
     ) -> CallOutcome:
-        """Start a sandbox of ``image`` (an image name, or a task whose image is built here first)."""
+        """Start a sandbox of ``image`` (an image name, or a task whose image is built here first) with
+        ``env`` (resolved on the driver) in its environment."""
         from terminal_agent.sandbox.docker_sandbox import DockerSandbox
         from terminal_agent.sandbox.images import ensure_task_image
 
         try:
             image_ref = ensure_task_image(image) if isinstance(image, Task) else image
-            sandbox = DockerSandbox.start(image_ref, limits=limits, config=config, run_id=run_id, client=self._client)
+            sandbox = DockerSandbox.start(
+                image_ref, limits=limits, config=config, run_id=run_id, client=self._client, env=env
+            )
         except Exception as exc:  # noqa: BLE001 - every failure goes back to the driver, which raises it there
             return failed(exc)
         with self._lock:

@@ -65,6 +65,7 @@ class RaySandbox:
         self._closed = False
         self._broken: str | None = None
         self._close_lock = threading.Lock()
+        self._network = bool(limits.network)
         # a proxy dropped without close() still frees its container and its slot on the host
         self._finalizer = weakref.finalize(self, _close_abandoned, host, self._id, node_id, on_close)
         self._finalizer.atexit = False  # at exit the driver's death ends its hosts and their containers
@@ -212,6 +213,19 @@ class RaySandbox:
 
     def run_privileged(self, argv: list[str], timeout: float) -> ExecResult:
         return self._call("run_privileged", float(timeout) + self._file_wait(), list(argv), timeout)
+
+    @property
+    def network_enabled(self) -> bool:
+        """Whether the container has a network now (as last set through this proxy, the only way to set it)."""
+        return self._network
+
+    def set_network(self, enabled: bool) -> None:
+        """The host's DockerSandbox connects or disconnects the container (see DockerSandbox.set_network)."""
+        if bool(enabled) == self._network:
+            self._check_usable()
+            return
+        self._call("set_network", self._file_wait(), bool(enabled))
+        self._network = bool(enabled)
 
     # --- lifecycle ------------------------------------------------------------------------------
     def is_alive(self) -> bool:
