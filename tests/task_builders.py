@@ -74,3 +74,59 @@ def plain_task(task_id: str = "plain") -> Task:
 
 #: A rich task, one without solution/metadata/tags, and a plain one: what every round trip checks.
 TASKS = [rich_task(), rich_task(task_id="no-solution", solution=None, metadata={}, tags=[]), plain_task()]
+
+
+#: Binary files of the kinds real task sets ship (every one read back as bytes: none is valid UTF-8 text).
+BINARY_FILES: dict[str, bytes] = {
+    "fixtures/nul.bin": b"abc\x00def\x00\x00",
+    "fixtures/latin1.txt": "café, naïve".encode("latin-1"),  # not UTF-8
+    "fixtures/data.csv.gz": bytes.fromhex("1f8b0800000000000203") + bytes(range(200)),  # gzip header + body
+    "img/logo.png": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)),
+}
+
+
+def full_task(**overrides) -> Task:
+    """A task that sets every field added for Harbor tasks, with binary files in every file map and CRLF text."""
+    from terminal_agent.tasks.model import VerifierSpec
+
+    fields = dict(
+        task_id="full.task",
+        instruction="Repair the archive.\r\nKeep CRLF ✓.",
+        dockerfile="FROM ubuntu:24.04\nWORKDIR /app\nCOPY fixtures/ /app/fixtures/\n",
+        files={**BINARY_FILES, "notes/crlf.txt": "one\r\ntwo\r\n", "src/main.py": "print('hi')\n"},
+        docker_image="ghcr.io/example/full-task:1.0",
+        env={"API_URL": "${API_URL:-http://localhost:8080}", "MODE": "test"},
+        test_source=RICH_TESTS,
+        test_support_files={"data/expected.bin": b"\xff\xfe\x00\x01", "data/expected.txt": "ok\r\n"},
+        test_weights={"test_first": 1.0, "test_second": 2.0, "test_third": 0.5},
+        solution="#!/bin/bash\ncp /solution/fixed.bin /app/\n",
+        solution_files={"fixed.bin": b"\x00\x01\x02\xff", "notes.md": "# how\n"},
+        limits=TaskLimits(build_timeout_s=1234.5, network=True, memory_mb=2048),
+        verifier=VerifierSpec(
+            env={"VERIFIER_TOKEN": "${TOKEN:-none}"}, user="tester", network=False, separate_environment=True,
+            environment_dockerfile="FROM ubuntu:24.04\nRUN true\n", artifacts=["/app/out", "/logs/extra"],
+        ),
+        metadata={"source": "hand-written", "created_at": "2026-01-01"},
+    )
+    fields.update(overrides)
+    return Task(**fields)
+
+
+def harbor_mode_task(**overrides) -> Task:
+    """A task graded by its own tests/test.sh (harbor mode): no Python test file, no weights, binary fixtures."""
+    from terminal_agent.tasks.model import GradingMode, VerifierSpec
+
+    fields = dict(
+        task_id="harbor-mode",
+        instruction="Make /app/out.txt say hi.",
+        dockerfile="FROM ubuntu:24.04\n",
+        test_source="",
+        test_support_files={
+            "test.sh": "#!/bin/bash\ngrep -q hi /app/out.txt && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt\n",
+            "fixture.gz": BINARY_FILES["fixtures/data.csv.gz"],
+        },
+        test_weights={},
+        verifier=VerifierSpec(mode=GradingMode.HARBOR),
+    )
+    fields.update(overrides)
+    return Task(**fields)

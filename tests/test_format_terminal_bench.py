@@ -58,6 +58,13 @@ def test_a_foreign_terminal_bench_task_survives_conversion(tmp_path):
     assert read_harbor_task(write_harbor_task(task, tmp_path / "h")) == task
 
 
+def _replace_with_link_outside(path):
+    outside = path.parents[2] / "outside-secret.txt"
+    outside.write_text("secret\n")
+    path.unlink()
+    path.symlink_to(outside)
+
+
 @pytest.mark.parametrize(
     "breakage, field",
     [
@@ -65,7 +72,8 @@ def test_a_foreign_terminal_bench_task_survives_conversion(tmp_path):
         (lambda d: (d / "Dockerfile").unlink(), "Dockerfile"),
         (lambda d: (d / "tests" / "test_outputs.py").unlink(), "tests"),
         (lambda d: (d / "task.yaml").write_text("instruction: ''\n"), "instruction"),
-        (lambda d: (d / "seed.txt").write_bytes(b"\xff\xfe\x00binary"), "files"),
+        (lambda d: _replace_with_link_outside(d / "seed.txt"), "files"),
+        (lambda d: os.mkfifo(d / "seed.fifo"), "files"),
     ],
 )
 def test_broken_terminal_bench_dirs_name_the_field(tmp_path, breakage, field):

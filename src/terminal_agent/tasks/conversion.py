@@ -9,20 +9,18 @@ output is never left half-overwritten. Progress goes to an optional callback; no
 from __future__ import annotations
 
 import logging
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
 from terminal_agent.errors import ConfigError, TaskFormatError
-from terminal_agent.tasks.atomic_output import atomic_output_dir
-from terminal_agent.tasks.loading import ProgressCallback
+from terminal_agent.tasks.formats import TASK_FORMATS, ProgressCallback, get_format
+from terminal_agent.tasks.loading import collect_tasks
 from terminal_agent.tasks.model import Task
 
 logger = logging.getLogger(__name__)
 
-OutputFormat = Literal["tb", "harbor", "csv", "parquet"]
-OUTPUT_FORMATS: tuple[str, ...] = ("tb", "harbor", "csv", "parquet")
+#: The names ``--to`` accepts: every registered format.
+OUTPUT_FORMATS: tuple[str, ...] = tuple(TASK_FORMATS.names())
 
 # --- conversion -----------------------------------------------------------------------------------
 @dataclass
@@ -42,22 +40,6 @@ class ConversionReport:
         return not self.errors and self.output is not None
 
 
-def _check_replaceable_dir(path: Path) -> None:
-    if not path.exists():
-        return
-    if not path.is_dir():
-        raise ConfigError(f"output {path} exists and is not a directory")
-    for entry in path.iterdir():
-        if entry.name.startswith("."):
-            continue
-        is_task_dir = entry.is_dir() and ((entry / "task.yaml").is_file() or (entry / "task.toml").is_file())
-        if not is_task_dir:
-            raise ConfigError(
-                f"refusing to replace {path}: it holds {entry.name!r}, which is not a task directory "
-                "(choose an empty or new output directory)"
-            )
-
-
 def write_tasks(
     tasks: list[Task],
     dst: str | Path,
@@ -66,41 +48,16 @@ def write_tasks(
     workers: int = 4,
     progress: ProgressCallback | None = None,
 ) -> Path:
-    """Write ``tasks`` to ``dst`` in format ``to``, atomically; returns ``dst``.
+    """Write ``tasks`` to ``dst`` in format ``to`` (a registered format name), atomically; returns ``dst``.
 
-    ``tb`` / ``harbor``: ``dst`` is a directory holding one directory per task (an existing one
-    is replaced as a whole, but only if it holds task directories alone). ``csv`` / ``parquet``:
-    ``dst`` is a file.
+    Directory formats (``tb`` / ``harbor``): ``dst`` is a directory holding one directory per task (an
+    existing one is replaced as a whole, but only if it is a real directory holding task directories
+    alone). File formats (``csv`` / ``parquet``): ``dst`` is a file. An output that is a symlink is refused.
     """
-    from terminal_agent.tasks.csv_format import write_tasks_csv
-    from terminal_agent.tasks.harbor import write_harbor_task
-    from terminal_agent.tasks.parquet_rows import write_parquet
-    from terminal_agent.tasks.terminal_bench import write_tb_task
-
+    fmt = get_format(to)
     dst = Path(dst)
-    total = len(tasks)
-    if to in ("tb", "harbor"):
-        writer = write_tb_task if to == "tb" else write_harbor_task
-        _check_replaceable_dir(dst)
-        with atomic_output_dir(dst) as temp_dir:
-            done = 0
-            with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-                for _ in pool.map(lambda task: writer(task, temp_dir), tasks):
-                    done += 1
-                    if progress:
-                        progress(done, total, "write")
-        return dst
-    if dst.is_dir():
-        raise ConfigError(f"output {dst} is a directory; --to {to} writes one file")
-    if to == "csv":
-        write_tasks_csv(tasks, dst)
-    elif to == "parquet":
-        write_parquet(tasks, dst)
-    else:
-        raise ConfigError(f"unknown output format {to!r}; choose one of {', '.join(OUTPUT_FORMATS)}")
-    if progress:
-        progress(total, total, "write")
-    return dst
+    fmt.check_output(dst)
+    return fmt.write(list(tasks), dst, workers=max(1, workers), progress=progress)
 
 
 def convert_tasks(
@@ -119,10 +76,8 @@ def convert_tasks(
     written - unless ``strict``, where any bad input means nothing is written and an existing
     ``dst`` stays as it was. A failure while writing leaves ``dst`` untouched too.
     """
-    from terminal_agent.tasks.loading import collect_tasks
-
-    if to not in OUTPUT_FORMATS:
-        raise ConfigError(f"unknown output format {to!r}; choose one of {', '.join(OUTPUT_FORMATS)}")
+    fmt = get_format(to)  # an unknown name is a ConfigError listing the valid ones, before anything is read
+    fmt.check_output(Path(dst))
     tasks, errors = collect_tasks(src, workers=workers, progress=progress)
     report = ConversionReport(tasks=tasks, errors=errors)
     for error in errors:
@@ -144,22 +99,23 @@ def split_by_layout(tasks: list[Task], to: str) -> tuple[list[Task], list[TaskFo
 
     A task whose extra files clash with a directory layout (terminal-bench keeps tests in
     ``tests/`` beside the environment's files) is a bad row like any other: reported, not written.
+    So is a second task with an id already seen (it would overwrite the first one's directory or
+    row).
     """
-    from terminal_agent.tasks.harbor import check_harbor_layout
-    from terminal_agent.tasks.terminal_bench import check_tb_layout
-
-    checks = {"tb": check_tb_layout, "harbor": check_harbor_layout}
-    check = checks.get(to)
-    if check is None:
-        return list(tasks), []
+    fmt = get_format(to)
     writable: list[Task] = []
     errors: list[TaskFormatError] = []
+    seen: set[str] = set()
     for task in tasks:
         try:
-            check(task)
+            if task.task_id in seen:
+                raise TaskFormatError("duplicate task_id: another task of the source already has it",
+                                      location=task.task_id, field="task_id")
+            fmt.check_layout(task)
         except TaskFormatError as exc:
             errors.append(exc)
         else:
+            seen.add(task.task_id)
             writable.append(task)
     return writable, errors
 

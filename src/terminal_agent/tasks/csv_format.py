@@ -23,6 +23,7 @@ from terminal_agent.tasks.atomic_output import atomic_write_text
 from terminal_agent.tasks.csv_rows import (
     EXTRA_CELLS_KEY,
     METADATA_COLUMNS,
+    OPTIONAL_COLUMNS,
     OUR_COLUMNS,
     REQUIRED_COLUMNS,
     STANDARD_COLUMNS,
@@ -40,6 +41,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "EXTRA_CELLS_KEY",
     "METADATA_COLUMNS",
+    "OPTIONAL_COLUMNS",
     "OUR_COLUMNS",
     "REQUIRED_COLUMNS",
     "STANDARD_COLUMNS",
@@ -170,10 +172,15 @@ def read_tasks_csv(path: str | Path) -> CsvReadResult:
 
 # --- writing -----------------------------------------------------------------------------------
 def write_tasks_csv(tasks: Iterable[Task], path: str | Path) -> Path:
-    """Write ``tasks`` to ``path`` atomically (a temp file beside it, renamed at the end)."""
+    """Write ``tasks`` to ``path`` atomically (a temp file beside it, renamed at the end).
+
+    The header is the standard columns, ours, the optional columns some task uses, then one column per
+    string metadata key; binary files are base64 inside their file-map cell (see :mod:`.csv_rows`).
+    """
     path = Path(path)
     rows = [task_to_csv_values(task) for task in tasks]
     header = list(STANDARD_COLUMNS) + list(OUR_COLUMNS)
+    header += [column for column in OPTIONAL_COLUMNS if any(column in row for row in rows)]
     for row in rows:
         for column in row:
             if column not in header:

@@ -4,12 +4,19 @@ Columns read and written::
 
     task_id, difficulty, title, use_case_category, prompt, category, tags (``|``-separated),
     dockerfile, test_functions (the pytest source), test_weights (JSON object), additional_files
-    (JSON object path -> text), created_at, updated_at
+    (JSON file map), created_at, updated_at
 
 plus columns of ours: ``solution`` (bash), ``limits`` (JSON object of the non-default
-:class:`~terminal_agent.tasks.model.TaskLimits` fields), ``test_support_files`` (JSON object) and
-``metadata`` (JSON object of metadata that has no column of its own). Every other column the user
-had is kept in ``Task.metadata`` under its own name and written back as a column, so nothing is lost.
+:class:`~terminal_agent.tasks.model.TaskLimits` fields), ``test_support_files`` (JSON file map) and
+``metadata`` (JSON object of metadata that has no column of its own), and the optional columns
+``docker_image`` (text), ``env`` (JSON object), ``solution_files`` (JSON file map) and ``verifier``
+(JSON object of the non-default :class:`~terminal_agent.tasks.model.VerifierSpec` fields), written only
+when some task of the file uses them - so a file of tasks without them (``dataset/latest_verified.csv``)
+is written exactly as before. Every other column the user had is kept in ``Task.metadata`` under its
+own name and written back as a column, so nothing is lost.
+
+A *file map* is :func:`~terminal_agent.tasks.model.encode_file_map`'s JSON: ``{"path": "text"}`` for a
+UTF-8 text file, ``{"path": {"base64": "..."}}`` for any other bytes.
 
 Reading the file (header checks, line numbers) and writing it are in
 :mod:`terminal_agent.tasks.csv_format`.
@@ -24,7 +31,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from terminal_agent.errors import TaskFormatError
-from terminal_agent.tasks.model import Task, TaskLimits, find_test_functions
+from terminal_agent.tasks.cell_bounds import cell_problem
+from terminal_agent.tasks.model import (
+    FileContent,
+    Task,
+    TaskLimits,
+    decode_file_map,
+    encode_file_map,
+    find_test_functions,
+)
 
 #: Columns of the original dataset, in its order.
 STANDARD_COLUMNS = [
@@ -44,6 +59,10 @@ STANDARD_COLUMNS = [
 ]
 #: Columns added by terminal-agent.
 OUR_COLUMNS = ["solution", "limits", "test_support_files", "metadata"]
+#: Columns of ours written only when a task of the file has a value for them (after ``OUR_COLUMNS``).
+OPTIONAL_COLUMNS = ["docker_image", "env", "solution_files", "verifier"]
+#: Columns holding a file map (JSON: path -> text, or path -> {"base64": ...}).
+FILE_MAP_COLUMNS = ("additional_files", "test_support_files", "solution_files")
 #: Columns that must be present in the header.
 REQUIRED_COLUMNS = ["task_id", "prompt", "dockerfile", "test_functions", "test_weights"]
 #: Columns stored in ``Task.metadata`` under their own names (they have no Task field).
@@ -66,6 +85,10 @@ _FIELD_TO_COLUMN = {
     "solution": "solution",
     "limits": "limits",
     "metadata": "metadata",
+    "docker_image": "docker_image",
+    "env": "env",
+    "solution_files": "solution_files",
+    "verifier": "verifier",
 }
 
 
@@ -137,11 +160,11 @@ def _parse_weights(text: str, test_source: str) -> dict[str, float]:
     return result
 
 
-def _parse_files(column: str, text: str) -> dict[str, str]:
+def _parse_files(column: str, text: str) -> dict[str, FileContent]:
     files = _parse_json(column, text, {})
     if isinstance(files, list):
         # [{"path": ..., "content": ...}, ...]
-        converted: dict[str, str] = {}
+        converted: dict[str, object] = {}
         for item in files:
             if not isinstance(item, dict) or "path" not in item or "content" not in item:
                 raise _RowError(column, "a file list must hold objects with 'path' and 'content'")
@@ -149,10 +172,17 @@ def _parse_files(column: str, text: str) -> dict[str, str]:
         files = converted
     if not isinstance(files, dict):
         raise _RowError(column, "must be a JSON object path -> file content")
-    for path, content in files.items():
-        if not isinstance(content, str):
-            raise _RowError(column, f"content of {path!r} is not a string")
-    return dict(files)
+    try:
+        return decode_file_map(files, column)
+    except ValueError as exc:
+        raise _RowError(column, str(exc).removeprefix(f"{column}: ")) from None
+
+
+def _parse_object(column: str, text: str) -> dict[str, Any]:
+    value = _parse_json(column, text, {})
+    if not isinstance(value, dict):
+        raise _RowError(column, "must be a JSON object")
+    return value
 
 
 def _column_of_validation_error(error: dict[str, Any]) -> str:
@@ -170,6 +200,10 @@ def task_from_csv_values(values: dict[str, str]) -> Task:
     extra_cells = values.get(EXTRA_CELLS_KEY)
     if extra_cells:
         raise _RowError("row", f"has {extra_cells} more cell(s) than the header")
+    for column, text in values.items():
+        problem = cell_problem(column, text, file_map=column in FILE_MAP_COLUMNS)
+        if problem:
+            raise _RowError(column, problem)
     test_source = values.get("test_functions", "")
     limits_data = _parse_json("limits", values.get("limits", ""), {})
     if not isinstance(limits_data, dict):
@@ -177,7 +211,7 @@ def task_from_csv_values(values: dict[str, str]) -> Task:
     metadata = _parse_json("metadata", values.get("metadata", ""), {})
     if not isinstance(metadata, dict):
         raise _RowError("metadata", "must be a JSON object")
-    known = set(STANDARD_COLUMNS) | set(OUR_COLUMNS)
+    known = set(STANDARD_COLUMNS) | set(OUR_COLUMNS) | set(OPTIONAL_COLUMNS)
     for column, text in values.items():
         if (column not in known or column in METADATA_COLUMNS) and text != "":
             metadata[column] = text
@@ -199,6 +233,15 @@ def task_from_csv_values(values: dict[str, str]) -> Task:
         "limits": limits_data,
         "metadata": metadata,
     }
+    docker_image = values.get("docker_image", "")
+    if docker_image.strip():
+        data["docker_image"] = docker_image
+    if values.get("env", "").strip():
+        data["env"] = _parse_object("env", values["env"])
+    if values.get("solution_files", "").strip():
+        data["solution_files"] = _parse_files("solution_files", values["solution_files"])
+    if values.get("verifier", "").strip():
+        data["verifier"] = _parse_object("verifier", values["verifier"])
     try:
         return Task.model_validate(data)
     except ValidationError as exc:
@@ -275,15 +318,25 @@ def task_to_csv_values(task: Task) -> dict[str, str]:
         "dockerfile": task.dockerfile,
         "test_functions": task.test_source,
         "test_weights": _json(task.test_weights),
-        "additional_files": _json(task.files),
+        "additional_files": _json(encode_file_map(task.files)),
         "created_at": "",
         "updated_at": "",
         "solution": task.solution if task.solution is not None else "",
         "limits": _json(limits) if limits else "",
-        "test_support_files": _json(task.test_support_files) if task.test_support_files else "",
+        "test_support_files": _json(encode_file_map(task.test_support_files)) if task.test_support_files else "",
         "metadata": "",
     }
-    reserved = set(STANDARD_COLUMNS) | set(OUR_COLUMNS)
+    # optional columns: present only when set, so files of tasks without them keep their old header
+    if task.docker_image is not None:
+        values["docker_image"] = task.docker_image
+    if task.env:
+        values["env"] = _json(task.env)
+    if task.solution_files:
+        values["solution_files"] = _json(encode_file_map(task.solution_files))
+    verifier = task.verifier.model_dump(mode="json", exclude_defaults=True)
+    if verifier:
+        values["verifier"] = _json(verifier)
+    reserved = set(STANDARD_COLUMNS) | set(OUR_COLUMNS) | set(OPTIONAL_COLUMNS)
     leftover: dict[str, Any] = {}
     for key, value in task.metadata.items():
         own_column = isinstance(value, str) and value != "" and (key not in reserved or key in METADATA_COLUMNS)

@@ -1,64 +1,98 @@
-"""Load tasks from any supported source, detecting its format.
+"""Load tasks from any supported source, detecting its format through the format registry.
 
-Sources: a CSV file (``latest_verified.csv`` format), a parquet file (rLLM/verl rows), a
-terminal-bench task directory (``task.yaml``), a Harbor task directory (``task.toml``), or a
-directory whose subdirectories are task directories of either kind.
+Sources: a file of a file format (CSV, parquet), a task directory of a directory format (terminal-bench
+``task.yaml``, Harbor ``task.toml``), or a *collection*: a directory whose subdirectories are task directories
+(formats may be mixed). The formats are :data:`~terminal_agent.tasks.formats.TASK_FORMATS`; nothing here names
+one.
+
+A collection is untrusted like the task folders in it: a subdirectory that is a symlink is refused (an error
+for that entry, the others go on), so a downloaded dataset cannot make a reader leave it.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from terminal_agent.errors import TaskFormatError
+from terminal_agent.tasks.formats import (
+    DirectoryFormat,
+    ProgressCallback,
+    TaskFormat,
+    map_in_pool,
+    split_outcomes,
+    directory_formats,
+    file_formats,
+    read_task_dir,
+    task_dir_format,
+)
 from terminal_agent.tasks.model import Task, warn_unweighted_tests
 
 logger = logging.getLogger(__name__)
 
-#: ``progress(done, total, phase)`` - called after each task of a phase (``read`` / ``write``).
-ProgressCallback = Callable[[int, int, str], None]
+__all__ = ["COLLECTION", "ProgressCallback", "collect_tasks", "detect_source_kind", "load_tasks"]
+
+#: The kind of a directory of task directories.
+COLLECTION = "collection"
 
 
-def detect_source_kind(path: str | Path) -> str:
-    """``csv``, ``parquet``, ``tb``, ``harbor`` or ``collection``; raises TaskFormatError otherwise."""
-    from terminal_agent.tasks.harbor import is_harbor_task_dir
-    from terminal_agent.tasks.terminal_bench import is_tb_task_dir
+@dataclass
+class _Source:
+    """What a path was found to be: one format's source, or a collection with its members (detected once)."""
 
-    path = Path(path)
+    kind: str
+    fmt: TaskFormat | None = None
+    members: list[tuple[Path, DirectoryFormat | TaskFormatError]] | None = None
+
+
+def _collection_members(path: Path) -> list[tuple[Path, DirectoryFormat | TaskFormatError]]:
+    """The task directories of ``path`` (sorted by name) with their format, and an error per symlinked one."""
+    formats = directory_formats()
+    members: list[tuple[Path, DirectoryFormat | TaskFormatError]] = []
+    for child in sorted(path.iterdir()):
+        if child.name.startswith("."):
+            continue
+        if child.is_symlink():
+            if child.is_dir():  # a link to a file is not a task folder and was never read
+                target = child.resolve()
+                where = "outside the collection" if path.resolve() not in target.parents else "inside the collection"
+                members.append((child, TaskFormatError(
+                    f"is a symlink to a directory {where} ({target}); refused: the task folders of a collection "
+                    "must be real directories inside it",
+                    location=str(child), field="files",
+                )))
+            continue
+        if child.is_dir():
+            fmt = task_dir_format(child, formats)
+            if fmt is not None:
+                members.append((child, fmt))
+    return members
+
+
+def _resolve_source(path: Path) -> _Source:
     if not path.exists():
         raise TaskFormatError("no such file or directory", location=str(path))
     if path.is_file():
-        suffix = path.suffix.lower()
-        if suffix == ".csv":
-            return "csv"
-        if suffix in (".parquet", ".pq"):
-            return "parquet"
-        with path.open("rb") as handle:
-            if handle.read(4) == b"PAR1":
-                return "parquet"
-        raise TaskFormatError("unknown task file type (expected .csv or .parquet)", location=str(path))
-    if is_tb_task_dir(path):
-        return "tb"
-    if is_harbor_task_dir(path):
-        return "harbor"
-    if any(is_tb_task_dir(child) or is_harbor_task_dir(child) for child in path.iterdir() if child.is_dir()):
-        return "collection"
-    raise TaskFormatError(
-        "not a task source: no task.yaml or task.toml here or in any subdirectory", location=str(path)
-    )
+        for fmt in file_formats():
+            if fmt.detect(path):
+                return _Source(fmt.name, fmt)
+        expected = "; ".join(fmt.summary for fmt in file_formats())
+        raise TaskFormatError(f"unknown task file type (expected {expected})", location=str(path))
+    fmt = task_dir_format(path)
+    if fmt is not None:
+        return _Source(fmt.name, fmt)
+    members = _collection_members(path)
+    if members:
+        return _Source(COLLECTION, members=members)
+    markers = " or ".join(fmt.marker for fmt in directory_formats())
+    raise TaskFormatError(f"not a task source: no {markers} here or in any subdirectory", location=str(path))
 
 
-def _read_task_dir(path: Path) -> Task:
-    from terminal_agent.tasks.harbor import is_harbor_task_dir, read_harbor_task
-    from terminal_agent.tasks.terminal_bench import is_tb_task_dir, read_tb_task
-
-    if is_tb_task_dir(path):
-        return read_tb_task(path)
-    if is_harbor_task_dir(path):
-        return read_harbor_task(path)
-    raise TaskFormatError("not a task directory (no task.yaml or task.toml)", location=str(path))
+def detect_source_kind(path: str | Path) -> str:
+    """The registered format name of ``path`` (``csv``, ``parquet``, ``tb``, ``harbor``) or ``collection``;
+    raises TaskFormatError otherwise."""
+    return _resolve_source(Path(path)).kind
 
 
 def collect_tasks(
@@ -70,48 +104,17 @@ def collect_tasks(
     is called after each. Problems of the whole source (missing, unknown type, no CSV header)
     raise :class:`TaskFormatError`.
     """
-    from terminal_agent.tasks import csv_format
-    from terminal_agent.tasks.parquet_rows import read_parquet_with_errors
-
     path = Path(path)
-    kind = detect_source_kind(path)
-    if kind == "parquet":
-        tasks, errors = read_parquet_with_errors(path)
-        if progress:
-            progress(len(tasks) + len(errors), len(tasks) + len(errors), "read")
-        return tasks, errors
-
-    if kind == "csv":
-        _, rows = csv_format.iter_csv_rows(path)
-        items: list = rows
-
-        def work(row):  # noqa: ANN001, ANN202 - one row
-            return csv_format.parse_csv_row(row, path.name)
+    source = _resolve_source(path)
+    workers = max(1, workers)
+    if source.fmt is not None:
+        tasks, errors = source.fmt.read(path, workers=workers, progress=progress)
     else:
-        items = [path] if kind in ("tb", "harbor") else sorted(
-            child for child in path.iterdir() if child.is_dir() and not child.name.startswith(".")
-            and ((child / "task.yaml").is_file() or (child / "task.toml").is_file())
-        )
+        def work(member: tuple[Path, DirectoryFormat | TaskFormatError]) -> Task | TaskFormatError:
+            task_dir, fmt = member
+            return fmt if isinstance(fmt, TaskFormatError) else read_task_dir(fmt, task_dir)
 
-        def work(task_dir):  # noqa: ANN001, ANN202 - one directory
-            try:
-                return _read_task_dir(task_dir)
-            except TaskFormatError as exc:
-                return exc
-
-    outcomes = []
-    total = len(items)
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        for done, outcome in enumerate(pool.map(work, items), start=1):
-            outcomes.append(outcome)
-            if progress:
-                progress(done, total, "read")
-
-    if kind == "csv":
-        paired = csv_format.reject_duplicate_ids(list(zip(items, outcomes)), path.name)
-        outcomes = [outcome for _, outcome in paired]
-    tasks = [outcome for outcome in outcomes if isinstance(outcome, Task)]
-    errors = [outcome for outcome in outcomes if not isinstance(outcome, Task)]
+        tasks, errors = split_outcomes(map_in_pool(work, source.members or [], workers, progress))
     for task in tasks:
         warn_unweighted_tests(task, str(path))
     return tasks, errors

@@ -10,6 +10,12 @@ One row per task, in the shape rLLM's ``DatasetRegistry`` gives verl::
     extra_info    the task as a *flat* mapping: every value a str, int, float or bool;
                   lists and mappings are JSON-encoded strings
 
+File maps (``files``, ``test_support_files``, ``solution_files``) are the JSON of
+:func:`~terminal_agent.tasks.model.encode_file_map`: text stays a string, bytes become ``{"base64": ...}``.
+The verifier spec is a JSON object of its non-default fields; ``docker_image`` a string beside
+``has_docker_image`` (as ``solution`` beside ``has_solution``). Rows written before these keys existed
+read with their defaults.
+
 ``extra_info`` is written as a parquet struct, not as one JSON string: verl's ``RLHFDataset``
 calls ``extra_info.get("index")`` on every row, which a string would break, while rLLM's trainer
 takes either (it json-loads strings) and calls ``env_class.from_dict({**extra_info, **env_args})``.
@@ -27,7 +33,8 @@ from typing import Any
 
 from terminal_agent.errors import TaskFormatError
 from terminal_agent.tasks.atomic_output import atomic_output_file
-from terminal_agent.tasks.model import Task, TaskLimits, task_from_fields
+from terminal_agent.tasks.cell_bounds import cell_problem
+from terminal_agent.tasks.model import Task, TaskLimits, decode_file_map, encode_file_map, task_from_fields
 
 logger = logging.getLogger(__name__)
 
@@ -38,11 +45,14 @@ FLAT_FORMAT = "terminal_agent.task.v1"
 
 _TEXT_FIELDS = ("task_id", "instruction", "title", "difficulty", "category", "use_case_category", "dockerfile",
                 "test_source")
-_JSON_FIELDS = ("tags", "files", "test_support_files", "test_weights", "metadata")
+_JSON_FIELDS = ("tags", "test_weights", "metadata", "env")
+#: File maps, JSON-encoded with encode_file_map (bytes as base64).
+_FILE_MAP_FIELDS = ("files", "test_support_files", "solution_files")
 _LIMIT_PREFIX = "limit_"
 
 FLAT_TASK_KEYS: frozenset[str] = frozenset(
-    {*_TEXT_FIELDS, *_JSON_FIELDS, "solution", "has_solution", "limits", "task_format"}
+    {*_TEXT_FIELDS, *_JSON_FIELDS, *_FILE_MAP_FIELDS, "solution", "has_solution", "docker_image",
+     "has_docker_image", "verifier", "limits", "task_format"}
     | {_LIMIT_PREFIX + name for name in TaskLimits.model_fields}
 )
 """Every key :func:`task_to_flat_dict` writes (and :func:`task_from_flat_dict` reads)."""
@@ -51,16 +61,22 @@ FLAT_TASK_KEYS: frozenset[str] = frozenset(
 def task_to_flat_dict(task: Task) -> dict[str, str | int | float | bool]:
     """``task`` as a flat, JSON-safe mapping (the ``extra_info`` of its parquet row).
 
-    Limits become ``limit_<name>`` scalars; tags, files, weights and metadata JSON strings;
-    a missing solution is ``solution=""`` with ``has_solution=False``.
+    Limits become ``limit_<name>`` scalars; tags, file maps, weights, env, metadata and the verifier JSON
+    strings; a missing solution is ``solution=""`` with ``has_solution=False`` (``docker_image`` likewise).
+    Every row has every key, so the parquet struct has one schema.
     """
     flat: dict[str, str | int | float | bool] = {"task_format": FLAT_FORMAT}
     for name in _TEXT_FIELDS:
         flat[name] = getattr(task, name)
     for name in _JSON_FIELDS:
         flat[name] = json.dumps(getattr(task, name), ensure_ascii=False, sort_keys=name != "tags")
+    for name in _FILE_MAP_FIELDS:
+        flat[name] = json.dumps(encode_file_map(getattr(task, name)), ensure_ascii=False, sort_keys=True)
     flat["solution"] = task.solution if task.solution is not None else ""
     flat["has_solution"] = task.solution is not None
+    flat["docker_image"] = task.docker_image if task.docker_image is not None else ""
+    flat["has_docker_image"] = task.docker_image is not None
+    flat["verifier"] = json.dumps(task.verifier.model_dump(mode="json", exclude_defaults=True), sort_keys=True)
     for name, value in task.limits.model_dump().items():
         flat[_LIMIT_PREFIX + name] = value
     return flat
@@ -80,6 +96,15 @@ def _decode_json(data: Mapping[str, Any], name: str, default: Any) -> Any:
     return value  # already decoded (a caller passed the nested form)
 
 
+def _optional_text(data: Mapping[str, Any], name: str, flag: str) -> str | None:
+    """``data[name]`` unless ``data[flag]`` says there is none (no flag: an empty value means none)."""
+    present = data.get(flag)
+    value = data.get(name)
+    if present is None:
+        present = bool(value)
+    return value if present and value is not None else None
+
+
 def task_from_flat_dict(data: Mapping[str, Any] | str) -> Task:
     """Rebuild a Task from :func:`task_to_flat_dict` output (or its JSON string).
 
@@ -93,17 +118,25 @@ def task_from_flat_dict(data: Mapping[str, Any] | str) -> Task:
             raise TaskFormatError(f"extra_info is not valid JSON: {exc.msg}", field="extra_info") from None
     if not isinstance(data, Mapping):
         raise TaskFormatError(f"extra_info must be a mapping, not {type(data).__name__}", field="extra_info")
+    for key in FLAT_TASK_KEYS:
+        value = data.get(key)
+        problem = cell_problem(key, value, file_map=key in _FILE_MAP_FIELDS) if isinstance(value, str) else None
+        if problem:
+            raise TaskFormatError(problem, field=key)
     fields: dict[str, Any] = {name: data[name] for name in _TEXT_FIELDS if name in data and data[name] is not None}
-    for name in _JSON_FIELDS:
+    for name in (*_JSON_FIELDS, *_FILE_MAP_FIELDS, "verifier"):
         if name in data:
             fields[name] = _decode_json(data, name, None)
             if fields[name] is None:
                 del fields[name]
-    has_solution = data.get("has_solution")
-    solution = data.get("solution")
-    if has_solution is None:
-        has_solution = bool(solution)
-    fields["solution"] = solution if has_solution and solution is not None else None
+    for name in _FILE_MAP_FIELDS:
+        if name in fields:
+            try:
+                fields[name] = decode_file_map(fields[name], name)
+            except ValueError as exc:
+                raise TaskFormatError(str(exc).removeprefix(f"{name}: "), field=name) from None
+    fields["solution"] = _optional_text(data, "solution", "has_solution")
+    fields["docker_image"] = _optional_text(data, "docker_image", "has_docker_image")
     limits = {
         key[len(_LIMIT_PREFIX):]: value
         for key, value in data.items()
@@ -158,7 +191,8 @@ def read_parquet(path: str | Path) -> list[Task]:
 
 
 def read_parquet_with_errors(path: str | Path) -> tuple[list[Task], list[TaskFormatError]]:
-    """Good tasks and one error per bad row of ``path`` (rows numbered from 0)."""
+    """Good tasks and one error per bad row of ``path`` (rows numbered from 0); a repeated task_id is an error
+    on every row after the first."""
     import pyarrow.parquet as pq
 
     path = Path(path)
@@ -172,9 +206,18 @@ def read_parquet_with_errors(path: str | Path) -> tuple[list[Task], list[TaskFor
         raise TaskFormatError("parquet file has no 'extra_info' column", location=str(path), field="extra_info")
     tasks: list[Task] = []
     errors: list[TaskFormatError] = []
+    first_row: dict[str, int] = {}
     for number, extra_info in enumerate(table.column("extra_info").to_pylist()):
+        location = f"{path.name}:row {number}"
         try:
-            tasks.append(task_from_flat_dict(extra_info))
+            task = task_from_flat_dict(extra_info)
         except TaskFormatError as exc:
-            errors.append(TaskFormatError(exc.reason, location=f"{path.name}:row {number}", field=exc.field))
+            errors.append(TaskFormatError(exc.reason, location=location, field=exc.field))
+            continue
+        if task.task_id in first_row:
+            errors.append(TaskFormatError(f"duplicate task_id {task.task_id!r} (first used on row {first_row[task.task_id]})",
+                                          location=location, field="task_id"))
+            continue
+        first_row[task.task_id] = number
+        tasks.append(task)
     return tasks, errors

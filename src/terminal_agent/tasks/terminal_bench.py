@@ -10,10 +10,12 @@ Layout written and read::
       run-tests.sh         runs pytest on tests/test_outputs.py (terminal-bench's ``pytest`` parser)
       tests/test_outputs.py, tests/<support files>
       solution.sh          the reference solution (when the task has one)
+      solution/<files>     the files beside the solution (only when the task has some)
 
 Everything without a native slot in task.yaml (weights, title, use-case category, the limits
-other than the two timeouts, metadata) lives under the ``terminal_agent`` key, which is the
-source of truth when it is present. Directories written by terminal-bench itself (no such key)
+other than the two timeouts, metadata, ``docker_image``, ``env``, the non-default verifier settings
+and the names of the solution files) lives under the ``terminal_agent`` key, which is the source
+of truth when it is present. Any file (build context, tests, solution files) may hold any bytes. Directories written by terminal-bench itself (no such key)
 get equal weights for every test and keep their other task.yaml keys in ``Task.metadata``.
 """
 
@@ -26,14 +28,14 @@ from typing import Any
 import yaml
 
 from terminal_agent.errors import TaskFormatError
-from terminal_agent.tasks.model import Task, equal_test_weights
+from terminal_agent.tasks.model import Task, equal_test_weights, task_from_fields
 from terminal_agent.tasks.task_dirs import (
+    as_tags,
     fresh_task_dir,
     mapping_at,
     read_text_file,
     read_tree,
     require_file,
-    task_from_dir_parts,
     write_text_file,
     write_tree,
 )
@@ -58,6 +60,8 @@ NATIVE_METADATA_KEYS = (
 )
 #: Names in the task directory that are not build-context files of the task.
 RESERVED_NAMES = {TASK_YAML, "Dockerfile", "run-tests.sh", "solution.sh", "solution.yaml", "tests"}
+#: Directory of the files beside the solution (reserved only in tasks that have some).
+SOLUTION_FILES_DIR = "solution"
 #: Metadata key holding a custom run-tests.sh of a task read from terminal-bench.
 RUN_TESTS_METADATA_KEY = "tb_run_tests_sh"
 
@@ -106,6 +110,14 @@ def check_tb_layout(task: Task) -> None:
     if TEST_FILE in task.test_support_files:
         raise TaskFormatError(f"support file {TEST_FILE!r} clashes with the test file", location=task.task_id,
                               field="test_support_files")
+    if task.solution_files:
+        for path in task.files:
+            if path.split("/")[0] == SOLUTION_FILES_DIR:
+                raise TaskFormatError(
+                    f"extra file {path!r} clashes with the solution files, which this layout keeps in "
+                    f"{SOLUTION_FILES_DIR}/; hint: `--to harbor` keeps the environment apart (environment/)",
+                    location=task.task_id, field="files",
+                )
 
 
 def task_yaml_data(task: Task) -> dict[str, Any]:
@@ -124,13 +136,23 @@ def task_yaml_data(task: Task) -> dict[str, Any]:
     for key in NATIVE_METADATA_KEYS[4:]:
         if key in task.metadata:
             data[key] = task.metadata[key]
-    data[EXTRA_KEY] = {
+    extra: dict[str, Any] = {
         "title": task.title,
         "use_case_category": task.use_case_category,
         "test_weights": dict(task.test_weights),
         "limits": task.limits.model_dump(),
         "metadata": dict(task.metadata),
     }
+    if task.docker_image is not None:
+        extra["docker_image"] = task.docker_image
+    if task.env:
+        extra["env"] = dict(task.env)
+    verifier = task.verifier.model_dump(mode="json", exclude_defaults=True)
+    if verifier:
+        extra["verifier"] = verifier
+    if task.solution_files:
+        extra["solution_files"] = sorted(task.solution_files)
+    data[EXTRA_KEY] = extra
     return data
 
 
@@ -151,6 +173,7 @@ def write_tb_task(task: Task, parent_dir: str | Path) -> Path:
     write_tree(task_dir / "tests", task.test_support_files)
     if task.solution is not None:
         write_text_file(task_dir / "solution.sh", task.solution, 0o755)
+    write_tree(task_dir / SOLUTION_FILES_DIR, task.solution_files)
     return task_dir
 
 
@@ -197,10 +220,12 @@ def read_tb_task(task_dir: str | Path) -> Task:
     extra = data.get(EXTRA_KEY)
     if extra is not None and not isinstance(extra, dict):
         raise TaskFormatError(f"'{EXTRA_KEY}' must be a mapping", location=location, field=EXTRA_KEY)
+    solution_file_names: list[str] = []
     if extra is not None:
         metadata = mapping_at(extra, "metadata", location, f"{EXTRA_KEY}.metadata")
         limits = mapping_at(extra, "limits", location, f"{EXTRA_KEY}.limits")
         weights = extra.get("test_weights")
+        solution_file_names = _name_list(extra.get("solution_files"), location)
     else:
         metadata = {key: value for key, value in data.items() if key not in _MAPPED_KEYS}
         limits = {}
@@ -223,20 +248,44 @@ def read_tb_task(task_dir: str | Path) -> Task:
     elif (task_dir / "solution.yaml").is_file():
         solution = _solution_from_yaml(read_text_file(task_dir / "solution.yaml", task_dir), task_dir)
 
-    return task_from_dir_parts(
-        task_dir,
-        instruction=instruction if instruction is not None else "",
-        native=data,
-        extra=extra,
-        dockerfile=read_text_file(dockerfile_path, task_dir),
-        files=read_tree(task_dir, task_dir, skip=RESERVED_NAMES),
-        test_source=test_source,
-        test_support_files=support,
-        test_weights=weights,
-        solution=solution,
-        limits=limits,
-        metadata=metadata,
-    )
+    skip = RESERVED_NAMES | ({SOLUTION_FILES_DIR} if solution_file_names else set())
+    solution_files = read_tree(task_dir / SOLUTION_FILES_DIR, task_dir) if solution_file_names else {}
+    if sorted(solution_files) != solution_file_names:
+        raise TaskFormatError(
+            f"{SOLUTION_FILES_DIR}/ holds {', '.join(sorted(solution_files)) or 'nothing'}; task.yaml lists "
+            f"{', '.join(solution_file_names)}",
+            location=location, field=f"{EXTRA_KEY}.solution_files",
+        )
+    fields: dict[str, Any] = {
+        "task_id": task_dir.name,
+        "instruction": instruction if instruction is not None else "",
+        "title": (extra or {}).get("title", ""),
+        "difficulty": str(data.get("difficulty") or "medium"),
+        "category": str(data.get("category") or ""),
+        "use_case_category": (extra or {}).get("use_case_category", ""),
+        "tags": as_tags(data.get("tags")),
+        "dockerfile": read_text_file(dockerfile_path, task_dir),
+        "files": read_tree(task_dir, task_dir, skip=skip),
+        "test_source": test_source,
+        "test_support_files": support,
+        "test_weights": weights,
+        "solution": solution,
+        "solution_files": solution_files,
+        "limits": limits,
+        "metadata": metadata,
+    }
+    for key in ("docker_image", "env", "verifier"):
+        if extra is not None and key in extra:
+            fields[key] = extra[key]
+    return task_from_fields(fields, location)
+
+
+def _name_list(value: Any, location: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(name, str) for name in value):
+        raise TaskFormatError("must be a list of relative paths", location=location, field=f"{EXTRA_KEY}.solution_files")
+    return sorted(value)
 
 
 def is_tb_task_dir(path: str | Path) -> bool:
