@@ -21,13 +21,15 @@ from _dataset_scripts import HERE  # first: makes terminal_agent importable from
 
 from terminal_agent.cli.task_commands import run_conversion
 from terminal_agent.errors import TerminalAgentError
+from terminal_agent.tasks.formats import directory_formats
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--csv", type=Path, default=HERE / "latest_verified.csv", help="task CSV (or any task source)")
     parser.add_argument("--out", type=Path, default=HERE / "tasks", help="output directory (default: dataset/tasks)")
-    parser.add_argument("--format", choices=["tb", "harbor"], default="tb", help="task directory layout (default: tb)")
+    layouts = [fmt.name for fmt in directory_formats()]
+    parser.add_argument("--format", choices=layouts, default="tb", help="task directory layout (default: tb)")
     parser.add_argument("--workers", "-j", type=int, default=4, help="parallel writers (default: 4)")
     parser.add_argument("--strict", action="store_true", help="write nothing if any row is bad")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")

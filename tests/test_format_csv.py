@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from task_builders import DATA, REPO, TASKS
+from task_builders import BINARY_FILES, DATA, REPO, TASKS, full_task, harbor_mode_task, plain_task
 
 from terminal_agent.errors import TaskFormatError
-from terminal_agent.tasks.csv_format import read_tasks_csv, write_tasks_csv
+from terminal_agent.tasks.csv_format import OUR_COLUMNS, STANDARD_COLUMNS, read_tasks_csv, write_tasks_csv
 from terminal_agent.tasks.loading import collect_tasks
 
 
@@ -163,3 +163,119 @@ def test_weights_that_name_only_some_tests_warn(tmp_path, caplog):
     assert len(warnings) == 1
     assert "partial" in warnings[0] and "test_b get weight 0" in warnings[0] and "1 of 2" in warnings[0]
     assert tasks[0].unweighted_tests == ["test_b"] and tasks[1].unweighted_tests == []
+
+
+# --- binary files and the Harbor-era fields -----------------------------------------------------------
+@pytest.mark.parametrize("task", [full_task(), harbor_mode_task()], ids=lambda task: task.task_id)
+def test_csv_round_trips_binary_files_and_every_new_field(tmp_path, task):
+    path = write_tasks_csv([task, plain_task()], tmp_path / "t.csv")
+    result = read_tasks_csv(path)
+    assert result.errors == [] and result.tasks == [task, plain_task()]
+    (read_back, _) = result.tasks
+    for field in ("files", "test_support_files", "solution_files"):
+        for name, content in getattr(task, field).items():
+            assert type(getattr(read_back, field)[name]) is type(content), (field, name)
+    with open(path, newline="", encoding="utf-8") as handle:
+        row = next(csv.DictReader(handle))
+    files = json.loads(row["additional_files"])
+    # text stays a JSON string; bytes become {"base64": ...}
+    assert all(isinstance(files[name], dict) and set(files[name]) == {"base64"} for name in set(BINARY_FILES) & set(files))
+    assert all(isinstance(files[name], str) for name in set(files) - set(BINARY_FILES))
+
+
+def test_new_columns_appear_only_when_a_task_uses_them(tmp_path):
+    write_tasks_csv([plain_task()], tmp_path / "plain.csv")
+    with open(tmp_path / "plain.csv", newline="", encoding="utf-8") as handle:
+        assert next(csv.reader(handle)) == STANDARD_COLUMNS + OUR_COLUMNS
+    write_tasks_csv([plain_task(), full_task()], tmp_path / "full.csv")
+    with open(tmp_path / "full.csv", newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert list(rows[0])[: len(STANDARD_COLUMNS) + len(OUR_COLUMNS) + 4] == (
+        STANDARD_COLUMNS + OUR_COLUMNS + ["docker_image", "env", "solution_files", "verifier"]
+    )
+    assert rows[0]["docker_image"] == "" and rows[1]["docker_image"] == "ghcr.io/example/full-task:1.0"
+    assert json.loads(rows[1]["limits"])["build_timeout_s"] == 1234.5
+    assert json.loads(rows[1]["verifier"]) == {
+        "env": {"VERIFIER_TOKEN": "${TOKEN:-none}"}, "user": "tester", "network": False, "separate_environment": True,
+        "environment_dockerfile": "FROM ubuntu:24.04\nRUN true\n", "artifacts": ["/app/out", "/logs/extra"],
+    }
+    assert read_tasks_csv(tmp_path / "full.csv").tasks == [plain_task(), full_task()]
+
+
+def test_the_shipped_csv_reads_and_writes_back_byte_for_byte(tmp_path):
+    shipped = REPO / "dataset" / "latest_verified.csv"
+    tasks = read_tasks_csv(shipped).tasks
+    write_tasks_csv(tasks, tmp_path / "again.csv")
+    assert (tmp_path / "again.csv").read_bytes() == shipped.read_bytes()
+
+
+def test_a_file_list_may_hold_base64_content(tmp_path):
+    path = tmp_path / "list.csv"
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["task_id", "prompt", "dockerfile", "test_functions", "test_weights", "additional_files"])
+        writer.writerow(["t", "p", "FROM a\n", GOOD_TESTS, '{"test_a": 1, "test_b": 1}',
+                         json.dumps([{"path": "b.bin", "content": {"base64": "AP8="}}])])
+    (task,) = read_tasks_csv(path).tasks
+    assert task.files == {"b.bin": b"\x00\xff"}
+
+
+def _rows_with_files(path, cells):
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["task_id", "prompt", "dockerfile", "test_functions", "test_weights", "additional_files"])
+        for number, cell in enumerate(cells):
+            writer.writerow([f"t{number}", "p", "FROM a\n", GOOD_TESTS, '{"test_a": 1, "test_b": 1}', cell])
+    return path
+
+
+@pytest.mark.parametrize(
+    "cell, message",
+    [
+        (json.dumps({"../x": "evil"}), "stay inside the task"),
+        (json.dumps({"/etc/x": "evil"}), "must be relative"),
+        (json.dumps({"a\\b": "evil"}), "backslash"),
+        (json.dumps({"a/./b": "evil"}), "stay inside the task"),
+        (json.dumps({"x\nname": "evil"}), "control character"),
+        (json.dumps({"x.bin": {"base64": "not base64!"}}), "base64 is not valid"),
+        (json.dumps({"x.bin": {"base64": "AA==", "mode": 7}}), "string (text) or"),
+        (json.dumps({"x.bin": 7}), "string (text) or"),
+    ],
+)
+def test_unsafe_or_malformed_additional_files_are_bad_rows_and_the_others_go_on(tmp_path, cell, message):
+    path = _rows_with_files(tmp_path / "t.csv", ['{"ok.txt": "fine"}', cell, '{"b.bin": {"base64": "AAE="}}'])
+    result = read_tasks_csv(path)
+    assert [task.task_id for task in result.tasks] == ["t0", "t2"]
+    assert result.tasks[1].files == {"b.bin": b"\x00\x01"}
+    (error,) = result.errors
+    assert error.field == "additional_files" and error.location == "t.csv:10"
+    assert message in str(error)
+
+
+def test_a_cell_over_the_size_bound_is_a_bad_row_and_the_others_go_on(tmp_path):
+    from terminal_agent.tasks.cell_bounds import MAX_TEXT_CELL_CHARS
+
+    path = _write_rows(tmp_path / "t.csv", [
+        ["small", "p", "FROM a\n", GOOD_TESTS, '{"test_a": 1, "test_b": 1}'],
+        ["huge", "x" * (MAX_TEXT_CELL_CHARS + 1), "FROM a\n", GOOD_TESTS, '{"test_a": 1, "test_b": 1}'],
+        ["after", "p", "FROM a\n", GOOD_TESTS, '{"test_a": 1, "test_b": 1}'],
+    ])
+    result = read_tasks_csv(path)
+    assert [task.task_id for task in result.tasks] == ["small", "after"]
+    (error,) = result.errors
+    assert error.field == "prompt" and "more than the" in str(error) and "(task_id 'huge')" in str(error)
+
+
+def test_wrongly_typed_new_columns_name_the_column(tmp_path):
+    path = tmp_path / "t.csv"
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["task_id", "prompt", "dockerfile", "test_functions", "test_weights", "env", "verifier"])
+        writer.writerow(["a", "p", "FROM a\n", GOOD_TESTS, '{"test_a": 1, "test_b": 1}', "[1]", ""])
+        writer.writerow(["b", "p", "FROM a\n", GOOD_TESTS, '{"test_a": 1, "test_b": 1}', '{"1BAD": "x"}', ""])
+        writer.writerow(["c", "p", "FROM a\n", GOOD_TESTS, '{"test_a": 1, "test_b": 1}', "", '{"mode": "nope"}'])
+        writer.writerow(["d", "p", "FROM a\n", GOOD_TESTS, '{"test_a": 1, "test_b": 1}', '{"OK": "1"}', '{"user": "u"}'])
+    result = read_tasks_csv(path)
+    assert [task.task_id for task in result.tasks] == ["d"]
+    assert result.tasks[0].env == {"OK": "1"} and result.tasks[0].verifier.user == "u"
+    assert [error.field for error in result.errors] == ["env", "env", "verifier"]

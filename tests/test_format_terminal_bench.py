@@ -6,10 +6,9 @@ import os
 
 import pytest
 import yaml
-from task_builders import DATA, RICH_TESTS, TASKS, rich_task
+from task_builders import BINARY_FILES, DATA, RICH_TESTS, TASKS, full_task, harbor_mode_task, rich_task
 
 from terminal_agent.errors import TaskFormatError
-from terminal_agent.tasks.harbor import read_harbor_task, write_harbor_task
 from terminal_agent.tasks.terminal_bench import read_tb_task, write_tb_task
 
 
@@ -55,7 +54,7 @@ def test_a_foreign_terminal_bench_task_survives_conversion(tmp_path):
     assert "custom runner" in (rewritten / "run-tests.sh").read_text()
     assert yaml.safe_load((rewritten / "task.yaml").read_text())["author_email"] == "author@example.com"
     assert read_tb_task(rewritten) == task
-    assert read_harbor_task(write_harbor_task(task, tmp_path / "h")) == task
+    # (to Harbor it is refused: its docker-compose.yaml would make a compose task there - tests/test_format_harbor.py)
 
 
 def _replace_with_link_outside(path):
@@ -116,3 +115,54 @@ def test_early_descriptions_list_and_scalar_tags_are_read(tmp_path):
     with pytest.raises(TaskFormatError) as info:
         read_tb_task(task_dir)
     assert info.value.field == "instruction"
+
+
+# --- binary files and the Harbor-era fields -----------------------------------------------------------
+@pytest.mark.parametrize("task", [full_task(), harbor_mode_task()], ids=lambda task: task.task_id)
+def test_terminal_bench_round_trips_binary_files_and_every_new_field(tmp_path, task):
+    task_dir = write_tb_task(task, tmp_path)
+    assert read_tb_task(task_dir) == task
+    for relative, content in task.files.items():
+        expected = content if isinstance(content, bytes) else content.encode()
+        assert (task_dir / relative).read_bytes() == expected, relative  # byte for byte, CRLF kept
+    for relative, content in task.test_support_files.items():
+        expected = content if isinstance(content, bytes) else content.encode()
+        assert (task_dir / "tests" / relative).read_bytes() == expected, relative
+
+
+def test_new_fields_live_in_the_extra_table_and_solution_files_in_solution_dir(tmp_path):
+    task_dir = write_tb_task(full_task(), tmp_path)
+    extra = yaml.safe_load((task_dir / "task.yaml").read_text())["terminal_agent"]
+    assert extra["docker_image"] == "ghcr.io/example/full-task:1.0"
+    assert extra["env"] == {"API_URL": "${API_URL:-http://localhost:8080}", "MODE": "test"}
+    assert extra["verifier"]["separate_environment"] is True and "mode" not in extra["verifier"]  # defaults omitted
+    assert extra["limits"]["build_timeout_s"] == 1234.5
+    assert extra["solution_files"] == ["fixed.bin", "notes.md"]
+    assert (task_dir / "solution" / "fixed.bin").read_bytes() == b"\x00\x01\x02\xff"
+    assert (task_dir / "img" / "logo.png").read_bytes() == BINARY_FILES["img/logo.png"]
+    # a task without solution files keeps a solution/ build-context directory as a build file
+    plain = write_tb_task(rich_task(files={"solution/hint.txt": "h"}), tmp_path / "other")
+    assert read_tb_task(plain).files == {"solution/hint.txt": "h"}
+
+
+def test_solution_files_that_do_not_match_task_yaml_are_an_error(tmp_path):
+    task_dir = write_tb_task(full_task(), tmp_path)
+    (task_dir / "solution" / "extra.txt").write_text("planted\n")
+    with pytest.raises(TaskFormatError) as info:
+        read_tb_task(task_dir)
+    assert info.value.field == "terminal_agent.solution_files" and "extra.txt" in str(info.value)
+
+
+def test_a_build_file_under_solution_clashes_only_when_the_task_has_solution_files(tmp_path):
+    with pytest.raises(TaskFormatError, match="clashes with the solution files") as info:
+        write_tb_task(full_task(files={"solution/x.txt": "x"}), tmp_path)
+    assert info.value.field == "files" and "--to harbor" in str(info.value)
+
+
+def test_a_foreign_task_with_binary_fixtures_reads_them_as_bytes(tmp_path):
+    task_dir = write_tb_task(read_tb_task(DATA / "tb_tasks" / "greet-file"), tmp_path)
+    (task_dir / "seed.gz").write_bytes(BINARY_FILES["fixtures/data.csv.gz"])
+    (task_dir / "tests" / "expected.bin").write_bytes(b"\x00\xff")
+    task = read_tb_task(task_dir)
+    assert task.files["seed.gz"] == BINARY_FILES["fixtures/data.csv.gz"]
+    assert task.test_support_files["expected.bin"] == b"\x00\xff"

@@ -1,6 +1,19 @@
-"""Tasks: the typed model and its formats (CSV, terminal-bench v1, Harbor, parquet)."""
+"""Tasks: the typed model and its formats (CSV, terminal-bench v1, Harbor, parquet), registered in
+:data:`~terminal_agent.tasks.formats.TASK_FORMATS`."""
 
-from terminal_agent.tasks.loading import load_tasks
-from terminal_agent.tasks.model import Task, TaskLimits, find_test_functions
+from terminal_agent.tasks.formats import TASK_FORMATS, TaskFormat, get_format
+from terminal_agent.tasks.loading import collect_tasks, detect_source_kind, load_tasks
+from terminal_agent.tasks.model import Task, TaskLimits, VerifierSpec, find_test_functions
 
-__all__ = ["Task", "TaskLimits", "find_test_functions", "load_tasks"]
+__all__ = [
+    "TASK_FORMATS",
+    "Task",
+    "TaskFormat",
+    "TaskLimits",
+    "VerifierSpec",
+    "collect_tasks",
+    "detect_source_kind",
+    "find_test_functions",
+    "get_format",
+    "load_tasks",
+]
