@@ -103,8 +103,10 @@ class TestRaySandboxSelfCheck(SandboxSelfCheck):
 
     @pytest.fixture(scope="class")
     def make_sandbox(self, ray_cluster, base_image):
-        def make(limits: TaskLimits | None = None, config: SandboxConfig | None = None):
-            return start_sandbox(ray_config(config), base_image, limits or TaskLimits(), run_id="test-ray-self-check")
+        def make(limits: TaskLimits | None = None, config: SandboxConfig | None = None, env=None):
+            return start_sandbox(
+                ray_config(config), base_image, limits or TaskLimits(), run_id="test-ray-self-check", env=env
+            )
 
         return make
 
@@ -116,6 +118,20 @@ class TestRaySandboxSelfCheck(SandboxSelfCheck):
     def test_is_a_ray_proxy(self, sandbox):
         assert isinstance(sandbox, RaySandbox) and isinstance(sandbox, Sandbox)
         assert sandbox.node_id in {node["NodeID"] for node in ray.nodes()}
+
+    def test_set_network_switches_the_container_through_its_host(self, make_sandbox):
+        with make_sandbox() as sandbox:
+            devices = "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort"
+            assert sandbox.exec(devices, 10).output.split() == ["lo"]
+            sandbox.set_network(True)
+            assert sandbox.network_enabled and sandbox.exec(devices, 10).output.split() == ["eth0", "lo"]
+            sandbox.set_network(False)
+            assert not sandbox.network_enabled and sandbox.exec(devices, 10).output.split() == ["lo"]
+
+    def test_task_env_templates_resolve_on_the_driver(self, make_sandbox, monkeypatch):
+        monkeypatch.setenv("TA_RAY_DRIVER_ONLY", "from-the-driver")
+        with make_sandbox(env={"SEEN": "${TA_RAY_DRIVER_ONLY}"}) as sandbox:
+            assert sandbox.exec("echo $SEEN", 10).output == "from-the-driver\n"
 
 
 # --- placement, capacity, hosts ------------------------------------------------------------------

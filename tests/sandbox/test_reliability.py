@@ -15,6 +15,7 @@ import pytest
 from terminal_agent.errors import SandboxError, SandboxUnavailableError
 from terminal_agent.sandbox import labels
 from terminal_agent.sandbox.config import SandboxConfig
+from terminal_agent.sandbox.docker_network import NETWORK_PREFIX
 from terminal_agent.sandbox.docker_sandbox import DockerSandbox, docker_client
 from terminal_agent.tasks.model import TaskLimits
 
@@ -206,7 +207,7 @@ def test_labels_and_limits_on_the_container(base_image):
         assert host["NanoCpus"] == 500_000_000
         assert host["Memory"] == host["MemorySwap"] == 200 * 1024 * 1024
         assert host["PidsLimit"] == 33
-        assert host["NetworkMode"] == "bridge"
+        assert host["NetworkMode"].startswith(NETWORK_PREFIX)  # this process's sandbox network
         assert sandbox.exec("ls /sys/class/net | grep -v lo | wc -l", 10).output.strip() != "0"
 
 

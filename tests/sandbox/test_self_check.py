@@ -1,13 +1,16 @@
 """The self-check every sandbox backend must pass: exec, files, timeouts, limits, cleanup.
 
 Run here against ``docker`` and ``bwrap``. Reuse it for a new backend by subclassing :class:`SandboxSelfCheck` and providing a class-scoped
-``make_sandbox`` fixture: ``make_sandbox(limits=None, config=None) -> Sandbox`` (started), plus
-``sandbox_exists(sandbox) -> bool`` telling whether the backend still holds resources for it.
+``make_sandbox`` fixture: ``make_sandbox(limits=None, config=None, env=None) -> Sandbox`` (started, ``env``
+the task's env), plus ``sandbox_exists(sandbox) -> bool`` telling whether the backend still holds resources
+for it, and ``host_address(sandbox)``: the address at which the sandbox reaches this host when it has a network.
 """
 
 from __future__ import annotations
 
 import os
+import socket
+import threading
 import time
 from pathlib import Path
 
@@ -26,6 +29,10 @@ class SandboxSelfCheck:
 
     def sandbox_exists(self, sandbox: Sandbox) -> bool:  # pragma: no cover - overridden
         raise NotImplementedError
+
+    def host_address(self, sandbox: Sandbox) -> str:
+        """Where a sandbox with a network reaches this host (Docker: its network's gateway)."""
+        return default_gateway(sandbox)
 
     @pytest.fixture(scope="class")
     def sandbox(self, make_sandbox):
@@ -186,6 +193,43 @@ class SandboxSelfCheck:
         assert int(lines[1]) == 80
         assert lines[2:] == ["lo"], "no network unless the task asks for one"
 
+    # --- task env and network -----------------------------------------------------------------------
+    def test_task_env_is_the_persistent_shells_environment(self, make_sandbox):
+        env = {"TA_TASK_MODE": "fast and 'quoted'", "TA_TASK_EMPTY": "", "PATH": "/opt/task-bin:/usr/bin:/bin"}
+        sandbox = make_sandbox(env=env)
+        try:
+            script = 'printf "%s|%s|%s\\n" "$TA_TASK_MODE" "${TA_TASK_EMPTY-unset}" "$PATH"'
+            expected = "fast and 'quoted'||/opt/task-bin:/usr/bin:/bin\n"
+            assert sandbox.exec(script, 10).output == expected
+            assert sandbox.exec("export TA_TASK_MODE=changed", 10).ok
+            sandbox.reset_shell_state()  # back to the sandbox's own environment, the task's env included
+            assert sandbox.exec(script, 10).output == expected
+            assert sandbox.exec(script, 10, stateless=True).output == expected
+        finally:
+            sandbox.close()
+
+    def test_no_network_means_loopback_only_and_no_way_to_the_host(self, sandbox):
+        assert not sandbox.network_enabled
+        with HostListener() as listener:
+            probe = connect_probe(["127.0.0.1", "172.17.0.1", *host_ipv4_addresses()], listener.port)
+            lines = sandbox.exec(probe + "; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '", 20).output.split()
+        assert lines[-1] == "lo" and not any(line.startswith("connected") for line in lines), lines
+        assert listener.accepted == 0
+        sandbox.set_network(False)  # the current state: a no-op on every backend
+        assert not sandbox.network_enabled and sandbox.exec("echo still", 10).output == "still\n"
+
+    def test_a_network_when_the_task_allows_it(self, make_sandbox):
+        sandbox = make_sandbox(limits=TaskLimits(network=True))
+        try:
+            assert sandbox.network_enabled
+            with HostListener() as listener:
+                result = sandbox.exec(connect_probe([self.host_address(sandbox)], listener.port), 20)
+            assert result.output.startswith("connected " + listener.token), result.output
+            sandbox.set_network(True)
+            assert sandbox.network_enabled
+        finally:
+            sandbox.close()
+
     def test_memory_hog_is_killed_and_reported(self, sandbox):
         result = sandbox.exec("python3 -c 'b = bytearray(1 << 30)'", 30)
         assert result.exit_code == 137
@@ -208,6 +252,70 @@ class SandboxSelfCheck:
             time.sleep(0.1)
 
 
+def default_gateway(sandbox: Sandbox) -> str:
+    """The sandbox's default gateway (from /proc/net/route), where Docker's bridge reaches the host."""
+    script = "awk '$2 == \"00000000\" {print $3; exit}' /proc/net/route"
+    hexed = sandbox.exec(script, 10).output.strip()
+    assert hexed, "the sandbox has no default route"
+    return socket.inet_ntoa(int(hexed, 16).to_bytes(4, "little"))
+
+
+def host_ipv4_addresses() -> list[str]:
+    """This host's own IPv4 addresses (of its interfaces), read from /proc."""
+    found = []
+    with open("/proc/net/fib_trie") as handle:
+        lines = handle.read().splitlines()
+    for previous, line in zip(lines, lines[1:]):
+        if "/32 host LOCAL" in line:
+            address = previous.split()[-1]
+            if address not in found and not address.startswith("127."):
+                found.append(address)
+    return found
+
+
+def connect_probe(addresses: list[str], port: int) -> str:
+    """A command that tries to connect to each address at ``port`` and prints ``connected <reply>`` or why not."""
+    code = (
+        "import socket,sys\n"
+        "for a in sys.argv[2:]:\n"
+        " try:\n"
+        "  s=socket.create_connection((a,int(sys.argv[1])),timeout=3);print('connected',s.recv(64).decode(),a)\n"
+        " except OSError as e:print('failed',a,type(e).__name__)\n"
+    )
+    quoted = code.replace("'", "'\"'\"'")
+    return f"python3 -c '{quoted}' {port} {' '.join(addresses)}"
+
+
+class HostListener:
+    """A TCP listener on every address of this host that greets each connection with a token."""
+
+    def __init__(self) -> None:
+        self.token = f"ta-{os.getpid()}-{time.monotonic_ns()}"
+        self.accepted = 0
+        self._server = socket.socket()
+        self._server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._server.bind(("0.0.0.0", 0))
+        self._server.listen(16)
+        self.port = self._server.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self._server.accept()
+            except OSError:
+                return  # closed at the end of the test
+            self.accepted += 1
+            with conn:
+                conn.sendall(self.token.encode())
+
+    def __enter__(self) -> "HostListener":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._server.close()
+
+
 @pytest.mark.docker
 class TestDockerSandboxSelfCheck(SandboxSelfCheck):
     """The Docker backend against the real daemon."""
@@ -216,8 +324,8 @@ class TestDockerSandboxSelfCheck(SandboxSelfCheck):
     def make_sandbox(self, base_image):
         from terminal_agent.sandbox.docker_sandbox import DockerSandbox
 
-        def make(limits: TaskLimits | None = None, config: SandboxConfig | None = None):
-            return DockerSandbox.start(base_image, limits=limits, config=config, run_id="test-self-check")
+        def make(limits: TaskLimits | None = None, config: SandboxConfig | None = None, env=None):
+            return DockerSandbox.start(base_image, limits=limits, config=config, run_id="test-self-check", env=env)
 
         return make
 
@@ -244,14 +352,22 @@ class TestBwrapSandboxSelfCheck(SandboxSelfCheck):
 
         defaults = bwrap_config()
 
-        def make(limits: TaskLimits | None = None, config: SandboxConfig | None = None):
+        def make(limits: TaskLimits | None = None, config: SandboxConfig | None = None, env=None):
             merged = (config or SandboxConfig()).model_copy(update={"backend": "bwrap", "bwrap": defaults.bwrap})
-            return start_sandbox(merged, base_image, limits or TaskLimits(), run_id="test-self-check")
+            return start_sandbox(merged, base_image, limits or TaskLimits(), run_id="test-self-check", env=env)
 
         return make
 
     def sandbox_exists(self, sandbox) -> bool:
         return sandbox._dir.exists() or any(os.path.isdir(g) for g in sandbox.applied_limits.cgroup_dirs)
+
+    def host_address(self, sandbox) -> str:
+        return "127.0.0.1"  # a sandbox with a network shares the host's network namespace
+
+    def test_changing_the_network_of_a_running_sandbox_is_refused(self, sandbox):
+        with pytest.raises(SandboxError, match="cannot change the network of a running bwrap sandbox"):
+            sandbox.set_network(True)
+        assert not sandbox.network_enabled and sandbox.exec("echo usable", 10).output == "usable\n"
 
     def test_limits_mechanism_is_recorded(self, sandbox):
         assert sandbox.server_info["limits_mechanism"] in ("cgroup-v2", "cgroup-v1", "rlimit")

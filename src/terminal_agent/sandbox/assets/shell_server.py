@@ -204,9 +204,7 @@ class Shell:
 
     def __init__(self):
         env = dict(os.environb)
-        for key in list(env):
-            if key.startswith(b"TA_"):
-                del env[key]
+        env.pop(TAG_VAR, None)  # a task's own TA_* variables (its env) are kept
         self.initial_env = env
         self.initial_cwd = os.getcwd()
         self.env = dict(env)
