@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from task_builders import full_task, harbor_mode_task
 
 from terminal_agent.tasks.csv_format import read_tasks_csv, write_tasks_csv
 from terminal_agent.tasks.loading import load_tasks
@@ -140,3 +141,36 @@ def test_cli_convert_rejects_an_unknown_format(tmp_path):
     result = run("-m", "terminal_agent", "tasks", "convert", SAMPLES, tmp_path / "x", "--to", "yaml")
     assert result.returncode != 0
     assert not (tmp_path / "x").exists()
+
+
+def test_binary_files_go_from_csv_to_task_directories_and_parquet_through_the_scripts(tmp_path):
+    tasks = [full_task(), harbor_mode_task()]
+    write_tasks_csv(tasks, tmp_path / "binary.csv")
+    out = tmp_path / "tasks"
+    result = run(CONVERT, "--csv", tmp_path / "binary.csv", "--out", out)
+    assert result.returncode == 0, result.stderr
+    assert (out / "full.task" / "img" / "logo.png").read_bytes() == full_task().files["img/logo.png"]
+    assert sorted(load_tasks(out), key=lambda t: t.task_id) == sorted(tasks, key=lambda t: t.task_id)
+    parquet = tmp_path / "train.parquet"
+    result = run(TO_PARQUET, out, "--out", parquet)
+    assert result.returncode == 0, result.stderr
+    assert sorted(read_parquet(parquet), key=lambda t: t.task_id) == sorted(tasks, key=lambda t: t.task_id)
+
+
+def test_cli_convert_refuses_an_output_that_is_a_symlink(tmp_path):
+    target = tmp_path / "elsewhere"
+    target.mkdir()
+    (target / "keep.txt").write_text("mine")
+    (tmp_path / "out").symlink_to(target)
+    result = run("-m", "terminal_agent", "tasks", "convert", DATA / "tb_tasks", tmp_path / "out", "--to", "tb")
+    assert result.returncode != 0 and "is a symlink; refusing to write through it" in result.stderr
+    assert [p.name for p in target.iterdir()] == ["keep.txt"] and (tmp_path / "out").is_symlink()
+
+
+def test_the_to_choices_come_from_the_format_registry(tmp_path):
+    from terminal_agent.tasks.formats import TASK_FORMATS
+
+    result = run("-m", "terminal_agent", "tasks", "convert", SAMPLES, tmp_path / "x", "--to", "yaml")
+    assert f"must be one of {', '.join(TASK_FORMATS.names())}" in result.stderr
+    layouts = run(CONVERT, "--help").stdout
+    assert "{tb,harbor}" in layouts

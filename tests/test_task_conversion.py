@@ -6,7 +6,7 @@ import os
 import stat
 
 import pytest
-from task_builders import DATA, plain_task, rich_task
+from task_builders import DATA, full_task, harbor_mode_task, plain_task, rich_task
 
 from terminal_agent.errors import ConfigError, TaskFormatError
 from terminal_agent.tasks.atomic_output import atomic_output_dir, atomic_output_file
@@ -92,3 +92,23 @@ def test_atomic_output_honours_the_umask_without_changing_it(tmp_path):
         os.umask(previous)
     assert stat.S_IMODE((tmp_path / "out.csv").stat().st_mode) == 0o640
     assert stat.S_IMODE((tmp_path / "tasks").stat().st_mode) == 0o750
+
+
+@pytest.mark.parametrize("task", [full_task(), harbor_mode_task()], ids=lambda task: task.task_id)
+def test_binary_files_and_new_fields_survive_a_chain_of_csv_parquet_and_terminal_bench(tmp_path, task):
+    write_tasks_csv([task], tmp_path / "t.csv")
+    assert convert_tasks(tmp_path / "t.csv", tmp_path / "t.parquet", "parquet").ok
+    assert convert_tasks(tmp_path / "t.parquet", tmp_path / "tb", "tb").ok
+    assert convert_tasks(tmp_path / "tb", tmp_path / "back.csv", "csv").ok
+    assert read_tasks_csv(tmp_path / "back.csv").tasks == [task]
+    assert (tmp_path / "tb" / task.task_id / "tests" / next(iter(task.test_support_files))).is_file()
+
+
+def test_progress_is_reported_per_task_for_reading_and_writing(tmp_path):
+    calls = []
+    for task_id in ("a", "b", "c"):
+        write_tb_task(plain_task(task_id), tmp_path / "src")
+    convert_tasks(tmp_path / "src", tmp_path / "out", "harbor", workers=2,
+                  progress=lambda done, total, phase: calls.append((phase, done, total)))
+    assert [call for call in calls if call[0] == "read"] == [("read", 1, 3), ("read", 2, 3), ("read", 3, 3)]
+    assert [call for call in calls if call[0] == "write"] == [("write", 1, 3), ("write", 2, 3), ("write", 3, 3)]

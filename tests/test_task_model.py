@@ -113,3 +113,24 @@ def test_limits_must_be_positive_and_finite(limits):
     with pytest.raises(ValidationError) as info:
         TaskLimits(**limits)
     assert info.value.errors()[0]["loc"] == (next(iter(limits)),)
+
+
+def test_content_hashes_of_text_only_tasks_keep_the_formula_the_shipped_manifests_pin():
+    import hashlib
+    import json
+
+    def digest(text: str) -> str:
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    task = make(files={"b/c.py": "print()\n", "a.txt": "x\r\n"}, test_support_files={"f.json": "{}"})
+    hashes = task.content_hashes()
+    assert hashes["environment"] == digest(task.dockerfile + "\0" + json.dumps(task.files, sort_keys=True))
+    assert hashes["tests"] == digest(task.test_source + "\0" + json.dumps(task.test_support_files, sort_keys=True))
+    assert hashes["weights"] == digest(json.dumps(task.test_weights, sort_keys=True))
+
+
+def test_binary_files_are_task_files_and_count_in_the_hashes():
+    binary = make(files={"logo.png": b"\x89PNG\r\n\x1a\n\x00"}, solution_files={"x.bin": b"\x00"})
+    assert binary.files["logo.png"].startswith(b"\x89PNG")
+    assert binary.content_hashes()["environment"] != make(files={"logo.png": "\x89PNG\r\n\x1a\n\x00"}).content_hashes()[
+        "environment"]
