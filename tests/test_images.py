@@ -4,6 +4,9 @@ build failures against the real Docker daemon with tiny Dockerfiles."""
 from __future__ import annotations
 
 import contextlib
+import gzip
+import hashlib
+import json
 import logging
 import socket
 import subprocess
@@ -24,19 +27,21 @@ from terminal_agent.sandbox.image_aliases import (
     rewrite_from_lines,
     split_image_reference,
 )
-from terminal_agent.sandbox.images import MANAGED_LABEL, TASK_LABEL, ImageManager, task_repository
-from terminal_agent.tasks.model import Task
+from terminal_agent.sandbox.image_export import task_source_hash
+from terminal_agent.sandbox.images import MANAGED_LABEL, TASK_LABEL, ImageManager, _content_hash, task_repository
+from terminal_agent.tasks.model import Task, TaskLimits
 
 RUN_ID = uuid.uuid4().hex[:8]
 TEST_SOURCE = "def test_marker():\n    assert open('/x').read() == 'hi\\n'\n"
 
 
-def make_task(name: str, dockerfile: str, files: dict[str, str] | None = None) -> Task:
+def make_task(name: str, dockerfile: str, files: dict[str, str | bytes] | None = None, **fields) -> Task:
     return Task(
         task_id=f"Img-{name}-{RUN_ID}",
         instruction="unused",
         dockerfile=dockerfile,
         files=files or {},
+        **fields,
         test_source=TEST_SOURCE,
         test_weights={"test_marker": 1.0},
         solution="echo secret-solution > /solution-ran\n",
@@ -170,6 +175,39 @@ def test_rewrite_keeps_flags_stages_and_skips_stage_names():
 def test_task_repository_fits_docker_grammar():
     assert task_repository("Fix-Git_Repo.v2") == "terminal-agent/task-fix-git_repo.v2"
     assert task_repository("a..b._c") == "terminal-agent/task-a-b-c"
+
+
+# --- content hashes ----------------------------------------------------------------------------------
+BINARY_FILES: dict[str, str | bytes] = {
+    "data/nul.bin": b"\x00\x01\x02 NUL \x00\xff",
+    "data/latin1.txt": "caf\xe9 cr\xe8me\n".encode("latin-1"),  # not valid UTF-8
+    "data/archive.gz": gzip.compress(b"payload\n" * 100, mtime=0),
+    "data/notes.txt": "plain text, \u00e9t\u00e9\r\nkept as written\n",
+}
+
+
+def test_a_text_only_task_hashes_as_before_binary_files_existed():
+    """Existing image tags and bwrap exports stay valid: the text-only payloads are unchanged."""
+    files = {"b.txt": "two\n", "a/run.sh": "#!/bin/sh\necho \u00e9\n"}
+    old_payload = {"scheme": "terminal-agent-image-v1", "dockerfile": "FROM x\n", "files": sorted(files.items()),
+                   "bases": ["sha256:1"]}
+    assert _content_hash("FROM x\n", files, ["sha256:1"]) == hashlib.sha256(
+        json.dumps(old_payload, sort_keys=True).encode()).hexdigest()
+    task = make_task("hash", "FROM x\n", files)
+    old_source = json.dumps({"dockerfile": task.dockerfile, "files": sorted(task.files.items())}, sort_keys=True)
+    assert task_source_hash(task) == hashlib.sha256(old_source.encode()).hexdigest()[:24]
+
+
+def test_binary_files_hash_by_their_bytes():
+    one = _content_hash("FROM x\n", BINARY_FILES, [])
+    assert one == _content_hash("FROM x\n", dict(BINARY_FILES), [])
+    changed = dict(BINARY_FILES, **{"data/nul.bin": b"\x00\x01\x02 NUL \x00\xfe"})
+    assert _content_hash("FROM x\n", changed, []) != one
+    as_text = dict(BINARY_FILES, **{"data/notes.txt": BINARY_FILES["data/notes.txt"].encode()})
+    assert _content_hash("FROM x\n", as_text, []) != one  # the same bytes as text or bytes are told apart
+    task = make_task("hash-binary", "FROM x\n", BINARY_FILES)
+    assert task_source_hash(task) != task_source_hash(make_task("hash-binary", "FROM x\n", changed))
+    assert task_source_hash(task) != task_source_hash(task.model_copy(update={"docker_image": "example.org/env:1"}))
 
 
 # --- against the real daemon -----------------------------------------------------------------------
@@ -385,3 +423,79 @@ def test_cli_build_reports_bad_rows_with_their_bracketed_field(tmp_path):
     assert result.exit_code == 1, result.output
     assert "[test_weights]" in result.output and "tasks.csv:2" in result.output
     assert "not in" in result.output and "absent" in result.output
+
+
+# --- binary build contexts, docker_image, build deadline ------------------------------------------------
+@pytest.mark.docker
+def test_binary_files_build_and_arrive_byte_identical(manager, docker_client):
+    task = make_task("binary", "FROM debian:bookworm\nCOPY data/ /ctx/data/\n", BINARY_FILES)
+    tag = manager.ensure_task_image(task)
+    listing = run_in(docker_client, tag, "cd /ctx && sha256sum data/* && zcat data/archive.gz | head -1")
+    sums = {line.split()[1]: line.split()[0] for line in listing.splitlines() if line.startswith(tuple("0123456789abcdef"))
+            and len(line.split()) == 2}
+    expected = {path: hashlib.sha256(content if isinstance(content, bytes) else content.encode()).hexdigest()
+                for path, content in BINARY_FILES.items()}
+    assert sums == expected
+    assert listing.splitlines()[-1] == "payload"
+
+
+@pytest.mark.docker
+def test_a_present_docker_image_is_used_without_a_build(manager, docker_client):
+    task = make_task("prebuilt", "FROM nosuchregistry.invalid/never:1\nRUN false\n", docker_image=BASE_IMAGE)
+    builds, used = manager.build_count, manager.stats.prebuilt_used
+    assert manager.ensure_task_image(task) == BASE_IMAGE
+    assert manager.build_count == builds and manager.stats.prebuilt_used == used + 1
+
+
+@pytest.mark.docker
+def test_an_unpullable_docker_image_falls_back_to_the_dockerfile_fast(docker_client, tmp_path):
+    server = socket.socket()  # a registry that accepts connections and never answers
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    reference = f"127.0.0.1:{server.getsockname()[1]}/t-bench/env:20250101"
+    manager = ImageManager(client=docker_client, cache_dir=tmp_path, pull_timeout_s=2)
+    task = make_task("fallback", f"FROM {reference}\nRUN echo hi > /x\n", docker_image=reference)
+    try:
+        started = time.monotonic()
+        with pytest.raises(ImageNotAvailableError) as raised:  # neither the image nor the Dockerfile's base
+            manager.ensure_task_image(task)
+        assert time.monotonic() - started < 6, "one short pull attempt, no retries"
+        message = str(raised.value)
+        assert task.task_id in message and "docker_image" in message and reference in message
+        assert "Dockerfile" in message and "alias" in message
+
+        aliased = make_task("fallback", "FROM ubuntu:24.04\nRUN echo hi > /x\n", docker_image=reference)
+        started = time.monotonic()
+        tag = manager.ensure_task_image(aliased)  # the Dockerfile is built, its public base aliased
+        assert tag.startswith(task_repository(aliased.task_id) + ":")
+        # the silent registry was asked once (its failure is remembered), ubuntu:24.04 once before its alias
+        assert manager.stats.prebuilt_fallbacks == 2 and manager.stats.pulls_failed == 2
+        assert run_in(docker_client, tag, "cat /x") == "hi\n"
+        assert manager.ensure_task_image(aliased) == tag  # then cached by content hash
+    finally:
+        server.close()
+        for image in docker_client.images.list(filters={"label": f"{TASK_LABEL}={task.task_id}"}):
+            docker_client.images.remove(image.id, force=True)
+
+
+@pytest.mark.docker
+def test_a_build_past_its_deadline_is_cancelled_with_a_clear_error(manager, docker_client):
+    marker = f"ta-build-deadline-{RUN_ID}"
+    task = make_task("deadline", f"FROM debian:bookworm\nRUN echo started && sleep 120 && echo {marker}\n",
+                     limits=TaskLimits(build_timeout_s=3))
+    lines: list[str] = []
+    started = time.monotonic()
+    with pytest.raises(ImageBuildError) as raised:
+        manager.ensure_task_image(task, progress=lines.append)
+    assert 2.5 < time.monotonic() - started < 15
+    assert "timed out after 3 s" in str(raised.value) and "build_timeout_s" in str(raised.value)
+    assert "started" in raised.value.log_tail and "started" in lines
+
+    def build_containers() -> list[dict]:
+        return [c for c in docker_client.api.containers(all=True) if marker in (c.get("Command") or "")]
+
+    deadline = time.monotonic() + 20
+    while build_containers():  # the daemon cancels the build: its RUN container goes
+        assert time.monotonic() < deadline, "the build's RUN container outlived the deadline"
+        time.sleep(0.2)
+    assert not docker_client.images.list(filters={"label": f"{TASK_LABEL}={task.task_id}"})

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from terminal_agent.errors import ImageError, ImageNotAvailableError
-from terminal_agent.tasks.model import Task
+from terminal_agent.tasks.model import Task, encode_file_map
 
 logger = logging.getLogger(__name__)
 
@@ -43,8 +43,13 @@ HOW_TO_EXPORT = (
 
 
 def task_source_hash(task: Task) -> str:
-    """Hash of what a task's image is built from (its Dockerfile and files), to spot a stale export."""
-    payload = json.dumps({"dockerfile": task.dockerfile, "files": sorted(task.files.items())}, sort_keys=True)
+    """Hash of what a task's image is made from (its Dockerfile, files and ``docker_image``), to spot a stale
+    export. Binary files enter as ``{"base64": ...}`` and ``docker_image`` only when set, so a text-only task
+    without one hashes as before (its export stays valid)."""
+    fields: dict[str, Any] = {"dockerfile": task.dockerfile, "files": sorted(encode_file_map(task.files).items())}
+    if task.docker_image is not None:
+        fields["docker_image"] = task.docker_image
+    payload = json.dumps(fields, sort_keys=True)
     return hashlib.sha256(payload.encode()).hexdigest()[:24]
 
 

@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import re
+import socket
 import subprocess
 import tempfile
 import threading
@@ -25,8 +26,11 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import docker
+import requests
+import urllib3
 
 from terminal_agent.errors import ConfigError, ImageBuildError, ImageError, ImageNotAvailableError
 from terminal_agent.sandbox.base_image import BASE_IMAGE, MANAGED_LABEL, build_base_image
@@ -44,7 +48,7 @@ from terminal_agent.sandbox.image_aliases import (
     rewrite_from_lines,
     split_image_reference,
 )
-from terminal_agent.tasks.model import Task
+from terminal_agent.tasks.model import FileContent, Task, encode_file_map, file_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -85,6 +89,10 @@ class ImageStats:
     """Pull attempts that failed (each image is tried at most once per few minutes)."""
     substitutions: list[tuple[str, str]] = field(default_factory=list)
     """(public image, local substitute) pairs used, each once, in order (each is logged once as a warning)."""
+    prebuilt_used: int = 0
+    """Task image requests answered by the task's own ``docker_image`` (present here or pulled)."""
+    prebuilt_fallbacks: int = 0
+    """Tasks whose ``docker_image`` could not be had, so their Dockerfile was built (or found cached) instead."""
 
 
 @dataclass(frozen=True)
@@ -98,8 +106,20 @@ class ManagedImage:
     task_id: str | None
 
 
+BUILD_NETWORK_MODE = "default"
+"""The network of the build phase: the one the host gives ``docker build`` (its default bridge), whatever the
+task's ``limits.network`` says - as Harbor builds. A task's network policy governs its agent and verifier
+phases (``Sandbox.set_network``), never the steps that install its environment."""
+
+
 class ImageManager:
-    """Resolves, builds and caches images through the Docker Engine API (the ``docker`` SDK)."""
+    """Resolves, builds and caches images through the Docker Engine API (the ``docker`` SDK).
+
+    Builds run with :data:`BUILD_NETWORK_MODE` and a wall-clock deadline: a task's
+    ``limits.build_timeout_s``, ``build_timeout_s`` for the substitutes of the alias table. At the
+    deadline the build's connection is shut, which makes the daemon cancel it, and
+    :class:`ImageBuildError` says so.
+    """
 
     def __init__(
         self,
@@ -118,6 +138,7 @@ class ImageManager:
         self.pull_timeout_s = pull_timeout_s
         """Socket timeout of one pull: a registry that does not answer fails the pull this fast."""
         self.build_timeout_s = build_timeout_s
+        """Deadline of a build that is not a task's (the substitutes of the alias table)."""
         self.stats = ImageStats()
         self._stats_lock = threading.Lock()
         self._locks: dict[str, threading.Lock] = {}
@@ -278,32 +299,67 @@ class ImageManager:
         return f"{task_repository(task.task_id)}:{content_hash[:12]}", dockerfile
 
     def ensure_task_image(self, task: Task, progress: Progress | None = None) -> str:
-        """Tag of ``task``'s image, built now if no image has that content hash yet.
+        """The image of ``task``: its ``docker_image`` when that is present here or can be pulled (fast:
+        one attempt with ``pull_timeout_s``, failures remembered), else the tag of its Dockerfile's image,
+        built now if no image has that content hash yet.
 
-        Raises :class:`ImageNotAvailableError` (a base image cannot be had) or
-        :class:`ImageBuildError` (the build failed; ``log_tail`` holds its last lines).
+        Raises :class:`ImageNotAvailableError` (a base image cannot be had; for a task with a
+        ``docker_image`` the message says what was tried), or :class:`ImageBuildError` (the build failed
+        or passed ``limits.build_timeout_s``; ``log_tail`` holds its last lines).
         """
-        tag, dockerfile = self.task_image_tag(task)
+        prebuilt_failure = None
+        if task.docker_image:
+            prebuilt_failure = self._prebuilt_failure(task.docker_image)
+            if prebuilt_failure is None:
+                with self._stats_lock:
+                    self.stats.prebuilt_used += 1
+                logger.debug("task %s: using its docker_image %s", task.task_id, task.docker_image)
+                return task.docker_image
+            with self._stats_lock:
+                self.stats.prebuilt_fallbacks += 1
+            logger.info("task %s: docker_image %s is not available (%s); building its Dockerfile",
+                        task.task_id, task.docker_image, prebuilt_failure)
+        try:
+            tag, dockerfile = self.task_image_tag(task)
+        except ImageNotAvailableError as exc:
+            if prebuilt_failure is None:
+                raise
+            raise ImageNotAvailableError(
+                f"task {task.task_id!r}: neither its docker_image nor its Dockerfile gives an image. Tried: "
+                f"docker_image {task.docker_image!r} (not on this machine, pull failed: {prebuilt_failure}); "
+                f"then building the Dockerfile: {exc}"
+            ) from None
         with self._locked(tag):
             if self._image_id(tag):
                 with self._stats_lock:
                     self.stats.cache_hits += 1
                 logger.debug("task %s: image %s is cached", task.task_id, tag)
                 return tag
-            self._build(tag, dockerfile, task.files, {TASK_LABEL: task.task_id}, progress, what=f"task {task.task_id}")
+            self._build(tag, dockerfile, task.files, {TASK_LABEL: task.task_id}, progress, what=f"task {task.task_id}",
+                        deadline_s=task.limits.build_timeout_s)
         return tag
+
+    def _prebuilt_failure(self, reference: str) -> str | None:
+        """None when the image ``reference`` is present here or was pulled now; otherwise why not."""
+        with self._locked("resolve:" + reference, across_processes=False):
+            if self._image_id(reference) or self._try_pull(reference):
+                return None
+        return self._unpullable.get(reference, (0.0, "the pull failed"))[1]
 
     def _build(
         self,
         tag: str,
         dockerfile: str,
-        files: dict[str, str],
+        files: dict[str, FileContent],
         labels: dict[str, str],
         progress: Progress | None,
         what: str | None = None,
+        deadline_s: float | None = None,
     ) -> str:
-        """``docker build`` of ``dockerfile`` with ``files`` as its context; returns the image id."""
+        """``docker build`` of ``dockerfile`` with ``files`` as its context, within ``deadline_s`` seconds
+        (default: ``build_timeout_s``); returns the image id."""
         what = what or tag
+        deadline_s = float(deadline_s or self.build_timeout_s)
         with self._stats_lock:
             self.stats.builds += 1
         tail: collections.deque[str] = collections.deque(maxlen=LOG_TAIL_LINES)
@@ -311,9 +367,9 @@ class ImageManager:
         logger.info("building %s (%s)", tag, what)
         settings = self.host_settings
         if settings is not None and settings.needs_secrets:
-            self._build_with_secrets(settings, tag, dockerfile, files, labels, what)
+            self._build_with_secrets(settings, tag, dockerfile, files, labels, what, deadline_s)
         else:
-            self._build_with_engine_api(tag, dockerfile, files, labels, progress, what, tail)
+            self._build_with_engine_api(tag, dockerfile, files, labels, progress, what, tail, deadline_s)
         image_id = self._image_id(tag)
         if image_id is None:
             raise ImageBuildError(f"building the image of {what} ended without an image tagged {tag}", "\n".join(tail))
@@ -324,17 +380,25 @@ class ImageManager:
         self,
         tag: str,
         dockerfile: str,
-        files: dict[str, str],
+        files: dict[str, FileContent],
         labels: dict[str, str],
         progress: Progress | None,
         what: str,
         tail: collections.deque[str],
+        deadline_s: float,
     ) -> None:
-        """The classic build through the Engine API (the proxy build args, if any, go in as predefined args)."""
+        """The classic build through the Engine API (the proxy build args, if any, go in as predefined args).
+
+        A watchdog shuts the build's connection at the deadline: the daemon then cancels the build
+        (measured on 20.10: its RUN container is gone within a second) and the stream ends."""
+        api = self.client.api
+        _install_response_capture(api)
+        watchdog = _BuildWatchdog(deadline_s)
         with tempfile.TemporaryDirectory(prefix="ta-build-") as context:
             dockerfile_name = _write_context(Path(context), dockerfile, files)
+            _CAPTURE.watchdog = watchdog
             try:
-                for event in self.client.api.build(
+                for event in api.build(
                     path=context,
                     dockerfile=dockerfile_name,
                     tag=tag,
@@ -343,9 +407,13 @@ class ImageManager:
                     forcerm=True,
                     pull=False,
                     decode=True,
-                    timeout=self.build_timeout_s,
+                    timeout=deadline_s + 30.0,  # socket reads; the watchdog holds the wall-clock deadline
+                    network_mode=BUILD_NETWORK_MODE,
                     buildargs=self.host_settings.build_args() if self.host_settings else None,
                 ):
+                    _CAPTURE.watchdog = None
+                    if watchdog.fired:
+                        break
                     text = event.get("stream") or event.get("status") or ""
                     for line in text.splitlines():
                         if line.strip():
@@ -359,12 +427,20 @@ class ImageManager:
                         if self.host_settings is None:
                             message = with_enable_hint(message, "\n".join(tail))
                         raise ImageBuildError(message, "\n".join(tail))
-            except (docker.errors.DockerException, OSError) as exc:  # API errors, resets, timeouts while streaming
+            except (docker.errors.DockerException, OSError, requests.exceptions.RequestException,
+                    urllib3.exceptions.HTTPError) as exc:  # API errors, resets, timeouts, a shut stream
+                if watchdog.fired:
+                    raise ImageBuildError(_timeout_message(what, deadline_s), "\n".join(tail)) from None
                 reason = getattr(exc, "explanation", None) or exc
                 raise ImageBuildError(f"building the image of {what} failed: {reason}", "\n".join(tail)) from exc
+            finally:
+                _CAPTURE.watchdog = None
+                watchdog.cancel()
+        if watchdog.fired:
+            raise ImageBuildError(_timeout_message(what, deadline_s), "\n".join(tail))
 
-    def _build_with_secrets(self, settings: HostBuildSettings, tag: str, dockerfile: str, files: dict[str, str],
-                            labels: dict[str, str], what: str) -> None:
+    def _build_with_secrets(self, settings: HostBuildSettings, tag: str, dockerfile: str, files: dict[str, FileContent],
+                            labels: dict[str, str], what: str, deadline_s: float) -> None:
         """BuildKit build through ``docker buildx``: the CA bundle and pip settings are secrets mounted per RUN."""
         if not buildx_available():
             raise ConfigError(
@@ -380,8 +456,12 @@ class ImageManager:
             command = buildx_command(settings, Path(context), dockerfile_name, tag, {MANAGED_LABEL: "true", **labels},
                                      Path(secrets))
             try:
-                result = subprocess.run(command, capture_output=True, text=True, timeout=self.build_timeout_s)
-            except (OSError, subprocess.SubprocessError) as exc:  # the CLI could not run or timed out
+                result = subprocess.run(command, capture_output=True, text=True, timeout=deadline_s)
+            except subprocess.TimeoutExpired as exc:  # the CLI was killed, which cancels its BuildKit build
+                output = (exc.stdout or b"") + (exc.stderr or b"")
+                text = output.decode("utf-8", "replace") if isinstance(output, bytes) else str(output)
+                raise ImageBuildError(_timeout_message(what, deadline_s), "\n".join(text.splitlines()[-40:])) from None
+            except (OSError, subprocess.SubprocessError) as exc:  # the CLI could not run
                 raise ImageBuildError(f"building the image of {what} with buildx failed: {exc}") from exc
         if result.returncode != 0:
             tail = "\n".join((result.stdout + result.stderr).splitlines()[-40:])
@@ -405,26 +485,108 @@ class ImageManager:
         return sorted(found.values(), key=lambda item: item.tag)
 
 
-def _content_hash(dockerfile: str, files: dict[str, str], base_ids: list[str]) -> str:
+def _content_hash(dockerfile: str, files: dict[str, FileContent], base_ids: list[str]) -> str:
+    """sha256 of what an image is built from. A text file enters as its string, a binary one as
+    ``{"base64": ...}`` (``encode_file_map``), so a text-only task hashes exactly as before binary files
+    existed and its cached image stays valid."""
     digest = hashlib.sha256()
-    payload = {"scheme": _HASH_SCHEME, "dockerfile": dockerfile, "files": sorted(files.items()), "bases": base_ids}
+    payload = {
+        "scheme": _HASH_SCHEME,
+        "dockerfile": dockerfile,
+        "files": sorted(encode_file_map(files).items()),
+        "bases": base_ids,
+    }
     digest.update(json.dumps(payload, sort_keys=True).encode())
     return digest.hexdigest()
 
 
-def _write_context(context: Path, dockerfile: str, files: dict[str, str]) -> str:
-    """Write the build context; returns the Dockerfile's name in it (``Dockerfile`` unless a file takes it)."""
-    for relative, text in files.items():
+def _write_context(context: Path, dockerfile: str, files: dict[str, FileContent]) -> str:
+    """Write the build context (text as UTF-8, bytes as they are); returns the Dockerfile's name in it
+    (``Dockerfile`` unless a file takes it)."""
+    for relative, content in files.items():
         path = context / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        data = file_bytes(content)
+        path.write_bytes(data)
         # Scripts keep the executable bit they would have had in a task directory.
-        path.chmod(0o755 if relative.endswith(".sh") or text.startswith("#!") else 0o644)
+        path.chmod(0o755 if relative.endswith(".sh") or data.startswith(b"#!") else 0o644)
     name = "Dockerfile"
     while name in files:
         name = "_" + name
     (context / name).write_text(dockerfile, encoding="utf-8")
     return name
+
+
+def _timeout_message(what: str, deadline_s: float) -> str:
+    return (
+        f"building the image of {what} timed out after {deadline_s:.0f} s (limits.build_timeout_s; the build was "
+        "cancelled): raise the task's build timeout, or make its environment quicker to build"
+    )
+
+
+class _BuildWatchdog:
+    """Shuts the socket of the build request it is handed at the deadline (``fired`` tells it did)."""
+
+    def __init__(self, deadline_s: float) -> None:
+        self.fired = False
+        self._socket: socket.socket | None = None
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(deadline_s, self._fire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def attach(self, response: Any) -> None:
+        """Remember the socket of the streaming build ``response`` (shut at once when the deadline passed)."""
+        raw = getattr(getattr(getattr(getattr(response, "raw", None), "_fp", None), "fp", None), "raw", None)
+        sock = getattr(raw, "_sock", raw)
+        if not isinstance(sock, socket.socket):
+            logger.debug("build watchdog: no socket in the response (%r); the deadline falls back to socket reads", raw)
+            return
+        with self._lock:
+            self._socket = sock
+            late = self.fired
+        if late:
+            self._shut()
+
+    def _fire(self) -> None:
+        with self._lock:
+            self.fired = True
+        self._shut()
+
+    def _shut(self) -> None:
+        with self._lock:
+            sock = self._socket
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:  # closed already: the build ended meanwhile
+                pass
+
+    def cancel(self) -> None:
+        self._timer.cancel()
+
+
+class _ResponseCapture(threading.local):
+    watchdog: _BuildWatchdog | None = None
+
+
+_CAPTURE = _ResponseCapture()
+"""The watchdog waiting for the response of this thread's build request (None when none is)."""
+
+
+def _install_response_capture(api: docker.APIClient) -> None:
+    """Hook ``api``'s responses once: the one a thread's pending build request gets goes to its watchdog."""
+    hooks = api.hooks.setdefault("response", [])
+    if _capture_response not in hooks:
+        hooks.append(_capture_response)
+
+
+def _capture_response(response: Any, *args: Any, **kwargs: Any) -> Any:
+    watchdog = _CAPTURE.watchdog
+    if watchdog is not None and "/build" in str(getattr(response, "url", "")):
+        _CAPTURE.watchdog = None
+        watchdog.attach(response)
+    return response
 
 
 # --- module-level convenience ------------------------------------------------------------------
