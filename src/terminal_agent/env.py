@@ -40,6 +40,7 @@ from terminal_agent.compat.rllm import BaseEnv, action_payload
 from terminal_agent.errors import ConfigError, SandboxError, error_kind
 from terminal_agent.outcome import EpisodeOutcome, Termination
 from terminal_agent.rewards.grading import DetailedGradeResult, Grader, GradingConfig
+from terminal_agent.rewards.grading_modes import GraderSettings, ModeGraders
 from terminal_agent.rewards.episode_judging import judge_and_combine
 from terminal_agent.rewards.judge import Judge, JudgeConfig, JudgeRequest
 from terminal_agent.rewards.reward import RewardConfig
@@ -49,7 +50,8 @@ from terminal_agent.tasks.parquet_rows import FLAT_TASK_KEYS, task_from_flat_dic
 
 logger = logging.getLogger(__name__)
 
-_SHARED_GRADER = Grader()
+_SHARED_GRADERS = ModeGraders()
+"""The graders of every grading mode for envs with the default grading and sandbox settings."""
 
 
 class EnvConfig(BaseModel):
@@ -144,7 +146,11 @@ class DockerIsolatedEnv(BaseEnv):
         self.task: Task | None = self._as_task(task) if task is not None else None
         self.config = config or env_config_from_args(env_args)
         self.pool = pool
-        self.grader = grader or (_SHARED_GRADER if self.config.grading == GradingConfig() else Grader(self.config.grading))
+        # grader=: one grader for every task; otherwise the grader of each task's mode (task.verifier.mode)
+        default = self.config.grading == GradingConfig() and self.config.sandbox == SandboxConfig() and self.config.run_id is None
+        self.grader: Any = grader or (_SHARED_GRADERS if default else ModeGraders(
+            GraderSettings(grading=self.config.grading, sandbox=self.config.sandbox, run_id=self.config.run_id)
+        ))
         self.judge = judge
         self.judge_client = judge_client
         self._image: str | None = None

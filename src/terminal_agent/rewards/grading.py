@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from terminal_agent.errors import GradingError, SandboxError
 from terminal_agent.interfaces import GradeResult
+from terminal_agent.rewards.harbor_config import HarborGradingConfig
 from terminal_agent.rewards.junit_scoring import parse_junit, score_tests
 from terminal_agent.rewards.tamper_detection import (
     PROTECTED_PROGRAMS,
@@ -94,6 +95,8 @@ class GradingConfig(BaseModel):
     change_source: Literal["auto", "diff"] = "auto"
     """``auto``: the backend reads its layers directly when it can (Docker: the overlay upper dir), else its API
     listing; ``diff``: always the API listing (``Sandbox.list_changes(prefer_host_read=False)``)."""
+    harbor: HarborGradingConfig = Field(default_factory=HarborGradingConfig)
+    """Settings of the Harbor verifier mode (tasks with ``verifier.mode = harbor``; see ``rewards/harbor_verifier.py``)."""
 
 
 # --- the grader --------------------------------------------------------------------------------

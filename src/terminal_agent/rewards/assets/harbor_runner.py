@@ -1,0 +1,241 @@
+"""In-container runner of a Harbor verifier (``bash /tests/test.sh``) for the terminal-agent grader.
+
+Started by the grader, after every agent process is dead, as
+
+    PYTHON -I -S -B VERIFIER_DIR/runner.py VERIFIER_DIR
+
+with the job in ``VERIFIER_DIR/job.json``. In order it: SIGKILLs any process that survived the grader's
+kill (counted: a tamper signal), removes stale verifier dirs and ``/logs/verifier``; replaces ``/tests``
+with the task's tests (staged in ``VERIFIER_DIR/tests``); recreates ``/logs/verifier`` empty, owned by
+the verifier user; moves pytest configuration files at ``/`` aside while the verifier runs (an agent's
+``/pytest.ini`` or ``/conftest.py`` would otherwise configure every pytest run under ``/tests``); runs
+``bash /tests/test.sh`` in the task's working directory as the verifier user, with the image's
+environment, the verifier's env, ``HOME`` in the verifier dir and a PATH that puts the verifier runtime
+where the job says, under a deadline; kills whatever the verifier left running; and writes everything
+the grader needs (exit status, the reward files and CTRF report as read here without following a
+final symlink, the stand-ins' log, the output's tail) into ``VERIFIER_DIR/out/result.json``.
+"""
+
+import base64
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+ROOT_CONFIGS = ("/pytest.ini", "/.pytest.ini", "/pyproject.toml", "/tox.ini", "/setup.cfg", "/conftest.py")
+TEST_INI_NAMES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+REWARD_CAP = 64 * 1024
+STDOUT_TAIL = 8000
+
+
+def _read_capped(path, cap):
+    """(bytes or None, note): the file without following a final symlink; None when absent or unusable."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None, ""
+    except OSError as exc:
+        return None, "cannot open %s: %s" % (path, exc)
+    try:
+        import stat
+
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return None, "%s is not a regular file" % path
+        if info.st_size > cap:
+            return None, "%s has %d bytes, more than %d" % (path, info.st_size, cap)
+        chunks = []
+        while True:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+        return b"".join(chunks)[: cap + 1], ""
+    finally:
+        os.close(fd)
+
+
+def _remove(path):
+    if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
+        os.unlink(path)
+    elif os.path.isdir(path):
+        shutil.rmtree(path)
+
+
+def _resolve_user(spec):
+    """(uid, gid, name, home) of ``spec`` (a name or a uid); root when None."""
+    import pwd
+
+    if spec is None or spec in ("", "root", "0"):
+        return 0, 0, "root", "/root"
+    try:
+        entry = pwd.getpwuid(int(spec)) if str(spec).isdigit() else pwd.getpwnam(spec)
+    except (KeyError, ValueError):
+        if str(spec).isdigit():
+            return int(spec), int(spec), str(spec), "/"
+        raise RuntimeError("the verifier user %r does not exist in the image" % spec)
+    return entry.pw_uid, entry.pw_gid, entry.pw_name, entry.pw_dir
+
+
+def _image_environment():
+    """The environment the image gives its processes (PID 1's), which docker exec would inherit."""
+    try:
+        with open("/proc/1/environ", "rb") as handle:
+            raw = handle.read()
+    except OSError:
+        return {}
+    env = {}
+    for item in raw.split(b"\0"):
+        if b"=" in item:
+            key, _, value = item.partition(b"=")
+            env[key.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
+    return env
+
+
+def _chown_tree(path, uid, gid):
+    if uid == 0 and gid == 0:
+        return
+    for root, dirs, files in os.walk(path):
+        for name in [root] + [os.path.join(root, n) for n in dirs + files]:
+            try:
+                os.lchown(name, uid, gid)
+            except OSError:
+                pass
+
+
+def _drop_privileges(uid, gid):
+    def change():
+        os.setsid()
+        if uid != 0 or gid != 0:
+            os.setgroups([])
+            os.setgid(gid)
+            os.setuid(uid)
+
+    return change
+
+
+def main(argv):
+    verifier_dir = argv[1]
+    sys.path.insert(0, verifier_dir)
+    import verifier_runner  # the weighted grader's runner: its process sweep and stale-output removal
+
+    with open(os.path.join(verifier_dir, "job.json")) as handle:
+        job = json.load(handle)
+    keep = [int(p) for p in job.get("keep_pids", [])]
+    out = os.path.join(verifier_dir, "out")
+    os.mkdir(out, 0o700)
+    result = {"realpath": os.path.realpath(verifier_dir), "agent_survivors": verifier_runner._sweep_survivors(keep)}
+
+    def finish(**fields):
+        result.update(fields)
+        with open(os.path.join(out, "result.json"), "w") as handle:
+            json.dump(result, handle)
+        return 0
+
+    verifier_runner._remove_stale_outputs(verifier_dir)
+    try:
+        uid, gid, user_name, user_home = _resolve_user(job.get("user"))
+    except RuntimeError as exc:
+        return finish(error=str(exc))
+    bash = next((p for p in ("/bin/bash", "/usr/bin/bash") if os.path.exists(p)), None)
+    if bash is None:
+        return finish(error="the image has no bash to run tests/test.sh")
+
+    # /tests: exactly the task's tests
+    if os.path.lexists("/tests"):
+        _remove("/tests")
+    try:
+        os.rename(os.path.join(verifier_dir, "tests"), "/tests")
+    except OSError:
+        shutil.copytree(os.path.join(verifier_dir, "tests"), "/tests", symlinks=True)
+    os.chmod("/tests", 0o755)
+    # /logs/verifier: empty, owned by the verifier user; nothing planted survives
+    if os.path.lexists("/logs") and (os.path.islink("/logs") or not os.path.isdir("/logs")):
+        os.unlink("/logs")
+    os.makedirs("/logs", 0o755, exist_ok=True)
+    if os.path.lexists("/logs/verifier"):
+        _remove("/logs/verifier")
+    os.mkdir("/logs/verifier", 0o755)
+    os.chown("/logs/verifier", uid, gid)
+    for name in ("log", "home"):
+        _chown_tree(os.path.join(verifier_dir, name), uid, gid)
+
+    moved = []
+    if not any(os.path.exists(os.path.join("/tests", n)) for n in TEST_INI_NAMES):
+        aside = os.path.join(verifier_dir, "aside")
+        os.mkdir(aside, 0o700)
+        for index, path in enumerate(ROOT_CONFIGS):
+            if os.path.lexists(path):
+                os.rename(path, os.path.join(aside, str(index)))
+                moved.append(path)
+
+    env = _image_environment()
+    for key in ("BASH_ENV", "ENV", "PROMPT_COMMAND", "PYTEST_ADDOPTS", "PYTEST_PLUGINS"):
+        env.pop(key, None)
+    env.update(job.get("env", {}))
+    base_path = env.get("PATH") or "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+    parts = list(job.get("path_head", [])) + [p for p in base_path.split(":") if p] + list(job.get("path_tail", []))
+    env["PATH"] = ":".join(dict.fromkeys(parts))
+    env["HOME"] = os.path.join(verifier_dir, "home") if job.get("isolate_home", True) else user_home
+    env.setdefault("LC_ALL", "C.UTF-8")
+    env.setdefault("DEBIAN_FRONTEND", "noninteractive")
+    env["USER"] = env["LOGNAME"] = user_name
+    env["TA_VERIFIER_LOG"] = os.path.join(verifier_dir, "log", "shims.jsonl")
+    env["TA_VERIFIER_MODE"] = job.get("mode", "offline")
+
+    workdir = job.get("workdir") or "/"
+    if not os.path.isdir(workdir):
+        workdir = "/"
+    started = time.monotonic()
+    timed_out = False
+    with open(os.path.join(out, "test-stdout.txt"), "wb") as stdout:
+        process = subprocess.Popen(
+            [bash, "/tests/test.sh"], cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=stdout,
+            stderr=subprocess.STDOUT, preexec_fn=_drop_privileges(uid, gid), close_fds=True,
+        )
+        try:
+            exit_code = process.wait(timeout=float(job["timeout_s"]))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            try:
+                os.killpg(process.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            exit_code = process.wait()
+    duration = time.monotonic() - started
+    left_running = verifier_runner._sweep_survivors(keep)
+    for index, path in enumerate(ROOT_CONFIGS):
+        if path in moved:
+            os.rename(os.path.join(verifier_dir, "aside", str(index)), path)
+
+    files = {}
+    for name, cap in (("reward.txt", REWARD_CAP), ("reward.json", REWARD_CAP), ("ctrf.json", int(job.get("max_report_bytes", 8 << 20)))):
+        data, note = _read_capped(os.path.join("/logs/verifier", name), cap)
+        if data is not None:
+            files[name] = {"b64": base64.b64encode(data).decode("ascii")}
+        elif note:
+            files[name] = {"error": note}
+    log_data, _ = _read_capped(env["TA_VERIFIER_LOG"], 1 << 20)
+    shim_log = []
+    for line in (log_data or b"").decode("utf-8", "replace").splitlines():
+        try:
+            shim_log.append(json.loads(line))
+        except ValueError:
+            shim_log.append({"kind": "garbled", "message": line[:300]})
+    with open(os.path.join(out, "test-stdout.txt"), "rb") as handle:
+        handle.seek(0, 2)
+        size = handle.tell()
+        handle.seek(max(0, size - STDOUT_TAIL))
+        tail = handle.read().decode("utf-8", "replace")
+    return finish(
+        exit_code=exit_code, timed_out=timed_out, duration_s=duration, left_running=left_running, files=files,
+        shim_log=shim_log, stdout_tail=tail, moved_aside=moved, bash=bash, workdir=workdir,
+        python=sys.version.split()[0],
+    )
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,293 @@
+"""``uv`` / ``uvx`` / ``pytest`` stand-ins of the terminal-agent verifier runtime.
+
+Started by the wrappers in ``VERIFIER_DIR/bin`` as ``PYTHON -I -S -B .../runtime/uv_standin.py TOOL ARGS``
+(the image's own interpreter, isolated: no PYTHON* variables, no user site, no ``.pth`` files). The host
+put in ``runtime/``: ``manifest.json`` (what it provides), ``bundle.zip`` (its pytest stack) and
+``wheels/`` (pure-Python wheels of the tools the test scripts name). Nothing is installed: wheels go on
+``sys.path`` as they are (zipimport), in front of the standard library, with the image's package dirs
+LAST (a fallback for what the host could not provide, like a compiled ``numpy`` the image ships).
+
+* ``uvx [-p X] [-w PKG ...] [--from PKG] TOOL ARGS`` (and ``uv tool run``): ``pytest`` runs in this process
+  with the requested wheels; another tool runs from a provided wheel's console script.
+* ``uv run [--with PKG] CMD``: ``pytest``, ``python -m pytest``, ``python SCRIPT`` likewise; other commands
+  are executed as they are.
+* ``uv pip install`` / ``uv venv`` / ``uv python ...`` / ``uv --version``: nothing to do (logged).
+* ``pytest ARGS``: pytest with every provided wheel.
+
+pytest always runs with plugin autoload off (``-p`` for the provided wheels' ``pytest11`` plugins), so no
+plugin the agent installed in the image loads; when the test paths' directory has no pytest
+configuration of its own, ``-c runtime/pytest.ini --rootdir DIR`` keeps a planted ``/pytest.ini`` out;
+``--confcutdir DIR`` keeps conftest files above it out. Every substitution and every request it cannot
+serve goes to ``$TA_VERIFIER_LOG`` (JSON lines) for the grader.
+"""
+
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+INI_NAMES = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+UV_VALUE_OPTIONS = {
+    "-p", "--python", "--from", "--index-url", "-i", "--extra-index-url", "--index", "--default-index",
+    "--find-links", "-f", "--cache-dir", "--with-editable", "--with-requirements", "--constraints", "-c",
+    "--overrides", "--directory", "--project", "--env-file", "--python-preference", "--color", "--config-file",
+    "--resolution", "--prerelease", "--exclude-newer", "--index-strategy", "--keyring-provider", "--link-mode",
+    "--group", "--extra", "--package",
+}
+
+
+def log(tool, kind, message):
+    """One line for the grader: kind is substituted | skipped | needs_network | missing | unsupported."""
+    path = os.environ.get("TA_VERIFIER_LOG")
+    if not path:
+        return
+    try:
+        with open(path, "a") as handle:
+            handle.write(json.dumps({"tool": tool, "kind": kind, "message": message}) + "\n")
+    except OSError:
+        pass
+
+
+def manifest():
+    with open(os.path.join(HERE, "manifest.json")) as handle:
+        return json.load(handle)
+
+
+def canonical(name):
+    import re
+
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def requirement_name(spec):
+    import re
+
+    match = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)", spec.replace("@", "=="))
+    return canonical(match.group(1)) if match else None
+
+
+def system_package_dirs():
+    import site  # with -S, importing site runs nothing: no .pth processing
+
+    dirs = []
+    for path in site.getsitepackages():
+        if os.path.isdir(path) and path not in dirs:
+            dirs.append(path)
+    return dirs
+
+
+def image_has(name):
+    """Whether the image's own package dirs hold the distribution ``name``."""
+    import importlib.metadata
+
+    for dist in importlib.metadata.distributions(path=system_package_dirs()):
+        if canonical(dist.metadata.get("Name") or "") == name:
+            return True
+    return False
+
+
+def selected_wheels(info, names):
+    """Wheel filenames for the distributions ``names`` (all provided ones when ``names`` is None)."""
+    chosen = []
+    wanted = info["provided"] if names is None else {n: info["provided"][n] for n in names if n in info["provided"]}
+    for filenames in wanted.values():
+        for filename in filenames:
+            if filename not in chosen:
+                chosen.append(filename)
+    return chosen
+
+
+def check_requested(tool, info, names):
+    """Log every requested distribution that neither the runtime nor the image provides."""
+    for name in names:
+        if name in info["provided"] or name in info["bundled"] or name in ("pytest", "python"):
+            continue
+        if image_has(name):
+            log(tool, "substituted", "%s -> the image's own copy (%s)" % (name, info["unavailable"].get(name, "not fetched")))
+        else:
+            why = info["unavailable"].get(name, "not named where the host looks")
+            log(tool, "missing", "%s is neither in the verifier runtime nor in the image: %s" % (name, why))
+
+
+def set_runtime_path(wheels):
+    stdlib = [p for p in sys.path if p and not p.endswith(("site-packages", "dist-packages")) and p != HERE]
+    sys.path[:] = [os.path.join(HERE, "wheels", w) for w in wheels] + [os.path.join(HERE, "bundle.zip")] + stdlib + system_package_dirs()
+
+
+def note_python(tool, requested):
+    if requested:
+        actual = "%d.%d" % sys.version_info[:2]
+        if not (actual == requested or actual.startswith(requested + ".") or requested.startswith(actual)):
+            log(tool, "substituted", "python %s -> the image's python %s (%s)" % (requested, sys.version.split()[0], sys.executable))
+
+
+def _test_dirs(args):
+    dirs = []
+    for arg in args:
+        if arg.startswith("-"):
+            continue
+        path = arg.split("::", 1)[0]
+        if os.path.exists(path):
+            dirs.append(os.path.dirname(os.path.abspath(path)) if os.path.isfile(path) else os.path.abspath(path))
+    return dirs
+
+
+def run_pytest(tool, args, wheels, info):
+    set_runtime_path(wheels)
+    for key in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS"):
+        os.environ.pop(key, None)
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    plugin_args = []
+    for filename in wheels:
+        for module in info["wheels"][filename]["pytest_plugins"]:
+            plugin_args += ["-p", module]
+    guard = []
+    given = set(a.split("=", 1)[0] for a in args)
+    dirs = _test_dirs(args)
+    if dirs:
+        base = os.path.commonpath(dirs)
+        if not ({"-c", "--config-file", "--rootdir"} & given) and not any(os.path.exists(os.path.join(base, n)) for n in INI_NAMES):
+            guard += ["-c", os.path.join(HERE, "pytest.ini"), "--rootdir", base]
+        if "--confcutdir" not in given:
+            guard += ["--confcutdir", base]
+    import pytest
+
+    return int(pytest.main(plugin_args + guard + list(args)))
+
+
+def run_console_script(tool, name, args, wheels, info):
+    for filename in wheels:
+        for script, target in info["wheels"][filename]["console_scripts"]:
+            if script == name:
+                set_runtime_path(wheels)
+                module_name, _, function = target.partition(":")
+                import importlib
+
+                module = importlib.import_module(module_name)
+                entry = module
+                for part in function.split("."):
+                    entry = getattr(entry, part)
+                sys.argv = [name] + list(args)
+                result = entry()
+                return result if isinstance(result, int) else 0
+    log(tool, "missing", "%s: no such tool in the verifier runtime (the host provides pure-Python tools only)" % name)
+    return 127
+
+
+def run_python(tool, args, wheels, info):
+    """``python ...`` inside the runtime: ``-m pytest`` and scripts; anything else runs the plain interpreter."""
+    if args[:2] == ["-m", "pytest"]:
+        return run_pytest(tool, args[2:], wheels, info)
+    if args and not args[0].startswith("-"):
+        import runpy
+
+        set_runtime_path(wheels)
+        sys.argv = list(args)
+        runpy.run_path(args[0], run_name="__main__")
+        return 0
+    os.execv(sys.executable, [sys.executable] + list(args))
+
+
+def parse_uv_options(args):
+    """(python, with-names, from-name, rest) of ``uvx``-style arguments."""
+    python, withs, source = None, [], None
+    index = 0
+    while index < len(args):
+        word = args[index]
+        value = None
+        if word in ("-w", "--with") and index + 1 < len(args):
+            value, index = args[index + 1], index + 2
+        elif word.startswith("--with="):
+            value, index = word.split("=", 1)[1], index + 1
+        elif word.startswith("-w") and len(word) > 2:
+            value, index = word[2:], index + 1
+        elif word in ("-p", "--python") and index + 1 < len(args):
+            python, index = args[index + 1], index + 2
+            continue
+        elif word.startswith("--python="):
+            python, index = word.split("=", 1)[1], index + 1
+            continue
+        elif word == "--from" and index + 1 < len(args):
+            source, index = requirement_name(args[index + 1]), index + 2
+            continue
+        elif word == "--":
+            return python, withs, source, args[index + 1:]
+        elif word in UV_VALUE_OPTIONS:
+            index += 2
+            continue
+        elif word.startswith("-"):
+            index += 1
+            continue
+        else:
+            return python, withs, source, args[index:]
+        for part in (value or "").split(","):
+            name = requirement_name(part)
+            if name:
+                withs.append(name)
+    return python, withs, source, []
+
+
+def uvx(tool, args, info):
+    python, withs, source, rest = parse_uv_options(args)
+    note_python(tool, python)
+    if not rest:
+        log(tool, "unsupported", "%s without a tool to run" % tool)
+        return 2
+    target = requirement_name(rest[0]) or rest[0]
+    command = rest[0].split("==")[0].split("@")[0]
+    names = list(dict.fromkeys(withs + [n for n in (source, target) if n]))
+    check_requested(tool, info, names)
+    wheels = selected_wheels(info, names)
+    if command in ("pytest", "py.test"):
+        return run_pytest(tool, rest[1:], wheels, info)
+    if command in ("python", "python3"):
+        return run_python(tool, rest[1:], wheels, info)
+    return run_console_script(tool, command, rest[1:], wheels, info)
+
+
+def uv(args, info):
+    if not args or args[0] in ("--version", "-V", "version"):
+        print("uv 0.0.0 (terminal-agent offline verifier stand-in)")
+        return 0
+    if args[:2] == ["tool", "run"]:
+        return uvx("uv tool run", args[2:], info)
+    if args[0] == "run":
+        python, withs, _, rest = parse_uv_options(args[1:])
+        note_python("uv run", python)
+        check_requested("uv run", info, withs)
+        wheels = selected_wheels(info, withs) if withs else selected_wheels(info, None)
+        if not rest:
+            log("uv run", "unsupported", "uv run without a command")
+            return 2
+        if rest[0] in ("pytest", "py.test"):
+            return run_pytest("uv run", rest[1:], wheels, info)
+        if os.path.basename(rest[0]).startswith("python"):
+            return run_python("uv run", rest[1:], wheels, info)
+        os.execvp(rest[0], rest)
+    if args[:2] == ["pip", "install"] or args[0] == "add":
+        names = [requirement_name(a) for a in args[2:] if not a.startswith("-")]
+        check_requested("uv pip install", info, [n for n in names if n])
+        log("uv", "skipped", "uv %s: served by the verifier runtime" % " ".join(args[:2]))
+        return 0
+    if args[0] in ("venv", "python", "cache", "self", "sync", "lock", "tool", "pip"):
+        log("uv", "skipped", "uv %s: nothing to do in the verifier runtime" % " ".join(args[:2]))
+        return 0
+    log("uv", "unsupported", "uv %s: not supported by the offline stand-in" % " ".join(args[:3]))
+    return 2
+
+
+def main(argv):
+    tool, args = argv[1], list(argv[2:])
+    info = manifest()
+    if tool == "uvx":
+        return uvx("uvx", args, info)
+    if tool == "uv":
+        return uv(args, info)
+    if tool in ("pytest", "py.test"):
+        return run_pytest(tool, args, selected_wheels(info, None), info)
+    log(tool, "unsupported", "unknown stand-in %s" % tool)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,473 @@
+"""The Harbor verifier mode of grading: the task's own ``tests/test.sh`` decides the reward.
+
+Order of a grading, every step through the :class:`~terminal_agent.interfaces.Sandbox` contract:
+
+1. kill every agent process (``sandbox.kill_agent_processes()``);
+2. tamper detection on the agent's changes (:mod:`~terminal_agent.rewards.tamper_detection`, with ``uv`` and
+   ``uvx`` protected too); a tampered sandbox grades 0 with ``tamper_signals``; the interpreter of the runner
+   and the runtime is the image's own python3 (none: a grading error that says so);
+3. the host plans the offline verifier runtime (:mod:`~terminal_agent.rewards.verifier_runtime`): the tools the
+   test scripts name, fetched once and cached;
+4. the verifier phase's network: ``task.verifier.verifier_network(limits.network)`` (or never, with
+   ``HarborGradingConfig.network = "offline"``), through ``Sandbox.set_network`` when it differs from the
+   agent's; in ``environment_mode = "separate"`` a fresh sandbox of the task's image (or the verifier's own
+   environment) with that policy, holding the declared artifacts (else the agent's working directory);
+5. one archive at ``/``: a fresh random verifier directory under ``/var/lib`` with the runner, the runtime, the
+   PATH directories, a fresh ``HOME`` and the task's tests staged; then ``PYTHON -I -S -B runner.py VDIR`` as root
+   with a deadline (``assets/harbor_runner.py``: re-sweeps processes, replaces ``/tests``, recreates
+   ``/logs/verifier`` empty and owned by the verifier user, runs ``bash /tests/test.sh`` as that user with
+   the task's timeout, env and working directory, and collects the reward files and ``ctrf.json``);
+6. one ``read_file`` of the runner's result: the reward (``reward.json`` over ``reward.txt``, see
+   :mod:`~terminal_agent.rewards.harbor_reward_files`), per-test results from CTRF, partial credit from CTRF
+   where ``test_weights`` are given, and what the runtime substituted or could not serve.
+
+PATH of the verifier (first match wins):
+
+* offline: ``VDIR/bin`` (``pytest``, ``py.test``, ``python3`` -> the image's interpreter), ``VDIR/uv``
+  (``uv``, ``uvx`` stand-ins), ``VDIR/shims`` (``apt-get``, ``apt``, ``curl``, ``wget``, ``pip``, ``pip3``),
+  ``VDIR/overrides`` (links to the image's programs the agent shadowed, masks over the agent's own ``uv``,
+  ``curl`` ...), then the image's PATH;
+* with a network: ``VDIR/bin``, ``VDIR/overrides``, the image's PATH, and ``VDIR/uv`` LAST: the task's own
+  installs run as written (the uv installer puts the real uv in ``$HOME/.local/bin`` and its ``env`` file
+  puts that first), and the stand-ins serve only when no real uv came.
+
+A verifier crash, a timeout, no or an unparsable reward file, a runtime that could not serve what the
+offline verifier asked for (``the verifier needs the network: ...``): ``score=None``, ``error`` set,
+``error_kind="grading"`` (``sandbox`` when a sandbox broke). Never reward 0.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import logging
+import posixpath
+import secrets
+import shlex
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from terminal_agent.errors import ConfigError, GradingError, InfrastructureError, SandboxError
+from terminal_agent.interfaces import TestOutcome
+from terminal_agent.rewards.ctrf_scoring import ctrf_outcomes, parse_ctrf, score_ctrf
+from terminal_agent.rewards.grading import DetailedGradeResult, GradingConfig, _tar
+from terminal_agent.rewards.harbor_config import HarborGradingConfig
+from terminal_agent.rewards.harbor_reward_files import read_reward
+from terminal_agent.rewards.tamper_detection import (
+    BIN_DIRS,
+    ChangeScan,
+    choose_interpreter,
+    find_path_shadowing,
+    find_tamper_signals,
+    scan_changes,
+)
+from terminal_agent.rewards.verifier_bundle import get_bundle, runner_source
+from terminal_agent.rewards.verifier_runtime import RuntimePlan, asset, host_pytest_version, plan_runtime, scan_scripts
+from terminal_agent.tasks.model import Task, file_bytes
+
+logger = logging.getLogger(__name__)
+
+HARBOR_PROTECTED = ("uv", "uvx")
+"""Programs protected in harbor mode on top of ``GradingConfig.protected_programs``."""
+MASKED_TOOLS = {"uv": "uv", "uvx": "uv", "curl": "shims", "wget": "shims", "apt-get": "shims", "apt": "shims",
+                "pip": "shims", "pip3": "shims", "pytest": "bin", "py.test": "bin"}
+"""Program names the verifier runs whose agent-added copies on PATH are masked (name -> our dir holding its stand-in)."""
+SHIM_NAMES = ("apt-get", "apt", "curl", "wget", "pip", "pip3")
+OFFLINE_ENV_FILE = b"# terminal-agent verifier runtime: uv and uvx are already on PATH (offline)\n:\n"
+PACK_ARTIFACTS = r"""
+import os, stat, sys, tarfile
+out, cap, paths = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+skip = ("/logs/verifier", "/tests", "/proc", "/sys", "/dev")
+total = [0]
+def keep(info):
+    path = "/" + info.name
+    if any(path == s or path.startswith(s + "/") for s in skip):
+        return None
+    if not (info.isreg() or info.isdir() or info.issym()):
+        return None
+    total[0] += info.size
+    if total[0] > cap:
+        raise SystemExit("the artifacts hold more than %d bytes" % cap)
+    info.uid = info.gid = 0
+    info.uname = info.gname = "root"
+    return info
+with tarfile.open(out, "w") as tar:
+    made = set()
+    for path in paths:
+        if not os.path.lexists(path):
+            continue
+        parts = path.strip("/").split("/")
+        for depth in range(1, len(parts)):
+            parent = "/".join(parts[:depth])
+            if parent not in made:
+                made.add(parent)
+                info = tarfile.TarInfo(parent)
+                info.type, info.mode = tarfile.DIRTYPE, 0o755
+                tar.addfile(info)
+        tar.add(path, arcname=path.strip("/"), recursive=True, filter=keep)
+"""
+
+
+@dataclass
+class HarborGradeResult(DetailedGradeResult):
+    """A :class:`DetailedGradeResult` of the Harbor verifier mode."""
+
+    mode: str = "harbor"
+    rewards: dict[str, float] = field(default_factory=dict)
+    """Harbor's rewards dict (from reward.json, or ``{"reward": x}`` from reward.txt)."""
+    reward_source: str = ""
+    """``reward.json``, ``reward.txt``, or ``ctrf`` (partial credit from test_weights)."""
+    harbor_reward: float | None = None
+    """The reward file's scalar (what Harbor gives), also when ``test_weights`` decided the score."""
+    runtime: str = ""
+    """``offline`` (the verifier runtime with shims) or ``network`` (the task's installs as written)."""
+    verifier_network: bool | None = None
+    """Whether the verifier phase had a network."""
+    separate_environment: bool = False
+    substitutions: list[str] = field(default_factory=list)
+    """What the verifier got instead of what it pinned (``pytest==8.4.1 -> host pytest 9.0.3``)."""
+    skipped: list[str] = field(default_factory=list)
+    """Install steps the offline shims made harmless (``apt-get update``, the uv installer)."""
+    notes: list[str] = field(default_factory=list)
+    """Anything else worth reading (a network the verifier could not get, config files moved aside)."""
+
+    def to_info(self) -> dict[str, Any]:
+        info = super().to_info()
+        info.update({
+            "mode": self.mode, "rewards": dict(self.rewards), "reward_source": self.reward_source,
+            "harbor_reward": self.harbor_reward, "runtime": self.runtime, "verifier_network": self.verifier_network,
+            "separate_environment": self.separate_environment, "substitutions": list(self.substitutions),
+            "skipped": list(self.skipped), "notes": list(self.notes),
+        })
+        return info
+
+
+def _zero(result: HarborGradeResult, task: Task) -> None:
+    result.score = 0.0
+    result.tests = [TestOutcome(name, float(w), passed=False, reported=False, message="not run (tampering)")
+                    for name, w in task.test_weights.items()]
+
+
+class HarborGrader:
+    """Grades episodes of harbor-mode tasks. Thread-safe; one instance can serve many envs.
+
+    ``sandbox_config`` and ``run_id`` start the fresh sandbox of a separate verifier environment (the env
+    passes its own); without them such a task is graded with the default Docker settings.
+    """
+
+    def __init__(self, config: GradingConfig | None = None, *, sandbox_config: Any = None, run_id: str | None = None):
+        self.config = config or GradingConfig()
+        self.sandbox_config = sandbox_config
+        self.run_id = run_id
+
+    @property
+    def harbor(self) -> HarborGradingConfig:
+        return self.config.harbor
+
+    def grade(self, sandbox: Any, task: Task, *, workdir: str | None = None) -> HarborGradeResult:
+        """Grade the episode that just ended in ``sandbox``. Never raises for infrastructure failures."""
+        started = time.monotonic()
+        timings: dict[str, float] = {}
+        result = HarborGradeResult(score=None, separate_environment=task.verifier.separate_environment)
+        try:
+            self._grade(sandbox, task, workdir, timings, result)
+        except (GradingError, SandboxError, OSError) as exc:
+            result.score = None
+            result.error = f"{type(exc).__name__}: {exc}"
+            result.error_kind = "sandbox" if isinstance(exc, SandboxError) else "grading"
+            logger.warning("grading %s (harbor) failed: %s", task.task_id, result.error)
+        except InfrastructureError as exc:  # an image that cannot be built for a separate verifier, ...
+            result.score = None
+            result.error = f"{type(exc).__name__}: {exc}"
+            result.error_kind = exc.kind
+            logger.warning("grading %s (harbor) failed: %s", task.task_id, result.error)
+        except Exception as exc:  # noqa: BLE001 - a grader bug flags the sample, it never scores it 0
+            logger.exception("grading %s (harbor) crashed", task.task_id)
+            result.score = None
+            result.error = f"grader crashed: {type(exc).__name__}: {exc}"
+            result.error_kind = "grading"
+        result.duration_s = time.monotonic() - started
+        timings["total_s"] = result.duration_s
+        result.timings = timings
+        return result
+
+    # --- the steps ---------------------------------------------------------------------------
+    def _grade(self, sandbox: Any, task: Task, workdir: str | None, timings: dict[str, float], result: HarborGradeResult) -> None:
+        mark = time.monotonic()
+        sandbox.kill_agent_processes()
+        timings["kill_s"] = time.monotonic() - mark
+
+        mark = time.monotonic()
+        candidates = self.config.python_candidates
+        scan = scan_changes(sandbox, candidates, self.config.change_source == "auto")
+        interpreter = choose_interpreter(scan, candidates)
+        signals, pycache_touched = find_tamper_signals(scan, interpreter) if self.config.check_tamper else ([], False)
+        shadowing = find_path_shadowing(scan, tuple(self.config.protected_programs) + HARBOR_PROTECTED)
+        if self.config.check_tamper:
+            signals += [signal for signal in shadowing.signals if signal not in signals]
+        result.interpreter, result.change_source, result.pycache_isolated = interpreter, scan.source, pycache_touched
+        result.path_overrides = dict(shadowing.overrides)
+        timings["inspect_s"] = time.monotonic() - mark
+        if signals:
+            result.tamper_signals = signals
+            _zero(result, task)
+            logger.warning("task %s: tampering, graded 0: %s", task.task_id, signals)
+            return
+
+        mark = time.monotonic()
+        plan = plan_runtime(scan_scripts(task.test_support_files, self.harbor.ctrf_plugin), self.harbor)
+        result.substitutions += plan.substitutions
+        timings["runtime_s"] = time.monotonic() - mark
+        env = self._verifier_env(task)
+        wanted = False if self.harbor.network == "offline" else task.verifier.verifier_network(task.limits.network)
+
+        if not task.verifier.separate_environment:
+            network = self._set_network(sandbox, wanted, task.limits.network, result)
+            try:
+                untrusted = sorted(c.path for c in scan.changes if c.kind in ("A", "C") and not c.is_dir
+                                   and posixpath.dirname(c.path) in BIN_DIRS)
+                self._run_verifier(sandbox, task, workdir or sandbox.image_workdir or "/", interpreter, pycache_touched,
+                                   dict(shadowing.overrides), untrusted, plan, env, network, timings, result, True)
+            finally:
+                if network != task.limits.network and getattr(sandbox, "set_network", None) is not None:
+                    try:
+                        sandbox.set_network(task.limits.network)
+                    except SandboxError as exc:  # the sandbox is released right after; worth a line, not a failure
+                        logger.warning("task %s: could not restore the agent's network policy: %s", task.task_id, exc)
+            return
+
+        mark = time.monotonic()
+        artifacts = self._pack_artifacts(sandbox, task, workdir or sandbox.image_workdir or "/", interpreter)
+        timings["artifacts_s"] = time.monotonic() - mark
+        mark = time.monotonic()
+        fresh = self._start_verifier_sandbox(task, wanted)
+        timings["start_s"] = time.monotonic() - mark
+        try:
+            if artifacts:
+                fresh.put_archive("/", artifacts)
+            own_python = fresh.image_has(list(candidates))
+            fresh_interpreter = choose_interpreter(ChangeScan([], "fresh", own_python), candidates)
+            result.interpreter = fresh_interpreter
+            self._run_verifier(fresh, task, fresh.image_workdir or "/", fresh_interpreter, False, {}, [], plan, env,
+                               wanted, timings, result, False)
+        finally:
+            fresh.close()
+
+    def _verifier_env(self, task: Task) -> dict[str, str]:
+        """The task's env, then the verifier's (Harbor ``[verifier] env``), templates resolved from the host."""
+        from terminal_agent.sandbox.task_env import resolve_sandbox_env
+
+        try:
+            env = resolve_sandbox_env(task.env, task_id=task.task_id)
+            env.update(resolve_sandbox_env(task.verifier.env, task_id=task.task_id))
+        except ConfigError as exc:
+            raise GradingError(f"the verifier's env cannot be resolved: {exc}") from None
+        return env
+
+    def _set_network(self, sandbox: Any, wanted: bool, agent: bool, result: HarborGradeResult) -> bool:
+        """The verifier phase's network in the agent's sandbox; what it really is after trying."""
+        if wanted == agent:
+            return agent
+        setter = getattr(sandbox, "set_network", None)
+        if setter is None:
+            result.notes.append(f"this sandbox cannot change its network: the verifier runs with network={agent}")
+            return agent
+        try:
+            setter(wanted)
+        except SandboxError as exc:
+            if not wanted:
+                raise  # a network that could not be taken away: the sandbox is broken (see Sandbox.set_network)
+            result.notes.append(f"the verifier's network could not be enabled ({exc}): it runs offline")
+            return agent
+        return wanted
+
+    def _start_verifier_sandbox(self, task: Task, network: bool) -> Any:
+        from terminal_agent.sandbox.backends import resolve_task_image, start_sandbox
+        from terminal_agent.sandbox.config import SandboxConfig
+
+        config = self.sandbox_config or SandboxConfig()
+        image_task = task
+        if task.verifier.environment_dockerfile:
+            image_task = task.model_copy(update={"dockerfile": task.verifier.environment_dockerfile, "docker_image": None,
+                                                 "task_id": f"{task.task_id}.verifier"})
+        image = resolve_task_image(config, image_task)
+        limits = task.limits.model_copy(update={"network": network})
+        return start_sandbox(config, image, limits, self.run_id, env=task.env, task_id=task.task_id)
+
+    def _pack_artifacts(self, sandbox: Any, task: Task, workdir: str, interpreter: str) -> bytes:
+        """The declared artifacts (else the working directory) of the agent's sandbox, as one tar."""
+        paths = list(task.verifier.artifacts) or [workdir]
+        if paths == ["/"]:
+            raise GradingError("the agent's working directory is '/': declare verifier.artifacts to hand over")
+        out = f"{self.harbor.verifier_parent}/ta-artifacts-{secrets.token_hex(12)}.tar"
+        run = sandbox.run_privileged(
+            [interpreter, "-I", "-S", "-B", "-c", PACK_ARTIFACTS, out, str(self.harbor.max_artifact_bytes), *paths], 120.0
+        )
+        if run.timed_out or run.exit_code != 0:
+            raise GradingError(f"packing the artifacts {paths} failed (exit {run.exit_code}): {run.output[-800:]}")
+        return sandbox.read_file(out)
+
+    def _skeleton(self, task: Task, vdir: str, interpreter: str, pycache: bool, overrides: dict[str, str],
+                  untrusted: list[str], plan: RuntimePlan, job: dict[str, Any], network: bool) -> bytes:
+        rel = vdir.strip("/")
+        entries: list[tuple[str, bytes | str | None, int]] = []
+        parts = rel.split("/")
+        entries += [("/".join(parts[:depth]), None, 0o755) for depth in range(1, len(parts))]
+        entries.append((rel, None, 0o755))  # readable by a non-root verifier user; written by root only
+        python = [interpreter, "-I", "-S", "-B"] + (["-X", f"pycache_prefix={vdir}/pycache"] if pycache else [])
+
+        def wrapper(script: str, tool: str) -> bytes:
+            command = " ".join(shlex.quote(w) for w in python + [f"{vdir}/runtime/{script}", tool])
+            return f'#!/bin/sh\nexec {command} "$@"\n'.encode()
+
+        for directory in ("runtime", "runtime/wheels", "bin", "uv", "shims", "overrides", "log", "home",
+                          "home/.local", "home/.local/bin", "tests"):
+            entries.append((f"{rel}/{directory}", None, 0o755))
+        entries += [
+            (f"{rel}/runner.py", asset("harbor_runner.py"), 0o644),
+            (f"{rel}/verifier_runner.py", runner_source(), 0o644),
+            (f"{rel}/job.json", json.dumps(job).encode(), 0o644),
+            (f"{rel}/runtime/bundle.zip", get_bundle().data, 0o644),
+            (f"{rel}/runtime/uv_standin.py", asset("uv_standin.py"), 0o644),
+            (f"{rel}/runtime/offline_shims.py", asset("offline_shims.py"), 0o644),
+            (f"{rel}/runtime/pytest.ini", b"[pytest]\n", 0o644),
+            (f"{rel}/bin/pytest", wrapper("uv_standin.py", "pytest"), 0o755),
+            (f"{rel}/bin/py.test", wrapper("uv_standin.py", "pytest"), 0o755),
+            (f"{rel}/bin/python3", interpreter, 0o777),
+            (f"{rel}/uv/uv", wrapper("uv_standin.py", "uv"), 0o755),
+            (f"{rel}/uv/uvx", wrapper("uv_standin.py", "uvx"), 0o755),
+        ]
+        manifest = plan.manifest(interpreter, host_pytest_version())
+        manifest["untrusted"] = untrusted
+        entries.append((f"{rel}/runtime/manifest.json", json.dumps(manifest).encode(), 0o644))
+        entries += [(f"{rel}/runtime/wheels/{name}", wheel.data, 0o644) for name, wheel in sorted(plan.wheels.items())]
+        entries += [(f"{rel}/shims/{name}", wrapper("offline_shims.py", name), 0o755) for name in SHIM_NAMES]
+        masks = {posixpath.basename(path) for path in untrusted if posixpath.basename(path) in MASKED_TOOLS}
+        links = dict(overrides)
+        for name in sorted(masks):
+            links[name] = f"{vdir}/{MASKED_TOOLS[name]}/{name}"
+        entries += [(f"{rel}/overrides/{name}", target, 0o777) for name, target in sorted(links.items())]
+        if not network:
+            entries.append((f"{rel}/home/.local/bin/env", OFFLINE_ENV_FILE, 0o644))
+        if task.test_source.strip():
+            entries.append((f"{rel}/tests/test_outputs.py", task.test_source.encode(), 0o644))
+        made = {f"{rel}/tests"}
+        for path, content in sorted(task.test_support_files.items()):
+            target = f"{rel}/tests/{path}"
+            parent, missing = posixpath.dirname(target), []
+            while parent not in made:
+                missing.append(parent)
+                parent = posixpath.dirname(parent)
+            for directory in reversed(missing):
+                entries.append((directory, None, 0o755))
+                made.add(directory)
+            entries.append((target, file_bytes(content), 0o755 if path.endswith(".sh") else 0o644))
+        return _tar(entries)
+
+    def _run_verifier(self, sandbox: Any, task: Task, workdir: str, interpreter: str, pycache: bool,
+                      overrides: dict[str, str], untrusted: list[str], plan: RuntimePlan, env: dict[str, str],
+                      network: bool, timings: dict[str, float], result: HarborGradeResult, shared: bool) -> None:
+        result.verifier_network = network
+        result.runtime = "network" if network else "offline"
+        vdir = posixpath.join(self.harbor.verifier_parent, f"ta-verifier-{secrets.token_hex(12)}")
+        head = [f"{vdir}/bin", f"{vdir}/overrides"] if network else [f"{vdir}/bin", f"{vdir}/uv", f"{vdir}/shims", f"{vdir}/overrides"]
+        job = {
+            "keep_pids": list(sandbox.service_pids), "timeout_s": task.limits.test_timeout_s, "user": task.verifier.user,
+            "env": env, "mode": result.runtime, "path_head": head, "path_tail": [f"{vdir}/uv"] if network else [],
+            "isolate_home": self.harbor.isolate_home, "workdir": workdir, "max_report_bytes": self.harbor.max_report_bytes,
+        }
+        mark = time.monotonic()
+        sandbox.put_archive("/", self._skeleton(task, vdir, interpreter, pycache, overrides, untrusted, plan, job, network))
+        timings["upload_s"] = time.monotonic() - mark
+
+        mark = time.monotonic()
+        command = [interpreter, "-I", "-S", "-B"] + (["-X", f"pycache_prefix={vdir}/pycache"] if pycache else [])
+        deadline = task.limits.test_timeout_s + self.harbor.startup_grace_s
+        run = sandbox.run_privileged(command + [f"{vdir}/runner.py", vdir], deadline)
+        timings["run_s"] = time.monotonic() - mark
+        result.log_tail = run.output[-4000:]
+        if run.timed_out:
+            raise GradingError(f"the verifier ran past the grader's deadline of {deadline:.0f} s")
+
+        mark = time.monotonic()
+        try:
+            raw = sandbox.read_file(f"{vdir}/out/result.json")
+        except FileNotFoundError:
+            raise GradingError(f"the verifier runner did not finish (exit {run.exit_code}): {run.output[-1500:]}") from None
+        timings["read_s"] = time.monotonic() - mark
+        self._interpret(json.loads(raw), task, vdir, shared, result)
+
+    def _interpret(self, status: dict[str, Any], task: Task, vdir: str, shared: bool, result: HarborGradeResult) -> None:
+        if status.get("error"):
+            raise GradingError(status["error"])
+        result.exit_code = status.get("exit_code")
+        result.log_tail = status.get("stdout_tail", "") or result.log_tail
+        if status.get("moved_aside"):
+            result.notes.append(f"moved aside while the verifier ran: {', '.join(status['moved_aside'])}")
+        if shared and status.get("agent_survivors"):
+            result.tamper_signals.append(f"{status['agent_survivors']} agent process(es) survived the kill")
+        if status.get("realpath") != vdir:
+            result.tamper_signals.append(f"verifier dir redirected to {status.get('realpath')}")
+        files: dict[str, bytes | None] = {}
+        for name in ("reward.txt", "reward.json", "ctrf.json"):
+            entry = status.get("files", {}).get(name)
+            if entry and "error" in entry:
+                raise GradingError(f"/logs/verifier/{name}: {entry['error']}")
+            files[name] = base64.b64decode(entry["b64"]) if entry else None
+        if files["reward.json"] is not None and not any(
+            "reward.json" in (content if isinstance(content, str) else "") for content in task.test_support_files.values()
+        ) and "reward.json" not in task.test_source:
+            result.tamper_signals.append("reward.json appeared in /logs/verifier, but no verifier file names it")
+        if result.tamper_signals:
+            _zero(result, task)
+            return
+
+        needs, gaps = [], []
+        for entry in status.get("shim_log", []):
+            kind, message = entry.get("kind"), str(entry.get("message", ""))
+            if kind == "substituted" and message not in result.substitutions:
+                result.substitutions.append(message)
+            elif kind == "skipped":
+                result.skipped.append(message)
+            elif kind == "needs_network":
+                needs.append(message)
+            elif kind in ("missing", "unsupported", "garbled"):
+                gaps.append(message)
+        if status.get("timed_out"):
+            raise GradingError(f"the verifier (tests/test.sh) ran past its timeout of {task.limits.test_timeout_s:.0f} s")
+        if needs and result.runtime == "offline":
+            extra = f" ({'; '.join(result.notes)})" if result.notes else ""
+            raise GradingError(f"the verifier needs the network: {'; '.join(needs)}{extra}")
+        if gaps and (result.runtime == "offline" or (files["reward.txt"] is None and files["reward.json"] is None)):
+            raise GradingError(f"the verifier runtime could not serve the verifier: {'; '.join(gaps)}")
+        result.notes += gaps
+
+        tests = None
+        if files["ctrf.json"] is not None:
+            try:
+                tests = parse_ctrf(files["ctrf.json"])
+            except GradingError as exc:
+                if task.test_weights:
+                    raise
+                result.notes.append(str(exc))
+        reward = None
+        try:
+            reward = read_reward(files["reward.json"], files["reward.txt"])
+        except GradingError as exc:
+            if not task.test_weights:
+                raise GradingError(f"{exc} (exit {result.exit_code}): {result.log_tail[-1500:]}") from None
+            result.notes.append(str(exc))
+        if reward is not None:
+            result.rewards, result.harbor_reward = dict(reward.rewards), reward.reward
+        if task.test_weights:
+            if tests is None:
+                raise GradingError("test_weights name CTRF tests, but the verifier wrote no /logs/verifier/ctrf.json")
+            result.score, result.tests = score_ctrf(task.test_weights, tests)
+            result.reward_source = "ctrf"
+            return
+        result.score, result.reward_source = reward.reward, reward.source
+        result.tests = ctrf_outcomes(tests) if tests is not None else []
+
+
+__all__ = ["HarborGradeResult", "HarborGrader", "HarborGradingConfig"]

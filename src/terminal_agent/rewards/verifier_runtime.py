@@ -1,0 +1,424 @@
+"""The offline verifier runtime: what a network-installing ``tests/test.sh`` needs, provided by the host.
+
+A TB2 test script installs curl and uv over the network and runs
+``uvx -p 3.13 -w pytest==8.4.1 -w pytest-json-ctrf==0.3.5 pytest --ctrf /logs/verifier/ctrf.json ...``.
+Training clusters are offline, so the grader hands the verifier a runtime instead:
+
+* the host's pytest stack (the cached :mod:`~terminal_agent.rewards.verifier_bundle` zip) for ``pytest``;
+* every other tool the test scripts name (``uvx -w X``, ``uv run --with X``, ``pip install X``; plus the CTRF
+  plugin whenever a script passes ``--ctrf``) as pure-Python wheels, fetched ONCE by the host (a wheelhouse
+  directory first, then the package registry it reaches through ``pip download``) and cached on disk by
+  requirement; wheels are imported in place (zipimport), nothing is installed;
+* ``uv``/``uvx``/``pytest`` stand-ins (``assets/uv_standin.py``) that run the requested tools from it, and,
+  offline, shims for ``apt-get``/``apt``/``curl``/``wget``/``pip`` (``assets/offline_shims.py``) that make the
+  install steps harmless and log what they skipped or could not do.
+
+:func:`plan_runtime` decides what is provided and records every substitution (``pytest==8.4.1 -> host pytest
+9.0.3``); the runner and the stand-ins report the rest (the Python version) from inside the sandbox.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import json
+import logging
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import zipfile
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from terminal_agent.rewards.harbor_config import HarborGradingConfig
+from terminal_agent.rewards.verifier_bundle import BUNDLED_DISTRIBUTIONS, default_cache_dir
+
+logger = logging.getLogger(__name__)
+
+BUNDLE_PROVIDES = frozenset(BUNDLED_DISTRIBUTIONS) - {"pygments"}
+"""Distributions the pytest bundle carries whole (their wheels are never fetched; pins become substitutions).
+pygments is left out: the bundle has only the few modules pytest imports, so a tool that needs it gets the wheel."""
+_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*)$")
+_PIN = re.compile(r"^==\s*([A-Za-z0-9.+!*_-]+)\s*$")
+_lock = threading.Lock()
+_memo: dict[str, "ToolWheels"] = {}
+
+
+def canonical_name(name: str) -> str:
+    """PEP 503 normalised distribution name."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """One tool a test script asks for."""
+
+    spec: str
+    """As written (``rdflib==7.1.4``, ``numpy``); a ``name@version`` spelling is rewritten to ``name==version``."""
+    name: str
+    """Canonical distribution name."""
+    pinned: str | None
+    """The ``==`` version, when exactly pinned."""
+    origin: str
+    """``uvx -w``, ``uvx tool``, ``pip install``, ``--ctrf``."""
+
+
+def parse_requirement(spec: str, origin: str) -> Requirement | None:
+    """A :class:`Requirement` for ``spec``; None for what is not a package name (a path, a URL, an option)."""
+    text = spec.strip()
+    if not text or text.startswith(("-", ".", "/", "~")) or "://" in text or text.endswith((".txt", ".whl", ".tar.gz")):
+        return None
+    if "@" in text and "==" not in text and not text.startswith("@"):
+        name_part, _, version = text.partition("@")
+        if version and not version.startswith(("http", "git", "file")):
+            text = f"{name_part}=={version}"
+        else:
+            return None
+    match = _NAME.match(text)
+    if not match:
+        return None
+    pin = _PIN.match(match.group(3) or "")
+    return Requirement(text, canonical_name(match.group(1)), pin.group(1) if pin else None, origin)
+
+
+# --- what the scripts ask for -------------------------------------------------------------------
+_UV_OPTIONS_WITH_VALUE = {
+    "-p", "--python", "--from", "--index-url", "-i", "--extra-index-url", "--index", "--default-index",
+    "--find-links", "-f", "--cache-dir", "--with-editable", "--with-requirements", "--constraints", "-c",
+    "--overrides", "--directory", "--project", "--env-file", "--python-preference", "--color", "--config-file",
+    "--resolution", "--prerelease", "--exclude-newer", "--index-strategy", "--keyring-provider", "--link-mode",
+}
+_PIP_OPTIONS_WITH_VALUE = {
+    "-i", "--index-url", "--extra-index-url", "-f", "--find-links", "-c", "--constraint", "-r", "--requirement",
+    "-t", "--target", "--prefix", "--root", "--platform", "--python-version", "--implementation", "--abi",
+    "--cache-dir", "--src", "--upgrade-strategy", "--progress-bar", "--log", "--timeout", "--retries",
+    "--trusted-host", "--proxy", "--cert", "--client-cert", "--only-binary", "--no-binary", "-e", "--editable",
+}
+
+
+def _logical_lines(script: str) -> list[str]:
+    return script.replace("\\\r\n", " ").replace("\\\n", " ").splitlines()
+
+
+def _commands(line: str) -> list[list[str]]:
+    """Words of each simple command on a line (split at ``;``, ``&&``, ``||``, ``|``); comments dropped."""
+    try:
+        lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()")
+        lexer.whitespace_split = True
+        lexer.commenters = "#"
+        words = list(lexer)
+    except ValueError:
+        return []
+    commands: list[list[str]] = [[]]
+    for word in words:
+        if word and set(word) <= set(";&|()"):
+            commands.append([])
+        else:
+            commands[-1].append(word)
+    return [command for command in commands if command]
+
+
+def _uv_requirements(args: list[str]) -> tuple[list[Requirement], bool]:
+    """Requirements of the arguments after ``uvx`` / ``uv tool run`` / ``uv run``; whether a tool was named."""
+    found: list[Requirement] = []
+    index = 0
+    while index < len(args):
+        word = args[index]
+        value: str | None = None
+        if word in ("-w", "--with") and index + 1 < len(args):
+            value, index = args[index + 1], index + 2
+        elif word.startswith("--with="):
+            value, index = word.split("=", 1)[1], index + 1
+        elif word.startswith("-w") and len(word) > 2:
+            value, index = word[2:], index + 1
+        elif word == "--from" and index + 1 < len(args):
+            requirement = parse_requirement(args[index + 1], "uvx --from")
+            found += [requirement] if requirement else []
+            index += 2
+            continue
+        elif word in _UV_OPTIONS_WITH_VALUE:
+            index += 2
+            continue
+        elif word.startswith("-"):
+            index += 1
+            continue
+        else:
+            tool = parse_requirement(word, "uvx tool")
+            if tool is not None and tool.name not in ("python", "python3"):
+                found.append(tool)
+            return found, True
+        for part in (value or "").split(","):
+            requirement = parse_requirement(part, "uvx -w")
+            if requirement:
+                found.append(requirement)
+    return found, False
+
+
+def _pip_requirements(args: list[str]) -> list[Requirement]:
+    found: list[Requirement] = []
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word in _PIP_OPTIONS_WITH_VALUE:
+            index += 2
+            continue
+        if not word.startswith("-"):
+            requirement = parse_requirement(word, "pip install")
+            if requirement:
+                found.append(requirement)
+        index += 1
+    return found
+
+
+def scan_scripts(files: dict[str, str | bytes], ctrf_plugin: str) -> list[Requirement]:
+    """Every tool the test files' shell scripts ask for, in order, without repeats (by spec)."""
+    found: list[Requirement] = []
+    wants_ctrf = False
+    for path, content in sorted(files.items()):
+        if not isinstance(content, str) or not (path.endswith(".sh") or content.startswith("#!")):
+            continue
+        wants_ctrf = wants_ctrf or "--ctrf" in content
+        for line in _logical_lines(content):
+            for words in _commands(line):
+                while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", words[0]):
+                    words = words[1:]  # VAR=value prefixes
+                while words and words[0] in ("exec", "time", "sudo", "command", "nohup"):
+                    words = words[1:]
+                if not words:
+                    continue
+                program = os.path.basename(words[0])
+                if program == "uvx":
+                    found += _uv_requirements(words[1:])[0]
+                elif program == "uv" and words[1:3] == ["tool", "run"]:
+                    found += _uv_requirements(words[3:])[0]
+                elif program == "uv" and words[1:2] == ["run"]:
+                    found += [r for r in _uv_requirements(words[2:])[0] if r.origin == "uvx -w"]
+                elif program == "uv" and words[1:3] == ["pip", "install"]:
+                    found += _pip_requirements(words[3:])
+                elif re.match(r"^pip3?(\.\d+)?$", program) and words[1:2] == ["install"]:
+                    found += _pip_requirements(words[2:])
+                elif re.match(r"^python3?(\.\d+)?$", program) and words[1:4] == ["-m", "pip", "install"]:
+                    found += _pip_requirements(words[4:])
+    if wants_ctrf:
+        ctrf = parse_requirement(ctrf_plugin, "--ctrf")
+        if ctrf is not None and not any(r.name == ctrf.name for r in found):
+            found.append(ctrf)
+    unique: dict[str, Requirement] = {}
+    for requirement in found:
+        unique.setdefault(requirement.spec, requirement)
+    return list(unique.values())
+
+
+# --- fetching and caching -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Wheel:
+    """One pure-Python wheel of the runtime."""
+
+    filename: str
+    data: bytes
+    distribution: str
+    version: str
+    pytest_plugins: tuple[str, ...] = ()
+    """Modules of its ``pytest11`` entry points (loaded with ``-p``; plugin autoload stays off)."""
+    console_scripts: tuple[tuple[str, str], ...] = ()
+    """(script name, ``module:function``)."""
+
+
+@dataclass(frozen=True)
+class ToolWheels:
+    """The wheels that satisfy one requirement (itself and its dependencies, minus what the bundle has)."""
+
+    requirement: str
+    wheels: tuple[Wheel, ...]
+    dropped: tuple[str, ...] = ()
+    """Dependencies left out because the pytest bundle provides them (``pytest 9.2.0``: the host's serves)."""
+
+
+class ToolUnavailable(Exception):
+    """A requirement could not be provided as pure-Python wheels; the message says why."""
+
+
+def _wheel_metadata(filename: str, data: bytes) -> Wheel:
+    import io
+
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        names = archive.namelist()
+        info_dir = next((n.split("/", 1)[0] for n in names if n.split("/", 1)[0].endswith(".dist-info")), None)
+        if info_dir is None:
+            raise ToolUnavailable(f"{filename} has no .dist-info")
+        metadata = archive.read(f"{info_dir}/METADATA").decode("utf-8", "replace")
+        entry_points = archive.read(f"{info_dir}/entry_points.txt").decode("utf-8", "replace") if f"{info_dir}/entry_points.txt" in names else ""
+    fields = dict(
+        line.split(": ", 1) for line in metadata.splitlines() if ": " in line and not line.startswith(" ")
+    )
+    plugins: list[str] = []
+    scripts: list[tuple[str, str]] = []
+    section = ""
+    for line in entry_points.splitlines():
+        line = line.strip()
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1]
+        elif "=" in line and section in ("pytest11", "console_scripts"):
+            key, value = (part.strip() for part in line.split("=", 1))
+            if section == "pytest11":
+                plugins.append(value.split(":", 1)[0])
+            else:
+                scripts.append((key, value.split("[", 1)[0].strip()))
+    return Wheel(filename, data, canonical_name(fields.get("Name", filename.split("-")[0])), fields.get("Version", "?"),
+                 tuple(plugins), tuple(scripts))
+
+
+def _is_pure(filename: str) -> bool:
+    return filename.endswith(".whl") and filename[:-4].split("-")[-1] == "any" and filename[:-4].split("-")[-2] == "none"
+
+
+def _pip_download(requirement: str, dest: Path, sources: list[list[str]], timeout: float) -> str:
+    """Run ``pip download`` with each source's options until one succeeds; the last error otherwise."""
+    errors = []
+    for options in sources:
+        command = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--no-input", "--quiet",
+                   "--only-binary=:all:", "--dest", str(dest), *options, requirement]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            errors.append(f"pip download {requirement} timed out after {timeout:.0f} s")
+            continue
+        if done.returncode == 0:
+            return ""
+        errors.append((done.stderr or done.stdout).strip().splitlines()[-1:][0] if (done.stderr or done.stdout).strip() else f"exit {done.returncode}")
+    return "; ".join(errors) or "no source to fetch from (no wheelhouse, registry disabled)"
+
+
+def tool_cache_dir(config: HarborGradingConfig) -> Path:
+    return Path(config.tool_cache_dir) if config.tool_cache_dir else default_cache_dir().parent / "harbor-tools"
+
+
+def fetch_tool(requirement: Requirement, config: HarborGradingConfig) -> ToolWheels:
+    """The wheels of ``requirement``, from memory, the disk cache, or fetched now (then cached).
+
+    Raises :class:`ToolUnavailable` when it cannot be fetched or is not pure Python.
+    """
+    key = hashlib.sha256(requirement.spec.encode()).hexdigest()[:24]
+    with _lock:
+        if key in _memo:
+            return _memo[key]
+        cache = tool_cache_dir(config) / key
+        manifest = cache / "tool.json"
+        if manifest.is_file():
+            recorded = json.loads(manifest.read_text())
+            wheels = tuple(_wheel_metadata(name, (cache / name).read_bytes()) for name in recorded["wheels"])
+            tool = ToolWheels(recorded["requirement"], wheels, tuple(recorded.get("dropped", ())))
+            _memo[key] = tool
+            return tool
+        sources: list[list[str]] = []
+        if config.wheelhouse:
+            sources.append(["--no-index", "--find-links", config.wheelhouse])
+        if config.use_registry:
+            sources.append([])
+        with tempfile.TemporaryDirectory(prefix="ta-harbor-tool-") as scratch:
+            error = _pip_download(requirement.spec, Path(scratch), sources, config.fetch_timeout_s) if sources else "no source"
+            if error:
+                raise ToolUnavailable(f"cannot fetch {requirement.spec} on the host: {error}")
+            files = sorted(Path(scratch).iterdir())
+            impure = [f.name for f in files if not _is_pure(f.name)]
+            if impure:
+                raise ToolUnavailable(f"{requirement.spec} is not pure Python ({', '.join(impure)})")
+            wheels: list[Wheel] = []
+            dropped: list[str] = []
+            for path in files:
+                wheel = _wheel_metadata(path.name, path.read_bytes())
+                if wheel.distribution in BUNDLE_PROVIDES and wheel.distribution != requirement.name:
+                    dropped.append(f"{wheel.distribution} {wheel.version}")
+                else:
+                    wheels.append(wheel)
+            tool = ToolWheels(requirement.spec, tuple(wheels), tuple(dropped))
+            try:
+                cache.mkdir(parents=True, exist_ok=True)
+                for wheel in wheels:
+                    (cache / wheel.filename).write_bytes(wheel.data)
+                tmp = manifest.with_suffix(f".tmp{os.getpid()}")
+                tmp.write_text(json.dumps({"requirement": tool.requirement, "wheels": [w.filename for w in wheels],
+                                           "dropped": list(dropped)}))
+                os.replace(tmp, manifest)
+            except OSError as exc:  # a read-only cache only costs a fetch next time
+                logger.warning("could not cache %s at %s: %s", requirement.spec, cache, exc)
+                shutil.rmtree(cache, ignore_errors=True)
+        _memo[key] = tool
+        return tool
+
+
+# --- the plan handed to the sandbox ------------------------------------------------------------
+@dataclass
+class RuntimePlan:
+    """What the runtime provides for one task."""
+
+    wheels: dict[str, Wheel] = field(default_factory=dict)
+    """filename -> wheel, every wheel shipped."""
+    provided: dict[str, list[str]] = field(default_factory=dict)
+    """canonical distribution name -> wheel filenames that provide it (itself first, then its dependencies)."""
+    bundled: list[str] = field(default_factory=list)
+    """Requirements the pytest bundle stands in for."""
+    unavailable: dict[str, str] = field(default_factory=dict)
+    """canonical name -> why it cannot be provided (the image's own copy is used if it has one)."""
+    substitutions: list[str] = field(default_factory=list)
+    """Human-readable: what the verifier gets instead of what it pinned."""
+
+    def manifest(self, interpreter: str, host_pytest: str) -> dict:
+        """The JSON the stand-ins read (``runtime/manifest.json``)."""
+        return {
+            "interpreter": interpreter,
+            "host_pytest": host_pytest,
+            "provided": self.provided,
+            "bundled": sorted(self.bundled),
+            "unavailable": self.unavailable,
+            "wheels": {
+                name: {"distribution": w.distribution, "version": w.version, "pytest_plugins": list(w.pytest_plugins),
+                       "console_scripts": [list(s) for s in w.console_scripts]}
+                for name, w in self.wheels.items()
+            },
+        }
+
+
+def host_pytest_version() -> str:
+    return importlib.metadata.version("pytest")
+
+
+def plan_runtime(requirements: list[Requirement], config: HarborGradingConfig) -> RuntimePlan:
+    """Fetch (or take from the cache) what ``requirements`` need; record substitutions and what is missing."""
+    plan = RuntimePlan()
+    host_versions = {name: importlib.metadata.version(name) for name in BUNDLE_PROVIDES}
+    for requirement in requirements:
+        if requirement.name in BUNDLE_PROVIDES:
+            plan.bundled.append(requirement.name)
+            host = host_versions[requirement.name]
+            if requirement.pinned is not None and requirement.pinned != host:
+                note = f"{requirement.spec} -> host {requirement.name} {host}"
+                if note not in plan.substitutions:
+                    plan.substitutions.append(note)
+            continue
+        try:
+            tool = fetch_tool(requirement, config)
+        except ToolUnavailable as exc:
+            plan.unavailable[requirement.name] = str(exc)
+            plan.substitutions.append(f"{requirement.spec} -> the image's own copy, if any ({exc})")
+            continue
+        names = []
+        for wheel in tool.wheels:
+            plan.wheels[wheel.filename] = wheel
+            names.append(wheel.filename)
+        own = [w for w in tool.wheels if w.distribution == requirement.name]
+        names.sort(key=lambda filename: filename not in {w.filename for w in own})
+        plan.provided[requirement.name] = names
+        if requirement.pinned is None and own:
+            plan.substitutions.append(f"{requirement.spec} (unpinned) -> {own[0].version}")
+    return plan
+
+
+def asset(name: str) -> bytes:
+    return resources.files("terminal_agent.rewards").joinpath("assets", name).read_bytes()
