@@ -89,3 +89,81 @@ def list_tasks(
         console.print(f"[red]bad[/red] {escape(str(error))}", highlight=False, soft_wrap=True)
     if errors:
         raise typer.Exit(1)
+
+
+_STATUS_STYLE = {"mapped": "green", "default": "cyan", "kept": "yellow", "refused": "bold red"}
+
+
+def _shown(value: object, limit: int = 60) -> str:
+    text = repr(value) if not isinstance(value, str) else value
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def render_inspection(report, out: Console) -> None:
+    """The rich rendering of an :class:`~terminal_agent.tasks.harbor_inspection.InspectionReport`."""
+    from terminal_agent.tasks.harbor_toml import SettingStatus
+
+    for task in report.tasks:
+        name = task.task_id or Path(task.location).name
+        verdict = "[green]ok[/green]" if task.ok else "[bold red]refused[/bold red]"
+        origin = ", written by terminal-agent" if task.written_here else ""
+        out.print(f"[bold]{escape(name)}[/bold] ({escape(task.format)}{origin}): {verdict}  "
+                  f"[dim]{escape(task.location)}[/dim]", highlight=False)
+        if task.settings:
+            table = Table(show_edge=False, pad_edge=False)
+            for column in ("setting", "status", "as written", "task field", "value here", "note"):
+                table.add_column(column, overflow="fold")
+            for status in (SettingStatus.REFUSED, SettingStatus.MAPPED, SettingStatus.DEFAULT, SettingStatus.KEPT):
+                style = _STATUS_STYLE[status.value]
+                for setting in task.of(status):
+                    table.add_row(
+                        escape(setting.key), f"[{style}]{status.value}[/{style}]",
+                        "" if status is SettingStatus.DEFAULT else escape(_shown(setting.value)),
+                        escape(setting.field or ""), escape(_shown(setting.task_value)) if setting.field else "",
+                        escape(setting.note),
+                    )
+            out.print(table)
+        if task.summary:
+            limits = task.summary["limits"]
+            files = task.summary["environment_files"], task.summary["test_files"], task.summary["solution_files"]
+            out.print(
+                f"  grading {task.summary['grading']}; {limits['cpus']:g} cpu, {limits['memory_mb']} MiB, network "
+                f"{'on' if limits['network'] else 'off'}; agent {limits['agent_timeout_s']:g} s, verifier "
+                f"{limits['test_timeout_s']:g} s, build {limits['build_timeout_s']:g} s; files "
+                f"env {files[0]['files']} ({files[0]['binary']} binary), tests {files[1]['files']} "
+                f"({files[1]['binary']} binary), solution {files[2]['files']} ({files[2]['binary']} binary)",
+                highlight=False,
+            )
+        if task.error:
+            where = f"[{task.error_field}] " if task.error_field else ""
+            out.print(f"  [red]error[/red] {escape(where + task.error)}", highlight=False, soft_wrap=True)
+        out.print()
+    bad = sum(not task.ok for task in report.tasks)
+    out.print(f"{len(report.tasks)} task(s), " + (f"[red]{bad} refused or unreadable[/red]" if bad else "all usable"),
+              highlight=False)
+
+
+@app.command("inspect")
+def inspect(
+    src: Path = typer.Argument(..., help="A task directory, a directory of task directories, or a CSV/parquet file."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON on stdout."),
+) -> None:
+    """Show, for each task and before anything is built, what was read, which defaults apply, what is kept
+    but unused and what is refused (exit 1 if any task is refused or unreadable)."""
+    import json
+
+    from terminal_agent.errors import TaskFormatError
+    from terminal_agent.tasks.harbor_inspection import inspect_tasks
+
+    try:
+        report = inspect_tasks(src)
+    except TaskFormatError as exc:
+        console.print(f"[red]bad source[/red] {escape(str(exc))}", highlight=False)
+        raise typer.Exit(2)
+    if as_json:
+        typer.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False, default=str))
+    else:
+        render_inspection(report, Console(width=max(Console().width, 160)))
+    if not report.ok:
+        raise typer.Exit(1)

@@ -1,0 +1,2 @@
+import json, os
+json.load(open(os.environ["REPORT_PATH"]))
