@@ -54,10 +54,7 @@ def write_tasks(
     existing one is replaced as a whole, but only if it is a real directory holding task directories
     alone). File formats (``csv`` / ``parquet``): ``dst`` is a file. An output that is a symlink is refused.
     """
-    fmt = get_format(to)
-    dst = Path(dst)
-    fmt.check_output(dst)
-    return fmt.write(list(tasks), dst, workers=max(1, workers), progress=progress)
+    return get_format(to).write(list(tasks), Path(dst), workers=max(1, workers), progress=progress)
 
 
 def convert_tasks(

@@ -116,13 +116,18 @@ class CsvFormat(FileFormat):
     detection_order = 10
     suffixes = (".csv",)
 
-    def read(self, path, *, workers=4, progress=None):  # noqa: ANN001, ANN201 - TaskFormat.read
+    def read(
+        self, path: Path, *, workers: int = 4, progress: ProgressCallback | None = None
+    ) -> tuple[list[Task], list[TaskFormatError]]:
         _, rows = csv_format.iter_csv_rows(path)
         outcomes = map_in_pool(lambda row: csv_format.parse_csv_row(row, path.name), rows, workers, progress)
         paired = csv_format.reject_duplicate_ids(list(zip(rows, outcomes)), path.name)
         return split_outcomes(outcome for _, outcome in paired)
 
-    def write(self, tasks, dst, *, workers=4, progress=None):  # noqa: ANN001, ANN201 - TaskFormat.write
+    def write(
+        self, tasks: list[Task], dst: Path, *, workers: int = 4, progress: ProgressCallback | None = None
+    ) -> Path:
+        self.check_output(dst)
         csv_format.write_tasks_csv(tasks, dst)
         if progress:
             progress(len(tasks), len(tasks), "write")
@@ -145,13 +150,18 @@ class ParquetFormat(FileFormat):
         with path.open("rb") as handle:
             return handle.read(4) == b"PAR1"
 
-    def read(self, path, *, workers=4, progress=None):  # noqa: ANN001, ANN201 - TaskFormat.read
+    def read(
+        self, path: Path, *, workers: int = 4, progress: ProgressCallback | None = None
+    ) -> tuple[list[Task], list[TaskFormatError]]:
         tasks, errors = parquet_rows.read_parquet_with_errors(path)
         if progress:
             progress(len(tasks) + len(errors), len(tasks) + len(errors), "read")
         return tasks, errors
 
-    def write(self, tasks, dst, *, workers=4, progress=None):  # noqa: ANN001, ANN201 - TaskFormat.write
+    def write(
+        self, tasks: list[Task], dst: Path, *, workers: int = 4, progress: ProgressCallback | None = None
+    ) -> Path:
+        self.check_output(dst)
         parquet_rows.write_parquet(tasks, dst)
         if progress:
             progress(len(tasks), len(tasks), "write")
@@ -177,13 +187,17 @@ class DirectoryFormat(TaskFormat):
     def detect(self, path: Path) -> bool:
         return (path / self.marker).is_file()
 
-    def read(self, path, *, workers=4, progress=None):  # noqa: ANN001, ANN201 - TaskFormat.read
+    def read(
+        self, path: Path, *, workers: int = 4, progress: ProgressCallback | None = None
+    ) -> tuple[list[Task], list[TaskFormatError]]:
         outcome = read_task_dir(self, path)
         if progress:
             progress(1, 1, "read")
         return split_outcomes([outcome])
 
-    def write(self, tasks, dst, *, workers=4, progress=None):  # noqa: ANN001, ANN201 - TaskFormat.write
+    def write(
+        self, tasks: list[Task], dst: Path, *, workers: int = 4, progress: ProgressCallback | None = None
+    ) -> Path:
         self.check_output(dst)
         for task in tasks:
             _check_directory_name(task)
