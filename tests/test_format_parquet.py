@@ -152,3 +152,12 @@ def test_a_repeated_task_id_is_an_error_on_the_later_rows(tmp_path):
     assert [task.task_id for task in tasks] == ["a", "b"]
     (error,) = errors
     assert error.location == "t.parquet:row 2" and error.field == "task_id" and "first used on row 0" in str(error)
+
+
+def test_the_env_rebuilds_a_full_task_from_a_json_loaded_row_with_env_args():
+    from terminal_agent.env import DockerIsolatedEnv
+
+    extra_info = json.loads(json.dumps(task_to_row(full_task(), index=4)["extra_info"]))  # as rLLM hands it over
+    env = DockerIsolatedEnv.from_dict({**extra_info, "max_steps": 3})
+    assert env.task == full_task() and env.config.max_steps == 3
+    assert env.task.files["img/logo.png"] == BINARY_FILES["img/logo.png"]
