@@ -34,7 +34,7 @@ def base(
 
 @app.command("build")
 def build(
-    tasks_path: Path = typer.Argument(..., exists=True, help="A tasks CSV (e.g. dataset/latest_verified.csv)."),
+    tasks_path: Path = typer.Argument(..., exists=True, help="A task source: CSV, parquet, task directory or a directory of them."),
     task_ids: list[str] = typer.Option(None, "--task", "-t", help="Only these task ids (repeatable)."),
     host_build_settings: bool = typer.Option(
         False, "--host-build-settings",
@@ -42,15 +42,15 @@ def build(
         "(never into the images; the CA bundle and pip settings need docker buildx).",
     ),
 ) -> None:
-    """Build (or find cached) the image of every task in a CSV; exits 1 if any fails."""
+    """Build (or find cached) the image of every task of a source (any task format); exits 1 if any fails."""
     from terminal_agent.errors import ImageError
     from terminal_agent.sandbox.images import ImageManager
-    from terminal_agent.tasks.csv_format import read_tasks_csv
+    from terminal_agent.tasks.loading import collect_tasks
 
-    result = read_tasks_csv(tasks_path)
-    for error in result.errors:
+    found, errors = collect_tasks(tasks_path)
+    for error in errors:
         console.print(f"[yellow]skipped[/yellow] {escape(str(error))}", highlight=False, soft_wrap=True)
-    tasks = [task for task in result.tasks if not task_ids or task.task_id in task_ids]
+    tasks = [task for task in found if not task_ids or task.task_id in task_ids]
     if task_ids:
         missing = sorted(set(task_ids) - {task.task_id for task in tasks})
         if missing:
@@ -86,7 +86,7 @@ def build(
         f"{len(tasks) - failures} of {len(tasks)} images ready: {stats.builds} built, {stats.cache_hits} cached, "
         f"{len(stats.substitutions)} public images substituted"
     )
-    if failures or result.errors:
+    if failures or errors:
         raise typer.Exit(1)
 
 
