@@ -128,6 +128,7 @@ def _uv_requirements(args: list[str]) -> tuple[list[Requirement], bool]:
     """Requirements of the arguments after ``uvx`` / ``uv tool run`` / ``uv run``; whether a tool was named."""
     found: list[Requirement] = []
     index = 0
+    source_given = False
     while index < len(args):
         word = args[index]
         value: str | None = None
@@ -140,6 +141,7 @@ def _uv_requirements(args: list[str]) -> tuple[list[Requirement], bool]:
         elif word == "--from" and index + 1 < len(args):
             requirement = parse_requirement(args[index + 1], "uvx --from")
             found += [requirement] if requirement else []
+            source_given = True
             index += 2
             continue
         elif word in _UV_OPTIONS_WITH_VALUE:
@@ -149,7 +151,7 @@ def _uv_requirements(args: list[str]) -> tuple[list[Requirement], bool]:
             index += 1
             continue
         else:
-            tool = parse_requirement(word, "uvx tool")
+            tool = None if source_given else parse_requirement(word, "uvx tool")  # --from names the package
             if tool is not None and tool.name not in ("python", "python3"):
                 found.append(tool)
             return found, True

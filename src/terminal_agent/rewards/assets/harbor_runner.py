@@ -38,6 +38,10 @@ def _read_capped(path, cap):
     except FileNotFoundError:
         return None, ""
     except OSError as exc:
+        import errno
+
+        if exc.errno == errno.ELOOP:
+            return None, "%s is a symbolic link, not a regular file (not followed)" % path
         return None, "cannot open %s: %s" % (path, exc)
     try:
         import stat

@@ -1,0 +1,415 @@
+"""The Harbor verifier mode: reward files, CTRF, the offline runtime, and the grader against real containers.
+
+The tasks are built here (no third-party task is copied): a TB2-style ``tests/test.sh`` (apt-get, the uv
+installer piped to sh, ``source $HOME/.local/bin/env``, ``uvx -p 3.13 -w pytest==8.4.1 -w
+pytest-json-ctrf==0.3.5 pytest --ctrf ...``, ``echo 1 > /logs/verifier/reward.txt``) graded with no network,
+reward.json, CTRF with weights, a ``-w`` tool the host fetches, a binary fixture, a verifier user and env,
+a separate verifier environment, and verifiers that need the network, crash, hang or write no reward.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import textwrap
+
+import pytest
+
+from terminal_agent.errors import GradingError
+from terminal_agent.rewards.ctrf_scoring import CtrfTest, parse_ctrf, score_ctrf
+from terminal_agent.rewards.grading import GradingConfig
+from terminal_agent.rewards.grading_modes import GRADING_MODES, GraderSettings, ModeGraders
+from terminal_agent.rewards.harbor_config import HarborGradingConfig
+from terminal_agent.rewards.harbor_reward_files import parse_reward_json, parse_reward_text, read_reward
+from terminal_agent.rewards.harbor_verifier import HarborGrader
+from terminal_agent.rewards.verifier_runtime import ToolUnavailable, fetch_tool, parse_requirement, scan_scripts
+from terminal_agent.tasks.model import GradingMode, Task, TaskLimits, VerifierSpec
+
+DOCKERFILE = "FROM terminal-agent/base:bookworm\nWORKDIR /app\n"
+
+TB2_TEST_SH = textwrap.dedent(
+    """\
+    #!/bin/bash
+    apt-get update
+    apt-get install -y curl
+    curl -LsSf https://astral.sh/uv/0.9.5/install.sh | sh
+    source $HOME/.local/bin/env
+
+    if [ "$PWD" = "/" ]; then
+        echo "Error: No working directory set."
+        exit 1
+    fi
+
+    uvx \\
+      -p 3.13 \\
+      -w pytest==8.4.1 \\
+      -w pytest-json-ctrf==0.3.5 \\
+      pytest --ctrf /logs/verifier/ctrf.json /tests/test_outputs.py -rA
+
+    if [ $? -eq 0 ]; then
+      echo 1 > /logs/verifier/reward.txt
+    else
+      echo 0 > /logs/verifier/reward.txt
+    fi
+    """
+)
+
+ANSWER_TESTS = textwrap.dedent(
+    """\
+    import os
+
+
+    def test_answer_exists():
+        assert os.path.isfile("/app/answer.txt")
+
+
+    def test_answer_value():
+        with open("/app/answer.txt") as handle:
+            assert handle.read().strip() == "42"
+
+
+    def test_notes():
+        assert os.path.isfile("/app/notes.txt")
+    """
+)
+
+
+def harbor_task(test_sh: str = TB2_TEST_SH, source: str = ANSWER_TESTS, **fields) -> Task:
+    verifier = fields.pop("verifier", VerifierSpec(mode=GradingMode.HARBOR))
+    support = {"test.sh": test_sh, **fields.pop("support", {})}
+    limits = fields.pop("limits", TaskLimits(network=False, test_timeout_s=60))
+    return Task(task_id=fields.pop("task_id", "harbor-unit"), instruction="Write 42 to /app/answer.txt.",
+                dockerfile=DOCKERFILE, test_source=source, test_support_files=support, verifier=verifier, limits=limits,
+                **fields)
+
+
+def simple_sh(body: str) -> str:
+    return "#!/bin/bash\n" + textwrap.dedent(body)
+
+
+# --- reward files and CTRF ------------------------------------------------------------------------
+def test_reward_text_is_a_float_and_anything_else_is_a_grading_error():
+    assert parse_reward_text(b" 1\n").reward == 1.0
+    assert parse_reward_text(b"0.25").rewards == {"reward": 0.25}
+    for bad in (b"", b"  ", b"pass", b"1,0", b"nan", b"inf", b"\xff"):
+        with pytest.raises(GradingError):
+            parse_reward_text(bad)
+
+
+def test_reward_json_takes_its_reward_key_or_the_mean_and_wins_over_text():
+    assert parse_reward_json(b'{"reward": 0.5, "style": 1}').reward == 0.5
+    assert parse_reward_json(b'{"correct": 1, "speed": 0}').reward == 0.5
+    assert read_reward(b'{"reward": 1}', b"0").source == "reward.json"
+    assert read_reward(None, b"0").reward == 0.0
+    for bad in (b"", b"[1]", b"{}", b'{"reward": "1"}', b'{"reward": true}', b"{", b'{"reward": NaN}'):
+        with pytest.raises(GradingError):
+            parse_reward_json(bad)
+    with pytest.raises(GradingError, match="no reward file"):
+        read_reward(None, None)
+
+
+def test_ctrf_partial_credit_matches_weights_by_full_or_bare_name():
+    tests = [CtrfTest("test_outputs.py::test_a", "passed"), CtrfTest("test_outputs.py::TestB::test_b", "failed", "boom"),
+             CtrfTest("test_outputs.py::test_c", "skipped"), CtrfTest("test_outputs.py::test_extra", "passed")]
+    score, outcomes = score_ctrf({"test_a": 2.0, "TestB::test_b": 1.0, "test_outputs.py::test_c": 1.0, "test_gone": 1.0}, tests)
+    assert score == pytest.approx(2.0 / 5.0)
+    by_name = {o.name: o for o in outcomes}
+    assert by_name["test_a"].passed and not by_name["TestB::test_b"].passed and by_name["TestB::test_b"].message == "boom"
+    assert not by_name["test_outputs.py::test_c"].passed
+    assert not by_name["test_gone"].reported
+    assert by_name["test_outputs.py::test_extra"].weight == 0.0  # reported, unweighted
+
+
+def test_a_parametrized_test_passes_only_when_every_case_passed():
+    tests = [CtrfTest("t.py::test_p", "passed"), CtrfTest("t.py::test_p", "failed")]
+    assert score_ctrf({"test_p": 1.0}, tests)[0] == 0.0
+
+
+def test_a_report_that_is_not_ctrf_is_a_grading_error():
+    for bad in (b"{", b"[]", b'{"results": {}}', b'{"results": {"tests": [{"name": 1}]}}'):
+        with pytest.raises(GradingError):
+            parse_ctrf(bad)
+
+
+# --- what the scripts ask for ---------------------------------------------------------------------
+def test_tb2_script_asks_for_pytest_and_the_ctrf_plugin():
+    found = scan_scripts({"test.sh": TB2_TEST_SH}, "pytest-json-ctrf==0.3.5")
+    assert [(r.name, r.pinned, r.origin) for r in found] == [
+        ("pytest", "8.4.1", "uvx -w"), ("pytest-json-ctrf", "0.3.5", "uvx -w"), ("pytest", None, "uvx tool"),
+    ]
+
+
+def test_requirements_of_pip_uv_run_and_ctrf_without_a_pin():
+    script = textwrap.dedent(
+        """\
+        pip3 install --break-system-packages -i https://x.example/simple pytest==8.4.1 rdflib==7.1.4 # comment
+        uv run --with tabulate==0.9.0,six pytest -q && python3 -m pip install attrs
+        FOO=1 uvx --from ruff@0.5.0 ruff check .
+        pytest --ctrf /logs/verifier/ctrf.json /tests
+        """
+    )
+    names = [r.spec for r in scan_scripts({"test.sh": script, "data.bin": b"\0uvx -w evil"}, "pytest-json-ctrf==0.3.5")]
+    assert names == ["pytest==8.4.1", "rdflib==7.1.4", "tabulate==0.9.0", "six", "attrs", "ruff==0.5.0",
+                     "pytest-json-ctrf==0.3.5"]
+    assert parse_requirement("https://x/y.whl", "pip install") is None
+    assert parse_requirement("./local", "pip install") is None
+
+
+# --- the grading-mode registry ----------------------------------------------------------------------
+def test_grading_modes_pick_the_grader_by_the_tasks_mode():
+    from terminal_agent.rewards.grading import Grader
+
+    assert GRADING_MODES.names() == ["harbor", "weighted_pytest"]
+    graders = ModeGraders(GraderSettings())
+    assert isinstance(graders.for_task(harbor_task()), HarborGrader)
+    weighted = Task(task_id="w", instruction="x", dockerfile=DOCKERFILE, test_source="def test_a():\n    pass\n",
+                    test_weights={"test_a": 1.0})
+    assert isinstance(graders.for_task(weighted), Grader)
+    assert graders.for_task(harbor_task()) is graders.for_task(harbor_task())
+
+
+def test_harbor_settings_live_in_the_grading_config():
+    config = GradingConfig.model_validate({"harbor": {"network": "offline", "isolate_home": False}})
+    assert config.harbor.network == "offline" and not config.harbor.isolate_home
+    with pytest.raises(ValueError):
+        GradingConfig.model_validate({"harbor": {"network": "sometimes"}})
+
+
+# --- real containers ----------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def image(docker_client):
+    from terminal_agent.sandbox.backends import resolve_task_image
+    from terminal_agent.sandbox.config import SandboxConfig
+
+    return resolve_task_image(SandboxConfig(), harbor_task())
+
+
+@pytest.fixture()
+def grade(image):
+    """grade(task, setup_command=None, grader=None) in a fresh container of the base image."""
+    from terminal_agent.sandbox.backends import start_sandbox
+    from terminal_agent.sandbox.config import SandboxConfig
+
+    started = []
+
+    def run(task: Task, setup: str | None = None, grader: HarborGrader | None = None):
+        sandbox = start_sandbox(SandboxConfig(), image, task.limits, run_id="test-grading-harbor")
+        started.append(sandbox)
+        if setup:
+            assert sandbox.exec(setup, timeout=30).ok
+        return (grader or HarborGrader(sandbox_config=SandboxConfig(), run_id="test-grading-harbor")).grade(sandbox, task)
+
+    yield run
+    for sandbox in started:
+        sandbox.close()
+
+
+SOLVE = "echo 42 > /app/answer.txt && touch /app/notes.txt"
+
+
+@pytest.mark.docker
+def test_tb2_style_verifier_grades_offline_one_with_the_work_done(grade):
+    result = grade(harbor_task(), SOLVE)
+    assert result.scored, (result.error, result.log_tail)
+    assert result.score == 1.0 and result.reward_source == "reward.txt" and result.rewards == {"reward": 1.0}
+    assert result.runtime == "offline" and result.verifier_network is False
+    assert {t.name.split("::")[-1]: t.passed for t in result.tests} == {
+        "test_answer_exists": True, "test_answer_value": True, "test_notes": True}
+    assert any(s.startswith("pytest==8.4.1 -> host pytest") for s in result.substitutions), result.substitutions
+    assert any(s.startswith("python 3.13 -> the image's python") for s in result.substitutions), result.substitutions
+    assert any("uv installer" in s for s in result.skipped) and any("apt-get install curl" in s for s in result.skipped)
+    info = result.to_info()
+    assert info["mode"] == "harbor" and info["scored"] is True
+
+
+@pytest.mark.docker
+def test_tb2_style_verifier_grades_zero_without_the_work(grade):
+    result = grade(harbor_task(), "echo 41 > /app/answer.txt")
+    assert result.scored, result.error
+    assert result.score == 0.0
+    assert {t.name.split("::")[-1]: t.passed for t in result.tests} == {
+        "test_answer_exists": True, "test_answer_value": False, "test_notes": False}
+
+
+@pytest.mark.docker
+def test_ctrf_with_weights_gives_partial_credit_where_the_reward_file_says_zero(grade):
+    task = harbor_task(test_weights={"test_answer_exists": 1.0, "test_answer_value": 2.0, "test_notes": 1.0})
+    result = grade(task, "echo 42 > /app/answer.txt")
+    assert result.scored, (result.error, result.log_tail)
+    assert result.score == pytest.approx(0.75) and result.reward_source == "ctrf"
+    assert result.harbor_reward == 0.0  # what Harbor itself would give: all or nothing
+    assert [(t.name, t.passed) for t in result.tests] == [
+        ("test_answer_exists", True), ("test_answer_value", True), ("test_notes", False)]
+
+
+@pytest.mark.docker
+def test_reward_json_with_several_keys(grade):
+    sh = simple_sh(
+        """\
+        n=0
+        [ -f /app/answer.txt ] && n=1
+        printf '{"reward": %s, "style": 0.5}' "$n" > /logs/verifier/reward.json
+        echo 0 > /logs/verifier/reward.txt
+        """
+    )
+    result = grade(harbor_task(sh, ""), SOLVE)
+    assert result.scored and result.score == 1.0 and result.reward_source == "reward.json", (result.error, result.log_tail)
+    assert result.rewards == {"reward": 1.0, "style": 0.5}
+
+
+def _require_tool(spec: str) -> None:
+    from terminal_agent.rewards.verifier_runtime import parse_requirement as parse
+
+    try:
+        fetch_tool(parse(spec, "uvx -w"), HarborGradingConfig())
+    except ToolUnavailable as exc:
+        if os.environ.get("CI") == "true":
+            raise
+        pytest.skip(f"the host cannot fetch {spec}: {exc}")
+
+
+@pytest.mark.docker
+def test_a_tool_named_with_w_is_fetched_by_the_host_and_importable(grade):
+    _require_tool("tabulate==0.9.0")
+    source = "import tabulate\n\ndef test_table():\n    assert tabulate.__version__ == '0.9.0'\n    assert 'x' in tabulate.tabulate([['x']])\n"
+    sh = TB2_TEST_SH.replace("-w pytest-json-ctrf==0.3.5 \\", "-w pytest-json-ctrf==0.3.5 -w tabulate==0.9.0 \\")
+    result = grade(harbor_task(sh, source))
+    assert result.scored and result.score == 1.0, (result.error, result.log_tail)
+    # without -w the same tests fail: the image has no tabulate and nothing else provides it
+    result = grade(harbor_task(TB2_TEST_SH, source))
+    assert result.scored and result.score == 0.0, (result.error, result.log_tail)
+
+
+@pytest.mark.docker
+def test_binary_fixture_reaches_tests_byte_for_byte(grade):
+    blob = bytes(range(256)) * 64 + b"\0\xff"
+    source = textwrap.dedent(
+        f"""\
+        import hashlib
+
+        def test_fixture():
+            data = open("/tests/data/blob.bin", "rb").read()
+            assert hashlib.sha256(data).hexdigest() == {hashlib.sha256(blob).hexdigest()!r}
+        """
+    )
+    result = grade(harbor_task(source=source, support={"data/blob.bin": blob}))
+    assert result.scored and result.score == 1.0, (result.error, result.log_tail)
+
+
+@pytest.mark.docker
+def test_verifier_runs_as_its_user_with_its_env_in_the_workdir(grade):
+    sh = simple_sh(
+        """\
+        ok=1
+        [ "$(id -u)" = "65534" ] || ok=0
+        [ "$EXPECTED" = "forty-two" ] || ok=0
+        [ "$TASK_LEVEL" = "harbor" ] || ok=0
+        [ "$PWD" = "/app" ] || ok=0
+        touch /logs/verifier/probe || ok=0
+        echo "uid=$(id -u) EXPECTED=$EXPECTED PWD=$PWD"
+        echo $ok > /logs/verifier/reward.txt
+        """
+    )
+    task = harbor_task(sh, "", env={"TASK_LEVEL": "harbor"},
+                       verifier=VerifierSpec(mode=GradingMode.HARBOR, user="nobody", env={"EXPECTED": "forty-two"}))
+    result = grade(task)
+    assert result.scored and result.score == 1.0, (result.error, result.log_tail)
+
+
+@pytest.mark.docker
+def test_with_a_network_the_stand_ins_come_last_on_path(grade):
+    # the verifier may have a network (the agent's policy): the task's installs would run as written, and uvx
+    # resolves to the stand-in only because no real uv exists
+    sh = simple_sh(
+        """\
+        echo "uvx=$(command -v uvx) pytest=$(command -v pytest)"
+        case "$(command -v uvx)" in /var/lib/ta-verifier-*/uv/uvx) ;; *) exit 3 ;; esac
+        case ":$PATH:" in *:/usr/bin:*/uv:) ;; *) exit 4 ;; esac
+        uvx -w pytest-json-ctrf==0.3.5 pytest --ctrf /logs/verifier/ctrf.json /tests/test_outputs.py && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt
+        """
+    )
+    task = harbor_task(sh, limits=TaskLimits(network=True, test_timeout_s=60))
+    result = grade(task, SOLVE)
+    assert result.scored and result.score == 1.0, (result.error, result.log_tail)
+    assert result.runtime == "network" and result.verifier_network is True
+
+
+@pytest.mark.docker
+def test_offline_config_never_gives_the_verifier_a_network(grade):
+    task = harbor_task(limits=TaskLimits(network=True, test_timeout_s=60))
+    grader = HarborGrader(GradingConfig(harbor=HarborGradingConfig(network="offline")))
+    result = grade(task, SOLVE, grader)
+    assert result.scored and result.score == 1.0, (result.error, result.log_tail)
+    assert result.runtime == "offline" and result.verifier_network is False
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("line", ["apt-get install -y jq", "curl -fsSL https://example.com/data.csv -o /tmp/data.csv",
+                                  "pip3 install no-such-tool-here==1.0"])
+def test_a_verifier_that_needs_the_network_is_an_infrastructure_error_that_says_so(grade, line):
+    sh = simple_sh(f"{line}\necho 0 > /logs/verifier/reward.txt\n")
+    result = grade(harbor_task(sh, ""), SOLVE)
+    assert not result.scored and result.score is None
+    assert result.error_kind == "grading" and "the verifier needs the network" in result.error, result.error
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        ("exit 3\n", "no reward file"),
+        ("echo pass > /logs/verifier/reward.txt\n", "not a number"),
+        ("echo -n > /logs/verifier/reward.txt\n", "empty"),
+        ("sleep 60\necho 1 > /logs/verifier/reward.txt\n", "timeout"),
+        ("ln -s /etc/passwd /logs/verifier/reward.txt\n", "not a regular file"),
+    ],
+    ids=["crash", "unparsable", "empty", "timeout", "symlink"],
+)
+def test_a_broken_verifier_is_not_scored(grade, body, expected):
+    task = harbor_task(simple_sh(body), "", limits=TaskLimits(network=False, test_timeout_s=3))
+    result = grade(task, SOLVE)
+    assert not result.scored and result.score is None
+    assert result.error_kind == "grading" and expected in result.error, result.error
+
+
+@pytest.mark.docker
+def test_weights_without_a_ctrf_report_are_not_scored(grade):
+    task = harbor_task(simple_sh("echo 1 > /logs/verifier/reward.txt\n"), test_weights={"test_answer_value": 1.0})
+    result = grade(task, SOLVE)
+    assert not result.scored and "ctrf.json" in result.error
+
+
+@pytest.mark.docker
+def test_a_separate_verifier_environment_gets_the_artifacts_only(grade):
+    source = textwrap.dedent(
+        """\
+        import os
+
+
+        def test_artifact_handed_over():
+            assert open("/app/out/answer.txt").read().strip() == "42"
+
+
+        def test_nothing_else_of_the_agent():
+            assert not os.path.exists("/app/scratch.txt")
+            assert not os.path.exists("/etc/agent-was-here")
+            assert not os.path.exists("/logs/verifier/reward.json")
+        """
+    )
+    sh = TB2_TEST_SH
+    task = harbor_task(sh, source, verifier=VerifierSpec(mode=GradingMode.HARBOR, separate_environment=True,
+                                                         artifacts=["/app/out", "/logs/verifier"]))
+    setup = ("mkdir -p /app/out /logs/verifier && echo 42 > /app/out/answer.txt && touch /app/scratch.txt /etc/agent-was-here"
+             " && echo '{\"reward\": 1}' > /logs/verifier/reward.json")
+    result = grade(task, setup)
+    assert result.scored and result.score == 1.0, (result.error, result.log_tail)
+    assert result.separate_environment and {"artifacts_s", "start_s"} <= set(result.timings)
+
+
+@pytest.mark.docker
+def test_a_separate_verifier_without_artifacts_gets_the_working_directory(grade):
+    task = harbor_task(verifier=VerifierSpec(mode=GradingMode.HARBOR, separate_environment=True))
+    result = grade(task, SOLVE)
+    assert result.scored and result.score == 1.0, (result.error, result.log_tail)
+    result = grade(task, "echo 42 > /tmp/answer.txt")
+    assert result.scored and result.score == 0.0, (result.error, result.log_tail)
