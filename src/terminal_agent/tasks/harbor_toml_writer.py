@@ -329,25 +329,29 @@ def _differences(doc_data: dict[str, Any], task: Task, wanted: dict[str, Any]) -
 def patched_task_toml(original: str, task: Task, location: str) -> RenderedTaskToml:
     """``original`` (the task's own task.toml) with the values of ``task`` that changed; see the module doc."""
     try:
-        doc = tomlkit.parse(original)
         data = tomllib.loads(original)
-    except (TOMLKitError, tomllib.TOMLDecodeError) as exc:
+    except tomllib.TOMLDecodeError as exc:
         raise TaskFormatError(f"the kept task.toml does not parse: {exc}", location=location,
                               field=f"metadata.{TASK_TOML_METADATA_KEY}") from None
     wanted = task_view(task)
     changed, reading = _differences(data, task, wanted)
-    for key in changed:
-        _patch(doc, key, task, location)
     overlay = overlay_table(task)
     existing = (data.get("metadata") or {}).get(EXTRA_TABLE)
     overlay_changed = existing != (overlay or None)
+    if not changed and not overlay_changed:
+        return RenderedTaskToml(original, reading.verifier_image)  # unchanged: byte for byte, no tomlkit pass
+    try:
+        doc = tomlkit.parse(original)
+    except TOMLKitError as exc:
+        raise TaskFormatError(f"the kept task.toml does not parse: {exc}", location=location,
+                              field=f"metadata.{TASK_TOML_METADATA_KEY}") from None
+    for key in changed:
+        _patch(doc, key, task, location)
     if overlay_changed:
         if overlay:
             _section(doc, "metadata")[EXTRA_TABLE] = overlay
         elif "metadata" in doc:
             doc["metadata"].pop(EXTRA_TABLE, None)
-    if not changed and not overlay_changed:
-        return RenderedTaskToml(original, reading.verifier_image)
     text = tomlkit.dumps(doc)
     data = tomllib.loads(text)
     # a network patch can move which phase the verifier's policy comes from: settle it once more
