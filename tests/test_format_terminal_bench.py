@@ -9,6 +9,7 @@ import yaml
 from task_builders import BINARY_FILES, DATA, RICH_TESTS, TASKS, full_task, harbor_mode_task, rich_task
 
 from terminal_agent.errors import TaskFormatError
+from terminal_agent.tasks.csv_format import read_tasks_csv, write_tasks_csv
 from terminal_agent.tasks.terminal_bench import read_tb_task, write_tb_task
 
 
@@ -166,3 +167,20 @@ def test_a_foreign_task_with_binary_fixtures_reads_them_as_bytes(tmp_path):
     task = read_tb_task(task_dir)
     assert task.files["seed.gz"] == BINARY_FILES["fixtures/data.csv.gz"]
     assert task.test_support_files["expected.bin"] == b"\x00\xff"
+
+
+def test_yaml_dates_stay_text_and_values_no_json_format_can_carry_are_refused(tmp_path):
+    task_dir = write_tb_task(read_tb_task(DATA / "tb_tasks" / "greet-file"), tmp_path)
+    data = yaml.safe_load((task_dir / "task.yaml").read_text())
+    data.pop("terminal_agent")
+    text = yaml.safe_dump(data)
+    (task_dir / "task.yaml").write_text(text + "created: 2024-05-01\nreviewed: 2024-05-01 10:20:30\n")
+    task = read_tb_task(task_dir)
+    assert task.metadata["created"] == "2024-05-01" and task.metadata["reviewed"] == "2024-05-01 10:20:30"
+    write_tasks_csv([task], tmp_path / "t.csv")  # metadata is JSON-safe, so every writer takes it
+    assert read_tasks_csv(tmp_path / "t.csv").tasks == [task]
+    assert read_tb_task(write_tb_task(task, tmp_path / "again")) == task
+    (task_dir / "task.yaml").write_text(text + "blob: !!binary aGk=\n")
+    with pytest.raises(TaskFormatError, match="task.yaml.blob holds a YAML bytes") as info:
+        read_tb_task(task_dir)
+    assert info.value.field == "task.yaml"

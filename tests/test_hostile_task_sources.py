@@ -223,3 +223,9 @@ def test_two_tasks_with_one_id_never_share_a_directory(tmp_path):
     with pytest.raises(TaskFormatError, match="share this task_id"):
         write_tasks([first, second], tmp_path / "out", "harbor")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_source_that_is_a_fifo_is_refused_without_blocking(tmp_path):
+    os.mkfifo(tmp_path / "tasks.csv")
+    with pytest.raises(TaskFormatError, match="not a regular file or a directory"):
+        collect_tasks(tmp_path / "tasks.csv")

@@ -305,8 +305,12 @@ def read_task_dir(fmt: DirectoryFormat, task_dir: Path) -> Task | TaskFormatErro
         return fmt.read_task(task_dir)
     except TaskFormatError as exc:
         return exc
-    except (OSError, RecursionError) as exc:  # a vanished file or a pathological tree is this directory's problem
-        return TaskFormatError(f"cannot read the task directory: {exc}", location=str(task_dir), field="files")
+    except (OSError, RecursionError, TypeError, KeyError, AttributeError, ValueError) as exc:
+        # Task folders are untrusted: whatever odd content trips a reader (a vanished file, a YAML/TOML value of
+        # an unexpected type, nesting deep enough to recurse) spoils this directory only, never the whole load.
+        logger.debug("reading %s failed", task_dir, exc_info=True)
+        return TaskFormatError(f"cannot read the task directory: {type(exc).__name__}: {exc}",
+                               location=str(task_dir), field=fmt.marker)
 
 
 def _check_directory_name(task: Task) -> None:

@@ -73,6 +73,9 @@ def _collection_members(path: Path) -> list[tuple[Path, DirectoryFormat | TaskFo
 def _resolve_source(path: Path) -> _Source:
     if not path.exists():
         raise TaskFormatError("no such file or directory", location=str(path))
+    if not path.is_file() and not path.is_dir():
+        raise TaskFormatError("not a regular file or a directory (a FIFO, socket or device is no task source)",
+                              location=str(path))
     if path.is_file():
         for fmt in file_formats():
             if fmt.detect(path):

@@ -214,6 +214,11 @@ def read_parquet_with_errors(path: str | Path) -> tuple[list[Task], list[TaskFor
         except TaskFormatError as exc:
             errors.append(TaskFormatError(exc.reason, location=location, field=exc.field))
             continue
+        except (TypeError, KeyError, AttributeError, ValueError, RecursionError) as exc:
+            # rows are untrusted: a value of an unexpected type (or nesting deep enough to recurse) spoils this row only
+            errors.append(TaskFormatError(f"cannot read the row: {type(exc).__name__}: {exc}", location=location,
+                                          field="extra_info"))
+            continue
         if task.task_id in first_row:
             errors.append(TaskFormatError(f"duplicate task_id {task.task_id!r} (first used on row {first_row[task.task_id]})",
                                           location=location, field="task_id"))

@@ -89,6 +89,32 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _LiteralDumper.add_representer(str, _represent_str)
 
 
+class _TaskYamlLoader(yaml.SafeLoader):
+    """Safe YAML whose dates and times stay the strings they were written as (``created: 2024-05-01``): a Task's
+    metadata must stay JSON-safe for the CSV and parquet writers, and the text is kept exactly."""
+
+
+_TaskYamlLoader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+
+
+def _check_json_like(value: Any, where: str, location: str) -> None:
+    """Refuse YAML values that no JSON format can carry (``!!binary``, ``!!set``, explicit timestamps, ...)."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise TaskFormatError(f"{where}: key {key!r} is not a string", location=location, field=TASK_YAML)
+            _check_json_like(item, f"{where}.{key}", location)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_json_like(item, f"{where}[{index}]", location)
+    elif value is not None and not isinstance(value, (str, int, float, bool)):
+        raise TaskFormatError(f"{where} holds a YAML {type(value).__name__}, which no other task format can carry "
+                              "(use a string)", location=location, field=TASK_YAML)
+
+
 def dump_yaml(data: Any) -> str:
     """YAML text of ``data`` (unicode kept, keys in insertion order)."""
     return yaml.dump(data, Dumper=_LiteralDumper, allow_unicode=True, sort_keys=False, width=10_000)
@@ -200,11 +226,12 @@ def read_tb_task(task_dir: str | Path) -> Task:
     location = str(task_dir)
     yaml_path = require_file(task_dir, TASK_YAML, field=TASK_YAML)
     try:
-        data = yaml.safe_load(read_text_file(yaml_path, task_dir)) or {}
+        data = yaml.load(read_text_file(yaml_path, task_dir), Loader=_TaskYamlLoader) or {}
     except yaml.YAMLError as exc:
         raise TaskFormatError(f"task.yaml is not valid YAML: {exc}", location=location, field=TASK_YAML) from None
     if not isinstance(data, dict):
         raise TaskFormatError("task.yaml is not a mapping", location=location, field=TASK_YAML)
+    _check_json_like(data, "task.yaml", location)
     instruction = data.get("instruction")
     if instruction is None and isinstance(data.get("descriptions"), list) and data["descriptions"]:
         # early terminal-bench tasks keep the instruction in a list of descriptions
