@@ -450,3 +450,23 @@ def test_our_generated_test_sh_writes_the_weighted_score_harbor_reads(tmp_path, 
                  str(logs): {"bind": "/logs", "mode": "rw"}},
     )
     assert float((logs / "verifier" / "reward.txt").read_text()) == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize("via, name", [("csv", "t.csv"), ("parquet", "t.parquet"), ("tb", "tb")])
+def test_harbor_tasks_survive_every_other_format_and_come_back_byte_for_byte(tmp_path, via, name):
+    from terminal_agent.tasks.conversion import convert_tasks
+    from terminal_agent.tasks.loading import load_tasks
+
+    source = tmp_path / "source"
+    shutil.copytree(HARBOR, source)
+    for blob_name, data in binary_fixtures(tmp_path).items():
+        (source / "csv-report-1.0" / "tests" / blob_name).write_bytes(data)
+    assert convert_tasks(source, tmp_path / name, via).ok
+    assert convert_tasks(tmp_path / name, tmp_path / "back", "harbor").ok
+    originals = {task.task_id: task for task in load_tasks(source)}
+    assert {task.task_id: task for task in load_tasks(tmp_path / "back")} == originals
+    for task_id in originals:
+        for path in (source / task_id).rglob("*"):
+            if path.is_file():
+                assert (tmp_path / "back" / task_id / path.relative_to(source / task_id)).read_bytes() == \
+                    path.read_bytes(), path
