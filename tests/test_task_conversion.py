@@ -10,7 +10,8 @@ from task_builders import DATA, full_task, harbor_mode_task, plain_task, rich_ta
 
 from terminal_agent.errors import ConfigError, TaskFormatError
 from terminal_agent.tasks.atomic_output import atomic_output_dir, atomic_output_file
-from terminal_agent.tasks.conversion import convert_tasks, split_tasks
+from terminal_agent.tasks.conversion import convert_tasks, split_by_layout, split_tasks, write_tasks
+from terminal_agent.tasks.loading import load_tasks
 from terminal_agent.tasks.csv_format import read_tasks_csv, write_tasks_csv
 from terminal_agent.tasks.harbor import read_harbor_task, write_harbor_task
 from terminal_agent.tasks.parquet_rows import read_parquet, write_parquet
@@ -112,3 +113,16 @@ def test_progress_is_reported_per_task_for_reading_and_writing(tmp_path):
                   progress=lambda done, total, phase: calls.append((phase, done, total)))
     assert [call for call in calls if call[0] == "read"] == [("read", 1, 3), ("read", 2, 3), ("read", 3, 3)]
     assert [call for call in calls if call[0] == "write"] == [("write", 1, 3), ("write", 2, 3), ("write", 3, 3)]
+
+
+@pytest.mark.parametrize("to, name", [("csv", "t.csv"), ("parquet", "t.parquet")])
+def test_metadata_json_cannot_carry_is_an_error_for_that_task_only(tmp_path, to, name):
+    import datetime
+
+    odd = plain_task("odd").model_copy(update={"metadata": {"when": datetime.date(2024, 5, 1)}})
+    writable, errors = split_by_layout([plain_task("a"), odd, plain_task("b")], to)
+    assert [task.task_id for task in writable] == ["a", "b"]
+    (error,) = errors
+    assert error.location == "odd" and error.field == "metadata" and "'when'" in str(error)
+    write_tasks(writable, tmp_path / name, to)
+    assert [task.task_id for task in load_tasks(tmp_path / name)] == ["a", "b"]

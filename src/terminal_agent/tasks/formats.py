@@ -21,6 +21,7 @@ refuse an output that is a symlink and never follow one.
 
 from __future__ import annotations
 
+import json
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
@@ -101,6 +102,18 @@ class FileFormat(TaskFormat):
 
     def detect(self, path: Path) -> bool:
         return path.is_file() and path.suffix.lower() in self.suffixes
+
+    def check_layout(self, task: Task) -> None:
+        """A file format keeps the metadata as JSON: a value JSON cannot carry (a TOML datetime, a set) would
+        fail the whole file's write, so it is this task's error, naming the key."""
+        for key, value in task.metadata.items():
+            try:
+                json.dumps(value, allow_nan=True)
+            except (TypeError, ValueError) as exc:
+                raise TaskFormatError(
+                    f"metadata[{key!r}] cannot be written as JSON ({exc}); --to {self.name} keeps metadata as JSON",
+                    location=task.task_id, field="metadata",
+                ) from None
 
     def check_output(self, dst: Path) -> None:
         super().check_output(dst)
