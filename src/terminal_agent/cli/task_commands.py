@@ -107,7 +107,7 @@ def render_inspection(report, out: Console) -> None:
     for task in report.tasks:
         name = task.task_id or Path(task.location).name
         verdict = "[green]ok[/green]" if task.ok else "[bold red]refused[/bold red]"
-        origin = ", written by terminal-agent" if task.written_here else ""
+        origin = ", written by terminal-agent: its [metadata.terminal_agent] table is the source of truth" if task.written_here else ""
         out.print(f"[bold]{escape(name)}[/bold] ({escape(task.format)}{origin}): {verdict}  "
                   f"[dim]{escape(task.location)}[/dim]", highlight=False)
         if task.settings:
