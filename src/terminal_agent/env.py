@@ -234,15 +234,21 @@ class DockerIsolatedEnv(BaseEnv):
 
     def _start_sandbox(self, image: str) -> Any:
         # the task's env (Harbor [environment.env]) is the persistent shell's; its ${VAR} templates are
-        # resolved from this process's environment when the sandbox starts (ConfigError naming VAR and the task)
+        # resolved from this process's environment when the sandbox starts (ConfigError naming VAR and the task).
+        # verifier_network: the grader's set_network for the verifier phase can then connect a sandbox started
+        # without network (Docker starts the others in the quicker 'none' mode)
+        task = self.task
+        verifier_network = task.verifier.verifier_network(task.limits.network)
         if self.pool is not None:
-            return self.pool.acquire(image, self.task.limits, env=self.task.env, task_id=self.task.task_id)
+            return self.pool.acquire(
+                image, task.limits, env=task.env, task_id=task.task_id, verifier_network=verifier_network
+            )
         from terminal_agent.sandbox.backends import start_sandbox
 
         # run_id None: the sandbox labels the container with this process's run id (one per process)
         return start_sandbox(
-            self.config.sandbox, image, self.task.limits, self.config.run_id,
-            env=self.task.env, task_id=self.task.task_id,
+            self.config.sandbox, image, task.limits, self.config.run_id,
+            env=task.env, task_id=task.task_id, verifier_network=verifier_network,
         )
 
     def step(self, action: Any) -> tuple[Any, float, bool, dict]:

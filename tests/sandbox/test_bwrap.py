@@ -24,7 +24,6 @@ from terminal_agent.errors import ImageNotAvailableError, SandboxUnavailableErro
 from terminal_agent.sandbox import bwrap_state
 from terminal_agent.sandbox import labels as sandbox_labels
 from terminal_agent.sandbox.backends import resolve_task_image, start_sandbox
-from terminal_agent.sandbox.config import BwrapConfig
 from terminal_agent.sandbox.image_export import ExportedImages
 from terminal_agent.tasks.model import Task, TaskLimits
 

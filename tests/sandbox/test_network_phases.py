@@ -16,6 +16,7 @@ import time
 import pytest
 from test_self_check import HostListener, connect_probe, default_gateway
 
+from terminal_agent.errors import SandboxError
 from terminal_agent.sandbox import cleanup, docker_network
 from terminal_agent.sandbox import labels as sandbox_labels
 from terminal_agent.sandbox.docker_sandbox import DockerSandbox, docker_client
@@ -31,7 +32,8 @@ def networks_of(sandbox) -> list[str]:
 
 
 def test_set_network_gives_and_takes_the_network_of_a_running_sandbox(base_image):
-    with DockerSandbox.start(base_image, limits=TaskLimits(network=False), run_id="test-network-phases") as sandbox:
+    with DockerSandbox.start(base_image, limits=TaskLimits(network=False), run_id="test-network-phases",
+                             verifier_network=True) as sandbox:
         assert networks_of(sandbox) == [] and sandbox.exec(DEVICES, 10).output.split() == ["lo"]
         assert sandbox.exec("sleep 321", 10, block=False).ok  # an agent process that lives across the switches
 
@@ -55,13 +57,29 @@ def test_set_network_gives_and_takes_the_network_of_a_running_sandbox(base_image
 
 
 def test_a_sandbox_without_network_is_never_connected(base_image):
-    """Created in bridge mode (so a network can be given later) but disconnected before it starts."""
+    """One whose verifier will need the network is created in bridge mode (so that it can be connected later)
+    and disconnected before it starts; the others take the quicker 'none' mode and cannot be connected."""
     api = docker_client().api
-    with DockerSandbox.start(base_image, limits=TaskLimits(), run_id="test-network-phases") as sandbox:
+    with DockerSandbox.start(base_image, limits=TaskLimits(), run_id="test-network-phases",
+                             verifier_network=True) as sandbox:
         info = api.inspect_container(sandbox.id)
         assert info["HostConfig"]["NetworkMode"] == "bridge"
         assert (info["NetworkSettings"]["Networks"] or {}) == {}
         assert not info["Config"].get("NetworkDisabled")
+    with DockerSandbox.start(base_image, limits=TaskLimits(), run_id="test-network-phases") as sandbox:
+        assert api.inspect_container(sandbox.id)["HostConfig"]["NetworkMode"] == "none"
+        with pytest.raises(SandboxError, match="verifier_network=True"):
+            sandbox.set_network(True)
+        assert not sandbox.network_enabled and sandbox.exec(DEVICES, 10).output.split() == ["lo"]
+
+
+def test_a_sandbox_with_network_can_lose_it_and_get_it_back(base_image):
+    with DockerSandbox.start(base_image, limits=TaskLimits(network=True), run_id="test-network-phases") as sandbox:
+        sandbox.set_network(False)  # a verifier that must run offline
+        assert sandbox.exec(DEVICES, 10).output.split() == ["lo"]
+        sandbox.set_network(True)
+        devices = sandbox.exec(DEVICES, 10).output.split()
+        assert len(devices) == 2 and "lo" in devices  # lo and the new interface (Docker may name it eth1)
 
 
 def test_sandboxes_with_network_cannot_reach_each_other(base_image):

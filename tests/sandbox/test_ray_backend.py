@@ -103,9 +103,10 @@ class TestRaySandboxSelfCheck(SandboxSelfCheck):
 
     @pytest.fixture(scope="class")
     def make_sandbox(self, ray_cluster, base_image):
-        def make(limits: TaskLimits | None = None, config: SandboxConfig | None = None, env=None):
+        def make(limits: TaskLimits | None = None, config: SandboxConfig | None = None, env=None, verifier_network=None):
             return start_sandbox(
-                ray_config(config), base_image, limits or TaskLimits(), run_id="test-ray-self-check", env=env
+                ray_config(config), base_image, limits or TaskLimits(), run_id="test-ray-self-check", env=env,
+                verifier_network=verifier_network,
             )
 
         return make
@@ -120,7 +121,7 @@ class TestRaySandboxSelfCheck(SandboxSelfCheck):
         assert sandbox.node_id in {node["NodeID"] for node in ray.nodes()}
 
     def test_set_network_switches_the_container_through_its_host(self, make_sandbox):
-        with make_sandbox() as sandbox:
+        with make_sandbox(verifier_network=True) as sandbox:
             devices = "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort"
             assert sandbox.exec(devices, 10).output.split() == ["lo"]
             sandbox.set_network(True)
@@ -135,6 +136,16 @@ class TestRaySandboxSelfCheck(SandboxSelfCheck):
 
 
 # --- placement, capacity, hosts ------------------------------------------------------------------
+def test_a_host_builds_a_task_image_with_binary_files_byte_identical(ray_cluster, base_image):
+    from test_binary_task_files import FILES, TASK, sha256, sums_in
+
+    config = ray_config()
+    with start_sandbox(config, resolve_task_image(config, TASK), TaskLimits(), run_id="test-ray-binary") as sandbox:
+        expected = {path.removeprefix("fixtures/"): sha256(content) for path, content in FILES.items()
+                    if path.startswith("fixtures/")}
+        assert sums_in(sandbox, "/srv/fixtures") == expected
+
+
 def test_sandboxes_spread_by_load_up_to_each_nodes_share(ray_cluster, base_image):
     config = ray_config()
     nodes = {node["NodeID"] for node in ray.nodes() if node["Alive"]}

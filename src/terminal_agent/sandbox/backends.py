@@ -4,8 +4,9 @@
 
 Every backend has the same two methods: ``resolve_task_image(config, task) -> image_ref`` (the
 Docker backend builds or finds the task's image; bwrap looks it up in an export) and
-``start(config, image_ref, limits, run_id, env) -> Sandbox`` (``env``: the task's environment
-variables, templates already resolved by :func:`start_sandbox`). Env, runner and launcher pick one with
+``start(config, image_ref, limits, run_id, env, *, verifier_network=None) -> Sandbox`` (``env``: the
+task's environment variables, templates already resolved by :func:`start_sandbox`; ``verifier_network``:
+the network the verifier phase will ask for through ``Sandbox.set_network``, None: the agent's). Env, runner and launcher pick one with
 ``SandboxConfig.backend``; the grader needs nothing but the :class:`~terminal_agent.interfaces.Sandbox`
 contract, so every backend is graded the same way.
 """
@@ -30,10 +31,12 @@ class SandboxBackend(Protocol):
         ...
 
     def start(
-        self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None, env: dict[str, str]
+        self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None, env: dict[str, str],
+        *, verifier_network: bool | None = None,
     ) -> "Sandbox":
         """A started sandbox whose persistent shell has ``env`` in its environment, with a network only when
-        ``limits.network``. Raises ``SandboxUnavailableError`` when none can be started."""
+        ``limits.network``, ready to switch to ``verifier_network`` later where the backend can.
+        Raises ``SandboxUnavailableError`` when none can be started."""
         ...
 
 
@@ -49,11 +52,13 @@ class DockerBackend:
         return ensure_task_image(task)
 
     def start(
-        self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None, env: dict[str, str]
+        self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None, env: dict[str, str],
+        *, verifier_network: bool | None = None,
     ) -> "Sandbox":
         from terminal_agent.sandbox.docker_sandbox import DockerSandbox
 
-        return DockerSandbox.start(image_ref, limits=limits, config=config, run_id=run_id, env=env)
+        return DockerSandbox.start(image_ref, limits=limits, config=config, run_id=run_id, env=env,
+                                   verifier_network=verifier_network)
 
 
 class BwrapBackend:
@@ -65,11 +70,13 @@ class BwrapBackend:
         return ExportedImages.open(config.bwrap.images_dir).image_for_task(task)
 
     def start(
-        self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None, env: dict[str, str]
+        self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None, env: dict[str, str],
+        *, verifier_network: bool | None = None,
     ) -> "Sandbox":
         from terminal_agent.sandbox.bwrap_sandbox import BwrapSandbox
 
-        return BwrapSandbox.start(image_ref, limits=limits, config=config, run_id=run_id, env=env)
+        return BwrapSandbox.start(image_ref, limits=limits, config=config, run_id=run_id, env=env,
+                                  verifier_network=verifier_network)
 
 
 SANDBOX_BACKENDS.register("docker")(DockerBackend())
@@ -85,11 +92,12 @@ class _LazyRayBackend:
         return RayBackend().resolve_task_image(config, task)
 
     def start(
-        self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None, env: dict[str, str]
+        self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None, env: dict[str, str],
+        *, verifier_network: bool | None = None,
     ) -> "Sandbox":
         from terminal_agent.sandbox.ray_backend import RayBackend
 
-        return RayBackend().start(config, image_ref, limits, run_id, env)
+        return RayBackend().start(config, image_ref, limits, run_id, env, verifier_network=verifier_network)
 
 
 SANDBOX_BACKENDS.register("ray")(_LazyRayBackend())
@@ -108,8 +116,13 @@ def start_sandbox(
     *,
     env: dict[str, str] | None = None,
     task_id: str | None = None,
+    verifier_network: bool | None = None,
 ) -> "Sandbox":
     """Start a sandbox of ``image_ref`` with the backend ``config.backend`` (``docker`` unless set).
+
+    ``verifier_network`` is the network the verifier phase will ask for (a task's
+    ``verifier.verifier_network(limits.network)``; None: the same as the agent's): a Docker sandbox
+    without network that will need one is started so that ``set_network(True)`` can connect it.
 
     ``env`` (a task's ``env``) becomes the environment of the sandbox's persistent shell; its
     ``${VAR}`` / ``${VAR:-default}`` templates are resolved here from this process's environment
@@ -120,4 +133,5 @@ def start_sandbox(
     from terminal_agent.tasks.model import TaskLimits
 
     resolved = resolve_sandbox_env(env, task_id=task_id)
-    return SANDBOX_BACKENDS.get(config.backend).start(config, image_ref, limits or TaskLimits(), run_id, resolved)
+    backend = SANDBOX_BACKENDS.get(config.backend)
+    return backend.start(config, image_ref, limits or TaskLimits(), run_id, resolved, verifier_network=verifier_network)

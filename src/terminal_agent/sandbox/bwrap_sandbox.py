@@ -153,12 +153,14 @@ class BwrapSandbox(ShellServerClient):
     # --- lifecycle ------------------------------------------------------------------------------
     @classmethod
     def start(cls, image: str, limits: TaskLimits | None = None, config: SandboxConfig | None = None,
-              run_id: str | None = None, *, env: dict[str, str] | None = None) -> "BwrapSandbox":
+              run_id: str | None = None, *, env: dict[str, str] | None = None,
+              verifier_network: bool | None = None) -> "BwrapSandbox":
         """Start a sandbox of the exported image ``image`` and wait for its shell server.
 
         ``env`` (resolved, see ``task_env``) is set over the image's environment. The network
         namespace is the host's when ``limits.network``, else a new one with only ``lo``; it is fixed
-        for the sandbox's life (:meth:`set_network`).
+        for the sandbox's life (:meth:`set_network`), so a ``verifier_network`` that differs is refused
+        when the verifier phase asks for it (logged as a warning now).
 
         Raises :class:`SandboxUnavailableError` (bwrap missing, image not exported, no python3 in it)
         or ``ImageNotAvailableError`` (no export, with how to make one).
@@ -166,6 +168,10 @@ class BwrapSandbox(ShellServerClient):
         limits = limits or TaskLimits()
         config = config or SandboxConfig()
         run_id = run_id or f"pid{os.getpid()}"
+        if verifier_network is not None and bool(verifier_network) != bool(limits.network):
+            logger.warning("bwrap sandbox of %s: its verifier phase will ask for %s network than its agent phase, "
+                           "which bwrap cannot give (the verifier will fail as an infrastructure error)",
+                           image, "a" if verifier_network else "no")
         bwrap = find_bwrap(config.bwrap.bwrap_path)
         exported = ExportedImages.open(config.bwrap.images_dir).image(image)
         root = state_root(config.bwrap.state_dir)

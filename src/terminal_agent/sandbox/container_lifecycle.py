@@ -26,21 +26,24 @@ def create_sandbox_container(
     config: SandboxConfig,
     run_id: str,
     env: dict[str, str] | None = None,
+    *,
+    network_later: bool = False,
 ) -> str:
     """Create (not start) a container of ``image`` whose main process is the shell server; its id.
 
     ``init=True``, ``auto_remove=True``, the task's memory (no swap), CPU and pids limits, no logs,
     the owner labels, ``env`` (resolved already) in its environment, and stdin kept open for one
     attach (``StdinOnce``), so that the server reads EOF when its owner detaches or dies.
-    Network: on this process's sandbox network when ``limits.network``; otherwise created in bridge
-    mode and disconnected before it starts, so that it has only ``lo`` yet can be given a network
-    later (``docker_network``). Raises :class:`SandboxUnavailableError` when the image is missing or
-    the daemon refuses.
+    Network: on this process's sandbox network when ``limits.network``; otherwise, when a later phase
+    may ask for one (``network_later``), created in bridge mode and disconnected before it starts, so
+    that it has only ``lo`` yet can be given a network (``docker_network``); otherwise ``none`` (the
+    quickest start: ~80 ms less than a disconnected bridge here). Raises
+    :class:`SandboxUnavailableError` when the image is missing or the daemon refuses.
     """
-    try:
-        network = docker_network.sandbox_network(api, run_id) if limits.network else docker_network.DEFAULT_BRIDGE
-    except docker.errors.DockerException as exc:
-        raise SandboxUnavailableError(f"cannot set up the sandbox network: {exc}") from exc
+    if limits.network:
+        network = docker_network.sandbox_network(api, run_id)
+    else:
+        network = docker_network.DEFAULT_BRIDGE if network_later else "none"
     host_config = api.create_host_config(
         init=True,
         auto_remove=True,
@@ -64,7 +67,10 @@ def create_sandbox_container(
             host_config=host_config,
             user=config.user or "",
             environment=[f"{key}={value}" for key, value in (env or {}).items()] or None,
-            networking_config=api.create_networking_config({network: api.create_endpoint_config()}),
+            network_disabled=network == "none",
+            networking_config=(
+                None if network == "none" else api.create_networking_config({network: api.create_endpoint_config()})
+            ),
         )
     except docker.errors.ImageNotFound as exc:
         raise SandboxUnavailableError(
@@ -73,7 +79,7 @@ def create_sandbox_container(
     except docker.errors.DockerException as exc:
         raise SandboxUnavailableError(f"cannot create a container of {image!r}: {exc}") from exc
     container_id = created["Id"]
-    if not limits.network:
+    if network == docker_network.DEFAULT_BRIDGE and not limits.network:
         try:
             api.disconnect_container_from_network(container_id, network, force=True)
         except docker.errors.DockerException as exc:

@@ -74,6 +74,8 @@ class DockerSandbox(ShellServerClient):
         self.server_info: dict[str, Any] = {}
         self.created_at = time.monotonic()
         self._network = bool(limits.network)
+        self._switchable = bool(limits.network)
+        """Whether the container can be connected (it was not created in ``none`` mode)."""
         self._network_lock = threading.Lock()
         _LIVE.add(self)
 
@@ -88,12 +90,16 @@ class DockerSandbox(ShellServerClient):
         *,
         client: docker.DockerClient | None = None,
         env: dict[str, str] | None = None,
+        verifier_network: bool | None = None,
     ) -> "DockerSandbox":
         """Create, attach and start a container of ``image`` and wait for its shell server.
 
         ``env`` (resolved, see ``task_env``) is set in the container's environment, so the persistent
         shell starts with it and :meth:`reset_shell_state` keeps it. The container has a network from
-        its first instruction on only when ``limits.network`` (see :meth:`set_network`).
+        its first instruction on only when ``limits.network``. ``verifier_network``: the network the
+        verifier phase will ask for (None: the agent's); a sandbox without network that will be asked
+        for one is started so that :meth:`set_network` can connect it, the others take the quicker
+        ``none`` mode.
 
         Raises :class:`SandboxUnavailableError` (image missing, no python3 in it, daemon error)
         or :class:`DockerNotAvailableError`.
@@ -103,7 +109,8 @@ class DockerSandbox(ShellServerClient):
         run_id = run_id or f"pid{os.getpid()}"
         client = client or docker_client(config.docker_timeout_s)
         api = client.api
-        container_id = create_sandbox_container(api, image, limits, config, run_id, env)
+        network_later = bool(verifier_network) and not limits.network
+        container_id = create_sandbox_container(api, image, limits, config, run_id, env, network_later=network_later)
         sock = None
         sandbox = None
         try:
@@ -111,6 +118,7 @@ class DockerSandbox(ShellServerClient):
             sandbox = cls(
                 container_id, sock, client=client, image=image, limits=limits, config=config, run_id=run_id
             )
+            sandbox._switchable = bool(limits.network) or network_later
             sandbox._ingest(rest)
             api.start(container_id)
             sock.sendall(bootstrap_payload())
@@ -178,6 +186,12 @@ class DockerSandbox(ShellServerClient):
             self._check_usable()
             if enabled == self._network:
                 return
+            if not self._switchable:
+                raise SandboxError(
+                    f"sandbox {self._short_id} was started without a network and without a way to get one "
+                    "(Docker cannot connect a container created in 'none' mode): start it with "
+                    "verifier_network=True when a later phase needs the network"
+                )
             api = self._client.api
             try:
                 if enabled:

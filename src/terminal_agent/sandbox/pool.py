@@ -28,8 +28,18 @@ from terminal_agent.tasks.model import TaskLimits
 
 logger = logging.getLogger(__name__)
 
-_PoolKey = tuple[str, str, str]
-"""(image, limits as JSON, resolved env): sandboxes of different limits or env are never shared."""
+_PoolKey = tuple[str, str, str, bool]
+"""(image, limits as JSON, resolved env, network later): sandboxes of different limits, env or network plan are
+never shared."""
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """What the sandboxes of one key are started with."""
+
+    limits: TaskLimits
+    env: dict[str, str]
+    verifier_network: bool | None
 
 
 @dataclass
@@ -68,7 +78,7 @@ class SandboxPool:
         self._lock = threading.Lock()
         self._warm: OrderedDict[_PoolKey, deque[DockerSandbox]] = OrderedDict()
         self._pending: dict[_PoolKey, int] = {}
-        self._limits: dict[_PoolKey, tuple[TaskLimits, dict[str, str]]] = {}
+        self._specs: dict[_PoolKey, _Spec] = {}
         self._closed = False
         self.stats = PoolStats()
         self._starter = ThreadPoolExecutor(
@@ -85,23 +95,23 @@ class SandboxPool:
     # --- public ---------------------------------------------------------------------------------
     def acquire(
         self, image: str, limits: TaskLimits | None = None, *, env: dict[str, str] | None = None,
-        task_id: str | None = None,
+        task_id: str | None = None, verifier_network: bool | None = None,
     ) -> DockerSandbox:
         """A fresh running sandbox of ``image`` with ``limits`` and ``env`` (a task's env: its templates are
         resolved now, as :func:`~terminal_agent.sandbox.backends.start_sandbox` does; ``task_id`` is named
-        in the error when one cannot be).
+        in the error when one cannot be), ready for ``set_network(verifier_network)``.
 
         Raises :class:`~terminal_agent.errors.SandboxUnavailableError` when none can be started,
         :class:`~terminal_agent.errors.ConfigError` when ``env`` cannot be resolved.
         """
         limits = limits or TaskLimits()
-        resolved = resolve_sandbox_env(env, task_id=task_id)
-        key = self._key(image, limits, resolved)
+        spec = _Spec(limits, resolve_sandbox_env(env, task_id=task_id), verifier_network)
+        key = self._key(image, spec)
         while True:
             with self._lock:
                 if self._closed:
                     raise SandboxError("the sandbox pool is closed")
-                self._touch(key, limits, resolved)
+                self._touch(key, spec)
                 warm = self._warm[key]
                 sandbox = warm.popleft() if warm else None
             if sandbox is None:
@@ -115,7 +125,7 @@ class SandboxPool:
         with self._lock:
             self.stats.misses += 1
         self._refill(key)
-        return self._start(image, limits, resolved)
+        return self._start(image, spec)
 
     def release(self, sandbox: DockerSandbox) -> None:
         """Hand ``sandbox`` back; it is closed and removed in the background, never reused."""
@@ -124,14 +134,14 @@ class SandboxPool:
         self._teardown.put(sandbox)
 
     def prewarm(
-        self, image: str, limits: TaskLimits | None = None, wait: bool = False, *, env: dict[str, str] | None = None
+        self, image: str, limits: TaskLimits | None = None, wait: bool = False, *, env: dict[str, str] | None = None,
+        verifier_network: bool | None = None,
     ) -> None:
-        """Start filling the pool for ``(image, limits, env)``; with ``wait`` block until it is full."""
-        limits = limits or TaskLimits()
-        resolved = resolve_sandbox_env(env)
-        key = self._key(image, limits, resolved)
+        """Start filling the pool for ``(image, limits, env, verifier_network)``; with ``wait`` block until it is full."""
+        spec = _Spec(limits or TaskLimits(), resolve_sandbox_env(env), verifier_network)
+        key = self._key(image, spec)
         with self._lock:
-            self._touch(key, limits, resolved)
+            self._touch(key, spec)
         self._refill(key)
         if wait:
             deadline = time.monotonic() + self.config.start_timeout_s * max(1, self.config.pool_size)
@@ -143,8 +153,11 @@ class SandboxPool:
                     return
                 time.sleep(0.02)
 
-    def warm_count(self, image: str, limits: TaskLimits | None = None, *, env: dict[str, str] | None = None) -> int:
-        key = self._key(image, limits or TaskLimits(), resolve_sandbox_env(env))
+    def warm_count(
+        self, image: str, limits: TaskLimits | None = None, *, env: dict[str, str] | None = None,
+        verifier_network: bool | None = None,
+    ) -> int:
+        key = self._key(image, _Spec(limits or TaskLimits(), resolve_sandbox_env(env), verifier_network))
         with self._lock:
             return len(self._warm.get(key, ()))
 
@@ -175,18 +188,19 @@ class SandboxPool:
 
     # --- internals ------------------------------------------------------------------------------
     @staticmethod
-    def _key(image: str, limits: TaskLimits, env: dict[str, str]) -> _PoolKey:
-        return image, limits.model_dump_json(), env_key(env)
+    def _key(image: str, spec: _Spec) -> _PoolKey:
+        network_later = bool(spec.verifier_network) and not spec.limits.network
+        return image, spec.limits.model_dump_json(), env_key(spec.env), network_later
 
-    def _touch(self, key: _PoolKey, limits: TaskLimits, env: dict[str, str]) -> None:
+    def _touch(self, key: _PoolKey, spec: _Spec) -> None:
         """Mark ``key`` recently used; drop the least recently used keys beyond the cap (lock held)."""
         if key not in self._warm:
             self._warm[key] = deque()
-            self._limits[key] = (limits, dict(env))
+            self._specs[key] = spec
         self._warm.move_to_end(key)
         while len(self._warm) > self.config.max_pool_images:
             old_key, sandboxes = self._warm.popitem(last=False)
-            self._limits.pop(old_key, None)
+            self._specs.pop(old_key, None)
             for sandbox in sandboxes:
                 self._teardown.put(sandbox)
 
@@ -202,18 +216,18 @@ class SandboxPool:
             if missing <= 0:
                 return
             self._pending[key] = self._pending.get(key, 0) + missing
-            limits, env = self._limits[key]
+            spec = self._specs[key]
         for _ in range(missing):
             try:
-                self._starter.submit(self._warm_one, key, limits, env)
+                self._starter.submit(self._warm_one, key, spec)
             except RuntimeError:  # shut down meanwhile
                 with self._lock:
                     self._pending[key] -= 1
 
-    def _warm_one(self, key: _PoolKey, limits: TaskLimits, env: dict[str, str]) -> None:
+    def _warm_one(self, key: _PoolKey, spec: _Spec) -> None:
         sandbox = None
         try:
-            sandbox = self._start(key[0], limits, env)
+            sandbox = self._start(key[0], spec)
         except Exception as exc:  # noqa: BLE001 - a failed warm start is retried by the next acquire
             logger.warning("warm start of %s failed: %s", key[0], exc)
             with self._lock:
@@ -227,15 +241,16 @@ class SandboxPool:
         if sandbox is not None and not keep:
             self._teardown.put(sandbox)
 
-    def _start(self, image: str, limits: TaskLimits, env: dict[str, str]) -> DockerSandbox:
+    def _start(self, image: str, spec: _Spec) -> DockerSandbox:
         with self._gate:
             sandbox = DockerSandbox.start(
                 image,
-                limits=limits,
+                limits=spec.limits,
                 config=self.config,
                 run_id=self.run_id,
                 client=self._client or docker_client(self.config.docker_timeout_s),
-                env=env,
+                env=spec.env,
+                verifier_network=spec.verifier_network,
             )
         with self._lock:
             self.stats.started += 1

@@ -234,6 +234,7 @@ class RaySandboxFleet:
         limits: TaskLimits,
         run_id: str | None,
         env: dict[str, str] | None = None,
+        verifier_network: bool | None = None,
     ) -> RaySandbox:
         """Start a sandbox on the least loaded host (``env``: resolved here, on the driver).
 
@@ -258,7 +259,8 @@ class RaySandboxFleet:
                 wait_s += 3600.0  # the host may build the task's image first
             try:
                 outcome: CallOutcome = ray.get(
-                    slot.handle.start.remote(image, limits, config, run_id, env or None), timeout=wait_s
+                    slot.handle.start.remote(image, limits, config, run_id, env or None, verifier_network),
+                    timeout=wait_s,
                 )
             except ray.exceptions.GetTimeoutError as exc:  # the host is alive but slow: its other sandboxes stay
                 slot.release(slot.node_id)
@@ -390,10 +392,12 @@ class RayBackend:
         limits: TaskLimits,
         run_id: str | None,
         env: dict[str, str] | None = None,
+        *,
+        verifier_network: bool | None = None,
     ) -> RaySandbox:
         try:
             image = TASK_REFS.lookup(image_ref)
-            return fleet_for(config).start(config, image, limits, run_id, env)
+            return fleet_for(config).start(config, image, limits, run_id, env, verifier_network)
         except SandboxError:
             raise
         except ImportError as exc:

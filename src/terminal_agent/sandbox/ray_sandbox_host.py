@@ -123,6 +123,7 @@ class SandboxHost:
         config: SandboxConfig,
         run_id: str | None,
         env: dict[str, str] | None = None,
+        verifier_network: bool | None = None,
     ) -> CallOutcome:
         """Start a sandbox of ``image`` (an image name, or a task whose image is built here first) with
         ``env`` (resolved on the driver) in its environment."""
@@ -132,7 +133,8 @@ class SandboxHost:
         try:
             image_ref = ensure_task_image(image) if isinstance(image, Task) else image
             sandbox = DockerSandbox.start(
-                image_ref, limits=limits, config=config, run_id=run_id, client=self._client, env=env
+                image_ref, limits=limits, config=config, run_id=run_id, client=self._client, env=env,
+                verifier_network=verifier_network,
             )
         except Exception as exc:  # noqa: BLE001 - every failure goes back to the driver, which raises it there
             return failed(exc)
