@@ -470,3 +470,25 @@ def test_harbor_tasks_survive_every_other_format_and_come_back_byte_for_byte(tmp
             if path.is_file():
                 assert (tmp_path / "back" / task_id / path.relative_to(source / task_id)).read_bytes() == \
                     path.read_bytes(), path
+
+
+def test_our_table_in_a_harbor_task_comes_and_goes_with_what_it_carries(tmp_path):
+    task = read_harbor_task(HARBOR / "prebuilt-image")
+    titled = write_harbor_task(task.model_copy(update={"title": "Hello", "test_weights": {"hello": 1.0}}),
+                               tmp_path / "titled")
+    data = tomllib.loads((titled / "task.toml").read_text())
+    assert data["metadata"]["terminal_agent"] == {"harbor_native": True, "title": "Hello",
+                                                  "test_weights": {"hello": 1.0}}
+    again = read_harbor_task(titled)
+    assert again.title == "Hello" and again.verifier.mode is GradingMode.HARBOR
+    cleared = write_harbor_task(again.model_copy(update={"title": "", "test_weights": {}}), tmp_path / "cleared")
+    assert "terminal_agent" not in tomllib.loads((cleared / "task.toml").read_text())["metadata"]
+
+
+def test_a_numeric_verifier_user_is_kept_as_written(tmp_path):
+    task_dir = copy_fixture("prebuilt-image", tmp_path)
+    (task_dir / "task.toml").write_text((task_dir / "task.toml").read_text() + "\n[verifier]\nuser = 1000\n")
+    task = read_harbor_task(task_dir)
+    assert task.verifier.user == "1000"
+    out = write_harbor_task(task.model_copy(update={"instruction": "Other.\n"}), tmp_path / "out")
+    assert "user = 1000\n" in (out / "task.toml").read_text()

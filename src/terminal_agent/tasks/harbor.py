@@ -391,9 +391,3 @@ def is_harbor_task_dir(path: str | Path) -> bool:
     """Whether ``path`` looks like a Harbor task directory."""
     return (Path(path) / TASK_TOML).is_file()
 
-
-def refused_settings(result: HarborDirReading) -> list[str]:
-    """The keys of the refused settings of a reading (for messages)."""
-    if result.config is None:
-        return []
-    return [s.key for s in result.config.settings if s.status is SettingStatus.REFUSED]
