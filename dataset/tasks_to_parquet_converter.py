@@ -22,7 +22,8 @@ from rich.markup import escape
 
 from terminal_agent.cli.task_commands import console, run_conversion
 from terminal_agent.errors import TerminalAgentError
-from terminal_agent.tasks.conversion import split_tasks
+from terminal_agent.tasks.conversion import split_by_layout, split_tasks
+from terminal_agent.tasks.formats import get_format
 from terminal_agent.tasks.loading import collect_tasks
 from terminal_agent.tasks.parquet_rows import write_parquet
 
@@ -49,6 +50,10 @@ def main(argv: list[str] | None = None) -> int:
                                     quiet=args.quiet)
             return 0 if report.ok else 1
         tasks, errors = collect_tasks(args.src, workers=args.workers)
+        tasks, unwritable = split_by_layout(tasks, "parquet")
+        errors += unwritable
+        for output in (args.out, args.test_out):
+            get_format("parquet").check_output(output)  # a symlinked output is refused, as `tasks convert` does
         for error in errors:
             console.print(f"[red]bad[/red] {escape(str(error))}", highlight=False, soft_wrap=True)
         if errors and args.strict:
