@@ -492,3 +492,16 @@ def test_a_numeric_verifier_user_is_kept_as_written(tmp_path):
     assert task.verifier.user == "1000"
     out = write_harbor_task(task.model_copy(update={"instruction": "Other.\n"}), tmp_path / "out")
     assert "user = 1000\n" in (out / "task.toml").read_text()
+
+
+def test_toml_dates_in_metadata_become_iso_text_and_stay_dates_in_the_file(tmp_path):
+    task_dir = copy_fixture("prebuilt-image", tmp_path)
+    edit_toml(task_dir, '[metadata]', '[metadata]\ncreated = 2026-01-02T03:04:05Z\nday = 2026-02-03')
+    task = read_harbor_task(task_dir)
+    assert task.metadata["created"] == "2026-01-02T03:04:05+00:00" and task.metadata["day"] == "2026-02-03"
+    from terminal_agent.tasks.csv_format import read_tasks_csv, write_tasks_csv
+
+    write_tasks_csv([task], tmp_path / "t.csv")  # JSON-safe: the CSV writer takes it
+    (back,) = read_tasks_csv(tmp_path / "t.csv").tasks
+    out = write_harbor_task(back, tmp_path / "out")
+    assert (out / "task.toml").read_text() == (task_dir / "task.toml").read_text()

@@ -36,7 +36,6 @@ from terminal_agent.errors import TaskFormatError
 from terminal_agent.tasks.harbor_toml import (
     EXTRA_TABLE,
     HarborConfigReading,
-    SettingStatus,
     interpret_task_toml,
 )
 from terminal_agent.tasks.harbor_toml_writer import (

@@ -20,6 +20,7 @@ a copy of ``[environment]``. docs/tasks.md lists the table.
 
 from __future__ import annotations
 
+import datetime
 import math
 import re
 from dataclasses import dataclass, field
@@ -170,6 +171,17 @@ def _allowed_hosts(reading: HarborConfigReading, key: str, value: Any) -> None:
 
 
 # --- the tables ---------------------------------------------------------------------------------
+def _plain(value: Any) -> Any:
+    """``value`` with TOML dates and times as their ISO text, so the metadata stays JSON-safe (CSV, parquet)."""
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {key: _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    return value
+
+
 def _read_metadata(reading: HarborConfigReading, data: dict[str, Any]) -> None:
     table = _table(reading, data, "metadata")
     if table is None:
@@ -198,9 +210,9 @@ def _read_metadata(reading: HarborConfigReading, data: dict[str, Any]) -> None:
             else:
                 reading.extra = value
             continue
-        extras[key] = value
-        reading.add(f"metadata.{key}", SettingStatus.KEPT, value, f"metadata.{key}", value,
-                    "carried in the task's metadata")
+        extras[key] = _plain(value)
+        reading.add(f"metadata.{key}", SettingStatus.KEPT, value, f"metadata.{key}", extras[key],
+                    "carried in the task's metadata" + (" (as ISO text)" if extras[key] != value else ""))
     fields["metadata"] = extras
 
 
