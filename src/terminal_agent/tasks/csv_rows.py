@@ -247,6 +247,9 @@ def task_from_csv_values(values: dict[str, str]) -> Task:
     except ValidationError as exc:
         first = exc.errors()[0]
         message = str(first.get("msg", exc)).removeprefix("Value error, ")
+        location = first.get("loc") or ()
+        if location:  # the model names its own field ("files: ..."); the error names the column instead
+            message = message.removeprefix(f"{location[0]}: ")
         raise _RowError(_column_of_validation_error(first), message) from None
 
 
