@@ -207,9 +207,36 @@ def grade(image):
 SOLVE = "echo 42 > /app/answer.txt && touch /app/notes.txt"
 
 
+@pytest.fixture(params=["docker", "bwrap"])
+def grade_on_each_backend(request, docker_client):
+    """Like ``grade``, on each sandbox backend (the grader sees only the Sandbox contract)."""
+    from terminal_agent.sandbox.backends import resolve_task_image, start_sandbox
+    from terminal_agent.sandbox.config import SandboxConfig
+
+    if request.param == "bwrap":
+        from bwrap_support import bwrap_config
+
+        config = bwrap_config([harbor_task()])
+    else:
+        config = SandboxConfig()
+    image = resolve_task_image(config, harbor_task())
+    started = []
+
+    def run(task: Task, setup: str | None = None):
+        sandbox = start_sandbox(config, image, task.limits, run_id="test-grading-harbor")
+        started.append(sandbox)
+        if setup:
+            assert sandbox.exec(setup, timeout=30).ok
+        return HarborGrader(sandbox_config=config, run_id="test-grading-harbor").grade(sandbox, task)
+
+    yield run
+    for sandbox in started:
+        sandbox.close()
+
+
 @pytest.mark.docker
-def test_tb2_style_verifier_grades_offline_one_with_the_work_done(grade):
-    result = grade(harbor_task(), SOLVE)
+def test_tb2_style_verifier_grades_offline_one_with_the_work_done(grade_on_each_backend):
+    result = grade_on_each_backend(harbor_task(), SOLVE)
     assert result.scored, (result.error, result.log_tail)
     assert result.score == 1.0 and result.reward_source == "reward.txt" and result.rewards == {"reward": 1.0}
     assert result.runtime == "offline" and result.verifier_network is False
@@ -223,8 +250,8 @@ def test_tb2_style_verifier_grades_offline_one_with_the_work_done(grade):
 
 
 @pytest.mark.docker
-def test_tb2_style_verifier_grades_zero_without_the_work(grade):
-    result = grade(harbor_task(), "echo 41 > /app/answer.txt")
+def test_tb2_style_verifier_grades_zero_without_the_work(grade_on_each_backend):
+    result = grade_on_each_backend(harbor_task(), "echo 41 > /app/answer.txt")
     assert result.scored, result.error
     assert result.score == 0.0
     assert {t.name.split("::")[-1]: t.passed for t in result.tests} == {

@@ -165,9 +165,23 @@ def images(docker_client):
     return [ensure_task_image(TASK), ensure_task_image(NETWORK_TASK)]
 
 
-def run_script(commands: list[str], task: Task = TASK, observations: list[str] | None = None):
+@pytest.fixture(params=["docker", "bwrap"])
+def sandbox_config(request):
+    """The offline attacks are held the same way on each backend."""
+    from terminal_agent.sandbox.config import SandboxConfig
+
+    if request.param == "docker":
+        return SandboxConfig()
+    from bwrap_support import bwrap_config
+
+    return bwrap_config([TASK])
+
+
+def run_script(commands: list[str], task: Task = TASK, observations: list[str] | None = None, sandbox_config=None):
+    from terminal_agent.sandbox.config import SandboxConfig
+
     replies = [bash(command) for command in commands] + [FINISH]
-    env = DockerIsolatedEnv(task, EnvConfig(max_steps=len(replies) + 1))
+    env = DockerIsolatedEnv(task, EnvConfig(max_steps=len(replies) + 1, sandbox=sandbox_config or SandboxConfig()))
     model = ScriptedModelClient(replies)
     result = run_episode(env, TerminalBenchAgent(), model, max_steps=len(replies) + 1)
     if observations is not None:
@@ -175,21 +189,21 @@ def run_script(commands: list[str], task: Task = TASK, observations: list[str] |
     return result
 
 
-def test_honest_solution_scores_one(images):
-    result = run_script([SOLVE])
+def test_honest_solution_scores_one(images, sandbox_config):
+    result = run_script([SOLVE], sandbox_config=sandbox_config)
     assert result.scored and result.reward == pytest.approx(1.0), (result.error, result.grade)
     assert result.grade["mode"] == "harbor" and result.grade["runtime"] == "offline"
 
 
-def test_no_op_scores_zero(images):
-    result = run_script(["ls /app"])
+def test_no_op_scores_zero(images, sandbox_config):
+    result = run_script(["ls /app"], sandbox_config=sandbox_config)
     assert result.scored and result.reward == 0.0, (result.error, result.grade)
 
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
-def test_attack_raises_no_score(images, attack):
+def test_attack_raises_no_score(images, sandbox_config, attack):
     observations: list[str] = []
-    result = run_script(ATTACKS[attack], observations=observations)
+    result = run_script(ATTACKS[attack], observations=observations, sandbox_config=sandbox_config)
     if attack == "background_writer":
         assert "\n0\n" not in "\n" + observations[-1], observations[-1]  # writers were alive when the episode ended
     assert result.scored, (attack, result.error)
@@ -198,8 +212,8 @@ def test_attack_raises_no_score(images, attack):
 
 
 @pytest.mark.parametrize("attack", ["path_shims_for_uvx_and_pytest", "conftest_and_ini_files", "planted_tests_dir"])
-def test_honest_solution_beside_attack_files_still_scores_one(images, attack):
-    result = run_script([SOLVE, *ATTACKS[attack]])
+def test_honest_solution_beside_attack_files_still_scores_one(images, sandbox_config, attack):
+    result = run_script([SOLVE, *ATTACKS[attack]], sandbox_config=sandbox_config)
     assert result.scored and result.reward == pytest.approx(1.0), (attack, result.error, result.grade)
 
 
