@@ -24,6 +24,7 @@ def shell(
 
     from terminal_agent.sandbox.docker_sandbox import DockerSandbox
     from terminal_agent.sandbox.images import ensure_task_image
+    from terminal_agent.sandbox.task_env import resolve_sandbox_env
     from terminal_agent.tasks.loading import load_tasks
     from terminal_agent.tasks.task_dirs import write_file, write_tree
 
@@ -34,7 +35,8 @@ def shell(
     task = matches[0]
     with console.status(f"image of {escape(task_id)} ..."):
         image = ensure_task_image(task)
-    with DockerSandbox.start(image, limits=task.limits, run_id=f"shell-{task_id}") as sandbox:
+    env = resolve_sandbox_env(task.env, task_id=task.task_id)  # the task's [environment.env], as in an episode
+    with DockerSandbox.start(image, limits=task.limits, run_id=f"shell-{task_id}", env=env) as sandbox:
         if with_tests:
             with tempfile.TemporaryDirectory() as tmp:
                 root = Path(tmp)
