@@ -202,8 +202,9 @@ class Sandbox(Protocol):
         (``task.verifier.verifier_network``). Asking for the current state is a no-op on every backend.
 
         Raises ``SandboxError`` when broken, when the change failed (a sandbox whose network could
-        not be taken away is broken from then on), or when the backend cannot change the network of
-        a running sandbox at all (bwrap: its network namespace is fixed when it starts)."""
+        not be taken away is broken from then on), or when this sandbox cannot get the asked network:
+        bwrap fixes its network namespace when it starts; Docker can connect a sandbox started without
+        network only when ``start_sandbox(..., verifier_network=True)`` said a later phase needs one."""
         ...
 
 
