@@ -296,13 +296,24 @@ def _require_tool(spec: str) -> None:
 
 
 @pytest.mark.docker
-def test_a_tool_named_with_w_is_fetched_by_the_host_and_importable(grade):
-    _require_tool("tabulate==0.9.0")
-    source = "import tabulate\n\ndef test_table():\n    assert tabulate.__version__ == '0.9.0'\n    assert 'x' in tabulate.tabulate([['x']])\n"
-    sh = TB2_TEST_SH.replace("-w pytest-json-ctrf==0.3.5 \\", "-w pytest-json-ctrf==0.3.5 -w tabulate==0.9.0 \\")
+def test_a_tool_named_with_w_is_fetched_by_the_host_with_its_dependencies(grade):
+    # rdflib (pure Python) needs pyparsing: both come from the host, neither is in the image
+    _require_tool("rdflib==7.1.4")
+    source = textwrap.dedent(
+        """\
+        import rdflib
+
+
+        def test_graph():
+            graph = rdflib.Graph().parse(data="@prefix ex: <http://e.x/> . ex:a ex:b ex:c .", format="turtle")
+            assert rdflib.__version__ == "7.1.4" and len(graph) == 1
+        """
+    )
+    sh = TB2_TEST_SH.replace("-w pytest-json-ctrf==0.3.5 \\", "-w pytest-json-ctrf==0.3.5 -w rdflib==7.1.4 \\")
+    assert "rdflib" in sh
     result = grade(harbor_task(sh, source))
     assert result.scored and result.score == 1.0, (result.error, result.log_tail)
-    # without -w the same tests fail: the image has no tabulate and nothing else provides it
+    # without -w the same tests fail: the image has no rdflib and nothing else provides it
     result = grade(harbor_task(TB2_TEST_SH, source))
     assert result.scored and result.score == 0.0, (result.error, result.log_tail)
 
@@ -341,6 +352,19 @@ def test_verifier_runs_as_its_user_with_its_env_in_the_workdir(grade):
                        verifier=VerifierSpec(mode=GradingMode.HARBOR, user="nobody", env={"EXPECTED": "forty-two"}))
     result = grade(task)
     assert result.scored and result.score == 1.0, (result.error, result.log_tail)
+
+
+@pytest.mark.docker
+def test_tb2_style_verifier_as_a_non_root_user(grade):
+    task = harbor_task(verifier=VerifierSpec(mode=GradingMode.HARBOR, user="nobody"))
+    result = grade(task, SOLVE + " && chmod -R a+rX /app")
+    assert result.scored and result.score == 1.0, (result.error, result.log_tail)
+
+
+@pytest.mark.docker
+def test_an_unknown_verifier_user_is_not_scored(grade):
+    result = grade(harbor_task(verifier=VerifierSpec(mode=GradingMode.HARBOR, user="no-such-user")), SOLVE)
+    assert not result.scored and "no-such-user" in result.error
 
 
 @pytest.mark.docker

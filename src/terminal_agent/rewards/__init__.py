@@ -1,6 +1,9 @@
-"""Rewards: tamper-resistant weighted test grading, the LLM judge, and their combination."""
+"""Rewards: tamper-resistant grading (weighted pytest; the Harbor verifier mode), the LLM judge, and their combination."""
 
 from terminal_agent.rewards.grading import DetailedGradeResult, Grader, GradingConfig, grade_episode
+from terminal_agent.rewards.grading_modes import GRADING_MODES, ModeGraders
+from terminal_agent.rewards.harbor_config import HarborGradingConfig
+from terminal_agent.rewards.harbor_verifier import HarborGradeResult, HarborGrader
 from terminal_agent.rewards.judge import (
     JUDGE_BACKENDS,
     JudgeConfig,
@@ -16,7 +19,12 @@ from terminal_agent.rewards.reward import REWARD_PRESETS, RewardConfig, RewardOu
 from terminal_agent.rewards.reward_schedule import JudgeWeightSchedule, judge_weight_at
 
 __all__ = [
+    "GRADING_MODES",
+    "HarborGradeResult",
+    "HarborGrader",
+    "HarborGradingConfig",
     "JUDGE_BACKENDS",
+    "ModeGraders",
     "REWARD_PRESETS",
     "JudgeWeightSchedule",
     "DetailedGradeResult",

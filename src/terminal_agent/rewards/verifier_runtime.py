@@ -48,6 +48,8 @@ _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*)$")
 _PIN = re.compile(r"^==\s*([A-Za-z0-9.+!*_-]+)\s*$")
 _lock = threading.Lock()
 _memo: dict[str, "ToolWheels"] = {}
+_failed: dict[str, str] = {}
+"""Requirement key -> why it could not be had: asked once per process (a registry may come back later)."""
 
 
 def canonical_name(name: str) -> str:
@@ -226,6 +228,8 @@ class Wheel:
     data: bytes
     distribution: str
     version: str
+    requires: tuple[str, ...] = ()
+    """Canonical names of its ``Requires-Dist`` dependencies."""
     pytest_plugins: tuple[str, ...] = ()
     """Modules of its ``pytest11`` entry points (loaded with ``-p``; plugin autoload stays off)."""
     console_scripts: tuple[tuple[str, str], ...] = ()
@@ -259,6 +263,10 @@ def _wheel_metadata(filename: str, data: bytes) -> Wheel:
     fields = dict(
         line.split(": ", 1) for line in metadata.splitlines() if ": " in line and not line.startswith(" ")
     )
+    requires = tuple(
+        canonical_name(re.split(r"[\s;<>=!~\[(]", line.split(": ", 1)[1].strip(), 1)[0])
+        for line in metadata.splitlines() if line.startswith("Requires-Dist: ")
+    )
     plugins: list[str] = []
     scripts: list[tuple[str, str]] = []
     section = ""
@@ -273,7 +281,7 @@ def _wheel_metadata(filename: str, data: bytes) -> Wheel:
             else:
                 scripts.append((key, value.split("[", 1)[0].strip()))
     return Wheel(filename, data, canonical_name(fields.get("Name", filename.split("-")[0])), fields.get("Version", "?"),
-                 tuple(plugins), tuple(scripts))
+                 requires, tuple(plugins), tuple(scripts))
 
 
 def _is_pure(filename: str) -> bool:
@@ -284,8 +292,10 @@ def _pip_download(requirement: str, dest: Path, sources: list[list[str]], timeou
     """Run ``pip download`` with each source's options until one succeeds; the last error otherwise."""
     errors = []
     for options in sources:
+        # pure-Python wheels only, chosen by tag: a compiled package fails at once instead of downloading megabytes
         command = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--no-input", "--quiet",
-                   "--only-binary=:all:", "--dest", str(dest), *options, requirement]
+                   "--only-binary=:all:", "--platform", "any", "--implementation", "py", "--abi", "none",
+                   "--dest", str(dest), *options, requirement]
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -310,49 +320,63 @@ def fetch_tool(requirement: Requirement, config: HarborGradingConfig) -> ToolWhe
     with _lock:
         if key in _memo:
             return _memo[key]
-        cache = tool_cache_dir(config) / key
-        manifest = cache / "tool.json"
-        if manifest.is_file():
-            recorded = json.loads(manifest.read_text())
-            wheels = tuple(_wheel_metadata(name, (cache / name).read_bytes()) for name in recorded["wheels"])
-            tool = ToolWheels(recorded["requirement"], wheels, tuple(recorded.get("dropped", ())))
-            _memo[key] = tool
-            return tool
-        sources: list[list[str]] = []
-        if config.wheelhouse:
-            sources.append(["--no-index", "--find-links", config.wheelhouse])
-        if config.use_registry:
-            sources.append([])
-        with tempfile.TemporaryDirectory(prefix="ta-harbor-tool-") as scratch:
-            error = _pip_download(requirement.spec, Path(scratch), sources, config.fetch_timeout_s) if sources else "no source"
-            if error:
-                raise ToolUnavailable(f"cannot fetch {requirement.spec} on the host: {error}")
-            files = sorted(Path(scratch).iterdir())
-            impure = [f.name for f in files if not _is_pure(f.name)]
-            if impure:
-                raise ToolUnavailable(f"{requirement.spec} is not pure Python ({', '.join(impure)})")
-            wheels: list[Wheel] = []
-            dropped: list[str] = []
-            for path in files:
-                wheel = _wheel_metadata(path.name, path.read_bytes())
-                if wheel.distribution in BUNDLE_PROVIDES and wheel.distribution != requirement.name:
-                    dropped.append(f"{wheel.distribution} {wheel.version}")
-                else:
-                    wheels.append(wheel)
-            tool = ToolWheels(requirement.spec, tuple(wheels), tuple(dropped))
-            try:
-                cache.mkdir(parents=True, exist_ok=True)
-                for wheel in wheels:
-                    (cache / wheel.filename).write_bytes(wheel.data)
-                tmp = manifest.with_suffix(f".tmp{os.getpid()}")
-                tmp.write_text(json.dumps({"requirement": tool.requirement, "wheels": [w.filename for w in wheels],
-                                           "dropped": list(dropped)}))
-                os.replace(tmp, manifest)
-            except OSError as exc:  # a read-only cache only costs a fetch next time
-                logger.warning("could not cache %s at %s: %s", requirement.spec, cache, exc)
-                shutil.rmtree(cache, ignore_errors=True)
+        if key in _failed:
+            raise ToolUnavailable(_failed[key])
+        try:
+            return _fetch_locked(requirement, config, key)
+        except ToolUnavailable as exc:
+            _failed[key] = str(exc)
+            raise
+
+
+def _fetch_locked(requirement: Requirement, config: HarborGradingConfig, key: str) -> ToolWheels:
+    """:func:`fetch_tool` under its lock: the disk cache, else ``pip download`` (then cached)."""
+    cache = tool_cache_dir(config) / key
+    manifest = cache / "tool.json"
+    if manifest.is_file():
+        recorded = json.loads(manifest.read_text())
+        wheels = tuple(_wheel_metadata(name, (cache / name).read_bytes()) for name in recorded["wheels"])
+        tool = ToolWheels(recorded["requirement"], wheels, tuple(recorded.get("dropped", ())))
         _memo[key] = tool
         return tool
+    sources: list[list[str]] = []
+    if config.wheelhouse:
+        sources.append(["--no-index", "--find-links", config.wheelhouse])
+    if config.use_registry:
+        sources.append([])
+    with tempfile.TemporaryDirectory(prefix="ta-harbor-tool-") as scratch:
+        error = _pip_download(requirement.spec, Path(scratch), sources, config.fetch_timeout_s) if sources else "no source"
+        if error:
+            raise ToolUnavailable(f"cannot fetch {requirement.spec} on the host: {error}")
+        files = sorted(Path(scratch).iterdir())
+        impure = [f.name for f in files if not _is_pure(f.name)]
+        if impure:
+            raise ToolUnavailable(f"{requirement.spec} is not pure Python ({', '.join(impure)})")
+        wheels: list[Wheel] = []
+        dropped: list[str] = []
+        read = [_wheel_metadata(path.name, path.read_bytes()) for path in files]
+        wanted_directly = {name for wheel in read if wheel.distribution not in BUNDLE_PROVIDES for name in wheel.requires}
+        for wheel in read:
+            # the bundle serves pytest's stack; pygments too (its part pytest uses) unless a tool itself needs it
+            bundled = wheel.distribution in BUNDLE_PROVIDES or (wheel.distribution == "pygments" and "pygments" not in wanted_directly)
+            if bundled and wheel.distribution != requirement.name:
+                dropped.append(f"{wheel.distribution} {wheel.version}")
+            else:
+                wheels.append(wheel)
+        tool = ToolWheels(requirement.spec, tuple(wheels), tuple(dropped))
+        try:
+            cache.mkdir(parents=True, exist_ok=True)
+            for wheel in wheels:
+                (cache / wheel.filename).write_bytes(wheel.data)
+            tmp = manifest.with_suffix(f".tmp{os.getpid()}")
+            tmp.write_text(json.dumps({"requirement": tool.requirement, "wheels": [w.filename for w in wheels],
+                                       "dropped": list(dropped)}))
+            os.replace(tmp, manifest)
+        except OSError as exc:  # a read-only cache only costs a fetch next time
+            logger.warning("could not cache %s at %s: %s", requirement.spec, cache, exc)
+            shutil.rmtree(cache, ignore_errors=True)
+    _memo[key] = tool
+    return tool
 
 
 # --- the plan handed to the sandbox ------------------------------------------------------------
