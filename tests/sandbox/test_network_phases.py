@@ -19,6 +19,7 @@ from test_self_check import HostListener, connect_probe, default_gateway
 from terminal_agent.errors import SandboxError
 from terminal_agent.sandbox import cleanup, docker_network
 from terminal_agent.sandbox import labels as sandbox_labels
+from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.sandbox.docker_sandbox import DockerSandbox, docker_client
 from terminal_agent.tasks.model import TaskLimits
 
@@ -131,3 +132,14 @@ def test_the_network_carries_owner_labels_and_is_swept_after_its_owner_is_killed
     assert leaked[network].kind == "network" and "gone" in leaked[network].reason
     cleanup.sweep_leaked()
     assert not api.networks(names=[network])
+
+
+def test_without_isolation_sandboxes_use_dockers_default_bridge(base_image):
+    config = SandboxConfig(isolate_networks=False)
+    with DockerSandbox.start(base_image, limits=TaskLimits(network=True), config=config,
+                             run_id="test-network-phases") as sandbox:
+        assert networks_of(sandbox) == ["bridge"]
+    with DockerSandbox.start(base_image, limits=TaskLimits(), config=config, run_id="test-network-phases",
+                             verifier_network=True) as sandbox:
+        sandbox.set_network(True)
+        assert networks_of(sandbox) == ["bridge"] and len(sandbox.exec(DEVICES, 10).output.split()) == 2

@@ -34,14 +34,15 @@ def create_sandbox_container(
     ``init=True``, ``auto_remove=True``, the task's memory (no swap), CPU and pids limits, no logs,
     the owner labels, ``env`` (resolved already) in its environment, and stdin kept open for one
     attach (``StdinOnce``), so that the server reads EOF when its owner detaches or dies.
-    Network: on this process's sandbox network when ``limits.network``; otherwise, when a later phase
+    Network: on this process's sandbox network when ``limits.network`` (Docker's ``bridge`` unless
+    ``config.isolate_networks``); otherwise, when a later phase
     may ask for one (``network_later``), created in bridge mode and disconnected before it starts, so
     that it has only ``lo`` yet can be given a network (``docker_network``); otherwise ``none`` (the
     quickest start: ~80 ms less than a disconnected bridge here). Raises
     :class:`SandboxUnavailableError` when the image is missing or the daemon refuses.
     """
     if limits.network:
-        network = docker_network.sandbox_network(api, run_id)
+        network = docker_network.sandbox_network(api, run_id) if config.isolate_networks else docker_network.DEFAULT_BRIDGE
     else:
         network = docker_network.DEFAULT_BRIDGE if network_later else "none"
     host_config = api.create_host_config(

@@ -2,17 +2,18 @@
 
 Measured on Docker 20.10: a container created with ``network_mode=none`` can never be connected to a
 network ("cannot be connected to multiple networks with one of the networks in private (none) mode"),
-and one created with ``NetworkDisabled`` has no endpoint to give. So every sandbox container is created
-in bridge mode: one without network is disconnected from ``bridge`` *before it starts* (its namespace
-then holds only ``lo`` from its first instruction on), and :func:`connect` / :func:`disconnect_all`
-give and take a network while it runs (about 20-80 ms each).
+and one created with ``NetworkDisabled`` has no endpoint to give. So a sandbox without network that a
+later phase will connect (``verifier_network=True``) is created in bridge mode and disconnected from
+``bridge`` *before it starts* (its namespace then holds only ``lo`` from its first instruction on); the
+others take ``none`` mode, which starts ~100 ms quicker here. :func:`connect` / :func:`disconnect_all`
+give and take a network while it runs (80 / 57 ms p50 here).
 
 Sandboxes that have a network share one bridge network of this process, ``terminal-agent-net-p<pid>-<hex>``,
 created on first use with inter-container traffic off (``enable_icc=false``): they reach the host and
 beyond, never each other. It carries the owner labels (``labels.py``) with no TTL, so the cleanup sweep
 removes it once its owner process is gone (its containers went first); a normal exit removes it here.
-When the daemon has no address pool left for it, the default ``bridge`` network is used instead (with a
-warning: containers there can reach each other).
+When the daemon has no address pool left for it, or ``SandboxConfig.isolate_networks`` is off, the default
+``bridge`` network is used instead (containers there can reach each other).
 """
 
 from __future__ import annotations
@@ -73,10 +74,11 @@ def attached_networks(api: docker.APIClient, container_id: str) -> list[str]:
     return sorted(((info.get("NetworkSettings") or {}).get("Networks") or {}).keys())
 
 
-def connect(api: docker.APIClient, container_id: str, run_id: str) -> None:
-    """Connect the container to this process's sandbox network (recreated once when it vanished)."""
+def connect(api: docker.APIClient, container_id: str, run_id: str, *, isolated: bool = True) -> None:
+    """Connect the container to this process's sandbox network (recreated once when it vanished), or to
+    Docker's default ``bridge`` when not ``isolated``."""
     for attempt in range(2):
-        name = sandbox_network(api, run_id, recreate=attempt > 0)
+        name = sandbox_network(api, run_id, recreate=attempt > 0) if isolated else DEFAULT_BRIDGE
         try:
             api.connect_container_to_network(container_id, name)
             return

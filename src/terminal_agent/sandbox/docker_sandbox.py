@@ -195,7 +195,7 @@ class DockerSandbox(ShellServerClient):
             api = self._client.api
             try:
                 if enabled:
-                    docker_network.connect(api, self._id, self.run_id)
+                    docker_network.connect(api, self._id, self.run_id, isolated=self.config.isolate_networks)
                 else:
                     docker_network.disconnect_all(api, self._id)
             except docker.errors.DockerException as exc:
