@@ -143,3 +143,20 @@ def test_without_isolation_sandboxes_use_dockers_default_bridge(base_image):
                              verifier_network=True) as sandbox:
         sandbox.set_network(True)
         assert networks_of(sandbox) == ["bridge"] and len(sandbox.exec(DEVICES, 10).output.split()) == 2
+
+
+def test_a_normal_exit_removes_the_network_even_with_a_sandbox_left_open(base_image):
+    script = textwrap.dedent(
+        f"""
+        from terminal_agent.sandbox.docker_sandbox import DockerSandbox
+        from terminal_agent.sandbox.docker_network import attached_networks
+        from terminal_agent.tasks.model import TaskLimits
+        sandbox = DockerSandbox.start({base_image!r}, limits=TaskLimits(network=True), run_id="test-network-exit")
+        print(attached_networks(sandbox._client.api, sandbox.id)[0], flush=True)
+        """  # no close(): the atexit hooks close the sandbox, then remove the network
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    network = done.stdout.split()[0]
+    assert network.startswith(docker_network.NETWORK_PREFIX)
+    assert not docker_client().api.networks(names=[network])
