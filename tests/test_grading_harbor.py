@@ -222,12 +222,14 @@ def grade_on_each_backend(request, docker_client):
     image = resolve_task_image(config, harbor_task())
     started = []
 
-    def run(task: Task, setup: str | None = None):
+    def run(task: Task, setup: str | None = None, grading: GradingConfig | None = None):
         sandbox = start_sandbox(config, image, task.limits, run_id="test-grading-harbor")
         started.append(sandbox)
         if setup:
             assert sandbox.exec(setup, timeout=30).ok
-        return HarborGrader(sandbox_config=config, run_id="test-grading-harbor").grade(sandbox, task)
+        return HarborGrader(grading, sandbox_config=config, run_id="test-grading-harbor").grade(sandbox, task)
+
+    run.backend = request.param
 
     yield run
     for sandbox in started:
@@ -386,12 +388,15 @@ def test_with_a_network_the_stand_ins_come_last_on_path(grade):
 
 
 @pytest.mark.docker
-def test_offline_config_never_gives_the_verifier_a_network(grade):
+def test_offline_config_grades_on_the_runtime_even_where_the_agent_had_a_network(grade_on_each_backend):
     task = harbor_task(limits=TaskLimits(network=True, test_timeout_s=60))
-    grader = HarborGrader(GradingConfig(harbor=HarborGradingConfig(network="offline")))
-    result = grade(task, SOLVE, grader)
+    result = grade_on_each_backend(task, SOLVE, GradingConfig(harbor=HarborGradingConfig(network="offline")))
     assert result.scored and result.score == 1.0, (result.error, result.log_tail)
-    assert result.runtime == "offline" and result.verifier_network is False
+    assert result.runtime == "offline"
+    if grade_on_each_backend.backend == "docker":  # disconnected for the verifier phase
+        assert result.verifier_network is False and result.notes == []
+    else:  # bwrap's network namespace is fixed at start: said so, graded on the runtime all the same
+        assert result.verifier_network is True and "could not be taken away" in result.notes[0]
 
 
 @pytest.mark.docker

@@ -224,11 +224,13 @@ class HarborGrader:
 
         if not task.verifier.separate_environment:
             network = self._set_network(sandbox, wanted, task.limits.network, result)
+            result.verifier_network = network
             try:
                 untrusted = sorted(c.path for c in scan.changes if c.kind in ("A", "C") and not c.is_dir
                                    and posixpath.dirname(c.path) in BIN_DIRS)
+                # the task's own installs run only where a network was both wanted and had
                 self._run_verifier(sandbox, task, workdir or sandbox.image_workdir or "/", interpreter, pycache_touched,
-                                   dict(shadowing.overrides), untrusted, plan, env, network, timings, result, True)
+                                   dict(shadowing.overrides), untrusted, plan, env, wanted and network, timings, result, True)
             finally:
                 if network != task.limits.network and getattr(sandbox, "set_network", None) is not None:
                     try:
@@ -249,6 +251,7 @@ class HarborGrader:
             own_python = fresh.image_has(list(candidates))
             fresh_interpreter = choose_interpreter(ChangeScan([], "fresh", own_python), candidates)
             result.interpreter = fresh_interpreter
+            result.verifier_network = wanted
             self._run_verifier(fresh, task, fresh.image_workdir or "/", fresh_interpreter, False, {}, [], plan, env,
                                wanted, timings, result, False)
         finally:
@@ -276,9 +279,9 @@ class HarborGrader:
         try:
             setter(wanted)
         except SandboxError as exc:
-            if not wanted:
-                raise  # a network that could not be taken away: the sandbox is broken (see Sandbox.set_network)
-            result.notes.append(f"the verifier's network could not be enabled ({exc}): it runs offline")
+            # bwrap cannot change it at all; a sandbox that really broke fails the next step (not scored)
+            change = "enabled" if wanted else "taken away"
+            result.notes.append(f"the verifier's network could not be {change} ({exc}): it keeps network={agent}")
             return agent
         return wanted
 
@@ -368,7 +371,6 @@ class HarborGrader:
     def _run_verifier(self, sandbox: Any, task: Task, workdir: str, interpreter: str, pycache: bool,
                       overrides: dict[str, str], untrusted: list[str], plan: RuntimePlan, env: dict[str, str],
                       network: bool, timings: dict[str, float], result: HarborGradeResult, shared: bool) -> None:
-        result.verifier_network = network
         result.runtime = "network" if network else "offline"
         vdir = posixpath.join(self.harbor.verifier_parent, f"ta-verifier-{secrets.token_hex(12)}")
         head = [f"{vdir}/bin", f"{vdir}/overrides"] if network else [f"{vdir}/bin", f"{vdir}/uv", f"{vdir}/shims", f"{vdir}/overrides"]
