@@ -54,7 +54,7 @@ def sandbox_network(api: docker.APIClient, run_id: str, *, recreate: bool = Fals
         labels = sandbox_labels.owner_labels(run_id, 0)  # no TTL: it lives as long as its owner process
         try:
             api.create_network(name, driver="bridge", options=_NO_ICC, labels=labels, check_duplicate=True)
-        except docker.errors.APIError as exc:
+        except docker.errors.DockerException as exc:
             if "address pool" not in str(exc) and "non-overlapping" not in str(exc):
                 raise SandboxUnavailableError(f"cannot create the sandbox network {name}: {exc}") from exc
             logger.warning(
