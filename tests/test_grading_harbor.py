@@ -469,3 +469,51 @@ def test_a_separate_verifier_without_artifacts_gets_the_working_directory(grade)
     assert result.scored and result.score == 1.0, (result.error, result.log_tail)
     result = grade(task, "echo 42 > /tmp/answer.txt")
     assert result.scored and result.score == 0.0, (result.error, result.log_tail)
+
+
+@pytest.mark.docker
+def test_a_pip_installing_verifier_grades_offline(grade):
+    sh = simple_sh(
+        """\
+        apt-get update && apt-get install -y curl python3-pip
+        pip3 install --break-system-packages pytest==8.4.1 pytest-json-ctrf==0.3.5
+        pytest --ctrf /logs/verifier/ctrf.json /tests/test_outputs.py -rA -v
+        if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
+        """
+    )
+    result = grade(harbor_task(sh), SOLVE)
+    assert result.scored and result.score == 1.0, (result.error, result.log_tail)
+    assert len(result.tests) == 3 and any("pip3 install" in s for s in result.skipped), result.skipped
+
+
+@pytest.mark.docker
+def test_a_separate_verifier_environment_of_its_own_dockerfile(grade):
+    dockerfile = "FROM terminal-agent/base:bookworm\nRUN mkdir -p /verifier-env && echo yes > /verifier-env/marker\nWORKDIR /app\n"
+    sh = simple_sh(
+        """\
+        ok=1
+        [ "$(cat /verifier-env/marker)" = yes ] || ok=0
+        [ "$(cat /app/answer.txt)" = 42 ] || ok=0
+        echo $ok > /logs/verifier/reward.txt
+        """
+    )
+    task = harbor_task(sh, "", verifier=VerifierSpec(mode=GradingMode.HARBOR, separate_environment=True,
+                                                     environment_dockerfile=dockerfile))
+    result = grade(task, SOLVE)
+    assert result.scored and result.score == 1.0, (result.error, result.log_tail)
+
+
+@pytest.mark.docker
+def test_the_env_flags_a_broken_verifier_as_not_scored(image):
+    from terminal_agent.agent import TerminalBenchAgent
+    from terminal_agent.env import DockerIsolatedEnv, EnvConfig
+    from terminal_agent.models.scripted import ScriptedModelClient
+    from terminal_agent.rollout.episode import run_episode
+
+    task = harbor_task(simple_sh("echo verifier crashed >&2\nexit 2\n"), "")
+    env = DockerIsolatedEnv(task, EnvConfig(max_steps=2))
+    result = run_episode(env, TerminalBenchAgent(), ScriptedModelClient(["<finish>\nmessage: done\n</finish>"]), max_steps=2)
+    assert not result.scored and result.reward in (None, 0.0)
+    assert env.final_info["error_kind"] == "grading" and "no reward file" in env.final_info["error"]
+    assert env.final_info["grade"]["mode"] == "harbor" and "verifier crashed" in env.final_info["grade"]["log_tail"]
+    assert env.outcome is not None and not env.outcome.scored

@@ -138,7 +138,7 @@ class HarborGradeResult(DetailedGradeResult):
             "mode": self.mode, "rewards": dict(self.rewards), "reward_source": self.reward_source,
             "harbor_reward": self.harbor_reward, "runtime": self.runtime, "verifier_network": self.verifier_network,
             "separate_environment": self.separate_environment, "substitutions": list(self.substitutions),
-            "skipped": list(self.skipped), "notes": list(self.notes),
+            "skipped": list(self.skipped), "notes": list(self.notes), "log_tail": self.log_tail[-2000:],
         })
         return info
 

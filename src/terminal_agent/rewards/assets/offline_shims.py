@@ -8,8 +8,9 @@ Started by the wrappers in ``VERIFIER_DIR/shims`` (offline: on PATH in front of 
 
 Offline:
 * ``apt-get``/``apt`` ``update``: skipped. ``install PKG...``: a package the image has is fine; ``curl``,
-  ``wget`` and ``ca-certificates`` are skipped (the runtime stands in for the uv installer download); any
-  other is a request the verifier cannot have offline (logged ``needs_network``, exit 100). Anything else
+  ``wget``, ``ca-certificates`` and ``python3-pip`` are skipped (the runtime stands in for the uv installer
+  download and for ``pip install``); any other is a request the verifier cannot have offline (logged
+  ``needs_network``, exit 100). Anything else
   goes to the real program.
 * ``curl``/``wget`` of the uv installer (``astral.sh/.../install.sh``): a no-op installer script (uv and uvx
   are already on PATH). Any other URL goes to the real program; a failure to reach a host that is not
@@ -29,7 +30,7 @@ sys.path.insert(0, HERE)
 import uv_standin  # noqa: E402 - the runtime's helpers (log, manifest, names)
 
 STANDARD_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
-STANDS_IN = {"curl", "wget", "ca-certificates"}
+STANDS_IN = {"curl", "wget", "ca-certificates", "python3-pip"}
 NETWORK_EXITS = {"curl": {5, 6, 7, 28, 35, 56}, "wget": {4, 5}}
 NOOP_INSTALLER = (
     "#!/bin/sh\n"
