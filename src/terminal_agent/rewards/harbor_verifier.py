@@ -223,20 +223,14 @@ class HarborGrader:
         wanted = False if self.harbor.network == "offline" else task.verifier.verifier_network(task.limits.network)
 
         if not task.verifier.separate_environment:
+            # the sandbox keeps the verifier's policy afterwards: grading is its last phase (the env releases it)
             network = self._set_network(sandbox, wanted, task.limits.network, result)
             result.verifier_network = network
-            try:
-                untrusted = sorted(c.path for c in scan.changes if c.kind in ("A", "C") and not c.is_dir
-                                   and posixpath.dirname(c.path) in BIN_DIRS)
-                # the task's own installs run only where a network was both wanted and had
-                self._run_verifier(sandbox, task, workdir or sandbox.image_workdir or "/", interpreter, pycache_touched,
-                                   dict(shadowing.overrides), untrusted, plan, env, wanted and network, timings, result, True)
-            finally:
-                if network != task.limits.network and getattr(sandbox, "set_network", None) is not None:
-                    try:
-                        sandbox.set_network(task.limits.network)
-                    except SandboxError as exc:  # the sandbox is released right after; worth a line, not a failure
-                        logger.warning("task %s: could not restore the agent's network policy: %s", task.task_id, exc)
+            untrusted = sorted(c.path for c in scan.changes if c.kind in ("A", "C") and not c.is_dir
+                               and posixpath.dirname(c.path) in BIN_DIRS)
+            # the task's own installs run only where a network was both wanted and had
+            self._run_verifier(sandbox, task, workdir or sandbox.image_workdir or "/", interpreter, pycache_touched,
+                               dict(shadowing.overrides), untrusted, plan, env, wanted and network, timings, result, True)
             return
 
         mark = time.monotonic()
