@@ -517,3 +517,23 @@ def test_the_env_flags_a_broken_verifier_as_not_scored(image):
     assert env.final_info["error_kind"] == "grading" and "no reward file" in env.final_info["error"]
     assert env.final_info["grade"]["mode"] == "harbor" and "verifier crashed" in env.final_info["grade"]["log_tail"]
     assert env.outcome is not None and not env.outcome.scored
+
+
+@pytest.mark.docker
+def test_other_spellings_of_uv_run_from_the_runtime(grade):
+    _require_tool("tabulate==0.9.0")
+    sh = simple_sh(
+        """\
+        set -e
+        uv --version
+        uv tool run --with pytest-json-ctrf==0.3.5 pytest -q /tests/test_outputs.py
+        uvx --with=pytest-json-ctrf==0.3.5 --offline pytest --ctrf /logs/verifier/ctrf.json /tests/test_outputs.py
+        printf 'a\\tb\\n1\\t2\\n' > /tmp/table.tsv
+        uvx --from tabulate==0.9.0 tabulate -1 /tmp/table.tsv | grep -q -- '---'
+        uv pip install tabulate==0.9.0
+        echo 1 > /logs/verifier/reward.txt
+        """
+    )
+    result = grade(harbor_task(sh), SOLVE)
+    assert result.scored and result.score == 1.0, (result.error, result.log_tail)
+    assert len(result.tests) == 3
