@@ -10,10 +10,11 @@ with the task's tests (staged in ``VERIFIER_DIR/tests``); recreates ``/logs/veri
 the verifier user; moves pytest configuration files at ``/`` aside while the verifier runs (an agent's
 ``/pytest.ini`` or ``/conftest.py`` would otherwise configure every pytest run under ``/tests``); runs
 ``bash /tests/test.sh`` in the task's working directory as the verifier user, with the image's
-environment, the verifier's env, ``HOME`` in the verifier dir and a PATH that puts the verifier runtime
-where the job says, under a deadline; kills whatever the verifier left running; and writes everything
-the grader needs (exit status, the reward files and CTRF report as read here without following a
-final symlink, the stand-ins' log, the output's tail) into ``VERIFIER_DIR/out/result.json``.
+environment (the one the backend started this runner with), the verifier's env, ``HOME`` in the verifier
+dir and a PATH that puts the verifier runtime where the job says, under a deadline; kills whatever the
+verifier left running; and writes everything the grader needs (exit status, the reward files and CTRF
+report as read here without following a final symlink, the stand-ins' log, the output's tail) into
+``VERIFIER_DIR/out/result.json``.
 """
 
 import base64
@@ -85,18 +86,9 @@ def _resolve_user(spec):
 
 
 def _image_environment():
-    """The environment the image gives its processes (PID 1's), which docker exec would inherit."""
-    try:
-        with open("/proc/1/environ", "rb") as handle:
-            raw = handle.read()
-    except OSError:
-        return {}
-    env = {}
-    for item in raw.split(b"\0"):
-        if b"=" in item:
-            key, _, value = item.partition(b"=")
-            env[key.decode("utf-8", "replace")] = value.decode("utf-8", "replace")
-    return env
+    """The environment this runner was started with: what the backend gives a privileged process (Docker: the
+    image's configured env, as ``docker exec`` inherits it). Never PID 1's: under bwrap that is the host's."""
+    return dict(os.environ)
 
 
 def _chown_tree(path, uid, gid):
