@@ -370,15 +370,18 @@ def test_an_unknown_verifier_user_is_not_scored(grade):
 
 
 @pytest.mark.docker
-def test_with_a_network_the_stand_ins_come_last_on_path(grade):
-    # the verifier may have a network (the agent's policy): the task's installs would run as written, and uvx
-    # resolves to the stand-in only because no real uv exists
+def test_with_a_network_the_stand_ins_serve_only_where_no_real_uv_is_found(grade):
+    # the verifier may have a network (the agent's policy): `command -v uv` finds nothing, so a TB2 script runs
+    # its installer as written; when that brings no uv (here: no curl, no reachable host), uvx still runs,
+    # from the stand-in behind bash's command_not_found_handle
     sh = simple_sh(
         """\
-        echo "uvx=$(command -v uvx) pytest=$(command -v pytest)"
-        case "$(command -v uvx)" in /var/lib/ta-verifier-*/uv/uvx) ;; *) exit 3 ;; esac
-        case ":$PATH:" in *:/usr/bin:*/uv:) ;; *) exit 4 ;; esac
+        if command -v uv || command -v uvx; then exit 3; fi
+        echo "pytest=$(command -v pytest)"
+        case "$(command -v pytest)" in /var/lib/ta-verifier-*/bin/pytest) ;; *) exit 4 ;; esac
         uvx -w pytest-json-ctrf==0.3.5 pytest --ctrf /logs/verifier/ctrf.json /tests/test_outputs.py && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt
+        bash -c 'uv --version' | grep -q stand-in || echo 0 > /logs/verifier/reward.txt
+        nosuchcommand; [ $? -eq 127 ] || echo 0 > /logs/verifier/reward.txt
         """
     )
     task = harbor_task(sh, limits=TaskLimits(network=True, test_timeout_s=60))

@@ -27,9 +27,10 @@ PATH of the verifier (first match wins):
   (``uv``, ``uvx`` stand-ins), ``VDIR/shims`` (``apt-get``, ``apt``, ``curl``, ``wget``, ``pip``, ``pip3``),
   ``VDIR/overrides`` (links to the image's programs the agent shadowed, masks over the agent's own ``uv``,
   ``curl`` ...), then the image's PATH;
-* with a network: ``VDIR/bin``, ``VDIR/overrides``, the image's PATH, and ``VDIR/uv`` LAST: the task's own
-  installs run as written (the uv installer puts the real uv in ``$HOME/.local/bin`` and its ``env`` file
-  puts that first), and the stand-ins serve only when no real uv came.
+* with a network: ``VDIR/bin``, ``VDIR/overrides``, the image's PATH; ``VDIR/uv`` is NOT on PATH, so
+  ``command -v uv`` fails and the task's own installs run as written (the uv installer puts the real uv in
+  ``$HOME/.local/bin`` and its ``env`` file puts that first); when no real uv came, bash's
+  ``command_not_found_handle`` (exported to test.sh) runs the stand-in for ``uv``/``uvx``.
 
 A verifier crash, a timeout, no or an unparsable reward file, a runtime that could not serve what the
 offline verifier asked for (``the verifier needs the network: ...``): ``score=None``, ``error`` set,
@@ -370,7 +371,7 @@ class HarborGrader:
         head = [f"{vdir}/bin", f"{vdir}/overrides"] if network else [f"{vdir}/bin", f"{vdir}/uv", f"{vdir}/shims", f"{vdir}/overrides"]
         job = {
             "keep_pids": list(sandbox.service_pids), "timeout_s": task.limits.test_timeout_s, "user": task.verifier.user,
-            "env": env, "mode": result.runtime, "path_head": head, "path_tail": [f"{vdir}/uv"] if network else [],
+            "env": env, "mode": result.runtime, "path_head": head, "fallback_uv_dir": f"{vdir}/uv" if network else None,
             "isolate_home": self.harbor.isolate_home, "workdir": workdir, "max_report_bytes": self.harbor.max_report_bytes,
         }
         mark = time.monotonic()

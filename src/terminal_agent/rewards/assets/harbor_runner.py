@@ -181,6 +181,12 @@ def main(argv):
     env["USER"] = env["LOGNAME"] = user_name
     env["TA_VERIFIER_LOG"] = os.path.join(verifier_dir, "log", "shims.jsonl")
     env["TA_VERIFIER_MODE"] = job.get("mode", "offline")
+    fallback = job.get("fallback_uv_dir")
+    if fallback:  # with a network: uv/uvx stand-ins only where no real uv is found (command -v still fails)
+        env["BASH_FUNC_command_not_found_handle%%"] = (
+            '() { case "$1" in uv|uvx) "%s/$@"; return $? ;; esac; '
+            'echo "bash: $1: command not found" >&2; return 127; }' % fallback
+        )
 
     workdir = job.get("workdir") or "/"
     if not os.path.isdir(workdir):
