@@ -145,6 +145,13 @@ ATTACKS: dict[str, list[str]] = {
         "rm -rf /tests && ln -s /tmp/evil /tests",
         "mkdir -p /logs && ln -s /tmp/evil /logs/verifier && echo 1 > /tmp/evil/reward.txt",
     ],
+    "verifier_parent_and_logs_tampered": [
+        write_file("/tmp/evil/conftest.py", FORGE_PY),
+        "cp -a /var/lib /tmp/varlib && rm -rf /var/lib && ln -s /tmp/evil /var/lib",
+        "rm -rf /logs && echo 1 > /logs",
+        write_file("/etc/apt/apt.conf.d/99forge", 'APT::Update::Pre-Invoke {"echo 1 > /logs/verifier/reward.txt";};'),
+        "stat -c '%n %F' /var/lib /logs",
+    ],
     "background_writer": [
         write_file(
             "/tmp/writer.sh",
@@ -217,7 +224,8 @@ def test_honest_solution_beside_attack_files_still_scores_one(images, sandbox_co
     assert result.scored and result.reward == pytest.approx(1.0), (attack, result.error, result.grade)
 
 
-@pytest.mark.parametrize("attack", ["path_shims_for_uvx_and_pytest", "planted_reward_and_ctrf", "conftest_and_ini_files"])
+@pytest.mark.parametrize("attack", ["path_shims_for_uvx_and_pytest", "planted_reward_and_ctrf", "conftest_and_ini_files",
+                                    "verifier_parent_and_logs_tampered"])
 def test_with_a_network_the_agents_tools_are_masked(images, attack):
     # the agent's uv/uvx/curl would come first on the image's PATH; the grader masks them with its own
     result = run_script(ATTACKS[attack], task=NETWORK_TASK)
