@@ -540,3 +540,34 @@ def test_other_spellings_of_uv_run_from_the_runtime(grade):
     result = grade(harbor_task(sh), SOLVE)
     assert result.scored and result.score == 1.0, (result.error, result.log_tail)
     assert len(result.tests) == 3
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("solved", [True, False])
+def test_a_harbor_task_directory_is_graded_by_its_own_verifier_through_the_env(tmp_path, image, solved):
+    """The whole path: a Harbor directory read by the Harbor format, an episode in the env, grading in harbor mode
+    (the task allows internet, as Harbor tasks do by default; the training-cluster setting grades it offline)."""
+    import yaml
+
+    from terminal_agent.agent import TerminalBenchAgent
+    from terminal_agent.env import DockerIsolatedEnv, EnvConfig
+    from terminal_agent.models.scripted import ScriptedModelClient
+    from terminal_agent.rollout.episode import run_episode
+    from terminal_agent.tasks.harbor import read_harbor_task
+
+    (tmp_path / "environment").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "task.toml").write_text('version = "1.0"\n\n[verifier]\ntimeout_sec = 120.0\n\n[environment]\nmemory = "2G"\nstorage = "10G"\n')
+    (tmp_path / "instruction.md").write_text("Write 42 to /app/answer.txt and create /app/notes.txt.\n")
+    (tmp_path / "environment" / "Dockerfile").write_text(DOCKERFILE)
+    (tmp_path / "tests" / "test.sh").write_text(TB2_TEST_SH)
+    (tmp_path / "tests" / "test_outputs.py").write_text(ANSWER_TESTS)
+    task = read_harbor_task(tmp_path)
+    assert task.verifier.mode is GradingMode.HARBOR and task.limits.network is True
+    command = SOLVE if solved else "ls /app"
+    replies = ["<bash>\n" + yaml.safe_dump({"cmd": command}, default_style="|") + "</bash>", "<finish>\nmessage: done\n</finish>"]
+    config = EnvConfig(max_steps=3, grading=GradingConfig(harbor=HarborGradingConfig(network="offline")))
+    result = run_episode(DockerIsolatedEnv(task, config), TerminalBenchAgent(), ScriptedModelClient(replies), max_steps=3)
+    assert result.scored, result.error
+    assert result.reward == (1.0 if solved else 0.0), result.grade
+    assert result.grade["mode"] == "harbor" and result.grade["runtime"] == "offline" and result.grade["verifier_network"] is False
