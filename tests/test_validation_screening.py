@@ -136,3 +136,38 @@ def test_validate_command_writes_the_manifest(shipped_tasks, tmp_path):
     manifest = json.loads((tmp_path / "validation.json").read_text())
     assert manifest["n_ok"] == 1 and list(manifest["tasks"]) == [task_id]
     assert manifest["tasks"][task_id]["hashes"] == shipped_tasks[-1].content_hashes()
+
+
+def _write_harbor_task_with_solution_files(root: Path) -> Path:
+    """A hand-written Harbor task whose solve.sh copies files it ships beside itself (as Harbor's oracle hands them
+    over in /solution); the verifier checks the copies byte for byte."""
+    task_dir = root / "solution-beside-solve"
+    for folder in ("environment", "tests", "solution/data"):
+        (task_dir / folder).mkdir(parents=True)
+    (task_dir / "task.toml").write_text('version = "1.0"\n\n[verifier]\ntimeout_sec = 120.0\n\n[environment]\nmemory = "2G"\n')
+    (task_dir / "instruction.md").write_text("Put the helper script and the blob in /app.\n")
+    (task_dir / "environment" / "Dockerfile").write_text("FROM terminal-agent/base:bookworm\nWORKDIR /app\n")
+    (task_dir / "tests" / "test.sh").write_text(
+        "#!/bin/bash\n"
+        "if [ \"$(bash /app/helper.sh)\" = ready ] && cmp -s /app/blob.bin /tests/expected.bin; then\n"
+        "  echo 1 > /logs/verifier/reward.txt\nelse\n  echo 0 > /logs/verifier/reward.txt\nfi\n"
+    )
+    (task_dir / "tests" / "expected.bin").write_bytes(bytes(range(256)) * 4)
+    (task_dir / "solution" / "solve.sh").write_text(
+        "#!/bin/bash\nset -e\n# the files beside this script are under /solution, and apt must not ask\n"
+        "[ \"$DEBIAN_FRONTEND\" = noninteractive ]\n"
+        "cp /solution/helper.sh /app/helper.sh\ncp '/solution/data/blob one.bin' /app/blob.bin\n"
+    )
+    (task_dir / "solution" / "helper.sh").write_text("echo ready\n")
+    (task_dir / "solution" / "data" / "blob one.bin").write_bytes(bytes(range(256)) * 4)
+    return task_dir
+
+
+@pytest.mark.docker
+def test_the_oracle_hands_a_harbor_solution_its_files_in_slash_solution(tmp_path):
+    [task] = load_tasks(_write_harbor_task_with_solution_files(tmp_path / "tasks"))
+    assert set(task.solution_files) == {"helper.sh", "data/blob one.bin"}
+    assert isinstance(task.solution_files["data/blob one.bin"], bytes)
+    [validation] = validate_tasks([task], concurrency=1, output_dir=tmp_path / "runs")
+    assert validation.ok, (validation.problems, validation.infrastructure_errors)
+    assert validation.oracle_score == 1.0 and validation.noop_score == 0.0

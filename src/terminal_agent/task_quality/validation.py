@@ -4,8 +4,10 @@ For each task two episodes run through the real environment and grader:
 
 * **no-op** - the agent finishes at once; the score must be below 1 (otherwise the tests pass
   on the untouched environment and the task measures nothing);
-* **oracle** - the agent writes the reference solution (base64, so no quoting can break it)
-  to a file, runs it with bash, then finishes; the score must be exactly 1.0.
+* **oracle** - as Harbor's oracle agent does, the reference solution and the files beside it
+  (``solution/`` of a Harbor task) are written under ``/solution`` (base64, so no quoting or
+  byte can break them) and ``/solution/solve.sh`` runs with bash and
+  ``DEBIAN_FRONTEND=noninteractive``, then the agent finishes; the score must be exactly 1.0.
 
 Both use the scripted model client, so no private hook into the environment is needed. The
 result records each task's content hashes (:meth:`Task.content_hashes`) in a JSON manifest.
@@ -17,6 +19,8 @@ import base64
 import datetime as dt
 import json
 import logging
+import posixpath
+import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -30,18 +34,28 @@ from terminal_agent.tasks.model import Task
 
 logger = logging.getLogger(__name__)
 
-ORACLE_SCRIPT_PATH = "/tmp/terminal-agent-oracle-solution.sh"
+#: Where the oracle puts the solution's files (Harbor's ``EnvironmentPaths.solution_dir``).
+ORACLE_SOLUTION_DIR = "/solution"
+ORACLE_SCRIPT_PATH = f"{ORACLE_SOLUTION_DIR}/solve.sh"
 FINISH_REPLY = "<finish>\nmessage: done\n</finish>"
 MANIFEST_VERSION = 1
 
 
 def oracle_replies(task: Task, timeout_s: float | None = None) -> list[str]:
-    """Scripted replies that run ``task.solution`` and finish."""
+    """Scripted replies that put ``task.solution`` and ``task.solution_files`` under ``/solution``, run
+    ``/solution/solve.sh`` and finish (a solve.sh may read its own files there, as under Harbor)."""
     if not task.solution:
         raise ValueError(f"task {task.task_id} has no reference solution")
-    encoded = base64.b64encode(task.solution.encode()).decode()
+    files: dict[str, str | bytes] = {**task.solution_files, "solve.sh": task.solution}
+    folders = sorted({posixpath.dirname(f"{ORACLE_SOLUTION_DIR}/{path}") for path in files})
+    writes = ["mkdir -p -- " + " ".join(shlex.quote(folder) for folder in folders)]
+    for path in sorted(files):
+        content = files[path]
+        data = content.encode() if isinstance(content, str) else content
+        encoded = base64.b64encode(data).decode()
+        writes.append(f"printf %s {encoded} | base64 -d > {shlex.quote(f'{ORACLE_SOLUTION_DIR}/{path}')}")
     timeout = timeout_s or min(600.0, task.limits.agent_timeout_s)
-    command = f"printf %s {encoded} | base64 -d > {ORACLE_SCRIPT_PATH} && bash {ORACLE_SCRIPT_PATH}"
+    command = " && ".join(writes) + f" && DEBIAN_FRONTEND=noninteractive bash {ORACLE_SCRIPT_PATH}"
     run = f"<bash>\ncmd: {command}\ntimeout_secs: {timeout:g}\n</bash>"
     return [run, FINISH_REPLY]
 
