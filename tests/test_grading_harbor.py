@@ -391,6 +391,22 @@ def test_with_a_network_the_stand_ins_serve_only_where_no_real_uv_is_found(grade
 
 
 @pytest.mark.docker
+def test_with_a_network_a_tool_the_stand_in_cannot_serve_is_not_scored_as_zero(grade):
+    # as TB2 tasks whose test.sh asks for a package the host cannot fetch: no real uv came, the stand-in served
+    # without it, the tests failed on the import and test.sh wrote 0: that 0 is not the task's reward
+    sh = simple_sh(
+        """\
+        uvx -w pytest-json-ctrf==0.3.5 -w no-such-tool-here==1.0 pytest --ctrf /logs/verifier/ctrf.json /tests/test_outputs.py && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt
+        """
+    )
+    source = "import no_such_tool_here\n\n\ndef test_uses_it():\n    assert no_such_tool_here\n"
+    result = grade(harbor_task(sh, source, limits=TaskLimits(network=True, test_timeout_s=60)), SOLVE)
+    assert result.runtime == "network"
+    assert not result.scored and result.score is None
+    assert result.error_kind == "grading" and "could not serve" in result.error and "no-such-tool-here" in result.error
+
+
+@pytest.mark.docker
 def test_offline_config_grades_on_the_runtime_even_where_the_agent_had_a_network(grade_on_each_backend):
     task = harbor_task(limits=TaskLimits(network=True, test_timeout_s=60))
     result = grade_on_each_backend(task, SOLVE, GradingConfig(harbor=HarborGradingConfig(network="offline")))
