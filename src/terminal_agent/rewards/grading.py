@@ -32,11 +32,12 @@ import secrets
 import tarfile
 import time
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from terminal_agent.errors import GradingError, SandboxError
+from terminal_agent.errors import GradingError, InfrastructureError
 from terminal_agent.interfaces import GradeResult
 from terminal_agent.rewards.harbor_config import HarborGradingConfig
 from terminal_agent.rewards.junit_scoring import parse_junit, score_tests
@@ -134,6 +135,9 @@ class DetailedGradeResult(GradeResult):
         }
 
 
+_R = TypeVar("_R", bound=DetailedGradeResult)
+
+
 def _tar(entries: list[tuple[str, bytes | str | None, int]]) -> bytes:
     """An uncompressed tar of (name, bytes: file / str: symlink target / None: directory, mode), owned by root."""
     buffer = io.BytesIO()
@@ -201,6 +205,35 @@ def _grade_zero(result: DetailedGradeResult, task: Task) -> None:
     result.score = 0.0
 
 
+def grade_at_boundary(
+    grade: Callable[[dict[str, float]], None], result: _R, task: Task, what: str = "grading"
+) -> _R:
+    """Run ``grade(timings)``, which fills ``result``; the one boundary where grading failures are caught.
+
+    Infrastructure failures (sandbox, grader, verifier, an image a separate verifier needs) and grader bugs leave
+    ``result`` not scored (``score=None``, ``error``, ``error_kind``): never 0 for the model. Total time and the
+    timings go onto ``result`` either way.
+    """
+    started = time.monotonic()
+    timings: dict[str, float] = {}
+    try:
+        grade(timings)
+    except (InfrastructureError, OSError) as exc:
+        result.score = None
+        result.error = f"{type(exc).__name__}: {exc}"
+        result.error_kind = exc.kind if isinstance(exc, InfrastructureError) else "grading"
+        logger.warning("%s %s failed: %s", what, task.task_id, result.error)
+    except Exception as exc:  # noqa: BLE001 - a grader bug flags the sample, it never scores it 0
+        logger.exception("%s %s crashed", what, task.task_id)
+        result.score = None
+        result.error = f"grader crashed: {type(exc).__name__}: {exc}"
+        result.error_kind = "grading"
+    result.duration_s = time.monotonic() - started
+    timings["total_s"] = result.duration_s
+    result.timings = timings
+    return result
+
+
 class Grader:
     """Grades episodes in their sandbox. Thread-safe; one instance can serve many envs."""
 
@@ -209,26 +242,8 @@ class Grader:
 
     def grade(self, sandbox: Any, task: Task, *, workdir: str | None = None) -> DetailedGradeResult:
         """Grade the episode that just ended in ``sandbox``. Never raises for infrastructure failures."""
-        started = time.monotonic()
-        timings: dict[str, float] = {}
         result = DetailedGradeResult(score=None)
-        try:
-            self._grade(sandbox, task, workdir, timings, result)
-        except (GradingError, SandboxError, OSError) as exc:
-            kind = "sandbox" if isinstance(exc, SandboxError) else "grading"
-            result.score = None
-            result.error = f"{type(exc).__name__}: {exc}"
-            result.error_kind = kind
-            logger.warning("grading %s failed: %s", task.task_id, result.error)
-        except Exception as exc:  # noqa: BLE001 - a grader bug flags the sample, it never scores it 0
-            logger.exception("grading %s crashed", task.task_id)
-            result.score = None
-            result.error = f"grader crashed: {type(exc).__name__}: {exc}"
-            result.error_kind = "grading"
-        result.duration_s = time.monotonic() - started
-        timings["total_s"] = result.duration_s
-        result.timings = timings
-        return result
+        return grade_at_boundary(lambda timings: self._grade(sandbox, task, workdir, timings, result), result, task)
 
     def _grade(
         self, sandbox: Any, task: Task, workdir: str | None, timings: dict[str, float], result: DetailedGradeResult

@@ -49,10 +49,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from terminal_agent.errors import ConfigError, GradingError, InfrastructureError, SandboxError
+from terminal_agent.errors import ConfigError, GradingError, SandboxError
 from terminal_agent.interfaces import TestOutcome
 from terminal_agent.rewards.ctrf_scoring import ctrf_outcomes, parse_ctrf, score_ctrf
-from terminal_agent.rewards.grading import DetailedGradeResult, GradingConfig, _tar
+from terminal_agent.rewards.grading import DetailedGradeResult, GradingConfig, _tar, grade_at_boundary
 from terminal_agent.rewards.harbor_config import HarborGradingConfig
 from terminal_agent.rewards.harbor_reward_files import read_reward
 from terminal_agent.rewards.tamper_detection import (
@@ -168,30 +168,10 @@ class HarborGrader:
 
     def grade(self, sandbox: Any, task: Task, *, workdir: str | None = None) -> HarborGradeResult:
         """Grade the episode that just ended in ``sandbox``. Never raises for infrastructure failures."""
-        started = time.monotonic()
-        timings: dict[str, float] = {}
         result = HarborGradeResult(score=None, separate_environment=task.verifier.separate_environment)
-        try:
-            self._grade(sandbox, task, workdir, timings, result)
-        except (GradingError, SandboxError, OSError) as exc:
-            result.score = None
-            result.error = f"{type(exc).__name__}: {exc}"
-            result.error_kind = "sandbox" if isinstance(exc, SandboxError) else "grading"
-            logger.warning("grading %s (harbor) failed: %s", task.task_id, result.error)
-        except InfrastructureError as exc:  # an image that cannot be built for a separate verifier, ...
-            result.score = None
-            result.error = f"{type(exc).__name__}: {exc}"
-            result.error_kind = exc.kind
-            logger.warning("grading %s (harbor) failed: %s", task.task_id, result.error)
-        except Exception as exc:  # noqa: BLE001 - a grader bug flags the sample, it never scores it 0
-            logger.exception("grading %s (harbor) crashed", task.task_id)
-            result.score = None
-            result.error = f"grader crashed: {type(exc).__name__}: {exc}"
-            result.error_kind = "grading"
-        result.duration_s = time.monotonic() - started
-        timings["total_s"] = result.duration_s
-        result.timings = timings
-        return result
+        return grade_at_boundary(
+            lambda timings: self._grade(sandbox, task, workdir, timings, result), result, task, "grading (harbor)"
+        )
 
     # --- the steps ---------------------------------------------------------------------------
     def _grade(self, sandbox: Any, task: Task, workdir: str | None, timings: dict[str, float], result: HarborGradeResult) -> None:
@@ -339,7 +319,11 @@ class HarborGrader:
         manifest = plan.manifest(interpreter, host_pytest_version())
         manifest["untrusted"] = untrusted
         entries.append((f"{rel}/runtime/manifest.json", json.dumps(manifest).encode(), 0o644))
-        entries += [(f"{rel}/runtime/wheels/{name}", wheel.data, 0o644) for name, wheel in sorted(plan.wheels.items())]
+        for name, wheel in sorted(plan.wheels.items()):
+            if wheel.compiled:  # extension modules cannot be imported from a zip: shipped unpacked
+                entries += _unpacked_wheel(f"{rel}/runtime/wheels/{name}.d", wheel.data, name)
+            else:
+                entries.append((f"{rel}/runtime/wheels/{name}", wheel.data, 0o644))
         entries += [(f"{rel}/shims/{name}", wrapper("offline_shims.py", name), 0o755) for name in SHIM_NAMES]
         masks = {posixpath.basename(path) for path in untrusted if posixpath.basename(path) in MASKED_TOOLS}
         links = dict(overrides)
@@ -466,6 +450,30 @@ class HarborGrader:
             return
         result.score, result.reward_source = reward.reward, reward.source
         result.tests = ctrf_outcomes(tests) if tests is not None else []
+
+
+def _unpacked_wheel(root: str, data: bytes, name: str) -> list[tuple[str, bytes | str | None, int]]:
+    """Tar entries of a wheel's files under ``root`` (directories first); refuses names that leave it."""
+    import io
+    import zipfile
+
+    entries: list[tuple[str, bytes | str | None, int]] = [(root, None, 0o755)]
+    made = {root}
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        for info in archive.infolist():
+            parts = info.filename.split("/")
+            if info.filename.startswith("/") or any(part in ("..", "") for part in parts[:-1]) or "\\" in info.filename:
+                raise GradingError(f"wheel {name} holds an unsafe path {info.filename!r}")
+            if info.is_dir() or not parts[-1]:
+                continue
+            for depth in range(1, len(parts)):
+                folder = posixpath.join(root, *parts[:depth])
+                if folder not in made:
+                    made.add(folder)
+                    entries.append((folder, None, 0o755))
+            mode = 0o755 if (info.external_attr >> 16) & 0o111 else 0o644
+            entries.append((posixpath.join(root, *parts), archive.read(info), mode))
+    return entries
 
 
 __all__ = ["HarborGradeResult", "HarborGrader", "HarborGradingConfig"]
