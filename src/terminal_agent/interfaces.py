@@ -2,10 +2,11 @@
 
     Task ──► image ──► Sandbox ◄── tools ◄── Action ◄── Agent ◄── ModelClient
                           │
-                          └──► Grader (weighted pytest) ──► GradeResult ──► reward (+ Judge)
+                          └──► Grader ──► GradeResult ──► reward (+ Judge)
+                               (by task.verifier.mode: weighted pytest, or Harbor's tests/test.sh -> reward file)
 
-Implementations live in their packages (``sandbox.docker_sandbox``, ``models.*``,
-``rewards.grading``); everything else codes against these types.
+Implementations live in their packages (``sandbox.docker_sandbox``, ``models.*``, ``rewards.grading``,
+``rewards.harbor_verifier``; task formats in ``tasks.formats``); everything else codes against these types.
 """
 
 from __future__ import annotations
