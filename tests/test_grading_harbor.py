@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import textwrap
 
 import pytest
@@ -318,6 +319,52 @@ def test_a_tool_named_with_w_is_fetched_by_the_host_with_its_dependencies(grade)
     # without -w the same tests fail: the image has no rdflib and nothing else provides it
     result = grade(harbor_task(TB2_TEST_SH, source))
     assert result.scored and result.score == 0.0, (result.error, result.log_tail)
+
+
+@pytest.mark.docker
+def test_a_compiled_tool_is_fetched_for_the_hosts_python_and_runs_where_the_image_matches(grade):
+    # numpy has no pure-Python wheel (13 of TB2's 89 test.sh files ask for it): the host fetches the wheel for its
+    # own interpreter, ships it unpacked, and the stand-in uses it where the image's python fits its tags
+    _require_tool("numpy==2.3.3")
+    source = textwrap.dedent(
+        """\
+        import numpy
+
+
+        def test_eigenvalues():
+            assert numpy.__version__ == "2.3.3"
+            assert sorted(numpy.linalg.eigvalsh(numpy.array([[2.0, 0.0], [0.0, 3.0]])).round(6)) == [2.0, 3.0]
+        """
+    )
+    sh = TB2_TEST_SH.replace("-w pytest-json-ctrf==0.3.5 \\", "-w pytest-json-ctrf==0.3.5 -w numpy==2.3.3 \\")
+    assert "numpy" in sh
+    result = grade(harbor_task(sh, source))
+    assert result.scored and result.score == 1.0, (result.error, result.log_tail)
+    assert len(result.tests) == 1 and result.tests[0].passed
+
+
+def test_a_compiled_wheel_fits_only_its_own_python_and_platform():
+    import importlib.util
+    import platform
+    from importlib import resources
+
+    path = resources.files("terminal_agent.rewards").joinpath("assets", "uv_standin.py")
+    spec = importlib.util.spec_from_file_location("uv_standin_probe", str(path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    here = "cp%d%d" % sys.version_info[:2]
+    machine = platform.machine()
+    assert module.wheel_fits(f"numpy-2.3.3-{here}-{here}-manylinux_2_27_{machine}.manylinux_2_28_{machine}.whl") is None
+    assert module.wheel_fits(f"x-1.0-cp38-abi3-manylinux2014_{machine}.whl") is None
+    assert "built for cp313" in module.wheel_fits(f"numpy-2.3.3-cp313-cp313-manylinux_2_28_{machine}.whl")
+    assert "glibc" in module.wheel_fits(f"numpy-2.3.3-{here}-{here}-manylinux_9_99_{machine}.whl")
+    assert module.wheel_fits(f"numpy-2.3.3-{here}-{here}-macosx_14_0_arm64.whl") is not None
+    info = {"wheels": {"a-1-cp313-cp313-linux_x86_64.whl": {"compiled": True}, "b-1-py3-none-any.whl": {"compiled": False}},
+            "provided": {"a": ["a-1-cp313-cp313-linux_x86_64.whl", "b-1-py3-none-any.whl"], "b": ["b-1-py3-none-any.whl"]},
+            "unavailable": {}}
+    if sys.version_info[:2] != (3, 13):
+        module.drop_unfit_wheels(info)
+        assert list(info["provided"]) == ["b"] and "built for cp313" in info["unavailable"]["a"]
 
 
 @pytest.mark.docker

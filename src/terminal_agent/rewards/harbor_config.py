@@ -39,6 +39,9 @@ class HarborGradingConfig(BaseModel):
     """The CTRF plugin provided whenever a test script passes ``--ctrf`` (TB2 pins this version)."""
     fetch_timeout_s: float = Field(180.0, gt=0)
     """Deadline of one host-side ``pip download`` of a tool."""
+    max_compiled_bytes: int = Field(512 * 1024 * 1024, ge=0)
+    """Largest download of a tool that has no pure-Python wheel (``numpy``): its wheels for the host's interpreter
+    and platform, shipped unpacked and used where the image's python matches their tags; 0: pure-Python only."""
     max_artifact_bytes: int = Field(256 * 1024 * 1024, gt=0)
     """Largest archive of artifacts handed from the agent's sandbox to a separate verifier environment."""
     max_report_bytes: int = Field(8 * 1024 * 1024, gt=0)

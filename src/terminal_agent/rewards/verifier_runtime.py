@@ -6,9 +6,12 @@ Training clusters are offline, so the grader hands the verifier a runtime instea
 
 * the host's pytest stack (the cached :mod:`~terminal_agent.rewards.verifier_bundle` zip) for ``pytest``;
 * every other tool the test scripts name (``uvx -w X``, ``uv run --with X``, ``pip install X``; plus the CTRF
-  plugin whenever a script passes ``--ctrf``) as pure-Python wheels, fetched ONCE by the host (a wheelhouse
-  directory first, then the package registry it reaches through ``pip download``) and cached on disk by
-  requirement; wheels are imported in place (zipimport), nothing is installed;
+  plugin whenever a script passes ``--ctrf``) as wheels, fetched ONCE by the host (a wheelhouse directory
+  first, then the package registry it reaches through ``pip download``) and cached on disk by requirement:
+  pure-Python wheels first; where a tool has none (``numpy``), the wheels built for the host's interpreter
+  and platform (CPython 3.11 on linux here, as the bookworm images' python), at most
+  ``HarborGradingConfig.max_compiled_bytes``. Pure wheels are imported in place (zipimport); a compiled one
+  is shipped unpacked and used only where the image's python matches its tags; nothing is installed;
 * ``uv``/``uvx``/``pytest`` stand-ins (``assets/uv_standin.py``) that run the requested tools from it, and,
   offline, shims for ``apt-get``/``apt``/``curl``/``wget``/``pip`` (``assets/offline_shims.py``) that make the
   install steps harmless and log what they skipped or could not do.
@@ -31,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import zipfile
 from dataclasses import dataclass, field
 from importlib import resources
@@ -235,6 +239,11 @@ class Wheel:
     console_scripts: tuple[tuple[str, str], ...] = ()
     """(script name, ``module:function``)."""
 
+    @property
+    def compiled(self) -> bool:
+        """Built for one interpreter and platform (shipped unpacked, used only where the image's python fits)."""
+        return not _is_pure(self.filename)
+
 
 @dataclass(frozen=True)
 class ToolWheels:
@@ -247,7 +256,7 @@ class ToolWheels:
 
 
 class ToolUnavailable(Exception):
-    """A requirement could not be provided as pure-Python wheels; the message says why."""
+    """A requirement could not be provided as wheels; the message says why."""
 
 
 def _wheel_metadata(filename: str, data: bytes) -> Wheel:
@@ -288,22 +297,61 @@ def _is_pure(filename: str) -> bool:
     return filename.endswith(".whl") and filename[:-4].split("-")[-1] == "any" and filename[:-4].split("-")[-2] == "none"
 
 
-def _pip_download(requirement: str, dest: Path, sources: list[list[str]], timeout: float) -> str:
-    """Run ``pip download`` with each source's options until one succeeds; the last error otherwise."""
+def _dir_bytes(path: Path) -> int:
+    total = 0
+    for root, _dirs, files in os.walk(path):
+        for name in files:
+            try:
+                total += os.lstat(os.path.join(root, name)).st_size
+            except OSError:  # pip moves its temporary files while we count
+                pass
+    return total
+
+
+def _run_pip(command: list[str], scratch: Path, timeout: float, max_bytes: int | None) -> tuple[int, str]:
+    """Run ``pip download`` with its temporary files in ``scratch``; stop it past ``timeout`` or ``max_bytes``."""
+    env = {**os.environ, "TMPDIR": str(scratch), "PIP_NO_CACHE_DIR": "1"}
+    with tempfile.TemporaryFile() as output:
+        process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT, env=env)
+        started = time.monotonic()
+        while process.poll() is None:
+            if time.monotonic() - started > timeout:
+                process.kill()
+                process.wait()
+                return -1, f"timed out after {timeout:.0f} s"
+            if max_bytes is not None and _dir_bytes(scratch) > max_bytes:
+                process.kill()
+                process.wait()
+                return -1, f"larger than the {max_bytes // (1024 * 1024)} MiB allowed for compiled wheels"
+            time.sleep(0.2)
+        output.seek(0)
+        text = output.read().decode("utf-8", "replace").strip()
+    return process.returncode, (text.splitlines()[-1] if text else f"exit {process.returncode}")
+
+
+def _pip_download(requirement: str, dest: Path, sources: list[list[str]], timeout: float,
+                  max_compiled_bytes: int = 0) -> str:
+    """Run ``pip download`` with each source's options until one succeeds; the last errors otherwise.
+
+    Pure-Python wheels first, chosen by tag (a compiled package fails at once instead of downloading
+    megabytes); then, when ``max_compiled_bytes`` allows, the wheels for the host's interpreter and platform.
+    """
     errors = []
-    for options in sources:
-        # pure-Python wheels only, chosen by tag: a compiled package fails at once instead of downloading megabytes
-        command = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--no-input", "--quiet",
-                   "--only-binary=:all:", "--platform", "any", "--implementation", "py", "--abi", "none",
-                   "--dest", str(dest), *options, requirement]
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            errors.append(f"pip download {requirement} timed out after {timeout:.0f} s")
-            continue
-        if done.returncode == 0:
-            return ""
-        errors.append((done.stderr or done.stdout).strip().splitlines()[-1:][0] if (done.stderr or done.stdout).strip() else f"exit {done.returncode}")
+    attempts = [("pure", ["--platform", "any", "--implementation", "py", "--abi", "none"], None)]
+    if max_compiled_bytes > 0:
+        attempts.append(("compiled", [], max_compiled_bytes))
+    for label, tags, limit in attempts:
+        for options in sources:
+            shutil.rmtree(dest, ignore_errors=True)
+            dest.mkdir(parents=True)
+            command = [sys.executable, "-m", "pip", "download", "--disable-pip-version-check", "--no-input", "--quiet",
+                       "--only-binary=:all:", *tags, "--dest", str(dest / "wheels"), *options, requirement]
+            code, message = _run_pip(command, dest, timeout, limit)
+            if code == 0:
+                return ""
+            errors.append(f"{label}: {message}" if len(attempts) > 1 else message)
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir(parents=True)
     return "; ".join(errors) or "no source to fetch from (no wheelhouse, registry disabled)"
 
 
@@ -314,7 +362,7 @@ def tool_cache_dir(config: HarborGradingConfig) -> Path:
 def fetch_tool(requirement: Requirement, config: HarborGradingConfig) -> ToolWheels:
     """The wheels of ``requirement``, from memory, the disk cache, or fetched now (then cached).
 
-    Raises :class:`ToolUnavailable` when it cannot be fetched or is not pure Python.
+    Raises :class:`ToolUnavailable` when it cannot be fetched (pure, or compiled within the size allowed).
     """
     key = hashlib.sha256(requirement.spec.encode()).hexdigest()[:24]
     with _lock:
@@ -345,13 +393,15 @@ def _fetch_locked(requirement: Requirement, config: HarborGradingConfig, key: st
     if config.use_registry:
         sources.append([])
     with tempfile.TemporaryDirectory(prefix="ta-harbor-tool-") as scratch:
-        error = _pip_download(requirement.spec, Path(scratch), sources, config.fetch_timeout_s) if sources else "no source"
+        work = Path(scratch) / "download"
+        error = (_pip_download(requirement.spec, work, sources, config.fetch_timeout_s, config.max_compiled_bytes)
+                 if sources else "no source")
         if error:
             raise ToolUnavailable(f"cannot fetch {requirement.spec} on the host: {error}")
-        files = sorted(Path(scratch).iterdir())
-        impure = [f.name for f in files if not _is_pure(f.name)]
-        if impure:
-            raise ToolUnavailable(f"{requirement.spec} is not pure Python ({', '.join(impure)})")
+        files = sorted((work / "wheels").iterdir())
+        not_wheels = [f.name for f in files if not f.name.endswith(".whl")]
+        if not_wheels:
+            raise ToolUnavailable(f"{requirement.spec} came as {', '.join(not_wheels)}, not as wheels")
         wheels: list[Wheel] = []
         dropped: list[str] = []
         read = [_wheel_metadata(path.name, path.read_bytes()) for path in files]
@@ -405,7 +455,7 @@ class RuntimePlan:
             "unavailable": self.unavailable,
             "wheels": {
                 name: {"distribution": w.distribution, "version": w.version, "pytest_plugins": list(w.pytest_plugins),
-                       "console_scripts": [list(s) for s in w.console_scripts]}
+                       "console_scripts": [list(s) for s in w.console_scripts], "compiled": w.compiled}
                 for name, w in self.wheels.items()
             },
         }

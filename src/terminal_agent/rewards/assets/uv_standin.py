@@ -3,9 +3,11 @@
 Started by the wrappers in ``VERIFIER_DIR/bin`` as ``PYTHON -I -S -B .../runtime/uv_standin.py TOOL ARGS``
 (the image's own interpreter, isolated: no PYTHON* variables, no user site, no ``.pth`` files). The host
 put in ``runtime/``: ``manifest.json`` (what it provides), ``bundle.zip`` (its pytest stack) and
-``wheels/`` (pure-Python wheels of the tools the test scripts name). Nothing is installed: wheels go on
-``sys.path`` as they are (zipimport), in front of the standard library, with the image's package dirs
-LAST (a fallback for what the host could not provide, like a compiled ``numpy`` the image ships).
+``wheels/`` (the wheels of the tools the test scripts name). Nothing is installed: pure-Python wheels go
+on ``sys.path`` as they are (zipimport), compiled ones (``numpy``, built for the host's interpreter) as the
+``NAME.whl.d`` folder the host unpacked, and only where this interpreter and platform match their tags;
+all in front of the standard library, with the image's package dirs LAST (a fallback for what the host
+could not provide).
 
 * ``uvx [-p X] [-w PKG ...] [--from PKG] TOOL ARGS`` (and ``uv tool run``): ``pytest`` runs in this process
   with the requested wheels; another tool runs from a provided wheel's console script.
@@ -50,7 +52,58 @@ def log(tool, kind, message):
 
 def manifest():
     with open(os.path.join(HERE, "manifest.json")) as handle:
-        return json.load(handle)
+        info = json.load(handle)
+    drop_unfit_wheels(info)
+    return info
+
+
+def _glibc():
+    try:
+        name, version = os.confstr("CS_GNU_LIBC_VERSION").split()
+        return tuple(int(part) for part in version.split(".")[:2]) if name == "glibc" else None
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def wheel_fits(filename):
+    """Why a compiled wheel cannot run here (its python, ABI or platform tags), or None when it can."""
+    import platform
+
+    parts = filename[:-4].split("-")
+    pythons, abis, platforms = parts[-3].split("."), parts[-2].split("."), parts[-1].split(".")
+    here = "cp%d%d" % sys.version_info[:2]
+    abi3 = "abi3" in abis and any(p.startswith("cp3") and p[2:].isdigit() and int(p[3:] or 0) <= sys.version_info[1]
+                                  for p in pythons)
+    if sys.implementation.name != "cpython" or not (here in pythons or abi3):
+        return "built for %s, this is python %s" % (".".join(pythons), sys.version.split()[0])
+    machine, libc = platform.machine(), _glibc()
+    for tag in platforms:
+        if tag == "linux_" + machine:
+            return None
+        bits = tag.split("_")
+        if tag.startswith("manylinux") and tag.endswith("_" + machine) and libc is not None:
+            if bits[0] == "manylinux1" or bits[0] == "manylinux2010" or bits[0] == "manylinux2014":
+                return None if libc >= {"manylinux1": (2, 5), "manylinux2010": (2, 12), "manylinux2014": (2, 17)}[bits[0]] else "needs a newer glibc"
+            if len(bits) >= 3 and bits[1].isdigit() and bits[2].isdigit() and libc >= (int(bits[1]), int(bits[2])):
+                return None
+    return "built for %s, this is %s with glibc %s" % (".".join(platforms), machine, ".".join(map(str, libc or ())) or "?")
+
+
+def drop_unfit_wheels(info):
+    """Distributions whose compiled wheels cannot run on this interpreter become unavailable (with the reason)."""
+    unfit = {}
+    for filename, entry in info["wheels"].items():
+        if entry.get("compiled"):
+            why = wheel_fits(filename)
+            if why:
+                unfit[filename] = why
+    if not unfit:
+        return
+    for name, filenames in list(info["provided"].items()):
+        bad = [f for f in filenames if f in unfit]
+        if bad:
+            del info["provided"][name]
+            info["unavailable"][name] = "%s: %s" % (bad[0], unfit[bad[0]])
 
 
 def canonical(name):
@@ -111,7 +164,13 @@ def check_requested(tool, info, names):
 
 def set_runtime_path(wheels):
     stdlib = [p for p in sys.path if p and not p.endswith(("site-packages", "dist-packages")) and p != HERE]
-    sys.path[:] = [os.path.join(HERE, "wheels", w) for w in wheels] + [os.path.join(HERE, "bundle.zip")] + stdlib + system_package_dirs()
+    entries = [os.path.join(HERE, "wheels", w + ".d" if info_compiled(w) else w) for w in wheels]
+    sys.path[:] = entries + [os.path.join(HERE, "bundle.zip")] + stdlib + system_package_dirs()
+
+
+def info_compiled(filename):
+    parts = filename[:-4].split("-")
+    return not (parts[-1] == "any" and parts[-2] == "none")
 
 
 def note_python(tool, requested):
