@@ -11,6 +11,7 @@ either: the output directory is made fresh, and each file is created with ``O_EX
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import stat
@@ -90,13 +91,20 @@ def _relative_name(path: Path, task_dir: Path) -> str:
         return str(path)
 
 
+@functools.lru_cache(maxsize=1024)
+def _real_root(task_dir: str) -> Path:
+    """The real path of a task folder, remembered: a reader asks for it once per file it opens. A stale entry
+    only ever makes the check stricter (the folder it names is the one that was checked)."""
+    return Path(task_dir).resolve()
+
+
 def resolve_inside(path: Path, task_dir: Path) -> Path:
     """The real path of ``path``, which must lie inside ``task_dir``; a TaskFormatError naming it otherwise.
 
     A symlink (at ``path`` or any parent) whose target leaves the task folder, and a ``..`` that does, are
     refused before anything is opened.
     """
-    root = task_dir.resolve()
+    root = _real_root(os.path.abspath(task_dir))
     real = path.resolve()
     if real != root and root not in real.parents:
         what = "a symlink" if any(p.is_symlink() for p in [path, *path.parents] if p != p.parent) else "a path"
@@ -109,13 +117,16 @@ def resolve_inside(path: Path, task_dir: Path) -> Path:
     return real
 
 
-def read_file(path: Path, task_dir: Path, *, limit: int = MAX_FILE_BYTES) -> bytes:
+def read_file(path: Path, task_dir: Path, *, limit: int = MAX_FILE_BYTES, walked: bool = False) -> bytes:
     """The bytes of ``path``, a regular file inside ``task_dir`` of at most ``limit`` bytes.
 
     Raises :class:`TaskFormatError` naming the file for a path or symlink leaving the task folder, anything
     but a regular file (FIFO, device, socket), a file over the bound, or one that cannot be read.
+    ``walked``: ``path`` is a non-link entry that :func:`read_tree`'s walk (which never follows a link) found
+    below a checked root, so it is inside without resolving it again; ``O_NOFOLLOW`` still refuses it should it
+    have turned into a link since.
     """
-    real = resolve_inside(path, task_dir)
+    real = path if walked else resolve_inside(path, task_dir)
     name = _relative_name(path, task_dir)
     try:
         fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
@@ -185,7 +196,7 @@ def read_tree(root: Path, task_dir: Path, skip: set[str] | None = None) -> dict[
             if len(files) >= MAX_FILES_PER_TASK:
                 raise TaskFormatError(f"more than {MAX_FILES_PER_TASK} files under {_relative_name(root, task_dir)}",
                                       location=str(task_dir), field="files")
-            data = read_file(path, task_dir)
+            data = read_file(path, task_dir, walked=not os.path.islink(path))
             total += len(data)
             if total > MAX_TASK_BYTES:
                 raise TaskFormatError(f"the files under {_relative_name(root, task_dir)} pass {MAX_TASK_BYTES} bytes",
