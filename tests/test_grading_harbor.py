@@ -404,6 +404,20 @@ def test_verifier_runs_as_its_user_with_its_env_in_the_workdir(grade):
 
 
 @pytest.mark.docker
+def test_a_login_shell_of_the_verifier_reads_bashrc_through_the_fresh_homes_profile(grade):
+    # as a TB2 test that appends to $HOME/.bashrc and starts tmux (a login shell): the fresh HOME holds the
+    # image's /etc/skel start-up files, so ~/.profile sources ~/.bashrc as in the image's own home
+    sh = simple_sh(
+        """\
+        echo 'export FROM_BASHRC=seen' >> "$HOME/.bashrc"
+        [ "$(bash -lic 'echo $FROM_BASHRC' 2>/dev/null)" = seen ] && [ -f "$HOME/.profile" ] && echo 1 > /logs/verifier/reward.txt || echo 0 > /logs/verifier/reward.txt
+        """
+    )
+    result = grade(harbor_task(sh, ""), SOLVE)
+    assert result.scored and result.score == 1.0, (result.error, result.log_tail)
+
+
+@pytest.mark.docker
 def test_tb2_style_verifier_as_a_non_root_user(grade):
     task = harbor_task(verifier=VerifierSpec(mode=GradingMode.HARBOR, user="nobody"))
     result = grade(task, SOLVE + " && chmod -R a+rX /app")

@@ -102,6 +102,33 @@ def _chown_tree(path, uid, gid):
                 pass
 
 
+def _seed_home(home):
+    """The start-up files a new account gets (``/etc/skel``, as ``useradd -m`` copies them) into the fresh HOME:
+    a login shell (tmux's, ``bash -l``) then reads ``~/.bashrc`` through ``~/.profile`` as it does in the image's
+    own home. Regular files at the top of /etc/skel only, never through a symlink, at most 1 MiB each."""
+    skel = "/etc/skel"
+    if os.path.islink(skel) or not os.path.isdir(skel):
+        return
+    for name in sorted(os.listdir(skel)):
+        target = os.path.join(home, name)
+        if os.path.lexists(target):
+            continue
+        try:
+            fd = os.open(os.path.join(skel, name), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:  # a symlink, or unreadable: not copied
+            continue
+        try:
+            info = os.fstat(fd)
+            if not (info.st_mode & 0o170000 == 0o100000) or info.st_size > 1 << 20:
+                continue
+            data = os.read(fd, info.st_size + 1)
+        finally:
+            os.close(fd)
+        with open(target, "xb") as handle:
+            handle.write(data)
+        os.chmod(target, 0o644)
+
+
 def _drop_privileges(uid, gid):
     def change():
         os.setsid()
@@ -156,6 +183,8 @@ def main(argv):
         _remove("/logs/verifier")
     os.mkdir("/logs/verifier", 0o755)
     os.chown("/logs/verifier", uid, gid)
+    if job.get("isolate_home", True):
+        _seed_home(os.path.join(verifier_dir, "home"))
     for name in ("log", "home"):
         _chown_tree(os.path.join(verifier_dir, name), uid, gid)
 
