@@ -20,6 +20,7 @@ from terminal_agent.cli import (
     task_commands,
     task_generate_commands,  # noqa: F401 - registers `tasks generate`
     task_quality_commands,  # noqa: F401 - registers `tasks validate` and `tasks screen`
+    verifier_tool_commands,  # noqa: F401 - registers `tasks prefetch-tools`
 )
 from terminal_agent.errors import TerminalAgentError
 

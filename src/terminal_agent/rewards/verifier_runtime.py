@@ -365,16 +365,21 @@ def fetch_tool(requirement: Requirement, config: HarborGradingConfig) -> ToolWhe
     Raises :class:`ToolUnavailable` when it cannot be fetched (pure, or compiled within the size allowed).
     """
     key = hashlib.sha256(requirement.spec.encode()).hexdigest()[:24]
+    # remembered per cache and sources: another cache (a prefetch into a new directory) or another wheelhouse
+    # must look for itself, not take the answer another configuration got
+    memo_key = f"{tool_cache_dir(config)}|{config.wheelhouse}|{config.use_registry}|{key}"
     with _lock:
-        if key in _memo:
-            return _memo[key]
-        if key in _failed:
-            raise ToolUnavailable(_failed[key])
+        if memo_key in _memo:
+            return _memo[memo_key]
+        if memo_key in _failed:
+            raise ToolUnavailable(_failed[memo_key])
         try:
-            return _fetch_locked(requirement, config, key)
+            tool = _fetch_locked(requirement, config, key)
         except ToolUnavailable as exc:
-            _failed[key] = str(exc)
+            _failed[memo_key] = str(exc)
             raise
+        _memo[memo_key] = tool
+        return tool
 
 
 def _fetch_locked(requirement: Requirement, config: HarborGradingConfig, key: str) -> ToolWheels:
@@ -384,9 +389,7 @@ def _fetch_locked(requirement: Requirement, config: HarborGradingConfig, key: st
     if manifest.is_file():
         recorded = json.loads(manifest.read_text())
         wheels = tuple(_wheel_metadata(name, (cache / name).read_bytes()) for name in recorded["wheels"])
-        tool = ToolWheels(recorded["requirement"], wheels, tuple(recorded.get("dropped", ())))
-        _memo[key] = tool
-        return tool
+        return ToolWheels(recorded["requirement"], wheels, tuple(recorded.get("dropped", ())))
     sources: list[list[str]] = []
     if config.wheelhouse:
         sources.append(["--no-index", "--find-links", config.wheelhouse])
@@ -425,7 +428,6 @@ def _fetch_locked(requirement: Requirement, config: HarborGradingConfig, key: st
         except OSError as exc:  # a read-only cache only costs a fetch next time
             logger.warning("could not cache %s at %s: %s", requirement.spec, cache, exc)
             shutil.rmtree(cache, ignore_errors=True)
-    _memo[key] = tool
     return tool
 
 
