@@ -94,7 +94,7 @@ def full_task(**overrides) -> Task:
         instruction="Repair the archive.\r\nKeep CRLF ✓.",
         dockerfile="FROM ubuntu:24.04\nWORKDIR /app\nCOPY fixtures/ /app/fixtures/\n",
         files={**BINARY_FILES, "notes/crlf.txt": "one\r\ntwo\r\n", "src/main.py": "print('hi')\n"},
-        docker_image="ghcr.io/example/full-task:1.0",
+        docker_image="images.example/full-task:1.0",
         env={"API_URL": "${API_URL:-http://localhost:8080}", "MODE": "test"},
         test_source=RICH_TESTS,
         test_support_files={"data/expected.bin": b"\xff\xfe\x00\x01", "data/expected.txt": "ok\r\n"},

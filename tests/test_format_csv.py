@@ -193,7 +193,7 @@ def test_new_columns_appear_only_when_a_task_uses_them(tmp_path):
     assert list(rows[0])[: len(STANDARD_COLUMNS) + len(OUR_COLUMNS) + 4] == (
         STANDARD_COLUMNS + OUR_COLUMNS + ["docker_image", "env", "solution_files", "verifier"]
     )
-    assert rows[0]["docker_image"] == "" and rows[1]["docker_image"] == "ghcr.io/example/full-task:1.0"
+    assert rows[0]["docker_image"] == "" and rows[1]["docker_image"] == "images.example/full-task:1.0"
     assert json.loads(rows[1]["limits"])["build_timeout_s"] == 1234.5
     assert json.loads(rows[1]["verifier"]) == {
         "env": {"VERIFIER_TOKEN": "${TOKEN:-none}"}, "user": "tester", "network": False, "separate_environment": True,

@@ -226,7 +226,7 @@ REFUSED = [
      '[environment]\nmcp_servers = [{ name = "search", transport = "sse", url = "http://mcp.invalid/sse" }]'),
     ("environment.healthcheck", "[environment]", '[environment]\nhealthcheck = { command = "true" }'),
     ("environment.network_mode", "[environment]", '[environment]\nnetwork_mode = "allowlist"'),
-    ("environment.allowed_hosts", "[environment]", '[environment]\nallowed_hosts = ["pypi.org"]'),
+    ("environment.allowed_hosts", "[environment]", '[environment]\nallowed_hosts = ["packages.example"]'),
     ("environment.workdir", "[environment]", '[environment]\nworkdir = "/work"'),
     ("environment.os", "[environment]", '[environment]\nos = "windows"'),
     ("environment.tpu", "[environment]", '[environment]\ntpu = { type = "v6e", topology = "2x2" }'),

@@ -88,7 +88,7 @@ def test_parquet_file_round_trips_binary_files_and_new_fields(tmp_path):
     files = json.loads(extra["files"])
     assert files["img/logo.png"] == {"base64": base64.b64encode(BINARY_FILES["img/logo.png"]).decode()}
     assert files["notes/crlf.txt"] == "one\r\ntwo\r\n"
-    assert extra["docker_image"] == "ghcr.io/example/full-task:1.0" and extra["has_docker_image"] is True
+    assert extra["docker_image"] == "images.example/full-task:1.0" and extra["has_docker_image"] is True
     assert extra["limit_build_timeout_s"] == 1234.5
     assert json.loads(extra["verifier"])["user"] == "tester"
     assert json.loads(extra["env"]) == {"API_URL": "${API_URL:-http://localhost:8080}", "MODE": "test"}

@@ -134,7 +134,7 @@ def test_terminal_bench_round_trips_binary_files_and_every_new_field(tmp_path, t
 def test_new_fields_live_in_the_extra_table_and_solution_files_in_solution_dir(tmp_path):
     task_dir = write_tb_task(full_task(), tmp_path)
     extra = yaml.safe_load((task_dir / "task.yaml").read_text())["terminal_agent"]
-    assert extra["docker_image"] == "ghcr.io/example/full-task:1.0"
+    assert extra["docker_image"] == "images.example/full-task:1.0"
     assert extra["env"] == {"API_URL": "${API_URL:-http://localhost:8080}", "MODE": "test"}
     assert extra["verifier"]["separate_environment"] is True and "mode" not in extra["verifier"]  # defaults omitted
     assert extra["limits"]["build_timeout_s"] == 1234.5
