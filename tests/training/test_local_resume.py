@@ -76,7 +76,8 @@ def test_checkpoint_restores_adapter_optimizer_and_rng(tmp_path):
 
 
 def _containers_of(docker_client, pid: int) -> list:
-    return docker_client.containers.list(all=True, filters={"label": [f"terminal-agent.owner-pid={pid}"]})
+    # sparse: the list alone, no inspect per container - one that the daemon removes between the two is gone, not an error
+    return docker_client.containers.list(all=True, sparse=True, filters={"label": [f"terminal-agent.owner-pid={pid}"]})
 
 
 @pytest.mark.docker
