@@ -8,7 +8,7 @@ backends.
 from __future__ import annotations
 
 from terminal_agent.interfaces import ModelClient
-from terminal_agent.rewards import judge_backends  # noqa: F401 - importing it registers the built-in backends
+import terminal_agent.rewards.judge_backends  # noqa: F401 - registers the built-in backends (the module, not the package face: no circle)
 from terminal_agent.rewards.judge import JUDGE_BACKENDS, Judge, JudgeConfig
 
 

@@ -31,7 +31,10 @@ from typing import ClassVar, TypeVar
 
 from terminal_agent.errors import ConfigError, TaskFormatError
 from terminal_agent.registry import Registry
-from terminal_agent.tasks import csv_format, harbor, parquet_rows, terminal_bench
+import terminal_agent.tasks.csv_format as csv_format  # the modules, not the package face: no circle through tasks/__init__
+import terminal_agent.tasks.harbor as harbor
+import terminal_agent.tasks.parquet_rows as parquet_rows
+import terminal_agent.tasks.terminal_bench as terminal_bench
 from terminal_agent.tasks.atomic_output import atomic_output_dir
 from terminal_agent.tasks.model import TASK_ID_PATTERN, Task
 
