@@ -236,6 +236,18 @@ _ENVIRONMENT_KEPT = {
 }
 
 
+
+def _size_string(reading: Any, name: str, value: Any, example: str) -> int | None:
+    """MiB of a deprecated size string (``memory = "2G"``); None, with the refusal recorded, when it is not one."""
+    try:
+        size = parse_size_mb(value) if isinstance(value, str) else None
+    except ValueError as exc:
+        reading.refuse(name, value, f"{name}: {exc}")
+        return None
+    if size is None:
+        reading.refuse(name, value, f"{name} must be a size string like {example!r}")
+    return size
+
 def _read_environment_table(reading: HarborConfigReading, table: dict[str, Any], prefix: str) -> dict[str, Any]:
     """The settings of an ``[environment]``-shaped table (the task's, or ``[verifier.environment]``): returns what
     it says of cpus, memory_mb, network, build_timeout_s, docker_image and env (absent keys left out). Refusals and
@@ -253,14 +265,10 @@ def _read_environment_table(reading: HarborConfigReading, table: dict[str, Any],
                     reading.refuse(name, value, f"{prefix}memory and {name} disagree ({said['memory_mb']} MiB "
                                                 f"!= {int(value)} MiB)")
         elif key == "memory":
-            try:
-                size = parse_size_mb(value) if isinstance(value, str) else None
-            except ValueError as exc:
-                reading.refuse(name, value, f"{name}: {exc}")
-                continue
+            size = _size_string(reading, name, value, "2G")
             if size is None:
-                reading.refuse(name, value, f"{name} must be a size string like '2G'")
-            elif size <= 0:
+                continue
+            if size <= 0:
                 reading.refuse(name, value, f"{name} must be more than 0 MiB")
             elif "memory_mb" in said and said["memory_mb"] != size:
                 reading.refuse(name, value, f"{name} and {prefix}memory_mb disagree ({size} MiB != "
@@ -268,14 +276,8 @@ def _read_environment_table(reading: HarborConfigReading, table: dict[str, Any],
             else:
                 said["memory_mb"] = size
         elif key == "storage":
-            try:
-                size = parse_size_mb(value) if isinstance(value, str) else None
-            except ValueError as exc:
-                reading.refuse(name, value, f"{name}: {exc}")
-                continue
-            if size is None:
-                reading.refuse(name, value, f"{name} must be a size string like '10G'")
-            else:
+            size = _size_string(reading, name, value, "10G")
+            if size is not None:
                 reading.keep(name, value, f"{size} MiB of disk (deprecated spelling of storage_mb): disk quotas are "
                                           "not enforced by the sandboxes here")
         elif key == "storage_mb":
