@@ -30,6 +30,14 @@ CORPUS_MODULES = (
     "backup_archive",
     "performance",
     "edge_cases",
+    "build_repair",
+    "packaging",
+    "speed_fixes",
+    "git_history",
+    "services",
+    "sqlite_data",
+    "log_forensics",
+    "multi_file",
 )
 CSV_PATH = HERE / "latest_verified.csv"
 

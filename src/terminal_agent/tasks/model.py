@@ -186,6 +186,49 @@ class VerifierSpec(BaseModel):
         return agent_network if self.network is None else self.network
 
 
+class GuardFailure(str, Enum):
+    """What a failed guard test does to the score."""
+
+    ZERO = "zero"
+    """Any failed guard makes the score 0."""
+    CAP = "cap"
+    """Any failed guard caps the score at ``TestGuards.cap``."""
+
+
+class TestGuards(BaseModel):
+    """Guard tests ("nothing else was touched", "the inputs are unchanged"): they earn nothing by themselves,
+    but when one fails the episode's score is zeroed or capped. A no-op agent passes every guard and still
+    earns nothing, so guards never pay for doing nothing."""
+
+    __test__ = False  # not a pytest class
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    tests: list[str] = Field(min_length=1)
+    """Names of the guard tests: test functions of ``test_source`` (weighted pytest) or CTRF test names
+    (Harbor mode). A guard carries no weight: it must not appear in ``test_weights`` with a weight above 0."""
+    on_failure: GuardFailure = GuardFailure.ZERO
+    """``zero``: a failed guard zeroes the score; ``cap``: it caps the score at ``cap``."""
+    cap: float = 0.0
+    """The highest score a run with a failed guard can get: 0 with ``zero``; strictly between 0 and 1 with ``cap``."""
+
+    @model_validator(mode="after")
+    def _cap_matches_mode(self) -> "TestGuards":
+        if len(set(self.tests)) != len(self.tests):
+            raise ValueError("guards.tests names a test twice")
+        if self.on_failure is GuardFailure.ZERO and self.cap != 0.0:
+            raise ValueError(f"guards.cap is {self.cap:g} but on_failure is zero (use on_failure: cap)")
+        if self.on_failure is GuardFailure.CAP and not 0.0 < self.cap < 1.0:
+            raise ValueError(f"guards.cap must lie strictly between 0 and 1 with on_failure: cap, got {self.cap:g}")
+        return self
+
+    def apply(self, score: float, failed_guards: list[str]) -> float:
+        """The score after the guards: unchanged when none failed, else zeroed or capped."""
+        if not failed_guards:
+            return score
+        return 0.0 if self.on_failure is GuardFailure.ZERO else min(score, self.cap)
+
+
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -269,6 +312,8 @@ class Task(BaseModel):
     """Time and resource limits."""
     verifier: VerifierSpec = Field(default_factory=VerifierSpec)
     """How the verifier runs: grading mode, env, user, network, separate environment."""
+    guards: TestGuards | None = None
+    """Guard tests that zero or cap the score when they fail (they earn nothing themselves); None: no guards."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Anything else carried along unchanged (``created_at``, ``updated_at``, source format ...)."""
 
@@ -312,6 +357,18 @@ class Task(BaseModel):
         bad = [name for name, weight in self.test_weights.items() if weight < 0]
         if bad:
             raise ValueError(f"test_weights are negative for: {', '.join(bad)}")
+        if self.guards is not None:
+            paid = [name for name in self.guards.tests if self.test_weights.get(name, 0.0) > 0]
+            if paid:
+                raise ValueError(f"guard tests earn nothing by themselves, but test_weights pays: {', '.join(paid)}")
+            if self.verifier.mode is not GradingMode.HARBOR:
+                try:
+                    declared_guards = find_test_functions(self.test_source)
+                except ValueError:
+                    declared_guards = []
+                unknown = [name for name in self.guards.tests if name not in declared_guards]
+                if unknown and declared_guards:
+                    raise ValueError(f"guards name tests that do not exist: {', '.join(unknown)}")
         if self.verifier.mode is GradingMode.HARBOR:
             if "test.sh" not in self.test_support_files:
                 raise ValueError("a task graded in harbor mode needs tests/test.sh (test_support_files['test.sh'])")
@@ -355,7 +412,8 @@ class Task(BaseModel):
         Always empty in harbor mode, where unweighted means "the verifier's reward file decides"."""
         if self.verifier.mode is GradingMode.HARBOR:
             return []
-        return [name for name in self.test_functions if name not in self.test_weights]
+        guards = set(self.guards.tests) if self.guards is not None else set()
+        return [name for name in self.test_functions if name not in self.test_weights and name not in guards]
 
     def content_hashes(self) -> dict[str, str]:
         """sha256 of instruction, environment, tests and weights - recorded by validation and splits."""
@@ -374,7 +432,8 @@ class Task(BaseModel):
             "instruction": digest(self.instruction),
             "environment": digest(environment),
             "tests": digest(tests),
-            "weights": digest(json.dumps(self.test_weights, sort_keys=True)),
+            "weights": digest(json.dumps(self.test_weights, sort_keys=True)
+                              + ("" if self.guards is None else "\0" + self.guards.model_dump_json())),
         }
 
 

@@ -9,7 +9,7 @@ training instance, whatever the seeds. Everything else (file contents, sizes, na
 the instance's own seed.
 
 An instance is a full :class:`~terminal_agent.tasks.model.Task`: instruction, a Dockerfile on the
-offline base image (``ubuntu:24.04`` is aliased onto it), at least three weighted tests with the
+validated base (``python:3.11-slim-bookworm``, aliased offline onto the project's base), at least three weighted tests with the
 expected values computed by the generator, and a reference solution in bash.
 """
 
@@ -19,7 +19,7 @@ import hashlib
 import json
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -35,7 +35,11 @@ DIFFICULTIES: tuple[str, ...] = ("easy", "medium")
 HELD_OUT_SHARE = 0.25
 """Share of a family's split keys (by hash, so stable when keys are added) reserved for held-out."""
 
-BASE_DOCKERFILE = "FROM ubuntu:24.04\nWORKDIR /app\n"
+VALIDATED_BASE = "python:3.11-slim-bookworm"
+"""The base every generated and shipped task names: Debian bookworm with Python 3.11, what validation runs on.
+Offline, the image alias table maps it onto the project's base (debootstrap bookworm + python3, pip, venv); with
+registry access the official image is pulled, so exported tasks build there as they are."""
+BASE_DOCKERFILE = f"FROM {VALIDATED_BASE}\nWORKDIR /app\n"
 
 
 def split_of_key(family: str, key: str) -> Split:
@@ -63,9 +67,10 @@ class InstanceParts:
     """Instance parameters recorded in the task's metadata (sizes, chosen names)."""
 
 
-def dockerfile_for(files: dict[str, str], steps: Sequence[str] = ()) -> str:
-    """``FROM ubuntu:24.04``, ``WORKDIR /app``, one ``COPY`` per top-level entry of ``files``, then ``steps``."""
-    lines = [BASE_DOCKERFILE.rstrip("\n")]
+def dockerfile_for(files: Mapping[str, object], steps: Sequence[str] = (), setup: Sequence[str] = ()) -> str:
+    """``FROM`` the validated base, ``WORKDIR /app``, ``setup`` (shared layers such as package installs, before
+    the copies so that tasks share them), one ``COPY`` per top-level entry of ``files``, then ``steps``."""
+    lines = [BASE_DOCKERFILE.rstrip("\n"), *setup]
     tops = sorted({path.split("/", 1)[0] + ("/" if "/" in path else "") for path in files})
     for top in tops:
         if any(ch.isspace() for ch in top):
