@@ -20,6 +20,7 @@ from terminal_agent.tasks.csv_format import read_tasks_csv, write_tasks_csv
 from terminal_agent.tasks.model import Task
 
 CORPUS_MODULES = (
+    "originals",
     "text_logs",
     "debugging_python",
     "debugging_shell",
