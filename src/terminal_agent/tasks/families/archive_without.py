@@ -49,7 +49,7 @@ def test_no_excluded_file_is_inside():
     assert set(members) == set(KEPT), sorted(set(members) ^ set(KEPT))
 
 
-def test_project_left_in_place():
+def test_guard_project_left_in_place():
     for name, content in {**KEPT, **EXCLUDED}.items():
         assert Path("/app", name).read_text() == content, name
 '''
@@ -97,8 +97,9 @@ class ArchiveWithout(TaskFamily):
                 "test_archive_is_a_gzip_tar": 0.5,
                 "test_every_kept_file_is_inside_with_its_content": 2.0,
                 "test_no_excluded_file_is_inside": 1.5,
-                "test_project_left_in_place": 0.5,
             },
+            guards=["test_guard_project_left_in_place"],
+            outputs=["/app/backup.tar.gz"],
             solution=solution,
             files={**kept, **excluded},
             tags=["tar", "backup"],

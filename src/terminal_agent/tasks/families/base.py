@@ -8,6 +8,16 @@ to count, the mode to set, the extension to exclude ...). Every key belongs to e
 training instance, whatever the seeds. Everything else (file contents, sizes, names) comes from
 the instance's own seed.
 
+A family can also be held out **as a whole** (``held_out_family = True``): then every key belongs to
+``held_out`` and the family has no training instance at all. Those families differ in structure from
+every training family (a multi-file package to repair, git history to recover, a script run on fresh
+inputs), so the held-out split measures transfer to unseen kinds of work, not only unseen parameters.
+:func:`held_out_families` lists them.
+
+Every weighted test fails on an untouched environment and on empty outputs; "inputs unchanged" checks
+are guards (:class:`~terminal_agent.tasks.model.TestGuards`): they earn nothing and zero (or cap) the
+score when they fail.
+
 An instance is a full :class:`~terminal_agent.tasks.model.Task`: instruction, a Dockerfile on the
 validated base (``python:3.11-slim-bookworm``, aliased offline onto the project's base), at least three weighted tests with the
 expected values computed by the generator, and a reference solution in bash.
@@ -25,7 +35,7 @@ from typing import Literal
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.registry import Registry
-from terminal_agent.tasks.model import Task
+from terminal_agent.tasks.model import Task, TestGuards
 
 Split = Literal["train", "held_out"]
 SPLITS: tuple[str, ...] = ("train", "held_out")
@@ -40,6 +50,20 @@ VALIDATED_BASE = "python:3.11-slim-bookworm"
 Offline, the image alias table maps it onto the project's base (debootstrap bookworm + python3, pip, venv); with
 registry access the official image is pulled, so exported tasks build there as they are."""
 BASE_DOCKERFILE = f"FROM {VALIDATED_BASE}\nWORKDIR /app\n"
+
+DEV_TOOLS = (
+    "RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "
+    "bc curl ca-certificates file gcc git libc6-dev make procps sqlite3 xxd && rm -rf /var/lib/apt/lists/*"
+)
+"""The shared package layer (gcc, make, git, sqlite3, ...), as a ``setup`` line of :func:`dockerfile_for`.
+
+It must stay byte-identical to ``DEV_TOOLS`` of the corpus authoring form (dataset/corpus/_spec.py): Docker then
+builds the layer once and every corpus task and family instance that asks for it shares it."""
+GIT_IDENTITY = (
+    'RUN git config --global user.name "Corpus Author" && git config --global user.email author@example.com '
+    "&& git config --global init.defaultBranch main"
+)
+"""A Dockerfile step for instances with git history (identical to the corpus form's ``GIT_IDENTITY``)."""
 
 
 def split_of_key(family: str, key: str) -> Split:
@@ -65,6 +89,15 @@ class InstanceParts:
     tags: list[str] = field(default_factory=list)
     parameters: dict[str, object] = field(default_factory=dict)
     """Instance parameters recorded in the task's metadata (sizes, chosen names)."""
+    guards: list[str] = field(default_factory=list)
+    """Guard tests (declared in ``test_source``, no weight): "inputs unchanged", "nothing else touched"."""
+    guard_cap: float = 0.0
+    """0: a failed guard zeroes the score; between 0 and 1: it caps the score there."""
+    setup: list[str] = field(default_factory=list)
+    """Shared Dockerfile layers before the copies (``[DEV_TOOLS]``)."""
+    outputs: list[str] = field(default_factory=list)
+    """The paths the agent is asked to write (recorded as ``metadata['family_outputs']``; an empty-output check
+    touches them)."""
 
 
 def dockerfile_for(files: Mapping[str, object], steps: Sequence[str] = (), setup: Sequence[str] = ()) -> str:
@@ -83,6 +116,11 @@ def dockerfile_for(files: Mapping[str, object], steps: Sequence[str] = (), setup
 class TaskFamily(ABC):
     """A seeded generator of easy and medium tasks of one kind; see the module docstring."""
 
+    held_out_family: bool = False
+    """True: the whole family is held out (every key in ``held_out``, none in ``train``)."""
+    difficulties: tuple[str, ...] = DIFFICULTIES
+    """The difficulties this family makes (a subset of :data:`DIFFICULTIES`)."""
+
     name: str
     """Registry name; also the prefix of every instance's task id."""
     summary: str
@@ -96,7 +134,11 @@ class TaskFamily(ABC):
         """The keys of ``split``, in pool order."""
         if split not in SPLITS:
             raise ConfigError(f"unknown split {split!r}; valid: {', '.join(SPLITS)}")
-        return [key for key in self.keys if split_of_key(self.name, key) == split]
+        return [key for key in self.keys if self.split_of(key) == split]
+
+    def split_of(self, key: str) -> Split:
+        """The split of one key: ``held_out`` for every key of a held-out family, else :func:`split_of_key`."""
+        return "held_out" if self.held_out_family else split_of_key(self.name, key)
 
     @abstractmethod
     def build(self, key: str, difficulty: Difficulty, rng: random.Random) -> InstanceParts:
@@ -106,11 +148,15 @@ class TaskFamily(ABC):
         """The task of (``key``, ``difficulty``, ``seed``): the same arguments always give the same task."""
         if key not in self.keys:
             raise ConfigError(f"family {self.name}: unknown key {key!r}; valid: {', '.join(self.keys)}")
-        if difficulty not in DIFFICULTIES:
-            raise ConfigError(f"family {self.name}: difficulty must be one of {', '.join(DIFFICULTIES)}")
+        if difficulty not in self.difficulties:
+            raise ConfigError(f"family {self.name}: difficulty must be one of {', '.join(self.difficulties)}")
         rng = random.Random(f"{self.name}|{key}|{difficulty}|{seed}")
         parts = self.build(key, difficulty, rng)
-        split = split_of_key(self.name, key)
+        split = self.split_of(key)
+        guards = None
+        if parts.guards:
+            guards = TestGuards(tests=list(parts.guards), on_failure="cap" if parts.guard_cap > 0 else "zero",
+                                cap=parts.guard_cap)
         digest = hashlib.sha256(json.dumps([self.name, key, difficulty, seed]).encode()).hexdigest()[:10]
         return Task(
             task_id=f"gen-{self.name}-{digest}",
@@ -120,10 +166,11 @@ class TaskFamily(ABC):
             category=parts.category,
             use_case_category="procedural",
             tags=["generated", self.name, *parts.tags],
-            dockerfile=dockerfile_for(parts.files, parts.dockerfile_steps),
+            dockerfile=dockerfile_for(parts.files, parts.dockerfile_steps, setup=parts.setup),
             files=parts.files,
             test_source=parts.test_source,
             test_weights=parts.test_weights,
+            guards=guards,
             solution=parts.solution,
             metadata={
                 "family": self.name,
@@ -131,6 +178,8 @@ class TaskFamily(ABC):
                 "family_split": split,
                 "family_seed": seed,
                 "family_parameters": parts.parameters,
+                "family_outputs": list(parts.outputs),
+                **({"family_held_out": True} if self.held_out_family else {}),
             },
         )
 
@@ -144,26 +193,38 @@ def get_family(name: str) -> TaskFamily:
     return FAMILIES.get(name)()
 
 
+def held_out_families() -> list[str]:
+    """Names of the families held out as a whole (no training instance; every key in ``held_out``), sorted."""
+    return sorted(name for name in FAMILIES if FAMILIES.get(name).held_out_family)
+
+
 def generate_instances(
     family_name: str,
     count: int,
     seed: int,
     *,
     split: Split = "train",
-    difficulties: Sequence[str] = DIFFICULTIES,
+    difficulties: Sequence[str] | None = None,
 ) -> list[Task]:
     """``count`` distinct instances of one family, drawn only from the keys of ``split``.
 
     Keys and instance seeds come from ``Random(family:split:seed)``; difficulties alternate over
-    ``difficulties``. The same arguments always give the same tasks.
+    ``difficulties`` (default: the family's own). The same arguments always give the same tasks.
+    A split that holds none of the family's keys (``train`` of a held-out family) gives no instances.
     """
     family = get_family(family_name)
     if count < 0:
         raise ConfigError(f"count must be >= 0, got {count}")
-    unknown = [d for d in difficulties if d not in DIFFICULTIES]
+    if difficulties is None:
+        difficulties = family.difficulties
+    unknown = [d for d in difficulties if d not in family.difficulties]
     if unknown or not difficulties:
-        raise ConfigError(f"difficulties must be among {', '.join(DIFFICULTIES)}, got {list(difficulties)}")
+        raise ConfigError(
+            f"family {family_name}: difficulties must be among {', '.join(family.difficulties)}, got {list(difficulties)}"
+        )
     keys = family.split_keys(split)
+    if not keys:
+        return []
     rng = random.Random(f"{family_name}:{split}:{seed}")
     tasks: dict[str, Task] = {}
     index = 0
@@ -184,7 +245,8 @@ def family_parameter_space(family_name: str) -> dict[str, object]:
         "key_meaning": family.key_meaning,
         "train_keys": family.split_keys("train"),
         "held_out_keys": family.split_keys("held_out"),
-        "difficulties": list(DIFFICULTIES),
+        "difficulties": list(family.difficulties),
+        "held_out_family": family.held_out_family,
     }
 
 

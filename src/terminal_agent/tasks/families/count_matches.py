@@ -59,11 +59,15 @@ def test_answer_is_a_number():
     assert _answer().isdigit(), "answer.txt must hold one non-negative integer"
 
 
+def test_count_is_close():
+    assert abs(int(_answer()) - EXPECTED) <= max(1, EXPECTED // 10), "more than 10% off"
+
+
 def test_count_is_right():
     assert int(_answer()) == EXPECTED
 
 
-def test_logs_unchanged():
+def test_guard_logs_unchanged():
     for path, digest in LOG_HASHES.items():
         assert sha256_of(path) == digest, path
 '''
@@ -103,7 +107,9 @@ class CountMatches(TaskFamily):
             instruction=instruction,
             category="text-processing",
             test_source=tests,
-            test_weights={"test_answer_is_a_number": 0.5, "test_count_is_right": 3.0, "test_logs_unchanged": 0.5},
+            test_weights={"test_answer_is_a_number": 0.5, "test_count_is_close": 1.0, "test_count_is_right": 2.5},
+            guards=["test_guard_logs_unchanged"],
+            outputs=["/app/answer.txt"],
             solution=solution,
             files=files,
             tags=["grep", "logs"],

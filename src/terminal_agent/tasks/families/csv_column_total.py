@@ -44,7 +44,7 @@ def test_exact_output():
     assert _lines() == EXPECTED
 
 
-def test_data_unchanged():
+def test_guard_data_unchanged():
     assert sha256_of("/app/data.csv") == DATA_SHA256
 '''
 
@@ -111,8 +111,9 @@ class CsvColumnTotal(TaskFamily):
                 "test_output_exists": 0.5,
                 "test_values_are_right": 2.0,
                 "test_exact_output": 1.0,
-                "test_data_unchanged": 0.5,
             },
+            guards=["test_guard_data_unchanged"],
+            outputs=[output],
             solution=solution,
             files={"data.csv": text},
             tags=["csv"],

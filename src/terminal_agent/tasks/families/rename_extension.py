@@ -32,18 +32,23 @@ def test_no_old_extension_left():
     assert not left, left
 
 
+def test_new_names_exist():
+    missing = [path for path in RENAMED if not Path(path).is_file()]
+    assert not missing, missing
+
+
 def test_renamed_files_keep_their_content():
     for path, content in RENAMED.items():
         assert Path(path).is_file(), path
         assert Path(path).read_text() == content, path
 
 
-def test_other_files_untouched():
+def test_guard_other_files_untouched():
     for path, content in UNTOUCHED.items():
         assert Path(path).read_text() == content, path
-    expected = set(RENAMED) | set(UNTOUCHED)
+    allowed = set(RENAMED) | set(UNTOUCHED) | set(ORIGINAL)
     actual = {str(p) for p in Path("/app/files").rglob("*") if p.is_file()}
-    assert actual == expected, sorted(actual ^ expected)
+    assert actual <= allowed, sorted(actual - allowed)
 '''
 
 
@@ -93,7 +98,8 @@ class RenameExtension(TaskFamily):
         else:
             instruction = f"Rename every *.{old} file in /app/files to *.{new} (same name, new extension)."
             solution = f"#!/bin/bash\ncd /app/files\nfor f in *.{old}; do mv -- \"$f\" \"${{f%.{old}}}.{new}\"; done\n"
-        tests = test_module({"OLD": f".{old}", "RENAMED": renamed, "UNTOUCHED": untouched}, TESTS)
+        original = sorted(f"/app/{name}" for name in files if f"/app/{name}" not in untouched)
+        tests = test_module({"OLD": f".{old}", "RENAMED": renamed, "UNTOUCHED": untouched, "ORIGINAL": original}, TESTS)
         return InstanceParts(
             title=f"Rename .{old} files to .{new}",
             instruction=instruction,
@@ -101,9 +107,10 @@ class RenameExtension(TaskFamily):
             test_source=tests,
             test_weights={
                 "test_no_old_extension_left": 1.0,
-                "test_renamed_files_keep_their_content": 2.0,
-                "test_other_files_untouched": 1.0,
+                "test_new_names_exist": 1.5,
+                "test_renamed_files_keep_their_content": 1.0,
             },
+            guards=["test_guard_other_files_untouched"],
             solution=solution,
             files=files,
             tags=["mv", "files"],

@@ -54,6 +54,11 @@ def _apply(text: str, key: str, new: str) -> str:
 
 TESTS = SHA256_HELPER + '''
 
+def test_old_values_are_gone():
+    for path, old_line in OLD_LINES.items():
+        assert old_line not in Path(path).read_text().splitlines(), path
+
+
 def test_setting_is_changed_everywhere():
     for path, expected in EXPECTED.items():
         lines = Path(path).read_text().splitlines()
@@ -65,7 +70,7 @@ def test_files_are_otherwise_unchanged():
         assert Path(path).read_text() == expected, path
 
 
-def test_other_files_untouched():
+def test_guard_other_files_untouched():
     for path, digest in UNTOUCHED.items():
         assert sha256_of(path) == digest, path
 '''
@@ -84,10 +89,12 @@ class SetConfigValue(TaskFamily):
         names = (["config/app.conf", "config/db/db.conf", "config/edge/edge.conf"] if medium else ["config/app.conf"])
         files: dict[str, str] = {}
         expected: dict[str, str] = {}
+        old_lines: dict[str, str] = {}
         for name in names:
             text = _config(rng, key, medium, new)
             files[name] = text
             expected[f"/app/{name}"] = _apply(text, key, new)
+            old_lines[f"/app/{name}"] = next(line for line in text.splitlines() if line.startswith(f"{key} = "))
         untouched = {"config/notes.txt": f"remember: {key} was tuned in March\n"}
         if medium:
             untouched["config/app.conf.bak"] = _config(rng, key, False, new)
@@ -109,6 +116,7 @@ class SetConfigValue(TaskFamily):
             {
                 "SETTING_LINE": f"{key} = {new}",
                 "EXPECTED": expected,
+                "OLD_LINES": old_lines,
                 "UNTOUCHED": {f"/app/{n}": sha256_text(t) for n, t in untouched.items()},
             },
             TESTS,
@@ -119,10 +127,12 @@ class SetConfigValue(TaskFamily):
             category="config-editing",
             test_source=tests,
             test_weights={
+                "test_old_values_are_gone": 0.5,
                 "test_setting_is_changed_everywhere": 2.0,
                 "test_files_are_otherwise_unchanged": 1.5,
-                "test_other_files_untouched": 0.5,
             },
+            guards=["test_guard_other_files_untouched"],
+            outputs=list(expected),
             solution=solution,
             files=files,
             tags=["sed", "config"],

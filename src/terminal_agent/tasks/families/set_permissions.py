@@ -1,6 +1,6 @@
 """Family ``set-permissions``: give the files of one kind an exact mode.
 
-easy: one flat directory; ``chmod MODE /app/share/*.EXT``.
+easy: one flat directory; ``chmod MODE /app/share/*.EXT``, and the changed paths listed in ``/app/changed.txt``.
 medium: subdirectories, names with spaces, and directories whose mode must not change.
 """
 
@@ -27,17 +27,32 @@ def _mode(path):
     return stat.S_IMODE(os.stat(path).st_mode)
 
 
+def _listed():
+    return [line.strip() for line in Path("/app/changed.txt").read_text().splitlines() if line.strip()]
+
+
 def test_target_files_have_the_mode():
     wrong = {p: oct(_mode(p)) for p in TARGETS if _mode(p) != int(MODE, 8)}
     assert not wrong, wrong
 
 
-def test_other_files_keep_their_mode():
+def test_changed_list_names_every_target():
+    missing = sorted(set(TARGETS) - set(_listed()))
+    assert not missing, missing
+
+
+def test_changed_list_names_nothing_else():
+    listed = _listed()
+    assert listed and len(listed) == len(set(listed)), "changed.txt is empty or repeats a path"
+    assert set(listed) <= set(TARGETS), sorted(set(listed) - set(TARGETS))
+
+
+def test_guard_other_files_keep_their_mode():
     wrong = {p: oct(_mode(p)) for p in OTHERS if _mode(p) != int(BASE_MODE, 8)}
     assert not wrong, wrong
 
 
-def test_directories_and_contents_unchanged():
+def test_guard_directories_and_contents_unchanged():
     for path, content in CONTENTS.items():
         assert Path(path).read_text() == content, path
     wrong = {d: oct(_mode(d)) for d in DIRECTORIES if _mode(d) != 0o755}
@@ -76,12 +91,19 @@ class SetPermissions(TaskFamily):
             instruction = (
                 f"Set the permission mode of every file under /app/share (subdirectories too) whose name ends in "
                 f".{extension} to exactly {key}. Some names contain spaces. Every other file, and every directory, "
-                "must keep its current mode."
+                "must keep its current mode. Then list the files you changed in /app/changed.txt: one absolute "
+                "path per line."
             )
-            solution = f"#!/bin/bash\nfind /app/share -type f -name '*.{extension}' -exec chmod {key} {{}} +\n"
+            solution = (
+                f"#!/bin/bash\nfind /app/share -type f -name '*.{extension}' -print > /app/changed.txt\n"
+                f"find /app/share -type f -name '*.{extension}' -exec chmod {key} {{}} +\n"
+            )
         else:
-            instruction = f"Give every .{extension} file in /app/share the permission mode {key}; leave other files as they are."
-            solution = f"#!/bin/bash\nchmod {key} /app/share/*.{extension}\n"
+            instruction = (
+                f"Give every .{extension} file in /app/share the permission mode {key}; leave other files as they are. "
+                "Write the absolute paths of the files you changed to /app/changed.txt, one per line."
+            )
+            solution = f"#!/bin/bash\nchmod {key} /app/share/*.{extension}\nls -d /app/share/*.{extension} > /app/changed.txt\n"
         tests = test_module(
             {
                 "MODE": key,
@@ -100,9 +122,11 @@ class SetPermissions(TaskFamily):
             test_source=tests,
             test_weights={
                 "test_target_files_have_the_mode": 2.0,
-                "test_other_files_keep_their_mode": 1.0,
-                "test_directories_and_contents_unchanged": 0.5,
+                "test_changed_list_names_every_target": 1.0,
+                "test_changed_list_names_nothing_else": 0.5,
             },
+            guards=["test_guard_other_files_keep_their_mode", "test_guard_directories_and_contents_unchanged"],
+            outputs=["/app/changed.txt"],
             solution=solution,
             files=files,
             dockerfile_steps=steps,

@@ -57,7 +57,7 @@ def test_first_and_last_line():
     assert got[:1] == EXPECTED[:1] and got[-1:] == EXPECTED[-1:]
 
 
-def test_input_unchanged():
+def test_guard_input_unchanged():
     assert sha256_of("/app/records.txt") == INPUT_SHA256
 '''
 
@@ -114,8 +114,9 @@ class SortRecords(TaskFamily):
                 "test_output_has_the_same_lines": 1.0,
                 "test_order_is_right": 2.0,
                 "test_first_and_last_line": 0.5,
-                "test_input_unchanged": 0.5,
             },
+            guards=["test_guard_input_unchanged"],
+            outputs=["/app/sorted.txt"],
             solution=solution,
             files={"records.txt": text},
             tags=["sort"],

@@ -37,11 +37,15 @@ def test_answer_is_an_integer():
     int(_answer())
 
 
+def test_sum_is_close():
+    assert abs(int(_answer()) - EXPECTED) <= max(1, EXPECTED // 10), "more than 10% off"
+
+
 def test_sum_is_right():
     assert int(_answer()) == EXPECTED
 
 
-def test_data_unchanged():
+def test_guard_data_unchanged():
     assert sha256_of(DATA) == DATA_SHA256
 '''
 
@@ -107,7 +111,9 @@ class SumJsonField(TaskFamily):
             instruction=instruction,
             category="data-processing",
             test_source=tests,
-            test_weights={"test_answer_is_an_integer": 0.5, "test_sum_is_right": 3.0, "test_data_unchanged": 0.5},
+            test_weights={"test_answer_is_an_integer": 0.5, "test_sum_is_close": 1.0, "test_sum_is_right": 2.5},
+            guards=["test_guard_data_unchanged"],
+            outputs=["/app/answer.txt"],
             solution=solution,
             files={path: text},
             tags=["json"],

@@ -47,7 +47,7 @@ def test_all_words_and_counts():
     assert _pairs() == [tuple(pair) for pair in EXPECTED]
 
 
-def test_text_unchanged():
+def test_guard_text_unchanged():
     assert sha256_of("/app/text.txt") == TEXT_SHA256
 '''
 
@@ -105,8 +105,9 @@ class TopWords(TaskFamily):
                 "test_format_is_count_then_word": 0.5,
                 "test_most_frequent_word_first": 1.0,
                 "test_all_words_and_counts": 2.0,
-                "test_text_unchanged": 0.5,
             },
+            guards=["test_guard_text_unchanged"],
+            outputs=["/app/top.txt"],
             solution=solution,
             files={"text.txt": text},
             tags=["sort", "uniq", "words"],
