@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""Build dataset/latest_verified.csv from the corpus sources in dataset/corpus/.
+"""Build the shipped corpus from its sources in dataset/corpus/, in both formats.
 
-    python dataset/build_corpus.py            # rewrite the CSV (the first, hand-written rows are kept)
-    python dataset/build_corpus.py --check    # exit 1 if the CSV is not what the sources give
+    python dataset/build_corpus.py            # rewrite dataset/latest_verified.csv and dataset/harbor/
+    python dataset/build_corpus.py --check    # exit 1 if either is not what the sources give
 
 Each module of dataset/corpus/ (one per category) defines ``TASKS``; rows of the CSV whose id no
-source defines (the four original sample tasks) are kept as they are, in front.
+source defines are kept as they are, in front. The same tasks are written as Harbor task folders under
+dataset/harbor/ (one folder per task: task.toml, instruction.md, environment/, tests/, solution/), so Harbor
+runs them as they are; tasks written with ``Spec(harbor=True)`` are graded there in Harbor's verifier mode.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ import sys
 from _dataset_scripts import HERE  # first: makes terminal_agent importable from a bare checkout
 
 from terminal_agent.tasks.csv_format import read_tasks_csv, write_tasks_csv
+from terminal_agent.tasks.formats import TASK_FORMATS
+from terminal_agent.tasks.loading import load_tasks
 from terminal_agent.tasks.model import Task
 
 CORPUS_MODULES = (
@@ -41,6 +45,7 @@ CORPUS_MODULES = (
     "multi_file",
 )
 CSV_PATH = HERE / "latest_verified.csv"
+HARBOR_DIR = HERE / "harbor"
 
 
 def corpus_tasks() -> list[Task]:
@@ -73,14 +78,21 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     tasks = built_tasks()
     if args.check:
-        current = read_tasks_csv(CSV_PATH).tasks
-        if current != tasks:
-            print("dataset/latest_verified.csv is out of date: run python dataset/build_corpus.py", file=sys.stderr)
+        stale = []
+        if read_tasks_csv(CSV_PATH).tasks != tasks:
+            stale.append("dataset/latest_verified.csv")
+        harbor = load_tasks(HARBOR_DIR, strict=True) if HARBOR_DIR.is_dir() else []
+        if sorted(harbor, key=lambda t: t.task_id) != sorted(tasks, key=lambda t: t.task_id):
+            stale.append("dataset/harbor/")
+        if stale:
+            print(f"{' and '.join(stale)} out of date: run python dataset/build_corpus.py", file=sys.stderr)
             return 1
-        print(f"{len(tasks)} tasks, up to date")
+        print(f"{len(tasks)} tasks, up to date in both formats")
         return 0
     write_tasks_csv(tasks, CSV_PATH)
-    print(f"wrote {len(tasks)} tasks to {CSV_PATH.name}")
+    TASK_FORMATS.get("harbor").write(tasks, HARBOR_DIR)
+    graded = sum(1 for task in tasks if task.verifier.mode.value == "harbor")
+    print(f"wrote {len(tasks)} tasks to {CSV_PATH.name} and to {HARBOR_DIR.name}/ ({graded} in Harbor verifier mode)")
     return 0
 
 

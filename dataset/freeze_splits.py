@@ -18,6 +18,7 @@ from pathlib import Path
 
 from _dataset_scripts import HERE  # first: makes terminal_agent importable from a bare checkout
 
+from terminal_agent.errors import ConfigError
 from terminal_agent.task_quality.splits import freeze_splits, write_splits
 from terminal_agent.tasks.csv_format import read_tasks_csv
 
@@ -59,19 +60,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--screening", type=Path, help="output directory of `terminal-agent tasks screen`")
     parser.add_argument("--how", help="what was screened and with which settings (recorded with the bands)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--held-out", type=float, default=0.2)
-    parser.add_argument("--family-count", type=int, default=20, help="train instances per family (held-out: a quarter)")
+    parser.add_argument("--family-count", type=int, default=20,
+                        help="train instances per train family (held-out keys: a quarter)")
+    parser.add_argument("--held-out-family-count", type=int, default=10, help="instances per held-out family")
+    parser.add_argument("--keep-bands", action="store_true",
+                        help="keep the screening bands of the committed splits file (when --screening is not given)")
     args = parser.parse_args(argv)
     tasks = read_tasks_csv(HERE / "latest_verified.csv").tasks
     bands = None
     if args.screening:
         bands = bands_from_screening(json.loads((args.screening / "screening.json").read_text()), args.how)
-    document = freeze_splits(tasks, held_out_fraction=args.held_out, seed=args.seed, family_count=args.family_count,
-                             bands=bands)
+    elif args.keep_bands and SPLITS_PATH.exists():
+        bands = json.loads(SPLITS_PATH.read_text()).get("bands")
+    try:
+        document = freeze_splits(tasks, seed=args.seed, family_count=args.family_count,
+                                 held_out_family_count=args.held_out_family_count, bands=bands)
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     write_splits(document, SPLITS_PATH)
-    train, held = document["splits"]["train"], document["splits"]["held_out"]
-    print(f"train: {len(train['task_ids'])} tasks + families; held_out: {len(held['task_ids'])} tasks + families; "
-          f"content_sha256 {document['content_sha256']}")
+    for name, part in document["splits"].items():
+        instances = sum(len(spec["instances"]) for spec in part["families"].values())
+        print(f"{name}: {len(part['task_ids'])} shipped tasks, {len(part['families'])} families ({instances} instances); "
+              f"difficulty {document['difficulty'][name]}")
+    print("closest held-out / train pairs (mean TF-IDF cosine over prompt, files, solution; near-twin at "
+          f"{document['near_twin_check']['threshold']}):")
+    for pair in document["near_twin_check"]["closest"][:10]:
+        print(f"  {pair['score']:.3f}  {pair['held_out']}  ~  {pair['train']}")
+    print(f"screened_by {document['screened_by']}; content_sha256 {document['content_sha256']}")
     return 0
 
 

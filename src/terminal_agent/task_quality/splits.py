@@ -1,32 +1,46 @@
 """Frozen train / held-out splits of the corpus and of the procedural families, as one JSON file.
 
-The file (``dataset/splits/splits.json``) maps each split name to
+Held-out data tests generalisation, not template transfer, so nothing held out is a variant of anything trained on:
 
-* ``task_ids``: shipped tasks of the CSV, each with its content hashes (a changed task no longer
-  matches its split and :func:`resolve_split` says so);
-* ``families``: per family, the keys, seeds, count and difficulties from which
-  :func:`~terminal_agent.tasks.families.generate_instances` regenerates the same instances.
-  Held-out family instances draw only from the family's held-out keys, so they share no
-  parameter with training instances.
+* ``train``: every shipped task not marked held out, and the instances of every family that is not held out,
+  drawn from that family's train keys;
+* ``held_out``: the hand-written tasks marked held out (``metadata["corpus_split"] == "held_out"``, set by
+  ``Spec(held_out=True)`` in ``dataset/corpus``) and the instances of the *whole families* held out
+  (``TaskFamily.held_out_family``: every key of theirs is held out, no instance of them is trained on);
+* ``held_out_keys``: instances of the train families drawn from their held-out keys: the same templates with
+  unseen parameters, kept apart so that template transfer is measured beside generalisation, never mixed in.
 
-The whole content carries a sha256 (``content_sha256``) over its canonical JSON, so a trainer can
-record exactly which split it used. :func:`resolve_split` turns a split name into Task objects.
+Per split the file records ``task_ids`` (each shipped task with its content hashes) and ``families`` (per family:
+keys, seed, count, difficulties and ``instances``, the content hashes of every instance it regenerates to). A
+changed task or a changed generator therefore no longer matches and :func:`resolve_split` refuses it: the splits
+are refrozen on purpose (``python dataset/freeze_splits.py``), never silently.
+
+Freezing checks what the split promises and refuses a split that breaks it (:class:`ConfigError`): no held-out
+task or held-out family instance may be a near-twin of anything in ``train``
+(:mod:`~terminal_agent.task_quality.similarity`; the closest pairs are recorded), and both splits must hold
+hard tasks. The document records the difficulty counts and which model screened the tasks (``screened_by``).
+The whole content carries a sha256 (``content_sha256``) over its canonical JSON, so a trainer can record
+exactly which split it used.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from terminal_agent.errors import ConfigError
-from terminal_agent.tasks.conversion import split_tasks
-from terminal_agent.tasks.families import FAMILIES, family_parameter_space, generate_instances
+from terminal_agent.task_quality.similarity import NEAR_TWIN, closest_pairs, near_twins
+from terminal_agent.tasks.families import DIFFICULTIES, FAMILIES, generate_instances, get_family
 from terminal_agent.tasks.model import Task
 
-SPLITS_VERSION = 1
+SPLITS_VERSION = 2
+SPLIT_NAMES = ("train", "held_out", "held_out_keys")
+HELD_OUT_MARK = "held_out"
+"""``Task.metadata["corpus_split"]`` of a hand-written held-out task."""
 
 
 def canonical_sha256(data: Any) -> str:
@@ -34,41 +48,105 @@ def canonical_sha256(data: Any) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+def is_marked_held_out(task: Task) -> bool:
+    """Whether a shipped task is a hand-written held-out task."""
+    return task.metadata.get("corpus_split") == HELD_OUT_MARK
+
+
+def is_held_out_family(name: str) -> bool:
+    """Whether every key of family ``name`` is held out."""
+    return bool(getattr(get_family(name), "held_out_family", False))
+
+
+def _family_difficulties(name: str) -> list[str]:
+    return list(getattr(get_family(name), "difficulties", DIFFICULTIES))
+
+
+def _family_entry(name: str, generate_split: str, count: int, seed: int) -> tuple[dict[str, Any], list[Task]]:
+    family = get_family(name)
+    difficulties = _family_difficulties(name)
+    instances = generate_instances(name, count, seed, split=generate_split, difficulties=difficulties)  # type: ignore[arg-type]
+    entry = {
+        "keys": family.split_keys(generate_split),  # type: ignore[arg-type]
+        "generated_from": generate_split,
+        "seed": seed,
+        "count": count,
+        "difficulties": difficulties,
+        "instances": {task.task_id: task.content_hashes() for task in instances},
+    }
+    return entry, instances
+
+
+def _difficulties(tasks: Sequence[Task]) -> dict[str, int]:
+    return dict(sorted(Counter(task.difficulty for task in tasks).items()))
+
+
 def freeze_splits(
     tasks: Sequence[Task],
     *,
-    held_out_fraction: float = 0.2,
     seed: int = 0,
     family_count: int = 20,
+    held_out_family_count: int = 10,
     family_seeds: dict[str, int] | None = None,
     bands: dict[str, Any] | None = None,
+    near_twin: float = NEAR_TWIN,
 ) -> dict[str, Any]:
-    """The splits document for ``tasks`` (split by a hash of seed and id) and every registered family.
+    """The splits document for the shipped ``tasks`` and every registered family (see the module docstring).
 
-    ``bands`` (screening results per task id) are recorded beside the splits when given.
+    ``bands`` (screening results per task id, with the screening ``model``) are recorded when given. Raises
+    ConfigError when a held-out task is a near-twin of a training task or a split has no hard task.
     """
-    train, held_out = split_tasks(list(tasks), held_out_fraction, seed=seed)
     family_seeds = family_seeds or {}
-    splits: dict[str, Any] = {}
-    for name, chosen in (("train", train), ("held_out", held_out)):
-        families = {}
-        for family in FAMILIES:
-            space = family_parameter_space(family)
-            families[family] = {
-                "keys": space["train_keys"] if name == "train" else space["held_out_keys"],
-                "seed": family_seeds.get(family, seed),
-                "count": family_count if name == "train" else max(1, family_count // 4),
-                "difficulties": space["difficulties"],
-            }
-        splits[name] = {
-            "task_ids": {task.task_id: task.content_hashes() for task in chosen},
-            "families": families,
-        }
+    held_tasks = [task for task in tasks if is_marked_held_out(task)]
+    train_tasks = [task for task in tasks if not is_marked_held_out(task)]
+    splits: dict[str, Any] = {name: {"task_ids": {}, "families": {}} for name in SPLIT_NAMES}
+    splits["train"]["task_ids"] = {task.task_id: task.content_hashes() for task in train_tasks}
+    splits["held_out"]["task_ids"] = {task.task_id: task.content_hashes() for task in held_tasks}
+    members: dict[str, list[Task]] = {"train": list(train_tasks), "held_out": list(held_tasks), "held_out_keys": []}
+    for family in FAMILIES:
+        family_seed = family_seeds.get(family, seed)
+        if is_held_out_family(family):
+            entry, instances = _family_entry(family, "held_out", held_out_family_count, family_seed)
+            splits["held_out"]["families"][family] = entry
+            members["held_out"] += instances
+            continue
+        entry, instances = _family_entry(family, "train", family_count, family_seed)
+        splits["train"]["families"][family] = entry
+        members["train"] += instances
+        if get_family(family).split_keys("held_out"):
+            entry, instances = _family_entry(family, "held_out", max(1, family_count // 4), family_seed)
+            splits["held_out_keys"]["families"][family] = entry
+            members["held_out_keys"] += instances
+
+    problems = []
+    pairs = closest_pairs(members["held_out"], members["train"], top=0)
+    twins = near_twins(pairs, near_twin)
+    if twins:
+        problems.append("held-out near-twins of training tasks (similarity >= "
+                        f"{near_twin:g}): " + ", ".join(f"{p.held_out} ~ {p.train} {p.score:.2f}" for p in twins))
+    for name, shipped in (("train", train_tasks), ("held_out", held_tasks)):
+        if not any(task.difficulty == "hard" for task in shipped):
+            problems.append(f"split {name!r} holds no hard hand-written task")
+    if problems:
+        raise ConfigError("the splits break their rules: " + "; ".join(problems))
+
     document: dict[str, Any] = {
         "splits_version": SPLITS_VERSION,
-        "held_out_fraction": held_out_fraction,
         "seed": seed,
+        "held_out_rule": "hand-written tasks marked held out, and whole held-out families",
         "splits": splits,
+        "difficulty": {
+            name: {"shipped": _difficulties([t for t in members[name] if "family" not in t.metadata]),
+                   "family_instances": _difficulties([t for t in members[name] if "family" in t.metadata])}
+            for name in SPLIT_NAMES
+        },
+        "near_twin_check": {
+            "measure": "mean TF-IDF cosine over prompt, files and solution (terminal_agent.task_quality.similarity)",
+            "threshold": near_twin,
+            "held_out_vs": "train",
+            "closest": [pair.to_dict() for pair in pairs[:15]],
+        },
+        "screened_by": bands.get("model") if bands else None,
     }
     if bands is not None:
         document["bands"] = bands
@@ -86,18 +164,29 @@ def write_splits(document: dict[str, Any], path: Path) -> Path:
 
 
 def read_splits(path: Path) -> dict[str, Any]:
-    """Read a splits document; raises ConfigError when its content no longer matches its hash."""
-    document = json.loads(Path(path).read_text())
+    """Read a splits document; raises ConfigError when its content no longer matches its hash or it is of an
+    older layout."""
+    try:
+        document = json.loads(Path(path).read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: not a readable splits file: {exc}") from None
+    if not isinstance(document, dict):
+        raise ConfigError(f"{path}: a splits file holds a JSON object")
     expected = canonical_sha256({k: v for k, v in document.items() if k != "content_sha256"})
     if document.get("content_sha256") != expected:
         raise ConfigError(f"{path}: content_sha256 does not match the content (the frozen split was edited)")
+    if document.get("splits_version") != SPLITS_VERSION:
+        raise ConfigError(f"{path}: splits_version {document.get('splits_version')!r}, this version reads "
+                          f"{SPLITS_VERSION}: refreeze with python dataset/freeze_splits.py")
     return document
 
 
 def resolve_split(document: dict[str, Any], split: str, tasks: Sequence[Task]) -> list[Task]:
-    """The tasks of ``split``: shipped tasks found in ``tasks`` (hashes checked), then the family instances.
+    """The tasks of ``split``: shipped tasks found in ``tasks`` (hashes checked), then the family instances
+    (regenerated, ids and hashes checked against the pinned ones).
 
-    Raises ConfigError naming every shipped task that is missing or changed since the split was frozen.
+    Raises ConfigError naming every shipped task that is missing or changed, and every family whose instances
+    changed since the split was frozen.
     """
     if split not in document["splits"]:
         raise ConfigError(f"unknown split {split!r}; valid: {', '.join(sorted(document['splits']))}")
@@ -114,12 +203,21 @@ def resolve_split(document: dict[str, Any], split: str, tasks: Sequence[Task]) -
             problems.append(f"{task_id}: changed {', '.join(changed)}")
         else:
             chosen.append(task)
+    for family, spec in part["families"].items():
+        if family not in FAMILIES:
+            problems.append(f"family {family}: not registered")
+            continue
+        instances = generate_instances(family, spec["count"], spec["seed"], split=spec["generated_from"],
+                                       difficulties=spec["difficulties"])
+        now = {task.task_id: task.content_hashes() for task in instances}
+        if now != spec["instances"]:
+            differ = sorted(set(now) ^ set(spec["instances"])) + sorted(
+                task_id for task_id in set(now) & set(spec["instances"]) if now[task_id] != spec["instances"][task_id])
+            problems.append(f"family {family}: {len(differ)} instance(s) changed since the split was frozen "
+                            f"({', '.join(differ[:3])}{' ...' if len(differ) > 3 else ''}; a generator change: "
+                            "refreeze with python dataset/freeze_splits.py)")
+            continue
+        chosen.extend(instances)
     if problems:
         raise ConfigError(f"split {split!r} does not match the tasks: " + "; ".join(problems))
-    for family, spec in part["families"].items():
-        instances = generate_instances(family, spec["count"], spec["seed"], split=split, difficulties=spec["difficulties"])
-        keys = {task.metadata["family_key"] for task in instances}
-        if not keys <= set(spec["keys"]):
-            raise ConfigError(f"family {family}: the registered keys of split {split!r} changed since the split was frozen")
-        chosen.extend(instances)
     return chosen
