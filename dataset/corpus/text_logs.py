@@ -78,6 +78,7 @@ _exc_report = [f"{count} {name}" for name, count in sorted(_exc_counts.items(), 
 _a = sorted(f"2026-04-03T{_rng.randrange(24):02d}:{_rng.randrange(60):02d}:{_rng.randrange(60):02d}Z web {n}" for n in range(25))
 _b = sorted(f"2026-04-03T{_rng.randrange(24):02d}:{_rng.randrange(60):02d}:{_rng.randrange(60):02d}Z db {n}" for n in range(25))
 _merged = sorted(_a + _b, key=lambda line: line[:20])
+assert len({line[:20] for line in _merged}) == len(_merged), "the merge must have one right order"
 
 # --- python line counts -----------------------------------------------------------------------
 _src = {
@@ -89,6 +90,8 @@ _src = {
     "src/app/data.json": "{}\n",
 }
 _py_lines = sum(text.count("\n") for path, text in _src.items() if path.endswith(".py"))
+_py_per_file = sorted(((text.count("\n"), path[len("src/"):]) for path, text in _src.items() if path.endswith(".py")),
+                      key=lambda entry: entry[1].encode())
 
 TASKS = [
     Spec(
@@ -127,7 +130,8 @@ def test_counts_exact():
 def test_log_unchanged():
     assert unchanged("/app/service.log")
 ''',
-        weights={"test_format": 0.5, "test_hours_present": 1.0, "test_counts_exact": 2.0, "test_log_unchanged": 0.5},
+        weights={"test_format": 0.5, "test_hours_present": 1.0, "test_counts_exact": 2.0},
+        guards=["test_log_unchanged"],
         solution="""awk '$3 == "[ERROR]" {print substr($2, 1, 2)}' /app/service.log | sort | uniq -c | awk '{print $2, $1}' > /app/errors_per_hour.txt""",
         tags=["awk", "logs"],
         one_command=True,
@@ -158,7 +162,7 @@ def test_every_address_found():
 
 def test_no_junk_or_duplicates():
     got = _got()
-    assert len(got) == len(set(got)) and set(got) <= set(EXPECTED)
+    assert got and len(got) == len(set(got)) and set(got) <= set(EXPECTED)
 
 
 def test_sorted():
@@ -226,7 +230,8 @@ def test_all_slow_lines_found():
 
 
 def test_no_fast_line():
-    assert set(_got()) <= set(EXPECTED)
+    got = _got()
+    assert got and set(got) <= set(EXPECTED)
 
 
 def test_order_and_exact_500_excluded():
@@ -273,6 +278,7 @@ def test_order():
         weights={"test_types_found": 1.0, "test_counts_right": 2.0, "test_order": 1.0},
         solution="""awk '/Unhandled exception$/ {getline; sub(/:.*/, ""); print}' /app/app.log | sort | uniq -c | sort -k1,1nr -k2,2 | awk '{print $1, $2}' > /app/exceptions.txt""",
         tags=["awk", "logs"],
+        held_out=True,
     ),
     Spec(
         task_id="merge-two-logs",
@@ -298,13 +304,20 @@ def test_all_lines_present():
 
 def test_sorted_by_time():
     got = _got()
+    assert got and set(got) <= set(EXPECTED), "lines that are in neither input"
+    assert set(l.split()[1] for l in got) == set(["web", "db"]), "lines of both inputs"
     assert [l[:20] for l in got] == sorted(l[:20] for l in got)
+
+
+def test_exact_merge():
+    assert _got() == EXPECTED
 
 
 def test_inputs_unchanged():
     assert unchanged("/app/logs/web.log") and unchanged("/app/logs/db.log")
 ''',
-        weights={"test_all_lines_present": 1.5, "test_sorted_by_time": 1.5, "test_inputs_unchanged": 0.5},
+        weights={"test_all_lines_present": 1.5, "test_sorted_by_time": 1.0, "test_exact_merge": 1.0},
+        guards=["test_inputs_unchanged"],
         solution="sort -m -k1,1 /app/logs/web.log /app/logs/db.log > /app/logs/all.log",
         tags=["sort"],
         one_command=True,
@@ -315,30 +328,45 @@ def test_inputs_unchanged():
         difficulty="easy",
         category="text-processing",
         instruction="""
-How many lines do the Python files (`*.py`) under /app/src have in total, subdirectories included?
-(Count newline characters, as `wc -l` does.) Write the number to /app/answer.txt. Careful: one file name
-contains a space.
+How many lines do the Python files (`*.py`) under /app/src have, subdirectories included? Count newline
+characters, as `wc -l` does. Write /app/per_file.txt with one line `LINES PATH` per Python file (PATH relative
+to /app/src, e.g. `app/main.py`), sorted by path in byte order (`LC_ALL=C sort`), and write the total number
+of lines alone to /app/answer.txt. Careful: one file name contains a space. Leave /app/src as it is.
 """,
         files=_src,
         tests=f'''
+PER_FILE = {_py_per_file!r}
+
+
 def _answer():
     return Path("/app/answer.txt").read_text().strip()
 
 
-def test_is_number():
-    assert _answer().isdigit()
+def _per_file():
+    return [l for l in Path("/app/per_file.txt").read_text().splitlines() if l.strip()]
 
 
-def test_count():
+def test_total():
     assert int(_answer()) == {_py_lines}
+
+
+def test_every_python_file_listed():
+    paths = [l.split(" ", 1)[1] for l in _per_file()]
+    assert paths and sorted(paths) == sorted(p for _, p in PER_FILE)
+
+
+def test_per_file_counts_in_order():
+    assert _per_file() == [f"{{n}} {{p}}" for n, p in PER_FILE]
 
 
 def test_sources_unchanged():
     assert all(unchanged(p) for p in ORIGINAL_SHA256)
 ''',
-        weights={"test_is_number": 0.5, "test_count": 3.0, "test_sources_unchanged": 0.5},
-        solution="find /app/src -type f -name '*.py' -exec cat {} + | wc -l > /app/answer.txt",
+        weights={"test_total": 2.0, "test_every_python_file_listed": 1.0, "test_per_file_counts_in_order": 1.0},
+        guards=["test_sources_unchanged"],
+        solution="""cd /app/src && find . -type f -name '*.py' -printf '%P\\0' | LC_ALL=C sort -z |
+  while IFS= read -r -d '' f; do printf '%s %s\\n' "$(wc -l < "$f")" "$f"; done > /app/per_file.txt
+awk '{s += $1} END {print s + 0}' /app/per_file.txt > /app/answer.txt""",
         tags=["find", "wc"],
-        one_command=True,
     ),
 ]
