@@ -79,8 +79,9 @@ import sys
 path = sys.argv[1]
 with open(path, "rb") as handle:
     data = handle.read()
+newlines = data.count(b"\\n")
 print(f"chars={len(data)}")
-print(f"lines={data.count(b'\\\\n')}")
+print(f"lines={newlines}")
 '''
 
 _PKG_MAIN = '''from app.helpers import greet
@@ -199,28 +200,39 @@ without the `#`, in order). Called for several articles, it returns tags of earl
 """,
         files={"tags.py": _TAGS},
         tests='''
+import importlib
 import sys
 
 sys.path.insert(0, "/app")
-import tags  # noqa: E402
 
 
-def test_one_article():
+def _tags():
+    import tags
+
+    return importlib.reload(tags)
+
+
+def test_same_article_twice():
+    tags = _tags()
+    assert tags.tags_for("hello #a world #b") == ["a", "b"]
     assert tags.tags_for("hello #a world #b") == ["a", "b"]
 
 
 def test_articles_do_not_share_tags():
+    tags = _tags()
     tags.tags_for("#x #y")
     assert tags.tags_for("#z") == ["z"]
     assert tags.tags_for("no tags here") == []
 
 
-def test_add_tag_with_a_list():
+def test_add_tag():
+    tags = _tags()
     mine = ["q"]
     assert tags.add_tag("r", mine) is mine and mine == ["q", "r"]
     assert tags.add_tag("s") == ["s"]
+    assert tags.add_tag("t") == ["t"]
 ''',
-        weights={"test_one_article": 0.5, "test_articles_do_not_share_tags": 2.0, "test_add_tag_with_a_list": 1.0},
+        weights={"test_same_article_twice": 1.0, "test_articles_do_not_share_tags": 2.0, "test_add_tag": 1.0},
         solution='''python3 - <<'EOF'
 from pathlib import Path
 p = Path("/app/tags.py")
@@ -246,8 +258,12 @@ Do not change /app/orders.csv.
         files={"report.py": _REPORT, "orders.csv": _ORDERS},
         tests='''
 def test_runs_on_the_orders():
+    import re
+
     result = run("python3", "/app/report.py")
     assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines and all(re.fullmatch(r".+: [0-9]+\\.[0-9]{2}", line) for line in lines), lines
 
 
 def test_totals():
@@ -265,7 +281,8 @@ def test_other_file(tmp_path):
 def test_orders_unchanged():
     assert unchanged("/app/orders.csv")
 ''',
-        weights={"test_runs_on_the_orders": 0.5, "test_totals": 2.0, "test_other_file": 1.5, "test_orders_unchanged": 0.5},
+        weights={"test_runs_on_the_orders": 0.5, "test_totals": 2.0, "test_other_file": 1.5},
+        guards=["test_orders_unchanged"],
         solution='''python3 - <<'EOF'
 from pathlib import Path
 p = Path("/app/report.py")
@@ -288,25 +305,34 @@ project name and the number of days from start to end. It crashes or prints wron
 """,
         files={"durations.py": _DATES, "projects.txt": _PROJECTS},
         tests='''
+import re
+
+
 def _out():
     result = run("python3", "/app/durations.py")
     assert result.returncode == 0, result.stderr
     return result.stdout.splitlines()
 
 
-def test_runs():
-    _out()
-
-
-def test_short_projects():
+def test_one_line_per_project():
     out = _out()
-    assert "alpha 15" in out and "gamma 3" in out
+    assert [line.split()[0] for line in out] == ["alpha", "beta", "gamma", "delta"]
+    assert all(re.fullmatch(r"[a-z]+ -?[0-9]+", line) for line in out), out
 
 
-def test_all_projects():
+def test_sample_projects():
     assert _out() == ["alpha 15", "beta 42", "gamma 3", "delta 31"]
+
+
+def test_other_projects():
+    original = Path("/app/projects.txt").read_text()
+    try:
+        Path("/app/projects.txt").write_text("leap 2024-02-28 2024-03-01\\nnewyear 2026-12-31 2027-01-01\\nsame 2026-05-05 2026-05-05\\nlong 2025-01-13 2026-01-12\\n")
+        assert _out() == ["leap 2", "newyear 1", "same 0", "long 364"]
+    finally:
+        Path("/app/projects.txt").write_text(original)
 ''',
-        weights={"test_runs": 0.5, "test_short_projects": 1.5, "test_all_projects": 2.0},
+        weights={"test_one_line_per_project": 0.5, "test_sample_projects": 1.5, "test_other_projects": 2.0},
         solution="sed -i 's/%Y-%d-%m/%Y-%m-%d/g' /app/durations.py",
         tags=["python", "dates"],
         one_command=True,
@@ -333,10 +359,10 @@ def test_sample():
     assert _run("/app/greek.txt") == ["chars=35", "lines=3"]
 
 
-def test_ascii(tmp_path):
+def test_other_scripts_and_crlf(tmp_path):
     f = tmp_path / "a.txt"
-    f.write_text("abc\\ndef\\n")
-    assert _run(f) == ["chars=8", "lines=2"]
+    f.write_bytes("€ 10\\r\\n😀 ok\\r\\nплан\\n".encode("utf-8"))
+    assert _run(f) == ["chars=17", "lines=3"]
 
 
 def test_empty_and_no_final_newline(tmp_path):
@@ -347,7 +373,7 @@ def test_empty_and_no_final_newline(tmp_path):
     f.write_text("ü\\nß", encoding="utf-8")
     assert _run(f) == ["chars=3", "lines=1"]
 ''',
-        weights={"test_sample": 2.0, "test_ascii": 0.5, "test_empty_and_no_final_newline": 1.0},
+        weights={"test_sample": 1.5, "test_other_scripts_and_crlf": 1.5, "test_empty_and_no_final_newline": 1.0},
         solution='''cat > /app/charcount.py <<'EOF'
 #!/usr/bin/env python3
 """Print the number of characters (not bytes) and of lines of a text file."""
@@ -463,10 +489,26 @@ sys.path.insert(0, "/app")
 from lru import LRUCache  # noqa: E402
 
 
-def test_basic_get_put():
-    cache = LRUCache(2)
-    cache.put("a", 1)
-    assert cache.get("a") == 1 and cache.get("zz", 7) == 7
+def test_workload_matches_a_reference():
+    import random
+    from collections import OrderedDict
+
+    rng = random.Random(7)
+    for capacity in (1, 3, 5):
+        cache, model = LRUCache(capacity), OrderedDict()
+        for step in range(3000):
+            key = rng.randrange(9)
+            if rng.random() < 0.5:
+                expected = model.get(key, -1)
+                if key in model:
+                    model.move_to_end(key)
+                assert cache.get(key, -1) == expected, (capacity, step, key)
+            else:
+                model[key] = step
+                model.move_to_end(key)
+                if len(model) > capacity:
+                    model.popitem(last=False)
+                cache.put(key, step)
 
 
 def test_get_counts_as_use():
@@ -484,10 +526,9 @@ def test_put_of_existing_key_counts_as_use():
     cache.put("b", 2)
     cache.put("a", 10)
     cache.put("c", 3)
-    assert cache.get("a") == 10 and cache.get("b") is None
-    assert len(cache.items) == 2
+    assert cache.get("a") == 10 and cache.get("b") is None and cache.get("c") == 3
 ''',
-        weights={"test_basic_get_put": 0.5, "test_get_counts_as_use": 2.0, "test_put_of_existing_key_counts_as_use": 1.5},
+        weights={"test_workload_matches_a_reference": 1.0, "test_get_counts_as_use": 1.5, "test_put_of_existing_key_counts_as_use": 1.5},
         solution='''cat > /app/lru.py <<'EOF'
 """A tiny least-recently-used cache."""
 from collections import OrderedDict
@@ -511,5 +552,6 @@ class LRUCache:
             self.items.popitem(last=False)
 EOF''',
         tags=["python", "algorithms"],
+        held_out=True,
     ),
 ]
