@@ -248,6 +248,8 @@ class TestOutcome:
     reported: bool = True
     """False when pytest never reported this declared test (counts as failed)."""
     message: str = ""
+    guard: bool = False
+    """A guard test of the task (weight 0): when it fails (or was not reported) the score is zeroed or capped."""
 
 
 @dataclass

@@ -5,6 +5,7 @@ CTRF names a test by its pytest node id without parameters (``test_outputs.py::T
 may name it whole, without the file part (``TestX::test_y``), or by the bare function (``test_y``). A test
 reported several times (parametrized cases, one name) passes only when every report passed; skipped,
 pending and other do not pass. A weighted test the report never names has failed (``reported=False``).
+Guard test names (``Task.guards``) match the same way; a failed or unreported guard zeroes or caps the score.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from dataclasses import dataclass
 
 from terminal_agent.errors import GradingError
 from terminal_agent.interfaces import TestOutcome
+from terminal_agent.rewards.guard_scoring import apply_guards, weighted_score
+from terminal_agent.tasks.model import TestGuards
 
 PASSED = "passed"
 
@@ -67,27 +70,53 @@ def ctrf_outcomes(tests: list[CtrfTest]) -> list[TestOutcome]:
     return list(merged.values())
 
 
-def score_ctrf(weights: dict[str, float], tests: list[CtrfTest]) -> tuple[float, list[TestOutcome]]:
-    """``sum(weight * passed) / sum(weight)`` over every weighted name; outcomes of the weighted tests first,
-    then the reported tests no weight names (weight 0)."""
+def _runs_by_key(tests: list[CtrfTest]) -> dict[str, list[CtrfTest]]:
     runs: dict[str, list[CtrfTest]] = {}
     for test in tests:
         for key in name_keys(test.name):
             runs.setdefault(key, []).append(test)
+    return runs
+
+
+def _matched_outcome(name: str, weight: float, matched: list[CtrfTest] | None, guard: bool = False) -> TestOutcome:
+    if not matched:
+        return TestOutcome(name, weight, passed=False, reported=False, message="not reported", guard=guard)
+    failing = next((test for test in matched if test.status != PASSED), None)
+    return TestOutcome(name, weight, passed=failing is None,
+                       message="" if failing is None else failing.message or failing.status, guard=guard)
+
+
+def ctrf_test_outcomes(weights: dict[str, float], tests: list[CtrfTest],
+                       guards: TestGuards | None = None) -> list[TestOutcome]:
+    """Outcomes of the weighted names, then of the guards (``guard=True``, weight 0), then of the reported tests
+    neither names (weight 0). Weights and guards match CTRF names as :func:`name_keys` says."""
+    runs = _runs_by_key(tests)
+    guard_names = list(guards.tests) if guards is not None else []
     outcomes: list[TestOutcome] = []
     claimed: set[str] = set()
-    for name, weight in weights.items():
+    named = [(name, float(weight), False) for name, weight in weights.items() if name not in guard_names]
+    named += [(name, 0.0, True) for name in guard_names]
+    for name, weight, guard in named:
         matched = runs.get(name)
-        if not matched:
-            outcomes.append(TestOutcome(name, float(weight), passed=False, reported=False, message="not reported"))
-            continue
-        claimed.update(test.name.split("[", 1)[0] for test in matched)
-        failing = next((test for test in matched if test.status != PASSED), None)
-        outcomes.append(
-            TestOutcome(name, float(weight), passed=failing is None,
-                        message="" if failing is None else failing.message or failing.status)
-        )
+        claimed.update(test.name.split("[", 1)[0] for test in matched or [])
+        outcomes.append(_matched_outcome(name, weight, matched, guard))
     outcomes += [outcome for outcome in ctrf_outcomes(tests) if outcome.name not in claimed]
-    total = sum(weights.values())
-    score = sum(o.weight for o in outcomes if o.passed and o.reported) / total if total > 0 else 0.0
+    return outcomes
+
+
+def score_ctrf(weights: dict[str, float], tests: list[CtrfTest],
+               guards: TestGuards | None = None) -> tuple[float, list[TestOutcome]]:
+    """``sum(weight * passed) / sum(weight)`` over every weighted name, zeroed or capped when a guard failed or
+    was not reported (:func:`~terminal_agent.rewards.guard_scoring.weighted_score`); outcomes as
+    :func:`ctrf_test_outcomes` lists them."""
+    outcomes = ctrf_test_outcomes(weights, tests, guards)
+    score, _ = weighted_score(outcomes, guards)
+    return score, outcomes
+
+
+def guard_reward(reward: float, tests: list[CtrfTest], guards: TestGuards) -> tuple[float, list[TestOutcome]]:
+    """The reward file's ``reward`` after the guards, judged on the CTRF report (a task without weights), and the
+    outcomes of the reported tests (guards marked)."""
+    outcomes = ctrf_test_outcomes({}, tests, guards)
+    score, _ = apply_guards(reward, outcomes, guards)
     return score, outcomes

@@ -13,7 +13,8 @@ Order of a grading, every step through the :class:`~terminal_agent.interfaces.Sa
    re-sweeps processes, then runs pytest with ``--confcutdir``/``--rootdir`` on the tests dir, no
    cache provider, no plugin autoload, a per-test timeout and the JUnit report inside its own dir;
 5. read the report back (``sandbox.read_file``) and score ``sum(weight*passed)/sum(weight)`` over
-   every declared test (one that never reported failed).
+   every declared test (one that never reported failed); a failed or unreported guard test of the task
+   zeroes or caps that score (``failed_guards`` names them).
 
 Infrastructure failures (sandbox errors, a grader past its deadline, no report) return a
 :class:`GradeResult` with ``score=None`` and ``error`` set: not scored, never 0.
@@ -40,6 +41,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from terminal_agent.errors import GradingError, InfrastructureError
 from terminal_agent.interfaces import GradeResult
 from terminal_agent.rewards.harbor_config import HarborGradingConfig
+from terminal_agent.rewards.guard_scoring import failed_guard_names
 from terminal_agent.rewards.junit_scoring import parse_junit, score_tests
 from terminal_agent.rewards.tamper_detection import (
     PROTECTED_PROGRAMS,
@@ -114,6 +116,8 @@ class DetailedGradeResult(GradeResult):
     log_tail: str = ""
     path_overrides: dict[str, str] = field(default_factory=dict)
     """Shadowed program name -> the image's program the tests ran instead (see ``find_path_shadowing``)."""
+    failed_guards: list[str] = field(default_factory=list)
+    """Guard tests of the task that failed or were not reported, so the score was zeroed or capped."""
 
     def to_info(self) -> dict[str, Any]:
         """JSON-safe summary for an rLLM ``info`` dict."""
@@ -123,9 +127,11 @@ class DetailedGradeResult(GradeResult):
             "error": self.error,
             "error_kind": self.error_kind,
             "tests": [
-                {"name": t.name, "weight": t.weight, "passed": t.passed, "reported": t.reported, "message": t.message}
+                {"name": t.name, "weight": t.weight, "passed": t.passed, "reported": t.reported, "message": t.message,
+                 "guard": t.guard}
                 for t in self.tests
             ],
+            "failed_guards": list(self.failed_guards),
             "tamper_signals": list(self.tamper_signals),
             "timings": dict(self.timings),
             "duration_s": self.duration_s,
@@ -308,6 +314,7 @@ class Grader:
         if report is None:
             raise GradingError(f"pytest wrote no report (exit {run.exit_code}): {text[-1500:]}")
         result.score, result.tests = score_tests(task, parse_junit(report))
+        result.failed_guards = failed_guard_names(result.tests)
 
 
 def grade_episode(sandbox: Any, task: Task, config: GradingConfig | None = None) -> DetailedGradeResult:

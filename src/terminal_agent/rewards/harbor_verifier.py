@@ -19,7 +19,9 @@ Order of a grading, every step through the :class:`~terminal_agent.interfaces.Sa
    the task's timeout, env and working directory, and collects the reward files and ``ctrf.json``);
 6. one ``read_file`` of the runner's result: the reward (``reward.json`` over ``reward.txt``, see
    :mod:`~terminal_agent.rewards.harbor_reward_files`), per-test results from CTRF, partial credit from CTRF
-   where ``test_weights`` are given, and what the runtime substituted or could not serve.
+   where ``test_weights`` are given, and what the runtime substituted or could not serve. The task's guard
+   tests (``Task.guards``) zero or cap the score, judged on the CTRF report, also when the reward file gives it
+   (no CTRF report then: a grading error).
 
 PATH of the verifier (first match wins):
 
@@ -51,8 +53,9 @@ from typing import Any
 
 from terminal_agent.errors import ConfigError, GradingError, SandboxError
 from terminal_agent.interfaces import TestOutcome
-from terminal_agent.rewards.ctrf_scoring import ctrf_outcomes, parse_ctrf, score_ctrf
+from terminal_agent.rewards.ctrf_scoring import ctrf_outcomes, guard_reward, parse_ctrf, score_ctrf
 from terminal_agent.rewards.grading import DetailedGradeResult, GradingConfig, _tar, grade_at_boundary
+from terminal_agent.rewards.guard_scoring import failed_guard_names
 from terminal_agent.rewards.harbor_config import HarborGradingConfig
 from terminal_agent.rewards.harbor_reward_files import read_reward
 from terminal_agent.rewards.tamper_detection import (
@@ -430,7 +433,7 @@ class HarborGrader:
             try:
                 tests = parse_ctrf(files["ctrf.json"])
             except GradingError as exc:
-                if task.test_weights:
+                if task.test_weights or task.guards is not None:
                     raise
                 result.notes.append(str(exc))
         reward = None
@@ -445,10 +448,18 @@ class HarborGrader:
         if task.test_weights:
             if tests is None:
                 raise GradingError("test_weights name CTRF tests, but the verifier wrote no /logs/verifier/ctrf.json")
-            result.score, result.tests = score_ctrf(task.test_weights, tests)
+            result.score, result.tests = score_ctrf(task.test_weights, tests, task.guards)
+            result.failed_guards = failed_guard_names(result.tests)
             result.reward_source = "ctrf"
             return
         result.score, result.reward_source = reward.reward, reward.source
+        if task.guards is not None:
+            # the reward file decides, the guards still zero or cap it: judged on the CTRF report
+            if tests is None:
+                raise GradingError("guards name CTRF tests, but the verifier wrote no /logs/verifier/ctrf.json")
+            result.score, result.tests = guard_reward(reward.reward, tests, task.guards)
+            result.failed_guards = failed_guard_names(result.tests)
+            return
         result.tests = ctrf_outcomes(tests) if tests is not None else []
 
 

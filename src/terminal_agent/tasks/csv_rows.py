@@ -9,9 +9,10 @@ Columns read and written::
 plus columns of ours: ``solution`` (bash), ``limits`` (JSON object of the non-default
 :class:`~terminal_agent.tasks.model.TaskLimits` fields), ``test_support_files`` (JSON file map) and
 ``metadata`` (JSON object of metadata that has no column of its own), and the optional columns
-``docker_image`` (text), ``env`` (JSON object), ``solution_files`` (JSON file map) and ``verifier``
-(JSON object of the non-default :class:`~terminal_agent.tasks.model.VerifierSpec` fields), written only
-when some task of the file uses them - so a file of tasks without them (``dataset/latest_verified.csv``)
+``docker_image`` (text), ``env`` (JSON object), ``solution_files`` (JSON file map), ``verifier``
+(JSON object of the non-default :class:`~terminal_agent.tasks.model.VerifierSpec` fields) and ``guards``
+(JSON object of the :class:`~terminal_agent.tasks.model.TestGuards`: ``tests``, ``on_failure``, ``cap``),
+written only when some task of the file uses them - so a file of tasks without them (``dataset/latest_verified.csv``)
 is written exactly as before. Every other column the user had is kept in ``Task.metadata`` under its
 own name and written back as a column, so nothing is lost.
 
@@ -60,7 +61,7 @@ STANDARD_COLUMNS = [
 #: Columns added by terminal-agent.
 OUR_COLUMNS = ["solution", "limits", "test_support_files", "metadata"]
 #: Columns of ours written only when a task of the file has a value for them (after ``OUR_COLUMNS``).
-OPTIONAL_COLUMNS = ["docker_image", "env", "solution_files", "verifier"]
+OPTIONAL_COLUMNS = ["docker_image", "env", "solution_files", "verifier", "guards"]
 #: Columns holding a file map (JSON: path -> text, or path -> {"base64": ...}).
 FILE_MAP_COLUMNS = ("additional_files", "test_support_files", "solution_files")
 #: Columns that must be present in the header.
@@ -89,6 +90,7 @@ _FIELD_TO_COLUMN = {
     "env": "env",
     "solution_files": "solution_files",
     "verifier": "verifier",
+    "guards": "guards",
 }
 
 
@@ -192,6 +194,8 @@ def _column_of_validation_error(error: dict[str, Any]) -> str:
     message = str(error.get("msg", ""))
     if "test_source" in message or "defines no test functions" in message:
         return "test_functions"
+    if message.removeprefix("Value error, ").startswith("guard"):
+        return "guards"
     return "test_weights"
 
 
@@ -242,6 +246,8 @@ def task_from_csv_values(values: dict[str, str]) -> Task:
         data["solution_files"] = _parse_files("solution_files", values["solution_files"])
     if values.get("verifier", "").strip():
         data["verifier"] = _parse_object("verifier", values["verifier"])
+    if values.get("guards", "").strip():
+        data["guards"] = _parse_object("guards", values["guards"])
     try:
         return Task.model_validate(data)
     except ValidationError as exc:
@@ -339,6 +345,8 @@ def task_to_csv_values(task: Task) -> dict[str, str]:
     verifier = task.verifier.model_dump(mode="json", exclude_defaults=True)
     if verifier:
         values["verifier"] = _json(verifier)
+    if task.guards is not None:
+        values["guards"] = _json(task.guards.model_dump(mode="json"))
     reserved = set(STANDARD_COLUMNS) | set(OUR_COLUMNS) | set(OPTIONAL_COLUMNS)
     leftover: dict[str, Any] = {}
     for key, value in task.metadata.items():

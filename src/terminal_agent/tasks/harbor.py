@@ -45,7 +45,8 @@ from terminal_agent.tasks.harbor_toml_writer import (
     synthesized_dockerfile,
     task_toml_text,
 )
-from terminal_agent.tasks.model import GradingMode, Task, VerifierSpec, equal_test_weights, task_from_fields
+from terminal_agent.tasks.guard_fields import parse_guards_json, task_with_guards_from_fields
+from terminal_agent.tasks.model import GradingMode, Task, VerifierSpec, equal_test_weights
 from terminal_agent.tasks.task_dirs import (
     fresh_task_dir,
     mapping_at,
@@ -77,7 +78,8 @@ _TEST_FILE_NAME = re.compile(r"^test[A-Za-z0-9_.-]*\.py$")
 
 # --- test.sh of a task graded by weighted pytest -------------------------------------------------
 def default_test_script(task: Task, test_file: str = TEST_FILE) -> str:
-    """tests/test.sh: run pytest, then write the weighted score (0..1) to /logs/verifier/reward.txt."""
+    """tests/test.sh: run pytest, then write the weighted score (0..1) to /logs/verifier/reward.txt (zeroed or capped
+    when a guard test of the task failed)."""
     weights = json.dumps(task.test_weights, sort_keys=True)
     return f"""#!/bin/bash
 # Written by terminal-agent: runs the task's pytest tests and writes the weighted score
@@ -97,9 +99,27 @@ try:
 except (OSError, ET.ParseError):
     pass
 score = sum(w for name, w in weights.items() if name in passed) / sum(weights.values())
-with open("/logs/verifier/reward.txt", "w") as handle:
+{_guard_lines(task)}with open("/logs/verifier/reward.txt", "w") as handle:
     handle.write(f"{{score:.6f}}\\n")
 SCORE
+"""
+
+
+def _guard_lines(task: Task) -> str:
+    """The lines of test.sh's scorer that zero or cap the score when a guard test failed (none without guards)."""
+    if task.guards is None:
+        return ""
+    guards = json.dumps(task.guards.model_dump(mode="json"), sort_keys=True)
+    return f"""guards = json.loads('{guards}')
+ok = {{}}
+try:
+    for case in ET.parse("/logs/verifier/junit.xml").getroot().iter("testcase"):
+        name = case.get("name", "").split("[")[0]
+        ok[name] = ok.get(name, True) and not any(child.tag in ("failure", "error", "skipped") for child in case)
+except (OSError, ET.ParseError):
+    pass
+if any(not ok.get(name, False) for name in guards["tests"]):
+    score = 0.0 if guards["on_failure"] == "zero" else min(score, guards["cap"])
 """
 
 
@@ -271,6 +291,9 @@ def _harbor_native_fields(config: HarborConfigReading, parts: dict[str, Any], te
         result["title"] = overlay.get("title", "")
         result["use_case_category"] = overlay.get("use_case_category", "")
         result["test_weights"] = mapping_at(overlay, "test_weights", location, f"{EXTRA_TABLE}.test_weights")
+        guards = parse_guards_json(overlay.get("guards_json"), location, f"{EXTRA_TABLE}.guards_json")
+        if guards is not None:
+            result["guards"] = guards
         limits.update(mapping_at(overlay, "limits", location, f"{EXTRA_TABLE}.limits"))
     return result
 
@@ -310,11 +333,15 @@ def _our_fields(config: HarborConfigReading, parts: dict[str, Any], location: st
     weights = extra.get("test_weights")
     if weights is None:
         weights = equal_test_weights(test_source, location) if weighted else {}
-    return {
+    fields = {
         "title": extra.get("title", ""), "use_case_category": extra.get("use_case_category", ""),
         "test_weights": weights, "test_source": test_source, "test_support_files": tests, "metadata": metadata,
         "limits": limits, "verifier": verifier.model_dump(),
     }
+    guards = parse_guards_json(extra.get("guards_json"), location, f"{EXTRA_TABLE}.guards_json")
+    if guards is not None:
+        fields["guards"] = guards
+    return fields
 
 
 def read_harbor_dir(task_dir: str | Path) -> HarborDirReading:
@@ -354,7 +381,7 @@ def read_harbor_dir(task_dir: str | Path) -> HarborDirReading:
         if ours and parts["dockerfile_absent"]:
             specific["metadata"][NO_DOCKERFILE_METADATA_KEY] = True
         fields = config.fields
-        task = task_from_fields({
+        task = task_with_guards_from_fields({
             "task_id": task_dir.name,
             "instruction": parts["instruction"],
             "difficulty": fields.get("difficulty", "medium"),

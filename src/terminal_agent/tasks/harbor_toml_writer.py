@@ -5,11 +5,12 @@ Two cases:
 * A task read from a Harbor folder carries its original task.toml (``metadata["harbor_task_toml"]``). It is written
   back as it was: only the values that map onto Task fields and changed are updated, in the spelling the document
   already uses (``memory = "4G"`` stays a size string); comments, key order and every kept-but-unused key stay byte
-  for byte. What Harbor has no key for (a title, test weights, a fractional CPU quota, ``command_timeout_s``,
-  ``pids``) goes into a small ``[metadata.terminal_agent]`` table marked ``harbor_native = true``, written only when
+  for byte. What Harbor has no key for (a title, test weights, guard tests, a fractional CPU quota,
+  ``command_timeout_s``, ``pids``) goes into a small ``[metadata.terminal_agent]`` table marked ``harbor_native = true``, written only when
   needed. An unchanged task gets its document back byte for byte.
 * Any other task gets a fresh document: Harbor's keys, so Harbor itself runs it, plus ``[metadata.terminal_agent]``
-  holding everything (limits, test weights, the verifier settings, metadata as JSON): the source of truth when the
+  holding everything (limits, test weights, the verifier settings, the guard tests as ``guards_json``, metadata as
+  JSON): the source of truth when the
   folder is read back here.
 
 After patching, the document is read again and compared with the task: a value that would not read back the same
@@ -27,6 +28,7 @@ import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
 from terminal_agent.errors import TaskFormatError
+from terminal_agent.tasks.guard_fields import guards_json
 from terminal_agent.tasks.harbor_toml import EXTRA_TABLE, HarborConfigReading, interpret_task_toml
 from terminal_agent.tasks.model import GradingMode, Task, TaskLimits, VerifierSpec
 
@@ -115,6 +117,8 @@ def overlay_table(task: Task) -> dict[str, Any]:
         overlay["use_case_category"] = task.use_case_category
     if task.test_weights:
         overlay["test_weights"] = dict(task.test_weights)
+    if task.guards is not None:
+        overlay["guards_json"] = guards_json(task.guards)
     defaults = TaskLimits()
     limits = {key: getattr(task.limits, key) for key in _OVERLAY_LIMITS if getattr(task.limits, key) != getattr(defaults, key)}
     if not float(task.limits.cpus).is_integer():
@@ -162,6 +166,8 @@ def fresh_task_toml(task: Task) -> RenderedTaskToml:
     extra["metadata_json"] = json.dumps(task.metadata, ensure_ascii=False, sort_keys=True, default=str)
     if task.verifier != VerifierSpec():
         extra["verifier_json"] = task.verifier.model_dump_json()
+    if task.guards is not None:
+        extra["guards_json"] = guards_json(task.guards)
     metadata[EXTRA_TABLE] = extra
     doc["metadata"] = metadata
 

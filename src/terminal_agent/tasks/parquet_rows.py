@@ -13,7 +13,8 @@ One row per task, in the shape rLLM's ``DatasetRegistry`` gives verl::
 File maps (``files``, ``test_support_files``, ``solution_files``) are the JSON of
 :func:`~terminal_agent.tasks.model.encode_file_map`: text stays a string, bytes become ``{"base64": ...}``.
 The verifier spec is a JSON object of its non-default fields; ``docker_image`` a string beside
-``has_docker_image`` (as ``solution`` beside ``has_solution``). Rows written before these keys existed
+``has_docker_image`` (as ``solution`` beside ``has_solution``); ``guards`` the JSON object of the task's
+:class:`~terminal_agent.tasks.model.TestGuards`, ``""`` when it has none. Rows written before these keys existed
 read with their defaults.
 
 ``extra_info`` is written as a parquet struct, not as one JSON string: verl's ``RLHFDataset``
@@ -34,7 +35,8 @@ from typing import Any
 from terminal_agent.errors import TaskFormatError
 from terminal_agent.tasks.atomic_output import atomic_output_file
 from terminal_agent.tasks.cell_bounds import cell_problem
-from terminal_agent.tasks.model import Task, TaskLimits, decode_file_map, encode_file_map, task_from_fields
+from terminal_agent.tasks.guard_fields import guards_json, parse_guards_json, task_with_guards_from_fields
+from terminal_agent.tasks.model import Task, TaskLimits, decode_file_map, encode_file_map
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +54,7 @@ _LIMIT_PREFIX = "limit_"
 
 FLAT_TASK_KEYS: frozenset[str] = frozenset(
     {*_TEXT_FIELDS, *_JSON_FIELDS, *_FILE_MAP_FIELDS, "solution", "has_solution", "docker_image",
-     "has_docker_image", "verifier", "limits", "task_format"}
+     "has_docker_image", "verifier", "guards", "limits", "task_format"}
     | {_LIMIT_PREFIX + name for name in TaskLimits.model_fields}
 )
 """Every key :func:`task_to_flat_dict` writes (and :func:`task_from_flat_dict` reads)."""
@@ -77,6 +79,7 @@ def task_to_flat_dict(task: Task) -> dict[str, str | int | float | bool]:
     flat["docker_image"] = task.docker_image if task.docker_image is not None else ""
     flat["has_docker_image"] = task.docker_image is not None
     flat["verifier"] = json.dumps(task.verifier.model_dump(mode="json", exclude_defaults=True), sort_keys=True)
+    flat["guards"] = guards_json(task.guards) if task.guards is not None else ""
     for name, value in task.limits.model_dump().items():
         flat[_LIMIT_PREFIX + name] = value
     return flat
@@ -135,6 +138,13 @@ def task_from_flat_dict(data: Mapping[str, Any] | str) -> Task:
                 fields[name] = decode_file_map(fields[name], name)
             except ValueError as exc:
                 raise TaskFormatError(str(exc).removeprefix(f"{name}: "), field=name) from None
+    guards = data.get("guards")
+    if isinstance(guards, Mapping):  # the nested form
+        fields["guards"] = dict(guards)
+    else:
+        guard_data = parse_guards_json(guards, None)
+        if guard_data is not None:
+            fields["guards"] = guard_data
     fields["solution"] = _optional_text(data, "solution", "has_solution")
     fields["docker_image"] = _optional_text(data, "docker_image", "has_docker_image")
     limits = {
@@ -149,7 +159,7 @@ def task_from_flat_dict(data: Mapping[str, Any] | str) -> Task:
             raise TaskFormatError(f"must be a JSON object of limits, not {type(decoded).__name__}", field="limits")
         limits = {**decoded, **limits}
     fields["limits"] = limits
-    return task_from_fields(fields)
+    return task_with_guards_from_fields(fields)
 
 
 def task_to_row(task: Task, split: str = "train", index: int = 0) -> dict[str, Any]:

@@ -13,8 +13,8 @@ Layout written and read::
       solution/<files>     the files beside the solution (only when the task has some)
 
 Everything without a native slot in task.yaml (weights, title, use-case category, the limits
-other than the two timeouts, metadata, ``docker_image``, ``env``, the non-default verifier settings
-and the names of the solution files) lives under the ``terminal_agent`` key, which is the source
+other than the two timeouts, metadata, ``docker_image``, ``env``, the non-default verifier settings,
+the guard tests (``guards``: tests, on_failure, cap) and the names of the solution files) lives under the ``terminal_agent`` key, which is the source
 of truth when it is present. Any file (build context, tests, solution files) may hold any bytes. Directories written by terminal-bench itself (no such key)
 get equal weights for every test and keep their other task.yaml keys in ``Task.metadata``.
 """
@@ -28,7 +28,8 @@ from typing import Any
 import yaml
 
 from terminal_agent.errors import TaskFormatError
-from terminal_agent.tasks.model import Task, equal_test_weights, task_from_fields
+from terminal_agent.tasks.guard_fields import task_with_guards_from_fields
+from terminal_agent.tasks.model import Task, equal_test_weights
 from terminal_agent.tasks.task_dirs import (
     as_tags,
     fresh_task_dir,
@@ -176,6 +177,8 @@ def task_yaml_data(task: Task) -> dict[str, Any]:
     verifier = task.verifier.model_dump(mode="json", exclude_defaults=True)
     if verifier:
         extra["verifier"] = verifier
+    if task.guards is not None:
+        extra["guards"] = task.guards.model_dump(mode="json")
     if task.solution_files:
         extra["solution_files"] = sorted(task.solution_files)
     data[EXTRA_KEY] = extra
@@ -301,10 +304,10 @@ def read_tb_task(task_dir: str | Path) -> Task:
         "limits": limits,
         "metadata": metadata,
     }
-    for key in ("docker_image", "env", "verifier"):
+    for key in ("docker_image", "env", "verifier", "guards"):
         if extra is not None and key in extra:
             fields[key] = extra[key]
-    return task_from_fields(fields, location)
+    return task_with_guards_from_fields(fields, location)
 
 
 def _name_list(value: Any, location: str) -> list[str]:
