@@ -77,34 +77,46 @@ spaces (and would on other special characters). Fix the script, then run it so t
             "docs/-draft.txt": "dash\n",
         },
         steps=["RUN chmod +x /app/backup.sh"],
-        tests='''
+        tests=r'''
 import shutil
 
 DOCS = ["plan.txt", "meeting notes.txt", "q1  report.md", "-draft.txt"]
 
 
-def test_backups_exist():
-    missing = [d for d in DOCS if not Path("/app/backup", d + ".bak").is_file()]
-    assert not missing, missing
+def test_docs_unchanged():
+    assert sorted(p.name for p in Path("/app/docs").iterdir()) == sorted(DOCS)
+    assert all(unchanged(f"/app/docs/{d}") for d in DOCS)
 
 
-def test_backups_have_the_content():
+def test_backups_made():
     for d in DOCS:
         assert Path("/app/backup", d + ".bak").read_bytes() == Path("/app/docs", d).read_bytes(), d
 
 
-def test_script_is_fixed(tmp_path):
+def _run_with_extra(names):
     shutil.rmtree("/app/backup", ignore_errors=True)
-    Path("/app/docs/new  file.txt").write_text("n\\n")
+    for name in names:
+        Path("/app/docs", name).write_text(f"content of {name}\n")
     try:
         result = run("bash", "/app/backup.sh")
         assert result.returncode == 0, result.stderr
-        assert Path("/app/backup/new  file.txt.bak").read_text() == "n\\n"
-        assert sorted(p.name for p in Path("/app/backup").iterdir()) == sorted(d + ".bak" for d in DOCS + ["new  file.txt"])
+        for name in DOCS + names:
+            assert Path("/app/backup", name + ".bak").read_bytes() == Path("/app/docs", name).read_bytes(), name
+        assert sorted(p.name for p in Path("/app/backup").iterdir()) == sorted(d + ".bak" for d in DOCS + names)
     finally:
-        Path("/app/docs/new  file.txt").unlink()
+        for name in names:
+            Path("/app/docs", name).unlink()
+
+
+def test_script_handles_new_spaced_names():
+    _run_with_extra(["new  file.txt", " leading.txt", "tab\there.txt"])
+
+
+def test_script_handles_dashes_and_globs():
+    _run_with_extra(["-n", "*.txt", "[ab].md"])
 ''',
-        weights={"test_backups_exist": 1.0, "test_backups_have_the_content": 1.0, "test_script_is_fixed": 2.0},
+        weights={"test_backups_made": 1.0, "test_script_handles_new_spaced_names": 1.5, "test_script_handles_dashes_and_globs": 1.5},
+        guards=["test_docs_unchanged"],
         solution='''cat > /app/backup.sh <<'EOF'
 #!/bin/bash
 # Copy every file of /app/docs into /app/backup, adding the suffix .bak
@@ -130,20 +142,35 @@ Running `/app/run.sh` fails with a "bad interpreter" error. It was edited on ano
 """,
         files={"run.sh": _CRLF, "input.txt": "a\nb\nc\n"},
         steps=["RUN chmod +x /app/run.sh"],
-        tests='''
+        tests=r'''
+def _with_input(text):
+    original = Path("/app/input.txt").read_bytes()
+    try:
+        Path("/app/input.txt").write_text(text)
+        return run("/app/run.sh")
+    finally:
+        Path("/app/input.txt").write_bytes(original)
+
+
 def test_runs():
     result = run("/app/run.sh")
     assert result.returncode == 0, result.stderr
+    lines = result.stdout.split()
+    assert lines[:1] == ["start"] and lines[-1:] == ["done"]
 
 
-def test_output():
-    assert run("/app/run.sh").stdout.split() == ["start", "3", "done"]
+def test_counts_the_current_input():
+    for text, count in (("".join(f"line {i}\n" for i in range(17)), "17"), ("", "0"), ("x\ny\nno final newline", "2")):
+        result = _with_input(text)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.split() == ["start", count, "done"], (text, result.stdout)
 
 
 def test_no_carriage_returns_left():
-    assert b"\\r" not in Path("/app/run.sh").read_bytes()
+    data = Path("/app/run.sh").read_bytes()
+    assert data.startswith(b"#!") and b"\r" not in data
 ''',
-        weights={"test_runs": 1.5, "test_output": 1.5, "test_no_carriage_returns_left": 0.5},
+        weights={"test_runs": 1.0, "test_counts_the_current_input": 2.0, "test_no_carriage_returns_left": 1.0},
         solution="sed -i 's/\\r$//' /app/run.sh",
         tags=["bash", "line-endings"],
         one_command=True,
@@ -160,7 +187,7 @@ stop (no `all ok`) with a non-zero exit status; for readable files the output st
 """,
         files={"check.sh": _CHECK, "a.txt": "1\n2\n", "b.txt": "x\n"},
         steps=["RUN chmod +x /app/check.sh"],
-        tests='''
+        tests=r'''
 def test_good_files_unchanged_output():
     result = run("/app/check.sh", "/app/a.txt", "/app/b.txt")
     assert result.returncode == 0
@@ -176,8 +203,14 @@ def test_stops_at_the_first_failure():
     result = run("/app/check.sh", "/app/a.txt", "/app/nope.txt", "/app/b.txt")
     assert "all ok" not in result.stdout and "/app/b.txt" not in result.stdout
     assert result.stdout.splitlines()[:1] == ["/app/a.txt 2"]
+
+
+def test_directory_argument_fails(tmp_path):
+    result = run("/app/check.sh", str(tmp_path), "/app/a.txt")
+    assert result.returncode != 0 and "all ok" not in result.stdout and "/app/a.txt" not in result.stdout
 ''',
-        weights={"test_good_files_unchanged_output": 1.0, "test_missing_file_fails": 1.5, "test_stops_at_the_first_failure": 1.5},
+        weights={"test_missing_file_fails": 1.5, "test_stops_at_the_first_failure": 1.5, "test_directory_argument_fails": 1.0},
+        guards=["test_good_files_unchanged_output"],
         solution="""sed -i 's|^  lines=$(wc -l < "$f")$|  lines=$(wc -l < "$f") \\|\\| exit 1|' /app/check.sh
 grep -q 'exit 1' /app/check.sh""",
         tags=["bash", "exit-status"],
@@ -196,26 +229,33 @@ Fix the script (keep it a bash script that reads /app/users.txt).
             "users.txt": "admin:alice\nuser:bob\nadmin:carol\n  admin:not-at-start\nadmin:dave\nguest:eve\nadmin:frank",
         },
         steps=["RUN chmod +x /app/count_admins.sh"],
-        tests='''
-def test_runs():
-    assert run("/app/count_admins.sh").returncode == 0
-
-
-def test_count_includes_last_line_without_newline():
-    assert run("/app/count_admins.sh").stdout.strip() == "4"
-
-
-def test_other_input():
-    original = Path("/app/users.txt").read_text()
+        tests=r'''
+def _count_of(text):
+    original = Path("/app/users.txt").read_bytes()
     try:
-        Path("/app/users.txt").write_text("admin:x\\nadmin:y\\n")
-        assert run("/app/count_admins.sh").stdout.strip() == "2"
-        Path("/app/users.txt").write_text("")
-        assert run("/app/count_admins.sh").stdout.strip() == "0"
+        Path("/app/users.txt").write_text(text)
+        result = run("/app/count_admins.sh")
+        assert result.returncode == 0, result.stderr
+        return result.stdout.strip()
     finally:
-        Path("/app/users.txt").write_text(original)
+        Path("/app/users.txt").write_bytes(original)
+
+
+def test_sample_count():
+    result = run("/app/count_admins.sh")
+    assert result.returncode == 0 and result.stdout.strip() == "4"
+
+
+def test_last_line_without_newline():
+    assert _count_of("admin:a\nuser:b\nadmin:c") == "2"
+    assert _count_of("guest:x\nadmin:only") == "1"
+
+
+def test_indented_lines_do_not_count():
+    assert _count_of("admin:a\n  admin:b\n\tadmin:c\nadmin:d\n") == "2"
+    assert _count_of("") == "0"
 ''',
-        weights={"test_runs": 0.5, "test_count_includes_last_line_without_newline": 2.0, "test_other_input": 1.5},
+        weights={"test_sample_count": 1.0, "test_last_line_without_newline": 1.5, "test_indented_lines_do_not_count": 1.5},
         solution='''cat > /app/count_admins.sh <<'EOF'
 #!/bin/bash
 # Count the lines of /app/users.txt that start with "admin:" and print the count.
@@ -240,7 +280,7 @@ writable by others), without changing its content.
 """,
         files={"bin/tool": _TOOL},
         steps=["RUN chmod 644 /app/bin/tool"],
-        tests='''
+        tests=r'''
 def test_runs():
     result = run("/app/bin/tool")
     assert result.returncode == 0 and result.stdout.strip() == "tool version 1.2"
@@ -251,11 +291,18 @@ def test_executable_by_others():
     assert mode & 0o111 == 0o111 and mode & 0o444 == 0o444
 
 
+def test_runs_as_another_user():
+    result = subprocess.run(["/app/bin/tool"], capture_output=True, text=True, timeout=30, user=65534, group=65534,
+                            extra_groups=[], cwd="/")
+    assert result.returncode == 0 and result.stdout.strip() == "tool version 1.2", result.stderr
+
+
 def test_not_world_writable_and_unchanged():
     mode = stat.S_IMODE(os.stat("/app/bin/tool").st_mode)
     assert not mode & 0o002 and unchanged("/app/bin/tool")
 ''',
-        weights={"test_runs": 1.5, "test_executable_by_others": 1.0, "test_not_world_writable_and_unchanged": 0.5},
+        weights={"test_runs": 1.0, "test_executable_by_others": 1.0, "test_runs_as_another_user": 1.5},
+        guards=["test_not_world_writable_and_unchanged"],
         solution="chmod 755 /app/bin/tool",
         tags=["chmod"],
         one_command=True,
@@ -271,19 +318,20 @@ its integer arguments (`sum: 0` with none; negative numbers allowed).
 """,
         files={"sum.sh": _SUM},
         steps=["RUN chmod +x /app/sum.sh"],
-        tests='''
+        tests=r'''
 def test_simple():
     assert run("/app/sum.sh", "1", "2", "3").stdout.strip() == "sum: 6"
 
 
-def test_no_arguments():
+def test_one_or_no_argument():
+    assert run("/app/sum.sh", "42").stdout.strip() == "sum: 42"
     assert run("/app/sum.sh").stdout.strip() == "sum: 0"
 
 
 def test_negative_and_large():
     assert run("/app/sum.sh", "-5", "100000", "7").stdout.strip() == "sum: 100002"
 ''',
-        weights={"test_simple": 2.0, "test_no_arguments": 0.5, "test_negative_and_large": 1.0},
+        weights={"test_simple": 1.5, "test_one_or_no_argument": 1.0, "test_negative_and_large": 1.0},
         solution="""sed -i 's/total="$total+$n"/total=$((total + n))/' /app/sum.sh""",
         tags=["bash"],
         one_command=True,
@@ -297,46 +345,54 @@ def test_negative_and_large():
 `/app/rotate.sh DIR [KEEP]` should keep the KEEP newest `*.log` files of DIR (by modification time, default
 2) and delete the older ones. It keeps one file too few and breaks on names with spaces. Fix it so it
 behaves as described for any file names (also when DIR has fewer than KEEP logs) and leaves files that do not
-end in `.log` alone. /app/logs has sample files.
+end in `.log` alone. /app/logs has sample files to try it on.
 """,
         files={"rotate.sh": _ROTATE, "logs/readme.txt": "not a log\n"},
         steps=[
             "RUN chmod +x /app/rotate.sh && cd /app/logs"
             " && for i in 1 2 3 4 5; do echo $i > \"app $i.log\"; touch -d \"2026-01-0$i 12:00\" \"app $i.log\"; done"
         ],
-        tests='''
+        tests=r'''
 def _names(d):
     return sorted(p.name for p in Path(d).iterdir())
 
 
-def _make(tmp_path, n):
+def _make(tmp_path, names, extra=("keep.txt",)):
     d = tmp_path / "logs"
     d.mkdir()
-    for i in range(1, n + 1):
-        f = d / f"svc {i}.log"
+    for i, name in enumerate(names, 1):
+        f = d / name
         f.write_text(str(i))
         os.utime(f, (1_700_000_000 + i * 60, 1_700_000_000 + i * 60))
-    (d / "keep.txt").write_text("k")
+    for name in extra:
+        (d / name).write_text("not a log")
+        os.utime(d / name, (1_600_000_000, 1_600_000_000))
     return d
 
 
 def test_default_keeps_two(tmp_path):
-    d = _make(tmp_path, 5)
+    d = _make(tmp_path, [f"svc {i}.log" for i in range(1, 6)])
     assert run("/app/rotate.sh", str(d)).returncode == 0
     assert _names(d) == ["keep.txt", "svc 4.log", "svc 5.log"]
 
 
-def test_keep_three_on_the_samples():
-    assert run("/app/rotate.sh", "/app/logs", "3").returncode == 0
-    assert _names("/app/logs") == ["app 3.log", "app 4.log", "app 5.log", "readme.txt"]
+def test_keep_three_with_odd_names(tmp_path):
+    names = ["-old.log", "b  c.log", "*.log", "d[1].log", "e f.log", "newest.log"]
+    d = _make(tmp_path, names, extra=("notes.log.txt", "log", "x.LOG"))
+    assert run("/app/rotate.sh", str(d), "3").returncode == 0
+    assert _names(d) == sorted(["d[1].log", "e f.log", "newest.log", "notes.log.txt", "log", "x.LOG"])
 
 
-def test_fewer_files_than_keep(tmp_path):
-    d = _make(tmp_path, 2)
-    assert run("/app/rotate.sh", str(d), "4").returncode == 0
-    assert _names(d) == ["keep.txt", "svc 1.log", "svc 2.log"]
+def test_exactly_or_fewer_than_keep(tmp_path):
+    d = _make(tmp_path, ["a.log", "b.log", "c.log"])
+    assert run("/app/rotate.sh", str(d), "3").returncode == 0
+    assert _names(d) == ["a.log", "b.log", "c.log", "keep.txt"]
+    (tmp_path / "second").mkdir()
+    e = _make(tmp_path / "second", ["x.log", "y.log"])
+    assert run("/app/rotate.sh", str(e), "4").returncode == 0
+    assert _names(e) == ["keep.txt", "x.log", "y.log"]
 ''',
-        weights={"test_default_keeps_two": 1.5, "test_keep_three_on_the_samples": 1.5, "test_fewer_files_than_keep": 1.0},
+        weights={"test_default_keeps_two": 1.5, "test_keep_three_with_odd_names": 1.5, "test_exactly_or_fewer_than_keep": 1.0},
         solution='''cat > /app/rotate.sh <<'EOF'
 #!/bin/bash
 # Keep the newest KEEP (default 2) files of DIR matching *.log; delete the older ones.
