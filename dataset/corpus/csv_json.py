@@ -104,7 +104,8 @@ def test_one_object_per_row():
 
 def test_types():
     rows = _rows()
-    assert all(isinstance(r["id"], int) and isinstance(r["age"], int) for r in rows)
+    assert len(rows) == len(EXPECTED)
+    assert all(isinstance(r["id"], int) and isinstance(r["age"], int) and isinstance(r["name"], str) for r in rows)
 
 
 def test_values_exact():
@@ -144,7 +145,8 @@ def _flat():
 
 def test_is_a_flat_object():
     flat = _flat()
-    assert isinstance(flat, dict) and not any(isinstance(v, dict) for v in flat.values())
+    assert isinstance(flat, dict) and flat and not any(isinstance(v, dict) for v in flat.values())
+    assert flat.get("tags") == ["a", "b"], "a list is a leaf"
 
 
 def test_keys():
@@ -239,7 +241,7 @@ def test_totals():
 
 def test_keys_sorted_and_integers():
     got = _got()
-    assert list(got) == sorted(got) and all(isinstance(v, int) for v in got.values())
+    assert list(got) == sorted(EXPECTED) and all(type(v) is int for v in got.values())
 ''',
         weights={"test_customers": 1.0, "test_totals": 2.0, "test_keys_sorted_and_integers": 0.5},
         solution='''python3 - <<'EOF'
@@ -272,6 +274,7 @@ def _lines():
 
 def test_no_duplicates():
     lines = _lines()
+    assert lines[:1] == EXPECTED[:1], "the header first"
     assert len(lines) == len(set(lines))
 
 
@@ -311,7 +314,8 @@ def test_every_invalid_found():
 
 
 def test_no_valid_record_reported():
-    assert set(_got()) <= set(EXPECTED)
+    got = _got()
+    assert got and set(got) <= set(EXPECTED)
 
 
 def test_order():
@@ -361,6 +365,12 @@ def test_header():
     assert _lines()[:1] == EXPECTED[:1]
 
 
+def test_city_column_first():
+    lines = _lines()
+    assert len(lines) == len(EXPECTED)
+    assert [l.split(",")[0] for l in lines] == [e.split(",")[0] for e in EXPECTED]
+
+
 def test_rows():
     assert _lines() == EXPECTED
 
@@ -368,7 +378,8 @@ def test_rows():
 def test_input_unchanged():
     assert unchanged("/app/contacts.csv")
 ''',
-        weights={"test_header": 1.0, "test_rows": 2.0, "test_input_unchanged": 0.5},
+        weights={"test_header": 0.5, "test_city_column_first": 1.0, "test_rows": 2.0},
+        guards=["test_input_unchanged"],
         solution="awk -F, -v OFS=, '{print $4, $1, $2}' /app/contacts.csv > /app/contacts_out.csv",
         tags=["awk", "csv"],
         one_command=True,
@@ -391,8 +402,9 @@ def _got():
     return Path("/app/core_active.txt").read_text().split()
 
 
-def test_file_exists():
-    assert Path("/app/core_active.txt").is_file()
+def test_only_active_core_members():
+    got = _got()
+    assert got and set(got) <= set(EXPECTED)
 
 
 def test_names():
@@ -402,7 +414,7 @@ def test_names():
 def test_order_and_nothing_else():
     assert _got() == EXPECTED
 ''',
-        weights={"test_file_exists": 0.5, "test_names": 2.0, "test_order_and_nothing_else": 1.0},
+        weights={"test_only_active_core_members": 1.0, "test_names": 2.0, "test_order_and_nothing_else": 1.0},
         solution="""python3 -c 'import json; print("\\n".join(u["name"] for u in json.load(open("/app/users.json")) if u["active"] and u["team"] == "core"))' > /app/core_active.txt""",
         tags=["json"],
         one_command=True,
