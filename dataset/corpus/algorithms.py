@@ -31,10 +31,11 @@ def test_combinations():
     assert out[20] == "FizzBazz" and out[34] == "BuzzBazz" and out[104] == "FizzBuzzBazz" and len(out) == 105
 
 
-def test_zero():
+def test_zero_and_one():
     assert _run(0) == []
+    assert _run(1) == ["1"]
 ''',
-        weights={"test_first_fifteen": 2.0, "test_combinations": 1.5, "test_zero": 0.5},
+        weights={"test_first_fifteen": 2.0, "test_combinations": 1.5, "test_zero_and_one": 0.5},
         solution='''cat > /app/fizz.py <<'EOF'
 import sys
 
@@ -76,9 +77,13 @@ def test_round_trip():
 
 
 def test_invalid_input():
+    assert Path("/app/roman.py").is_file()
+    valid = _run("3999")
+    assert valid.returncode == 0 and valid.stdout.strip() == "MMMCMXCIX"
     for arg in ("0", "4000", "IIII", "IC", "mcm", "ABC", "-3"):
         result = _run(arg)
-        assert result.returncode == 2 and result.stdout == "", arg
+        assert result.returncode == 2 and result.stdout == "" and result.stderr.strip(), arg
+        assert "can't open file" not in result.stderr, result.stderr
 ''',
         weights={"test_to_roman": 1.0, "test_from_roman": 1.0, "test_round_trip": 1.0, "test_invalid_input": 1.0},
         solution='''cat > /app/roman.py <<'EOF'
@@ -292,6 +297,9 @@ def test_undeclared_dependency(tmp_path):
 
 
 def test_cycle(tmp_path):
+    acyclic = tmp_path / "a.txt"
+    acyclic.write_text("x: y\\ny:\\n")
+    assert _run(acyclic).stdout.split() == ["y", "x"]
     f = tmp_path / "c.txt"
     f.write_text("x: y\\ny: z\\nz: x\\nw:\\n")
     result = _run(f)
@@ -349,15 +357,18 @@ def test_count():
     assert len(_got()) == 5
 
 
-def test_sorted_and_disjoint():
+def test_sorted_disjoint_and_covering():
     got = _got()
+    assert got
     assert all(a[1] < b[0] for a, b in zip(got, got[1:]))
+    for start, end in [(8, 10), (1, 3), (2, 6), (15, 18), (6, 7), (20, 20), (17, 19), (11, 12)]:
+        assert any(s <= start and end <= e for s, e in got), (start, end)
 
 
 def test_exact():
     assert _got() == [(1, 7), (8, 10), (11, 12), (15, 19), (20, 20)]
 ''',
-        weights={"test_count": 0.5, "test_sorted_and_disjoint": 1.0, "test_exact": 2.5},
+        weights={"test_count": 1.0, "test_sorted_disjoint_and_covering": 1.0, "test_exact": 2.0},
         solution='''sort -n -k1,1 -k2,2 /app/intervals.txt | awk 'NR == 1 {s = $1; e = $2; next}
 $1 <= e {if ($2 > e) e = $2; next}
 {print s, e; s = $1; e = $2}

@@ -73,24 +73,41 @@ touch /app/last_backup''',
         category="backup-archive",
         instruction="""
 /app/backups/project.tar.gz is a backup of a project. Restore only `project/config/app.ini` from it into
-/app/restore (so the file ends up at /app/restore/project/config/app.ini). Extract nothing else.
+/app/restore (so the file ends up at /app/restore/project/config/app.ini), with the modification time the archive
+records for it. Extract nothing else.
 """,
         files=_project,
-        steps=["RUN cd /app && mkdir -p backups && tar -czf backups/project.tar.gz project && rm -rf project"],
+        steps=["RUN cd /app && touch -d '2026-02-03 04:05:06' project/config/app.ini && mkdir -p backups"
+               " && tar -czf backups/project.tar.gz project && rm -rf project"],
         tests='''
-def test_file_restored():
-    assert Path("/app/restore/project/config/app.ini").is_file()
+import tarfile
+
+RESTORED = Path("/app/restore/project/config/app.ini")
 
 
 def test_content():
-    assert Path("/app/restore/project/config/app.ini").read_text() == "[app]\\nname = demo\\n"
+    assert RESTORED.read_text() == "[app]\\nname = demo\\n"
 
 
 def test_nothing_else():
-    files = [p for p in Path("/app/restore").rglob("*") if p.is_file()]
-    assert [str(p) for p in files] == ["/app/restore/project/config/app.ini"]
+    assert RESTORED.read_text() == "[app]\\nname = demo\\n"
+    files = [p for p in Path("/app/restore").rglob("*") if p.is_file() or p.is_symlink()]
+    assert [str(p) for p in files] == [str(RESTORED)]
+
+
+def test_modification_time_kept():
+    with tarfile.open("/app/backups/project.tar.gz") as archive:
+        recorded = archive.getmember("project/config/app.ini").mtime
+    assert int(RESTORED.stat().st_mtime) == recorded
+
+
+def test_archive_intact():
+    with tarfile.open("/app/backups/project.tar.gz") as archive:
+        assert sorted(m.name for m in archive.getmembers() if m.isfile()) == [
+            "project/README.md", "project/config/app.ini", "project/src/main.py", "project/src/util.py"]
 ''',
-        weights={"test_file_restored": 1.0, "test_content": 1.5, "test_nothing_else": 1.0},
+        weights={"test_content": 1.5, "test_nothing_else": 1.0, "test_modification_time_kept": 1.0},
+        guards=["test_archive_intact"],
         solution="mkdir -p /app/restore && tar -xzf /app/backups/project.tar.gz -C /app/restore project/config/app.ini",
         tags=["tar"],
         one_command=True,
@@ -122,6 +139,7 @@ def test_archive_members():
 def test_manifest_verifies():
     result = run("sha256sum", "-c", "SHA256SUMS", cwd="/app")
     assert result.returncode == 0, result.stdout + result.stderr
+    assert sorted(l.rsplit(": ", 1)[0] for l in result.stdout.splitlines() if l.endswith(": OK")) == FILES
 
 
 def test_manifest_format_sorted():
@@ -161,20 +179,26 @@ def _names():
     return sorted(p.name for p in Path("/app/backups").iterdir())
 
 
-def test_newest_kept():
-    names = _names()
-    assert all(n in names for n in ["backup-2026-01-15.tar.gz", "backup-2026-02-01.tar.gz", "backup-2026-03-09.tar.gz"])
+def test_oldest_removed_despite_its_new_mtime():
+    assert "backup-2025-11-20.tar.gz" not in _names()
 
 
-def test_old_removed():
-    names = _names()
-    assert not any(n in names for n in ["backup-2025-11-20.tar.gz", "backup-2025-12-31.tar.gz", "backup-2026-01-02.tar.gz"])
+def test_2025_12_31_removed():
+    assert "backup-2025-12-31.tar.gz" not in _names()
 
 
-def test_other_files_kept():
-    assert unchanged("/app/backups/README") and unchanged("/app/backups/backup-notes.txt")
+def test_2026_01_02_removed():
+    assert "backup-2026-01-02.tar.gz" not in _names()
+
+
+def test_newest_and_other_files_kept():
+    for name in ["backup-2026-01-15.tar.gz", "backup-2026-02-01.tar.gz", "backup-2026-03-09.tar.gz",
+                 "README", "backup-notes.txt"]:
+        assert unchanged("/app/backups/" + name), name
 ''',
-        weights={"test_newest_kept": 1.5, "test_old_removed": 1.5, "test_other_files_kept": 1.0},
+        weights={"test_oldest_removed_despite_its_new_mtime": 1.0, "test_2025_12_31_removed": 1.0,
+                 "test_2026_01_02_removed": 1.0},
+        guards=["test_newest_and_other_files_kept"],
         solution="""cd /app/backups && ls backup-[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9].tar.gz | sort -r | tail -n +4 | xargs -r rm -f --""",
         tags=["bash", "rotation"],
         one_command=True,
@@ -201,19 +225,29 @@ import gzip
 ROTATED = {"app.log.1": "app one\\n" * 50, "app.log.2": "app two\\n" * 50, "db.log.1": "db one\\n" * 50}
 
 
-def test_rotated_compressed():
-    for name, content in ROTATED.items():
-        assert gzip.decompress(Path("/app/logs", name + ".gz").read_bytes()).decode() == content, name
+def _compressed(name):
+    assert gzip.decompress(Path("/app/logs", name + ".gz").read_bytes()).decode() == ROTATED[name], name
+    assert not Path("/app/logs", name).exists(), f"{name} is still there uncompressed"
 
 
-def test_uncompressed_rotated_gone():
-    assert not any(Path("/app/logs", name).exists() for name in ROTATED)
+def test_app_log_1():
+    _compressed("app.log.1")
+
+
+def test_app_log_2():
+    _compressed("app.log.2")
+
+
+def test_db_log_1():
+    _compressed("db.log.1")
 
 
 def test_live_logs_untouched():
     assert unchanged("/app/logs/app.log") and unchanged("/app/logs/db.log")
+    assert not Path("/app/logs/app.log.gz").exists() and not Path("/app/logs/db.log.gz").exists()
 ''',
-        weights={"test_rotated_compressed": 2.0, "test_uncompressed_rotated_gone": 1.0, "test_live_logs_untouched": 1.0},
+        weights={"test_app_log_1": 1.0, "test_app_log_2": 1.0, "test_db_log_1": 1.0},
+        guards=["test_live_logs_untouched"],
         solution="gzip /app/logs/*.log.[0-9]*",
         tags=["gzip"],
         one_command=True,

@@ -92,26 +92,34 @@ import configparser
 
 def _parser():
     parser = configparser.ConfigParser()
-    parser.read("/app/app.ini")
+    assert parser.read("/app/app.ini") == ["/app/app.ini"]
     return parser
 
 
-def test_cache_section():
+def test_cache_section_added():
+    text = Path("/app/app.ini").read_text()
+    assert text.count("[cache]") == 1
+    assert _parser().has_section("cache")
+
+
+def test_cache_backend():
+    assert _parser().get("cache", "backend") == "redis"
+
+
+def test_cache_ttl():
     parser = _parser()
-    assert parser.has_section("cache")
-    assert dict(parser["cache"]) == {"backend": "redis", "ttl": "300"}
+    assert parser.getint("cache", "ttl") == 300
+    assert sorted(parser["cache"]) == ["backend", "ttl"]
 
 
-def test_existing_sections_kept():
+def test_existing_sections_and_comment_kept():
     parser = _parser()
     assert dict(parser["server"]) == {"host": "0.0.0.0", "port": "8000"}
     assert dict(parser["database"]) == {"url": "postgres://db/app", "pool": "5"}
-
-
-def test_comment_kept():
     assert "; the database section" in Path("/app/app.ini").read_text()
 ''',
-        weights={"test_cache_section": 2.0, "test_existing_sections_kept": 1.0, "test_comment_kept": 0.5},
+        weights={"test_cache_section_added": 1.0, "test_cache_backend": 1.0, "test_cache_ttl": 1.0},
+        guards=["test_existing_sections_and_comment_kept"],
         solution="printf '\\n[cache]\\nbackend = redis\\nttl = 300\\n' >> /app/app.ini",
         tags=["ini"],
         one_command=True,
@@ -140,14 +148,16 @@ def test_values():
     assert dict(l.split("=", 1) for l in _lines()) == dict(l.split("=", 1) for l in EXPECTED)
 
 
-def test_no_comments_or_blank_lines():
-    assert all(l and not l.startswith("#") for l in _lines())
+def test_only_key_value_lines():
+    lines = _lines()
+    assert len(lines) == len(EXPECTED)
+    assert all(l and not l.startswith("#") and "=" in l for l in lines)
 
 
 def test_order():
     assert _lines() == EXPECTED
 ''',
-        weights={"test_values": 2.0, "test_no_comments_or_blank_lines": 0.5, "test_order": 1.0},
+        weights={"test_values": 2.0, "test_only_key_value_lines": 1.0, "test_order": 1.0},
         solution='''python3 - <<'EOF'
 def read(path):
     pairs = {}
@@ -176,27 +186,44 @@ parameters of the `listen` line, such as `default_server`). Do not touch the HTT
 proxy_pass address.
 """,
         files={"nginx.conf": _NGINX},
-        tests='''
+        tests=f'''
+import re
+
+ORIGINAL = {_NGINX!r}
+
+
 def _text():
     return Path("/app/nginx.conf").read_text()
 
 
-def test_port_80_gone():
-    import re
+def _listens():
+    return [" ".join(l.split()) for l in _text().splitlines() if l.split()[:1] == ["listen"]]
 
+
+def test_port_80_gone():
+    listens = _listens()
+    assert len(listens) == 3 and "listen 443 ssl;" in listens
     assert not re.search(r"listen\\s+80\\b", _text())
 
 
-def test_new_ports():
-    text = _text()
-    assert "listen 8081;" in text and ("listen   8081 default_server;" in text or "listen 8081 default_server;" in text)
+def test_first_server_on_8081():
+    assert _listens()[0] == "listen 8081;"
+
+
+def test_default_server_on_8081():
+    assert _listens()[2] == "listen 8081 default_server;"
 
 
 def test_rest_unchanged():
-    text = _text()
-    assert "listen 443 ssl;" in text and "proxy_pass http://127.0.0.1:8080;" in text and text.count("server {") == 3
+    def normal(text):
+        return [" ".join(l.split()) for l in text.splitlines() if l.strip()]
+
+    original = normal(ORIGINAL)
+    now = [l.replace("listen 8081", "listen 80") for l in normal(_text())]
+    assert now == original
 ''',
-        weights={"test_port_80_gone": 1.0, "test_new_ports": 2.0, "test_rest_unchanged": 1.0},
+        weights={"test_port_80_gone": 1.0, "test_first_server_on_8081": 1.0, "test_default_server_on_8081": 1.0},
+        guards=["test_rest_unchanged"],
         solution="sed -i -E 's/(listen[[:space:]]+)80\\b/\\18081/' /app/nginx.conf",
         tags=["sed", "nginx"],
         one_command=True,
@@ -217,21 +244,27 @@ not touched.
 EXPECTED = {_FLAGS_EXPECTED!r}
 
 
-def test_top_level_debug_false():
-    for path in EXPECTED:
-        lines = Path(path).read_text().splitlines()
-        assert "debug: false" in lines, path
+def _exact(path):
+    assert Path(path).read_text() == EXPECTED[path], path
 
 
-def test_files_exact():
-    for path, content in EXPECTED.items():
-        assert Path(path).read_text() == content, path
+def test_app_yaml():
+    _exact("/app/settings/app.yaml")
+
+
+def test_jobs_yaml_comment_dropped():
+    _exact("/app/settings/jobs.yaml")
+
+
+def test_site_yaml_nested_key_kept():
+    _exact("/app/settings/web/site.yaml")
 
 
 def test_notes_untouched():
     assert unchanged("/app/settings/notes.md")
 ''',
-        weights={"test_top_level_debug_false": 1.5, "test_files_exact": 1.5, "test_notes_untouched": 0.5},
+        weights={"test_app_yaml": 1.0, "test_jobs_yaml_comment_dropped": 1.0, "test_site_yaml_nested_key_kept": 1.5},
+        guards=["test_notes_untouched"],
         solution="find /app/settings -type f -name '*.yaml' -exec sed -i -E 's/^debug:.*$/debug: false/' {} +",
         tags=["sed", "yaml"],
         one_command=True,
@@ -312,13 +345,19 @@ def test_passwords_disabled():
     assert [l for l in active if l.split()[0] == "PasswordAuthentication"] == ["PasswordAuthentication no"]
 
 
-def test_rest_kept():
+def test_match_block_kept():
     active, match = _global_lines()
+    assert "PasswordAuthentication no" in active
+    assert match == ["Match User backup", "    PasswordAuthentication yes"]
+
+
+def test_other_settings_kept():
+    active, _ = _global_lines()
     others = [l for l in active if l.split()[0] not in ("PermitRootLogin", "PasswordAuthentication")]
     assert others == ["Port 22", "UsePAM yes", "X11Forwarding yes"]
-    assert match == ["Match User backup", "    PasswordAuthentication yes"]
 ''',
-        weights={"test_root_login_disabled": 1.5, "test_passwords_disabled": 1.5, "test_rest_kept": 1.0},
+        weights={"test_root_login_disabled": 1.0, "test_passwords_disabled": 1.0, "test_match_block_kept": 1.0},
+        guards=["test_other_settings_kept"],
         solution='''python3 - <<'EOF'
 from pathlib import Path
 

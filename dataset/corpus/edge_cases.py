@@ -47,9 +47,14 @@ def test_empty_file(tmp_path):
 
 def test_blank_lines_and_spaces(tmp_path):
     assert _run(tmp_path, "\\n  4 \\n\\t\\n 6\\n\\n") == ["count=2", "min=4", "max=6", "mean=5.00"]
-    assert _run(tmp_path, "\\n \\n") == ["count=0", "min=none", "max=none", "mean=none"]
+
+
+def test_only_blank_lines(tmp_path):
+    assert _run(tmp_path, "\\n \\n\\t\\n") == ["count=0", "min=none", "max=none", "mean=none"]
 ''',
-        weights={"test_ordinary_input": 0.5, "test_empty_file": 1.5, "test_blank_lines_and_spaces": 1.5},
+        weights={"test_empty_file": 1.0, "test_blank_lines_and_spaces": 1.0, "test_only_blank_lines": 1.0},
+        guards=["test_ordinary_input"],
+        guard_cap=0.25,
         solution='''cat > /app/stats.py <<'EOF'
 #!/usr/bin/env python3
 """Print count, min, max and mean of the integers in a file (one per line)."""
@@ -73,7 +78,9 @@ EOF''',
         category="edge-cases",
         instruction="""
 How many regular files are there under /app/drop (recursively)? Some names contain spaces, a leading dash,
-a newline or non-ASCII characters. Write the number to /app/count.txt.
+a newline or non-ASCII characters. Write the number to /app/count.txt. Also write their paths, relative to
+/app/drop, to /app/files.list, each path followed by a NUL byte (not a newline), sorted by byte value (as
+`LC_ALL=C sort -z` sorts). Symbolic links are not regular files.
 """,
         files={"drop/plain.txt": "1\n", "drop/sub/also plain.txt": "2\n"},
         steps=[
@@ -82,25 +89,38 @@ a newline or non-ASCII characters. Write the number to /app/count.txt.
             " && ln -s plain.txt link-to-plain"
         ],
         tests='''
-def _answer():
-    return Path("/app/count.txt").read_text().strip()
+EXPECTED = sorted(["plain.txt", "sub/also plain.txt", "two\\nlines.txt", "--", " lead space", "ünïcødé ✓.txt",
+                   "sub/dir with space/-rf"], key=lambda name: name.encode())
 
 
-def test_is_a_number():
-    assert _answer().isdigit()
+def _entries():
+    data = Path("/app/files.list").read_bytes()
+    assert data.endswith(b"\\0"), "every path must be followed by a NUL byte"
+    return [entry.decode() for entry in data[:-1].split(b"\\0")]
 
 
 def test_count():
-    assert int(_answer()) == 7
+    assert int(Path("/app/count.txt").read_text().strip()) == 7
+
+
+def test_list_names():
+    assert sorted(_entries()) == sorted(EXPECTED)
+
+
+def test_list_sorted_by_bytes():
+    assert _entries() == EXPECTED
 
 
 def test_files_still_there():
     assert sum(1 for p in Path("/app/drop").rglob("*") if p.is_file() and not p.is_symlink()) == 7
+    assert Path("/app/drop/link-to-plain").is_symlink()
 ''',
-        weights={"test_is_a_number": 0.5, "test_count": 3.0, "test_files_still_there": 0.5},
-        solution="find /app/drop -type f -printf x | wc -c > /app/count.txt",
-        tags=["find", "filenames"],
-        one_command=True,
+        weights={"test_count": 1.5, "test_list_names": 1.5, "test_list_sorted_by_bytes": 1.0},
+        guards=["test_files_still_there"],
+        solution="""cd /app/drop
+find . -type f -printf x | wc -c > /app/count.txt
+find . -type f -printf '%P\\0' | LC_ALL=C sort -z > /app/files.list""",
+        tags=["find", "filenames", "nul"],
     ),
     Spec(
         task_id="normalize-unicode-names",
@@ -130,7 +150,9 @@ def _files():
 
 
 def test_all_names_nfc():
-    assert all(unicodedata.is_normalized("NFC", name) for name in _files())
+    entries = [str(p.relative_to("/app/music")) for p in Path("/app/music").rglob("*")]
+    assert len(entries) == 7 and len(_files()) == 4
+    assert all(unicodedata.is_normalized("NFC", name) for name in entries)
 
 
 def test_expected_paths():
@@ -177,6 +199,10 @@ def test_lines():
     assert _text().splitlines() == ["alpha", "beta", "gamma", "delta"]
 
 
+def test_part_boundaries():
+    assert "alpha\\nbeta\\ngamma\\n" in _text()
+
+
 def test_ends_with_one_newline():
     assert _text().endswith("delta\\n") and not _text().endswith("\\n\\n")
 
@@ -184,7 +210,8 @@ def test_ends_with_one_newline():
 def test_parts_unchanged():
     assert all(unchanged(p) for p in ORIGINAL_SHA256)
 ''',
-        weights={"test_lines": 2.0, "test_ends_with_one_newline": 1.0, "test_parts_unchanged": 0.5},
+        weights={"test_lines": 2.0, "test_part_boundaries": 1.0, "test_ends_with_one_newline": 1.0},
+        guards=["test_parts_unchanged"],
         solution="awk 1 /app/parts/part1.txt /app/parts/part2.txt /app/parts/part3.txt > /app/all.txt",
         tags=["awk", "newlines"],
         one_command=True,

@@ -68,7 +68,7 @@ but takes forever beyond N = 30. Make it answer N up to 5000 within a second or 
 """,
         files={"stairs.py": _FIB},
         tests='''
-def _ways(n, timeout=20):
+def _ways(n, timeout=10):
     result = run("python3", "/app/stairs.py", str(n), timeout=timeout)
     assert result.returncode == 0, result.stderr
     return int(result.stdout)
@@ -76,6 +76,7 @@ def _ways(n, timeout=20):
 
 def test_small_values():
     assert [_ways(n) for n in (0, 1, 2, 3, 4, 10)] == [1, 1, 2, 4, 7, 274]
+    assert _ways(40, timeout=5) == 23837527729
 
 
 def test_n_60_is_fast():
@@ -115,36 +116,49 @@ a few seconds, with exactly the same output.
 """,
         files={"dedupe.py": _DEDUPE},
         tests='''
+import functools
 import random
 
 
-def _make(tmp_path, n):
+@functools.lru_cache(maxsize=None)
+def _large():
+    """One run on 200,000 lines (shared by the tests): (result or None when it took over 20 s, expected output)."""
     rng = random.Random(5)
-    lines = [f"item-{rng.randrange(n // 2)}\\n" for _ in range(n)]
-    path = tmp_path / "in.txt"
+    lines = [f"item-{rng.randrange(100_000)}\\n" for _ in range(200_000)]
+    path = Path("/tmp/dedupe-large.txt")
     path.write_text("".join(lines))
     expected = "".join(dict.fromkeys(lines))
-    return path, expected
+    try:
+        return run("python3", "/app/dedupe.py", str(path), timeout=20), expected
+    except subprocess.TimeoutExpired:
+        return None, expected
+
+
+def _dedupe(tmp_path, text):
+    result, _ = _large()
+    assert result is not None, "dedupe.py still takes over 20 s on 200,000 lines"
+    path = tmp_path / "in.txt"
+    path.write_text(text)
+    result = run("python3", "/app/dedupe.py", str(path))
+    assert result.returncode == 0, result.stderr
+    return result.stdout
 
 
 def test_small(tmp_path):
-    path = tmp_path / "s.txt"
-    path.write_text("b\\na\\nb\\nc\\na\\n")
-    assert run("python3", "/app/dedupe.py", str(path)).stdout == "b\\na\\nc\\n"
+    assert _dedupe(tmp_path, "b\\na\\nb\\nc\\na\\n") == "b\\na\\nc\\n"
 
 
-def test_last_line_without_newline(tmp_path):
-    path = tmp_path / "t.txt"
-    path.write_text("x\\ny\\nx")
-    assert run("python3", "/app/dedupe.py", str(path)).stdout == "x\\ny\\nx"
+def test_last_line_and_spaces_kept(tmp_path):
+    assert _dedupe(tmp_path, "x\\ny\\nx") == "x\\ny\\nx"
+    assert _dedupe(tmp_path, "a \\na\\na \\n\\n\\n") == "a \\na\\n\\n"
 
 
-def test_large_file_is_fast(tmp_path):
-    path, expected = _make(tmp_path, 200_000)
-    result = run("python3", "/app/dedupe.py", str(path), timeout=20)
+def test_large_file_is_fast():
+    result, expected = _large()
+    assert result is not None, "dedupe.py still takes over 20 s on 200,000 lines"
     assert result.returncode == 0 and result.stdout == expected
 ''',
-        weights={"test_small": 1.0, "test_last_line_without_newline": 0.5, "test_large_file_is_fast": 2.0},
+        weights={"test_small": 1.0, "test_last_line_and_spaces_kept": 1.0, "test_large_file_is_fast": 2.0},
         solution='''cat > /app/dedupe.py <<'EOF'
 import sys
 
@@ -175,27 +189,48 @@ Make it print the same result for any such file within a few seconds. It must st
             "open('/app/big.txt', 'w').write(''.join(f'k{i} {r.randrange(-1000, 1000)}\\n' for i in range(200000)))\""
         ],
         tests='''
-def _expected(path):
-    return sum(int(line.split()[1]) for line in open(path))
+import functools
+import random
+
+
+@functools.lru_cache(maxsize=None)
+def _big():
+    """One run on a fresh 200,000-line file (shared by the tests): (result or None when it took over 20 s, sum)."""
+    rng = random.Random(11)
+    values = [rng.randrange(-1000, 1000) for _ in range(200_000)]
+    path = Path("/tmp/sum-big.txt")
+    path.write_text("".join(f"n{i} {v}\\n" for i, v in enumerate(values)))
+    try:
+        return run("/app/sum_column.sh", str(path), timeout=20), sum(values)
+    except subprocess.TimeoutExpired:
+        return None, sum(values)
+
+
+def _sum(tmp_path, text):
+    result, _ = _big()
+    assert result is not None, "sum_column.sh still takes over 20 s on 200,000 lines"
+    f = tmp_path / "in.txt"
+    f.write_text(text)
+    result = run("/app/sum_column.sh", str(f))
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
 
 
 def test_small(tmp_path):
-    f = tmp_path / "s.txt"
-    f.write_text("a 1\\nb -5\\nc 10\\n")
-    assert run("/app/sum_column.sh", str(f)).stdout.strip() == "6"
+    assert _sum(tmp_path, "a 1\\nb -5\\nc 10\\n") == "6"
+    assert _sum(tmp_path, "a -7\\nb -5\\n") == "-12"
 
 
 def test_big_file_fast():
-    result = run("/app/sum_column.sh", "/app/big.txt", timeout=20)
-    assert result.returncode == 0 and result.stdout.strip() == str(_expected("/app/big.txt"))
+    result, expected = _big()
+    assert result is not None, "sum_column.sh still takes over 20 s on 200,000 lines"
+    assert result.returncode == 0 and result.stdout.strip() == str(expected)
 
 
 def test_empty_file(tmp_path):
-    f = tmp_path / "e.txt"
-    f.write_text("")
-    assert run("/app/sum_column.sh", str(f)).stdout.strip() == "0"
+    assert _sum(tmp_path, "") == "0"
 ''',
-        weights={"test_small": 1.0, "test_big_file_fast": 2.0, "test_empty_file": 0.5},
+        weights={"test_small": 1.0, "test_big_file_fast": 2.0, "test_empty_file": 1.0},
         solution='''cat > /app/sum_column.sh <<'EOF'
 #!/bin/bash
 # Print the sum of the second column of a whitespace-separated file.
@@ -215,13 +250,26 @@ for every LIMIT >= 0.
 """,
         files={"primes.py": _PRIMES},
         tests='''
+import functools
+
+
 def _count(limit, timeout=30):
     result = run("python3", "/app/primes.py", str(limit), timeout=timeout)
     assert result.returncode == 0, result.stderr
     return int(result.stdout)
 
 
+@functools.lru_cache(maxsize=None)
+def _two_million():
+    """One timed run for LIMIT = 2,000,000 (shared by the tests); None when it took over 15 s."""
+    try:
+        return _count(2_000_000, timeout=15)
+    except subprocess.TimeoutExpired:
+        return None
+
+
 def test_small_limits():
+    assert _two_million() is not None, "primes.py still takes over 15 s for 2,000,000"
     assert [_count(n) for n in (0, 1, 2, 3, 10, 100)] == [0, 0, 0, 1, 4, 25]
 
 
@@ -230,7 +278,7 @@ def test_one_hundred_thousand():
 
 
 def test_two_million_is_fast():
-    assert _count(2_000_000, timeout=15) == 148933
+    assert _two_million() == 148933
 ''',
         weights={"test_small_limits": 1.0, "test_one_hundred_thousand": 1.0, "test_two_million_is_fast": 2.0},
         solution='''cat > /app/primes.py <<'EOF'
