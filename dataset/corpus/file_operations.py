@@ -43,8 +43,14 @@ _tree = {
     "data/keep.txt": "k\n",
     "data/sub/also keep.csv": "a,b\n",
     "data/sub/deeper/x.log": "x\n",
+    "data/sub/just a newline.txt": "\n",
+    "data/.hidden-config": "x=1\n",
 }
-_empty_created = ["data/empty.txt", "data/sub/nothing here.txt", "data/sub/deeper/zero.bin"]
+_empty_top = ["data/empty.txt", "data/.empty-hidden"]
+_empty_nested = ["data/sub/nothing here.txt", "data/sub/deeper/zero.bin"]
+_empty_odd = ["data/sub/-dash.txt", "data/sub/deeper/ leading space"]
+_empty_created = _empty_top + _empty_nested + _empty_odd
+_empty_dirs = ["data/empty dir", "data/sub/deeper/void"]
 
 _flat_src = {
     "nested/a/readme.txt": "a readme\n",
@@ -115,6 +121,7 @@ lines = sorted("\\t".join(sorted(g)) for g in groups.values() if len(g) > 1)
 Path("/app/duplicates.txt").write_text("".join(line + "\\n" for line in lines))
 EOF''',
         tags=["hashing", "find"],
+        held_out=True,
     ),
     Spec(
         task_id="organize-by-extension",
@@ -131,20 +138,23 @@ extension go to `other/`. Keep file names and contents unchanged.
 EXPECTED = {_organized!r}
 
 
-def test_files_moved():
-    missing = [p for p in EXPECTED if not Path(p).is_file()]
-    assert not missing, missing
+def test_files_in_their_folders():
+    wrong = [p for p, content in EXPECTED.items() if not Path(p).is_file() or Path(p).read_text() != content]
+    assert not wrong, wrong
 
 
-def test_contents_kept():
-    for path, content in EXPECTED.items():
-        assert Path(path).read_text() == content
+def test_upper_case_and_double_extensions():
+    assert Path("/app/inbox/jpg/photo.JPG").read_text() == EXPECTED["/app/inbox/jpg/photo.JPG"]
+    assert Path("/app/inbox/gz/data.tar.gz").read_text() == EXPECTED["/app/inbox/gz/data.tar.gz"]
+    assert not Path("/app/inbox/JPG").exists() and not Path("/app/inbox/tar.gz").exists()
 
 
-def test_no_file_left_at_top():
+def test_moved_not_copied():
     assert [p.name for p in Path("/app/inbox").iterdir() if p.is_file()] == []
+    files = sorted(str(p) for p in Path("/app/inbox").rglob("*") if p.is_file())
+    assert files == sorted(EXPECTED)
 ''',
-        weights={"test_files_moved": 2.0, "test_contents_kept": 1.0, "test_no_file_left_at_top": 1.0},
+        weights={"test_files_in_their_folders": 2.0, "test_upper_case_and_double_extensions": 1.0, "test_moved_not_copied": 1.0},
         solution='''cd /app/inbox
 for f in *; do
   [ -f "$f" ] || continue
@@ -161,16 +171,32 @@ done''',
         title="Delete the empty files",
         difficulty="easy",
         category="file-operations",
-        instruction="Delete every empty (zero-byte) file under /app/data, subdirectories included. Keep every other file and all directories.",
+        instruction="""
+Delete every empty (zero-byte) file under /app/data, subdirectories and hidden files included. Keep every
+other file and every directory, empty directories too.
+""",
         files=_tree,
-        steps=["RUN cd /app && touch " + " ".join(f"'{p}'" for p in _empty_created)],
+        steps=["RUN cd /app && touch -- " + " ".join(f"'{p}'" for p in _empty_created)
+               + " && mkdir -p -- " + " ".join(f"'{d}'" for d in _empty_dirs)],
         tests=f'''
-EMPTY = {["/app/" + p for p in _empty_created]!r}
 KEPT = {["/app/" + p for p in _tree]!r}
+DIRS = {["/app/data", "/app/data/sub", "/app/data/sub/deeper"] + ["/app/" + d for d in _empty_dirs]!r}
 
 
-def test_empty_files_gone():
-    assert [p for p in EMPTY if Path(p).exists()] == []
+def _gone(paths):
+    return [p for p in paths if os.path.lexists(p)] == []
+
+
+def test_top_level_empty_files_gone():
+    assert _gone({["/app/" + p for p in _empty_top]!r})
+
+
+def test_nested_empty_files_gone():
+    assert _gone({["/app/" + p for p in _empty_nested]!r})
+
+
+def test_odd_names_gone():
+    assert _gone({["/app/" + p for p in _empty_odd]!r})
 
 
 def test_other_files_kept():
@@ -178,9 +204,10 @@ def test_other_files_kept():
 
 
 def test_directories_kept():
-    assert Path("/app/data/sub/deeper").is_dir()
+    assert all(Path(d).is_dir() for d in DIRS)
 ''',
-        weights={"test_empty_files_gone": 2.0, "test_other_files_kept": 1.5, "test_directories_kept": 0.5},
+        weights={"test_top_level_empty_files_gone": 1.0, "test_nested_empty_files_gone": 1.0, "test_odd_names_gone": 1.0},
+        guards=["test_other_files_kept", "test_directories_kept"],
         solution="find /app/data -type f -empty -delete",
         tags=["find"],
         one_command=True,
@@ -193,20 +220,25 @@ def test_directories_kept():
         instruction="""
 The data files moved from /app/old_store to /app/store (same relative paths), so the symbolic links in
 /app/links are broken. Make every link in /app/links point to the same file under /app/store, using absolute
-targets. Links that still work must stay as they are, and they must remain symbolic links.
+targets (some links are relative). Links that still work must stay as they are, and every link must remain a
+symbolic link.
 """,
         files={"store/a.txt": "A\n", "store/sub/b.txt": "B\n", "store/c d.txt": "CD\n", "other/ok.txt": "OK\n"},
         steps=[
             "RUN mkdir -p /app/links && cd /app/links && ln -s /app/old_store/a.txt a && ln -s /app/old_store/sub/b.txt b"
-            " && ln -s '/app/old_store/c d.txt' 'c d' && ln -s /app/other/ok.txt ok"
+            " && ln -s '/app/old_store/c d.txt' 'c d' && ln -s /app/other/ok.txt ok && ln -s ../old_store/sub/b.txt relative-b"
         ],
         tests='''
-LINKS = {"a": "/app/store/a.txt", "b": "/app/store/sub/b.txt", "c d": "/app/store/c d.txt"}
+LINKS = {"a": "/app/store/a.txt", "b": "/app/store/sub/b.txt", "c d": "/app/store/c d.txt", "relative-b": "/app/store/sub/b.txt"}
 
 
 def test_links_resolve():
-    for name, target in LINKS.items():
-        assert Path("/app/links", name).resolve() == Path(target), name
+    for name in ("a", "b", "c d"):
+        assert Path("/app/links", name).resolve() == Path(LINKS[name]), name
+
+
+def test_relative_link_repaired():
+    assert Path("/app/links/relative-b").resolve() == Path(LINKS["relative-b"])
 
 
 def test_still_symlinks_with_absolute_targets():
@@ -217,17 +249,29 @@ def test_still_symlinks_with_absolute_targets():
 
 def test_working_link_untouched():
     assert os.readlink("/app/links/ok") == "/app/other/ok.txt"
+    assert sorted(os.listdir("/app/links")) == sorted(list(LINKS) + ["ok"])
+
+
+def test_store_unchanged():
+    assert all(unchanged(p) for p in ORIGINAL_SHA256)
 ''',
-        weights={"test_links_resolve": 2.0, "test_still_symlinks_with_absolute_targets": 1.0, "test_working_link_untouched": 0.5},
+        weights={"test_links_resolve": 2.0, "test_relative_link_repaired": 1.0, "test_still_symlinks_with_absolute_targets": 1.0},
+        guards=["test_working_link_untouched", "test_store_unchanged"],
         solution='''cd /app/links
 for link in *; do
   [ -L "$link" ] || continue
+  [ -e "$link" ] && continue
   target=$(readlink -- "$link")
+  case "$target" in
+    /*) ;;
+    *) target=$(realpath -m -- "/app/links/$target") ;;
+  esac
   case "$target" in
     /app/old_store/*) ln -sfn -- "/app/store/${target#/app/old_store/}" "$link" ;;
   esac
 done''',
         tags=["symlinks"],
+        held_out=True,
     ),
     Spec(
         task_id="newest-files",
@@ -281,6 +325,7 @@ EXPECTED = {_flat_expected!r}
 
 def test_names():
     assert sorted(str(p) for p in Path("/app/flat").iterdir()) == sorted(EXPECTED)
+    assert all(Path(p).stat().st_size > 0 for p in EXPECTED)
 
 
 def test_contents():
@@ -288,10 +333,16 @@ def test_contents():
         assert Path(path).read_text() == content
 
 
+def test_same_name_in_different_folders():
+    readmes = ["/app/flat/a_readme.txt", "/app/flat/b_readme.txt", "/app/flat/b_c_readme.txt"]
+    assert [Path(p).read_text() for p in readmes] == [EXPECTED[p] for p in readmes]
+
+
 def test_source_unchanged():
     assert all(unchanged(p) for p in ORIGINAL_SHA256)
 ''',
-        weights={"test_names": 2.0, "test_contents": 1.0, "test_source_unchanged": 0.5},
+        weights={"test_names": 1.5, "test_contents": 1.5, "test_same_name_in_different_folders": 1.0},
+        guards=["test_source_unchanged"],
         solution='''mkdir -p /app/flat
 cd /app/nested
 find . -type f -print0 | while IFS= read -r -d '' f; do
