@@ -26,7 +26,9 @@ SPLITS_PATH = HERE / "splits" / "splits.json"
 
 
 def bands_from_screening(summary: dict, how: str | None) -> dict:
-    """task id -> passes of k, mean reward and the band (never / sometimes / always / incomplete)."""
+    """Which model screened, and per task id: passes of k, the reward spread (mean, std, min, max), whether
+    the group is all-equal (no GRPO signal) and the band (below / inside / above / incomplete); over all
+    complete groups the share of all-equal ones."""
     low, high = summary["band"]
     bands = {}
     for row in summary["tasks"]:
@@ -43,14 +45,25 @@ def bands_from_screening(summary: dict, how: str | None) -> dict:
             "attempts": row["attempts"],
             "errors": row["errors"],
             "mean_reward": row["mean_reward"],
+            # summaries written before the spread existed lack these keys
+            "reward_std": row.get("reward_std"),
+            "reward_min": row.get("reward_min"),
+            "reward_max": row.get("reward_max"),
+            "all_equal": row.get("all_equal"),
             "band": band,
             "hashes": row["hashes"],
         }
+    complete = [b for b in bands.values() if b["all_equal"] is not None]
+    n_equal = sum(1 for b in complete if b["all_equal"])
     return {
         "model": summary["model"],
+        "screened_at": summary.get("created_at"),
         "k": summary["attempts"],
         "band": summary["band"],
         "how": how,
+        "n_all_equal": n_equal,
+        "n_complete": len(complete),
+        "share_all_equal": n_equal / len(complete) if complete else None,
         "tasks": bands,
     }
 

@@ -5,8 +5,10 @@
     python dataset/validate_corpus.py --per-family 4 -c 4   # more instances, more containers at once
     python dataset/validate_corpus.py --task fix-crlf-script     # re-validate one task, update its manifest entry
 
-Each task runs twice in a real container: a no-op agent (must score < 1) and the reference
-solution (must score 1.0). The CSV's results and content hashes go to
+Each task runs up to three times in a real container and must keep the no-work rule
+(terminal_agent.task_quality.no_work_rule): a no-op agent scores at most 0.05, the empty-output
+probe (an empty file at every output path the task names) scores no more than the no-op, and the
+reference solution scores 1.0. The CSV's results and content hashes go to
 dataset/validation_manifest.json (committed; CI checks that every shipped task is in it with its
 current hashes); the family instances' results go to dataset/family_validation.json. Exit 1
 when anything is invalid or could not be checked.
@@ -30,6 +32,22 @@ MANIFEST_PATH = HERE / "validation_manifest.json"
 FAMILY_MANIFEST_PATH = HERE / "family_validation.json"
 
 
+def _report(label: str, validations, seconds: float) -> list:
+    bad = [v for v in validations if not v.ok]
+    print(f"{label}: {len(validations) - len(bad)}/{len(validations)} valid in {seconds:.0f} s")
+    for name in ("noop", "empty"):
+        scores = [getattr(v, f"{name}_score") for v in validations if getattr(v, f"{name}_score") is not None]
+        if scores:
+            print(f"  {name} scores: mean {sum(scores) / len(scores):.3f}, max {max(scores):.3f}, "
+                  f"{sum(1 for x in scores if x == 0)} of {len(scores)} at 0")
+    probed = sum(1 for v in validations if v.empty_paths)
+    print(f"  empty-output probe ran on {probed} (the others name no output path: the no-op's score)")
+    for v in bad:
+        print(f"  INVALID {v.task_id}: no-op {v.noop_score} empty {v.empty_score} oracle {v.oracle_score} "
+              f"{v.problems} {v.infrastructure_errors}")
+    return bad
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--concurrency", "-c", type=int, default=3, help="episodes at once (default 3)")
@@ -43,10 +61,7 @@ def main(argv: list[str] | None = None) -> int:
         tasks = [t for t in tasks if t.task_id in set(args.task)]
     started = time.monotonic()
     shipped = validate_tasks(tasks, concurrency=args.concurrency)
-    bad = [v for v in shipped if not v.ok]
-    print(f"shipped tasks: {len(shipped) - len(bad)}/{len(shipped)} valid in {time.monotonic() - started:.0f} s")
-    for v in bad:
-        print(f"  INVALID {v.task_id}: no-op {v.noop_score} oracle {v.oracle_score} {v.problems} {v.infrastructure_errors}")
+    bad = _report("shipped tasks", shipped, time.monotonic() - started)
     manifest = validation_manifest(shipped, "dataset/latest_verified.csv")
     if args.task and MANIFEST_PATH.exists():
         # keep the other tasks' entries; drop entries of tasks no longer shipped
@@ -68,10 +83,7 @@ def main(argv: list[str] | None = None) -> int:
         ]
         started = time.monotonic()
         generated = validate_tasks(instances, concurrency=args.concurrency)
-        family_bad = [v for v in generated if not v.ok]
-        print(f"family instances: {len(generated) - len(family_bad)}/{len(generated)} valid in {time.monotonic() - started:.0f} s")
-        for v in family_bad:
-            print(f"  INVALID {v.task_id}: no-op {v.noop_score} oracle {v.oracle_score} {v.problems} {v.infrastructure_errors}")
+        family_bad = _report("family instances", generated, time.monotonic() - started)
         manifest = validation_manifest(generated, f"families, {args.per_family} per family and split, seed {args.seed}")
         write_manifest(manifest, FAMILY_MANIFEST_PATH)
     return 1 if bad or family_bad else 0

@@ -32,11 +32,15 @@ def validate(
     concurrency: int = typer.Option(2, "--concurrency", "-c", min=1, help="Episodes at once."),
     task_ids: list[str] = typer.Option(None, "--task", "-t", help="Only these task ids (repeatable)."),
 ) -> None:
-    """Build every task, check that a no-op agent scores < 1 and the reference solution scores 1.0.
+    """Build every task and check the no-work rule: a no-op agent scores at most 0.05, empty outputs score no
+    more than the no-op, and the reference solution scores 1.0.
 
-    Exits 1 when any task is invalid or could not be checked.
+    The empty-output probe creates an empty file at every output path of the task (metadata "outputs", else the
+    absolute paths its tests name that do not exist in the container). Exits 1 when any task is invalid or could
+    not be checked.
     """
     from terminal_agent.tasks.loading import load_tasks
+    from terminal_agent.task_quality.no_work_rule import NO_WORK_MAX_SCORE
     from terminal_agent.task_quality.validation import validate_tasks, validation_manifest, write_manifest
 
     tasks = load_tasks(tasks_path)
@@ -47,7 +51,7 @@ def validate(
         tasks = [t for t in tasks if t.task_id in set(task_ids)]
     if not tasks:
         raise typer.BadParameter("no tasks selected", param_hint="TASKS")
-    progress, bar = _progress_bar("validate", len(tasks) * 2)
+    progress, bar = _progress_bar("validate", len(tasks) * 3)
     with progress:
         validations = validate_tasks(
             tasks,
@@ -55,7 +59,10 @@ def validate(
             output_dir=output_dir,
             on_progress=lambda done, total, _trial: progress.update(bar, completed=done, total=total),
         )
-    table = Table("task", "no-op", "oracle", "verdict", title="oracle validation")
+    table = Table(
+        "task", "no-op", "empty", "oracle", "verdict",
+        title=f"validation: no-op <= {NO_WORK_MAX_SCORE}, empty <= no-op, oracle = 1.0",
+    )
 
     def score(value: float | None) -> str:
         return "n/a" if value is None else f"{value:.3f}"
@@ -63,7 +70,7 @@ def validate(
     for v in validations:
         # messages quote paths and test ids ("[/tmp/x]", "test_a[1]") that rich would read as markup
         verdict = "[green]ok[/green]" if v.ok else "[red]" + escape("; ".join(v.problems + v.infrastructure_errors)) + "[/red]"
-        table.add_row(escape(v.task_id), score(v.noop_score), score(v.oracle_score), verdict)
+        table.add_row(escape(v.task_id), score(v.noop_score), score(v.empty_score), score(v.oracle_score), verdict)
     console.print(table)
     path = write_manifest(validation_manifest(validations, str(tasks_path)), manifest or output_dir / "validation.json")
     bad = [v for v in validations if not v.ok]
@@ -90,7 +97,9 @@ def screen(
 ) -> None:
     """Run k attempts per task, keep tasks whose pass count is inside the band, freeze train/held-out splits.
 
-    Re-running with the same output directory resumes: finished attempts are read from attempts.jsonl.
+    Reports per task the reward spread of its group (mean, min..max, std) and whether all k rewards are equal
+    (no GRPO signal), and the share of all-equal groups. Any litellm model works, e.g. --model openai/gpt-4o-mini
+    (its key in the provider's environment variable). Re-running with the same output directory resumes: finished attempts are read from attempts.jsonl.
     """
     from terminal_agent.models.factory import build_model_client, config_from_spec
     from terminal_agent.tasks.loading import load_tasks
@@ -126,14 +135,30 @@ def screen(
             tasks_file=str(tasks_path),
             on_progress=lambda done, total, _trial: progress.update(bar, completed=done, total=total),
         )
-    table = Table("task", "passes", "scored", "errors", "kept", title=f"screening, band {low}..{high} of {attempts}")
+    table = Table(
+        "task", "passes", "scored", "errors", "mean", "min..max", "std", "all-equal", "kept",
+        title=f"screening with {escape(summary['model'])}, band {low}..{high} of {attempts}",
+    )
+
+    def number(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
     for row in summary["tasks"]:
         kept = "[green]yes[/green]" if row["kept"] else ("incomplete" if not row["complete"] else "no")
-        table.add_row(escape(row["task_id"]), str(row["passes"]), str(row["attempts"]), str(row["errors"]), kept)
+        spread = "-" if row["reward_min"] is None else f"{row['reward_min']:.2f}..{row['reward_max']:.2f}"
+        equal = {None: "-", True: "[yellow]yes[/yellow]", False: "no"}[row["all_equal"]]
+        table.add_row(
+            escape(row["task_id"]), str(row["passes"]), str(row["attempts"]), str(row["errors"]),
+            number(row["mean_reward"]), spread, number(row["reward_std"]), equal, kept,
+        )
     console.print(table)
+    share = summary["share_all_equal"]
     console.print(
         f"kept {summary['n_kept']}/{summary['n_tasks']}: train {len(summary['train'])}, held-out {len(summary['held_out'])}; "
-        f"{summary['n_incomplete']} incomplete (re-run to resume). Manifests in {escape(str(output_dir))}",
+        f"{summary['n_incomplete']} incomplete (re-run to resume). "
+        f"All-equal groups (no GRPO signal): {summary['n_all_equal']}/{summary['n_complete']} complete"
+        + ("" if share is None else f" ({share:.0%})")
+        + f". Manifests in {escape(str(output_dir))}",
         highlight=False,
     )
     typer.echo(json.dumps({"train": summary["train"], "held_out": summary["held_out"]}))

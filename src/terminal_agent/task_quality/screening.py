@@ -7,6 +7,12 @@ line, flushed and fsynced), so an interrupted screening resumes without redoing 
 attempts. Attempts hit by infrastructure errors are journaled too but are redone on resume, and
 attempts recorded for a different version of a task (its content hashes changed) are ignored.
 
+Per task the summary also gives the group's reward spread (population std, min and max of its k
+rewards) and whether the group is *all-equal*: k identical rewards (all 0, all 1, or all the same
+partial credit) give every attempt zero advantage, so GRPO learns nothing from that task. Over all
+complete groups it reports the share of all-equal groups (``share_all_equal``): the part of a
+training batch that would carry no signal for this model.
+
 The kept tasks are split deterministically (by a hash of seed and task id) into ``train.json``
 and ``held_out.json`` manifests that record each task's content hashes; a manifest that already
 exists is never overwritten with a different split unless asked.
@@ -97,6 +103,12 @@ class TaskScreening(BaseModel):
     errors: int
     """Attempts not scored (infrastructure errors) in the journal for this task version."""
     mean_reward: float | None
+    reward_std: float | None = None
+    """Population standard deviation of the scored rewards (what GRPO normalises advantages by)."""
+    reward_min: float | None = None
+    reward_max: float | None = None
+    all_equal: bool | None = None
+    """All k rewards are equal (no GRPO signal); ``None`` while the group is incomplete."""
     kept: bool
     complete: bool
     """All k attempts are scored."""
@@ -164,6 +176,26 @@ def finished_attempts(entries: list[dict[str, Any]], tasks: Sequence[Task], mode
     return done
 
 
+EQUAL_TOLERANCE = 1e-9
+"""Rewards closer than this count as equal."""
+
+
+def reward_spread(rewards: Sequence[float]) -> dict[str, float | None]:
+    """``mean``, population ``std``, ``min`` and ``max`` of a group's rewards (all ``None`` when empty)."""
+    if not rewards:
+        return {"mean": None, "std": None, "min": None, "max": None}
+    mean = sum(rewards) / len(rewards)
+    std = (sum((r - mean) ** 2 for r in rewards) / len(rewards)) ** 0.5
+    return {"mean": mean, "std": std, "min": min(rewards), "max": max(rewards)}
+
+
+def share_all_equal(rows: Sequence[TaskScreening]) -> tuple[int, int, float | None]:
+    """(all-equal groups, complete groups, their share); the share is ``None`` when no group is complete."""
+    complete = [row for row in rows if row.all_equal is not None]
+    equal = sum(1 for row in complete if row.all_equal)
+    return equal, len(complete), (equal / len(complete) if complete else None)
+
+
 def split_kept(task_ids: Sequence[str], held_out_fraction: float, seed: int) -> tuple[list[str], list[str]]:
     """Deterministic split: order by sha256(seed:task_id), the first share goes to held-out."""
     ordered = sorted(task_ids, key=lambda t: hashlib.sha256(f"{seed}:{t}".encode()).hexdigest())
@@ -226,14 +258,19 @@ def screen_tasks(
         attempts = [a for a in done.get(task.task_id, {}).values() if a["attempt"] < config.attempts]
         passes = sum(1 for a in attempts if (a.get("reward") or 0.0) >= 1.0 - 1e-9)
         complete = len(attempts) >= config.attempts
-        rewards = [float(a["reward"]) for a in attempts if a.get("reward") is not None]
+        rewards = [float(a.get("reward") or 0.0) for a in attempts]
+        spread = reward_spread(rewards)
         rows.append(
             TaskScreening(
                 task_id=task.task_id,
                 attempts=len(attempts),
                 passes=passes,
                 errors=errors.get(task.task_id, 0),
-                mean_reward=sum(rewards) / len(rewards) if rewards else None,
+                mean_reward=spread["mean"],
+                reward_std=spread["std"],
+                reward_min=spread["min"],
+                reward_max=spread["max"],
+                all_equal=(spread["max"] - spread["min"] <= EQUAL_TOLERANCE) if complete and rewards else None,
                 kept=complete and low <= passes <= high,
                 complete=complete,
                 hashes=task.content_hashes(),
@@ -260,12 +297,16 @@ def screen_tasks(
             "tasks": [{"task_id": t, "passes": by_id[t].passes, "hashes": by_id[t].hashes} for t in ids],
         }
         _write_frozen(output_dir / name, manifest, config.overwrite_splits)
+    n_equal, n_complete, share = share_all_equal(rows)
     summary = {
         **common,
         "created_at": created,
         "n_tasks": len(rows),
         "n_kept": len(kept),
         "n_incomplete": sum(1 for row in rows if not row.complete),
+        "n_all_equal": n_equal,
+        "n_complete": n_complete,
+        "share_all_equal": share,
         "train": train,
         "held_out": held_out,
         "tasks": [row.model_dump() for row in rows],

@@ -1,16 +1,22 @@
-"""Oracle validation: every task must fail untouched and pass with its reference solution.
+"""Oracle validation: no reward without work, and the reference solution passes.
 
-For each task two episodes run through the real environment and grader:
+For each task three episodes run through the real environment and grader:
 
-* **no-op** - the agent finishes at once; the score must be below 1 (otherwise the tests pass
-  on the untouched environment and the task measures nothing);
+* **no-op** - the agent finishes at once; the score must be at most
+  :data:`~terminal_agent.task_quality.no_work_rule.NO_WORK_MAX_SCORE` (0.05);
+* **empty-output** - the agent creates an empty file at every output path of the task (see
+  :func:`empty_output_paths`) that does not exist yet, then finishes; the score must not exceed the
+  no-op's (a test that holds on an empty output pays ``touch OUTPUT``). Nothing that exists is touched.
+  A task with no output path skips this episode: it would be the no-op episode, whose score it takes;
 * **oracle** - as Harbor's oracle agent does, the reference solution and the files beside it
   (``solution/`` of a Harbor task) are written under ``/solution`` (base64, so no quoting or
   byte can break them) and ``/solution/solve.sh`` runs with bash and
   ``DEBIAN_FRONTEND=noninteractive``, then the agent finishes; the score must be exactly 1.0.
 
-Both use the scripted model client, so no private hook into the environment is needed. The
-result records each task's content hashes (:meth:`Task.content_hashes`) in a JSON manifest.
+The rule itself is :mod:`terminal_agent.task_quality.no_work_rule`. All episodes use the scripted model
+client, so no private hook into the environment is needed. An episode that infrastructure kept from being
+scored is an infrastructure error, never a task failure. The result records each task's content hashes
+(:meth:`Task.content_hashes`) in a JSON manifest.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import datetime as dt
 import json
 import logging
 import posixpath
+import re
 import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -28,7 +35,8 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from terminal_agent.interfaces import ModelClient
-from terminal_agent.evaluation.results import PASS_THRESHOLD, TrialResult
+from terminal_agent.evaluation.results import TrialResult
+from terminal_agent.task_quality.no_work_rule import NO_WORK_MAX_SCORE, ORACLE_SCORE, SCORE_TOLERANCE, rule_problems
 from terminal_agent.rollout.runner import ProgressCallback, RolloutConfig, RolloutRunner, TrialSpec
 from terminal_agent.tasks.model import Task
 
@@ -38,7 +46,8 @@ logger = logging.getLogger(__name__)
 ORACLE_SOLUTION_DIR = "/solution"
 ORACLE_SCRIPT_PATH = f"{ORACLE_SOLUTION_DIR}/solve.sh"
 FINISH_REPLY = "<finish>\nmessage: done\n</finish>"
-MANIFEST_VERSION = 1
+MANIFEST_VERSION = 2
+"""2: entries carry ``empty_score`` and ``empty_paths`` (the empty-output probe)."""
 
 
 def oracle_replies(task: Task, timeout_s: float | None = None) -> list[str]:
@@ -64,12 +73,95 @@ def noop_replies() -> list[str]:
     return [FINISH_REPLY]
 
 
+#: Roots never taken for outputs: the grader's and oracle's folders, and the system's own.
+_NOT_OUTPUT_ROOTS = frozenset({"tests", "logs", "solution", "proc", "sys", "dev", "usr", "bin", "sbin", "lib",
+                               "lib32", "lib64", "boot"})
+#: What ends a path token in test source: quotes, blanks, and Python / shell punctuation.
+_TOKEN_SPLIT = re.compile(r"""[\s'"`,;:()<>|&=\\]+""")
+_ABSOLUTE_PATH = re.compile(r"^/[A-Za-z0-9._@+-]+(?:/[A-Za-z0-9._@+-]+)*$")
+#: A whole string literal that is an absolute path, blanks inside names allowed ("/app/my notes.txt").
+_QUOTED_PATH = re.compile(r"""(["'])(/[A-Za-z0-9._@+-]+(?:[ /][A-Za-z0-9._@+-]+)*)\1""")
+_TEST_SUFFIXES = (".py", ".sh", ".bash")
+MAX_EMPTY_OUTPUTS = 64
+"""At most this many paths are created by the empty-output probe (the first in sorted order)."""
+
+
+def _test_texts(task: Task) -> list[str]:
+    texts = [task.test_source]
+    for path, content in sorted(task.test_support_files.items()):
+        if isinstance(content, str) and path.endswith(_TEST_SUFFIXES):
+            texts.append(content)
+    return texts
+
+
+def empty_output_paths(task: Task) -> list[str]:
+    """The paths the empty-output probe creates (empty files), when they do not exist in the container.
+
+    ``task.metadata["outputs"]`` when the task lists them (absolute, or relative to ``/app``). Otherwise
+    derived from the tests (``test_source`` and the ``.py`` / ``.sh`` files beside it): every absolute
+    path literal, i.e. a whole quoted string made of ``/name`` segments (``[A-Za-z0-9._@+-]`` and blanks
+    inside names), or else a token between blanks, quotes or punctuation made of such segments without
+    blanks (inside a longer string or a shell line; f-string pieces, globs and a trailing ``/`` do not
+    qualify), minus
+
+    * paths under the grader's, the oracle's and the system's folders (``/tests``, ``/logs``,
+      ``/solution``, ``/proc``, ``/sys``, ``/dev``, ``/usr``, ``/bin``, ``/lib`` ...);
+    * files the task ships (``/app/<path>`` for every path of ``task.files``);
+    * paths that are a folder above another path the tests or the task name (they are directories).
+
+    Whatever else exists in the pristine container (made by a ``RUN`` step, or the image's own) is left
+    alone: the probe's command only creates a path that does not exist (``[ -e P ] || ...``). The heuristic
+    may take a path the task never writes (a URL path in a log line, a file a test expects to be absent);
+    the probe then creates one stray empty file, which can only lower its score. A task whose outputs the
+    heuristic misses lists them in ``metadata["outputs"]``.
+    """
+    listed = task.metadata.get("outputs")
+    if listed:
+        paths = {p if p.startswith("/") else posixpath.join("/app", p) for p in listed if isinstance(p, str) and p}
+        return sorted(posixpath.normpath(p) for p in paths)[:MAX_EMPTY_OUTPUTS]
+    found: list[str] = []
+    for text in _test_texts(task):
+        found += [match.group(2) for match in _QUOTED_PATH.finditer(text)]
+        # then the paths inside longer strings and shell lines, token by token
+        rest = _QUOTED_PATH.sub(" ", text)
+        found += [token for token in _TOKEN_SPLIT.split(rest) if _ABSOLUTE_PATH.match(token)]
+    named: set[str] = set()
+    for path in found:
+        normal = posixpath.normpath(path)
+        if normal.split("/")[1] not in _NOT_OUTPUT_ROOTS and ".." not in normal.split("/"):
+            named.add(normal)
+    shipped = {posixpath.normpath(f"/app/{path}") for path in task.files}
+    everything = named | shipped
+    folders = {posixpath.dirname(p) for p in everything}
+    for path in list(folders):
+        while path not in ("/", ""):
+            path = posixpath.dirname(path)
+            folders.add(path)
+    return sorted(p for p in named - shipped if p not in folders)[:MAX_EMPTY_OUTPUTS]
+
+
+def empty_output_replies(paths: Sequence[str]) -> list[str]:
+    """Scripted replies that create an empty file at each path that does not exist yet, then finish."""
+    steps = []
+    for path in paths:
+        quoted = shlex.quote(path)
+        steps.append(
+            f"{{ [ -e {quoted} ] || [ -L {quoted} ] || "
+            f"{{ mkdir -p -- \"$(dirname -- {quoted})\" && : > {quoted} && printf 'probe created %s\\n' {quoted}; }}; }}"
+        )
+    # a YAML block scalar: the command starts with "{", which plain YAML would read as a mapping
+    body = "".join(f"  {step}\n" for step in [*steps, "true"])
+    return [f"<bash>\ncmd: |\n{body}timeout_secs: 60\n</bash>", FINISH_REPLY]
+
+
 class TaskValidation(BaseModel):
     """Outcome of validating one task."""
 
     task_id: str
     ok: bool
     noop_score: float | None = None
+    empty_score: float | None = None
+    """Score of the empty-output probe (``None``: not scored)."""
     oracle_score: float | None = None
     problems: list[str] = Field(default_factory=list)
     """Why the task is not valid (empty when ``ok``)."""
@@ -78,6 +170,8 @@ class TaskValidation(BaseModel):
     hashes: dict[str, str] = Field(default_factory=dict)
     failing_tests: list[str] = Field(default_factory=list)
     """Tests that failed in the oracle episode."""
+    empty_paths: list[str] = Field(default_factory=list)
+    """The candidate output paths of the empty-output probe (those that did not exist were created)."""
 
 
 def _scripted(replies: list[str], name: str) -> ModelClient:
@@ -86,31 +180,43 @@ def _scripted(replies: list[str], name: str) -> ModelClient:
     return ScriptedModelClient(replies, name=name)
 
 
-def _judge(task: Task, noop: TrialResult | None, oracle: TrialResult | None) -> TaskValidation:
+def _judge(
+    task: Task,
+    noop: TrialResult | None,
+    empty: TrialResult | None,
+    oracle: TrialResult | None,
+    empty_paths: list[str],
+) -> TaskValidation:
     problems: list[str] = []
     infra: list[str] = []
     failing: list[str] = []
     if not task.solution:
         problems.append("no reference solution")
-    for label, trial in (("no-op", noop), ("oracle", oracle)):
+    for label, trial in (("no-op", noop), ("empty-output", empty), ("oracle", oracle)):
         if trial is not None and not trial.scored:
             kind = trial.error.kind if trial.error else "unknown"
             infra.append(f"{label} episode not scored ({kind}): {trial.error.message if trial.error else ''}".strip())
-    if noop is not None and noop.scored and (noop.reward or 0.0) >= PASS_THRESHOLD:
-        problems.append("the tests pass without any work (no-op scores 1.0)")
-    if oracle is not None and oracle.scored:
-        if (oracle.reward or 0.0) < PASS_THRESHOLD:
-            failing = [t.name for t in oracle.tests if not t.passed]
-            problems.append(f"the reference solution scores {oracle.reward:.3f} < 1.0 (failing: {', '.join(failing) or '?'})")
+
+    def score(trial: TrialResult | None) -> float | None:
+        return (trial.reward or 0.0) if trial is not None and trial.scored else None
+
+    noop_score, oracle_score = score(noop), score(oracle)
+    # no output path: the probe is the no-op episode itself
+    empty_score = score(empty) if empty_paths else noop_score
+    if oracle is not None and oracle_score is not None and oracle_score < ORACLE_SCORE - SCORE_TOLERANCE:
+        failing = [t.name for t in oracle.tests if not t.passed]
+    problems += rule_problems(noop_score, empty_score, oracle_score, failing or ["?"])
     return TaskValidation(
         task_id=task.task_id,
         ok=not problems and not infra,
-        noop_score=noop.reward if noop is not None and noop.scored else None,
-        oracle_score=oracle.reward if oracle is not None and oracle.scored else None,
+        noop_score=noop_score,
+        empty_score=empty_score,
+        oracle_score=oracle_score,
         problems=problems,
         infrastructure_errors=infra,
         hashes=task.content_hashes(),
         failing_tests=failing,
+        empty_paths=empty_paths,
     )
 
 
@@ -122,12 +228,13 @@ def validate_tasks(
     on_progress: ProgressCallback | None = None,
     runner_options: dict[str, Any] | None = None,
 ) -> list[TaskValidation]:
-    """Run the no-op and oracle episodes of every task; return one :class:`TaskValidation` each.
+    """Run the no-op, empty-output and oracle episodes of every task; return one :class:`TaskValidation` each.
 
-    ``output_dir`` keeps the episodes' results and transcripts (``noop/`` and ``oracle/``).
+    ``output_dir`` keeps the episodes' results and transcripts (``noop/``, ``empty/`` and ``oracle/``).
     """
     by_id = {task.task_id: task for task in tasks}
-    total = len(tasks) + sum(1 for t in tasks if t.solution)
+    outputs = {task.task_id: empty_output_paths(task) for task in tasks}
+    total = len(tasks) + sum(1 for t in tasks if t.solution) + sum(1 for paths in outputs.values() if paths)
     finished = 0
 
     def progress(_: int, __: int, trial: TrialResult) -> None:
@@ -156,15 +263,21 @@ def validate_tasks(
         return {trial.task_id: trial for trial in results.trials}
 
     noop = run("noop", list(tasks), lambda _: noop_replies(), max_steps=1)
+    empty = run("empty", [t for t in tasks if outputs[t.task_id]], lambda t: empty_output_replies(outputs[t.task_id]),
+                max_steps=2)
     oracle = run("oracle", [t for t in tasks if t.solution], oracle_replies, max_steps=2)
-    return [_judge(by_id[task_id], noop.get(task_id), oracle.get(task_id)) for task_id in by_id]
+    return [
+        _judge(by_id[task_id], noop.get(task_id), empty.get(task_id), oracle.get(task_id), outputs[task_id])
+        for task_id in by_id
+    ]
 
 
 def validation_manifest(validations: Sequence[TaskValidation], tasks_file: str | None = None) -> dict[str, Any]:
-    """The JSON manifest: per task whether it is valid, both scores and its content hashes."""
+    """The JSON manifest: per task whether it is valid, the three scores and its content hashes."""
     return {
         "manifest_version": MANIFEST_VERSION,
         "kind": "validation",
+        "rule": {"noop_max": NO_WORK_MAX_SCORE, "empty_max": "noop_score", "oracle": 1.0},
         "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "tasks_file": tasks_file,
         "n_tasks": len(validations),
