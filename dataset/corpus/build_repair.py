@@ -585,6 +585,711 @@ make install PREFIX=/app/prefix
 /app/prefix/bin/wordfreq --version
 """
 
+# --------------------------------------------------------------------------------------------------------------
+# repair-invoicing-suite: a Python package whose unittest suite fails in four modules.
+
+_INV_INIT = '"""Invoice arithmetic: money, invoice lines, tax rates and totals."""\n'
+
+_INV_MONEY = '''from decimal import Decimal
+
+CENT = Decimal("0.01")
+
+
+def to_money(value):
+    """``value`` (str, int or Decimal) as a Decimal rounded to cents, halves away from zero."""
+    return Decimal(round(float(value), 2))
+
+
+def format_money(amount):
+    """``1,234.50``: thousands separators, two decimals, ``-`` in front of negative amounts."""
+    return f"{to_money(amount):,.2f}"
+'''
+
+_INV_LINES = '''from dataclasses import dataclass
+from decimal import Decimal
+
+
+@dataclass(frozen=True)
+class Line:
+    sku: str
+    category: str
+    quantity: int
+    unit_price: Decimal
+    discount: Decimal
+    """A fraction: 0.15 for 15%."""
+
+
+def parse_line(text):
+    """``SKU;category;quantity;unit price;discount`` as a :class:`Line`.
+
+    The quantity may use thousands separators (``1,200``); the discount is a percentage (``15%``, ``2.5%``)
+    or empty for none. Fields may have spaces around them. A malformed line raises ValueError.
+    """
+    parts = [part.strip() for part in text.split(";")]
+    if len(parts) != 5:
+        raise ValueError(f"expected 5 fields: {text!r}")
+    sku, category, quantity, price, discount = parts
+    return Line(
+        sku=sku,
+        category=category.lower(),
+        quantity=int(quantity),
+        unit_price=Decimal(price),
+        discount=Decimal(discount.rstrip("%")) / 10 if discount else Decimal(0),
+    )
+
+
+def parse_lines(text):
+    """Every non-blank line of ``text`` that is not a ``#`` comment, parsed."""
+    return [parse_line(line) for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+'''
+
+_INV_TAX = '''from decimal import Decimal
+
+RATES = {"north": Decimal("0.20"), "south": Decimal("0.10"), "islands": Decimal("0.05")}
+EXEMPT = {"books", "food"}
+
+
+def rate_for(region, category):
+    """The tax rate of ``category`` in ``region``.
+
+    Region names are case-insensitive and spaces around them are ignored; exempt categories pay 0;
+    an unknown region raises KeyError.
+    """
+    if category in EXEMPT:
+        return Decimal(0)
+    return RATES[region]
+'''
+
+_INV_TOTALS = '''from decimal import Decimal
+
+from invoicing.money import to_money
+from invoicing.tax import rate_for
+
+
+def line_net(line):
+    """quantity * unit price, rounded, minus the line's discount, rounded again."""
+    gross = to_money(line.quantity * line.unit_price)
+    return to_money(gross * (1 - line.discount))
+
+
+def invoice(lines, region):
+    """``{"subtotal", "tax", "total"}``: the sum of the lines' nets, the sum of each line's tax on its net
+    (rounded per line), and their sum."""
+    subtotal = Decimal(0)
+    tax = Decimal(0)
+    for line in lines:
+        gross = to_money(line.quantity * line.unit_price)
+        subtotal += line_net(line)
+        tax += to_money(gross * rate_for(region, line.category))
+    return {"subtotal": subtotal, "tax": tax, "total": subtotal + tax}
+'''
+
+_INV_SUITE = {
+    "test_money.py": '''import unittest
+from decimal import Decimal
+
+from invoicing.money import format_money, to_money
+
+
+class MoneyTest(unittest.TestCase):
+    def test_rounds_half_away_from_zero(self):
+        self.assertEqual(to_money("2.675"), Decimal("2.68"))
+        self.assertEqual(to_money("0.125"), Decimal("0.13"))
+
+    def test_exact_cents(self):
+        self.assertEqual(str(to_money("19.99")), "19.99")
+        self.assertEqual(str(to_money(3)), "3.00")
+
+    def test_format(self):
+        self.assertEqual(format_money(Decimal("1234.5")), "1,234.50")
+
+
+if __name__ == "__main__":
+    unittest.main()
+''',
+    "test_lines.py": '''import unittest
+from decimal import Decimal
+
+from invoicing.lines import parse_line, parse_lines
+
+
+class LinesTest(unittest.TestCase):
+    def test_simple_line(self):
+        line = parse_line("A-1;Tools;3;4.50;")
+        self.assertEqual((line.sku, line.category, line.quantity), ("A-1", "tools", 3))
+        self.assertEqual(line.unit_price, Decimal("4.50"))
+        self.assertEqual(line.discount, Decimal(0))
+
+    def test_discount_percent(self):
+        self.assertEqual(parse_line("B;tools;1;10;15%").discount, Decimal("0.15"))
+
+    def test_thousands_in_quantity(self):
+        self.assertEqual(parse_line(" C ; food ; 1,200 ; 0.99 ; ").quantity, 1200)
+
+    def test_comments_and_blanks(self):
+        self.assertEqual(len(parse_lines("# header\\n\\nA;x;1;1;\\n")), 1)
+
+    def test_malformed(self):
+        with self.assertRaises(ValueError):
+            parse_line("A;x;1")
+
+
+if __name__ == "__main__":
+    unittest.main()
+''',
+    "test_tax.py": '''import unittest
+from decimal import Decimal
+
+from invoicing.tax import rate_for
+
+
+class TaxTest(unittest.TestCase):
+    def test_known_region(self):
+        self.assertEqual(rate_for("north", "tools"), Decimal("0.20"))
+
+    def test_region_case_and_spaces(self):
+        self.assertEqual(rate_for(" South ", "tools"), Decimal("0.10"))
+
+    def test_exempt(self):
+        self.assertEqual(rate_for("north", "books"), Decimal(0))
+
+    def test_unknown_region(self):
+        with self.assertRaises(KeyError):
+            rate_for("east", "tools")
+
+
+if __name__ == "__main__":
+    unittest.main()
+''',
+    "test_totals.py": '''import unittest
+from decimal import Decimal
+
+from invoicing.lines import parse_lines
+from invoicing.totals import invoice
+
+
+class TotalsTest(unittest.TestCase):
+    def test_invoice_with_discount(self):
+        lines = parse_lines("A;tools;2;50.00;10%\\nB;books;1;20.00;\\n")
+        result = invoice(lines, "north")
+        self.assertEqual(result["subtotal"], Decimal("110.00"))
+        self.assertEqual(result["tax"], Decimal("18.00"))
+        self.assertEqual(result["total"], Decimal("128.00"))
+
+
+if __name__ == "__main__":
+    unittest.main()
+''',
+}
+
+_INV_FILES = {
+    "invoicing/invoicing/__init__.py": _INV_INIT,
+    "invoicing/invoicing/money.py": _INV_MONEY,
+    "invoicing/invoicing/lines.py": _INV_LINES,
+    "invoicing/invoicing/tax.py": _INV_TAX,
+    "invoicing/invoicing/totals.py": _INV_TOTALS,
+    "invoicing/tests/__init__.py": "",
+    **{f"invoicing/tests/{name}": text for name, text in _INV_SUITE.items()},
+    "invoicing/README.md": "Run the test suite from this folder: `python3 -m unittest discover -s tests -t .`\n",
+}
+
+_INV_CHECK = r'''
+import json, random, sys
+from decimal import Decimal, ROUND_HALF_UP
+sys.path.insert(0, "/app/invoicing")
+from invoicing.money import to_money, format_money
+from invoicing.lines import parse_lines
+from invoicing.tax import rate_for
+from invoicing.totals import invoice
+
+def m(v):
+    return Decimal(str(v)).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+
+out = {}
+out["neg"] = str(to_money("-2.675"))
+out["fmt"] = format_money(Decimal("-1234567.005"))
+out["rate"] = str(rate_for("ISLANDS\t", "tools"))
+rng = random.Random(int(sys.argv[1]))
+rows, subtotal, tax = [], Decimal(0), Decimal(0)
+region = rng.choice(["north", "South", " islands "])
+rates = {"north": Decimal("0.20"), "south": Decimal("0.10"), "islands": Decimal("0.05")}
+for i in range(60):
+    qty = rng.randint(1, 5000)
+    price = Decimal(rng.randint(1, 99999)) / 100
+    disc = rng.choice(["", "5%", "12.5%", "33%"])
+    cat = rng.choice(["tools", "books", "food", "toys"])
+    qty_text = f"{qty:,}" if rng.random() < 0.5 else str(qty)
+    rows.append(f"S{i};{cat.upper() if i % 7 == 0 else cat};{qty_text};{price};{disc}")
+    gross = m(qty * price)
+    net = m(gross * (1 - (Decimal(disc[:-1]) / 100 if disc else 0)))
+    subtotal += net
+    tax += m(net * (0 if cat in ("books", "food") else rates[region.strip().lower()]))
+got = invoice(parse_lines("\n".join(rows)), region)
+out["invoice_ok"] = got == {"subtotal": subtotal, "tax": tax, "total": subtotal + tax}
+out["invoice"] = {k: str(v) for k, v in got.items()}
+print(json.dumps(out))
+'''
+
+_INV_TESTS = r'''
+import shutil
+import sys
+
+CHECK = CHECK_SOURCE
+
+
+def _suite(tmp_path, name):
+    # The pristine suite (a copy beside these tests), run against the package in /app/invoicing.
+    folder = tmp_path / "suite"
+    folder.mkdir()
+    shutil.copy(Path(__file__).parent / "suite" / f"{name[:-3]}.unittest", folder / name)
+    env = dict(os.environ, PYTHONPATH="/app/invoicing")
+    result = subprocess.run([sys.executable, "-m", "unittest", "-v", name[:-3]], cwd=folder, env=env,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert " ok" in result.stderr
+
+
+def test_money_suite(tmp_path):
+    _suite(tmp_path, "test_money.py")
+
+
+def test_lines_suite(tmp_path):
+    _suite(tmp_path, "test_lines.py")
+
+
+def test_tax_suite(tmp_path):
+    _suite(tmp_path, "test_tax.py")
+
+
+def test_totals_suite(tmp_path):
+    _suite(tmp_path, "test_totals.py")
+
+
+def test_fresh_invoices_and_edge_cases():
+    for seed in (1, 2):
+        result = run(sys.executable, "-c", CHECK, str(seed), timeout=60)
+        assert result.returncode == 0, result.stderr[-3000:]
+        out = json.loads(result.stdout)
+        assert out["neg"] == "-2.68"
+        assert out["fmt"] == "-1,234,567.01"
+        assert out["rate"] == "0.05"
+        assert out["invoice_ok"], out["invoice"]
+
+
+def test_suite_unchanged():
+    for path in ORIGINAL_SHA256:
+        if path.startswith("/app/invoicing/tests/"):
+            assert unchanged(path), path
+'''.replace("CHECK_SOURCE", repr(_INV_CHECK))
+
+_INV_SOLUTION = r"""
+cd /app/invoicing
+python3 - <<'EOF'
+from pathlib import Path
+
+def patch(path, old, new):
+    p = Path(path)
+    text = p.read_text()
+    assert old in text, (path, old)
+    p.write_text(text.replace(old, new))
+
+# Floats cannot hold 2.675 and round() rounds half to even: quantize the exact decimal, halves up.
+patch("invoicing/money.py", "from decimal import Decimal\n", "from decimal import ROUND_HALF_UP, Decimal\n")
+patch("invoicing/money.py", "    return Decimal(round(float(value), 2))\n",
+      "    return Decimal(str(value)).quantize(CENT, rounding=ROUND_HALF_UP)\n")
+# Thousands separators, and a percentage is a hundredth.
+patch("invoicing/lines.py", "quantity=int(quantity),", 'quantity=int(quantity.replace(",", "")),')
+patch("invoicing/lines.py", '/ 10 if discount', '/ 100 if discount')
+# Region names: case and spaces do not matter.
+patch("invoicing/tax.py", "    if category in EXEMPT:", "    region = region.strip().lower()\n    if category.lower() in EXEMPT:")
+# Tax is due on the discounted net, not on the gross.
+patch("invoicing/totals.py",
+      "        gross = to_money(line.quantity * line.unit_price)\n        subtotal += line_net(line)\n"
+      "        tax += to_money(gross * rate_for(region, line.category))\n",
+      "        net = line_net(line)\n        subtotal += net\n        tax += to_money(net * rate_for(region, line.category))\n")
+EOF
+python3 -m unittest discover -s tests -t .
+"""
+
+# --------------------------------------------------------------------------------------------------------------
+# install-geo-tools-venv: two local setup.py projects, one depending on the other, into a virtual environment.
+
+_GEO_CORE_SETUP = '''from setuptools import setup
+
+setup(
+    name="geo-core",
+    version="1.0.0",
+    description="Great-circle distances",
+    packages=["geo_core"],
+)
+'''
+
+_GEO_CORE_INIT = '''"""Distances on the Earth's surface."""
+
+import math
+
+from geo_core.units import km_to_miles  # noqa: F401
+
+EARTH_RADIUS_KM = 6371.0088
+
+
+def haversine(lat1, lon1, lat2, lon2):
+    """Great-circle distance in km between two points given in degrees."""
+    p1, p2 = math.radians(lat1), math.radians(lat2)
+    dp, dl = p2 - p1, math.radians(lon2 - lon1)
+    a = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
+    return 2 * EARTH_RADIUS_KM * math.asin(math.sqrt(a))
+'''
+
+_GEO_CORE_UNITS = '''KM_PER_MILE = 1.609344
+
+
+def km_to_miles(km):
+    return km / KM_PER_MILE
+'''
+
+_GEO_CLI_SETUP = '''from setuptools import find_packages, setup
+
+setup(
+    name="geo-cli",
+    version="0.4.0",
+    description="geodist: the distance between two points",
+    packages=find_packages(),
+    install_requires=["geo-core>=1.0"],
+    entry_points={"console_scripts": ["geodist=geo_cli.main:run"]},
+)
+'''
+
+_GEO_CLI_CLI = '''"""geodist LAT1 LON1 LAT2 LON2 [--miles]: print the great-circle distance, one decimal."""
+
+import argparse
+
+from geocore import haversine, km_to_miles
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="geodist")
+    for name in ("lat1", "lon1", "lat2", "lon2"):
+        parser.add_argument(name, type=float)
+    parser.add_argument("--miles", action="store_true")
+    args = parser.parse_args(argv)
+    km = haversine(args.lat1, args.lon1, args.lat2, args.lon2)
+    if args.miles:
+        print(f"{km_to_miles(km):.1f} mi")
+    else:
+        print(f"{km:.1f} km")
+    return 0
+'''
+
+_GEO_FILES = {
+    "projects/geo-core/setup.py": _GEO_CORE_SETUP,
+    "projects/geo-core/src/geo_core/__init__.py": _GEO_CORE_INIT,
+    "projects/geo-core/src/geo_core/units.py": _GEO_CORE_UNITS,
+    "projects/geo-cli/setup.py": _GEO_CLI_SETUP,
+    "projects/geo-cli/geo_cli/__init__.py": "",
+    "projects/geo-cli/geo_cli/cli.py": _GEO_CLI_CLI,
+}
+
+_GEO_TESTS = r'''
+import math
+import random
+
+VENV = "/app/venv"
+
+
+def _km(a, b, c, d):
+    p1, p2 = math.radians(a), math.radians(c)
+    h = math.sin((p2 - p1) / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(math.radians(d - b) / 2) ** 2
+    return 2 * 6371.0088 * math.asin(math.sqrt(h))
+
+
+def _geodist(*args):
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return subprocess.run([f"{VENV}/bin/geodist", *map(str, args)], capture_output=True, text=True, timeout=30,
+                          cwd="/", env=env)
+
+
+def test_both_projects_in_the_venv():
+    result = run(f"{VENV}/bin/python", "-c",
+                 "import importlib.metadata as m, geo_core, geo_cli; print(m.version('geo-core'), m.version('geo-cli'))",
+                 cwd="/")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["1.0.0", "0.4.0"]
+    system = run("/usr/bin/python3", "-c", "import geo_core", cwd="/")
+    assert system.returncode != 0, "geo_core must be installed in the venv, not system-wide"
+
+
+def test_geodist_km():
+    rng = random.Random(4)
+    for _ in range(5):
+        a, b, c, d = (round(rng.uniform(-80, 80), 4), round(rng.uniform(-170, 170), 4),
+                      round(rng.uniform(-80, 80), 4), round(rng.uniform(-170, 170), 4))
+        result = _geodist(a, b, c, d)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == f"{_km(a, b, c, d):.1f} km\n"
+
+
+def test_geodist_miles():
+    result = _geodist(52.52, 13.405, 48.8566, 2.3522, "--miles")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"{_km(52.52, 13.405, 48.8566, 2.3522) / 1.609344:.1f} mi\n"
+
+
+def test_installed_not_linked_to_sources():
+    # A regular install: the packages' code lives in the venv, not in /app/projects (no editable link).
+    code = "import geo_core, geo_cli.cli; print(geo_core.__file__); print(geo_cli.cli.__file__)"
+    result = run(f"{VENV}/bin/python", "-c", code, cwd="/")
+    assert result.returncode == 0, result.stderr
+    files = result.stdout.split()
+    assert len(files) == 2 and all(f.startswith(f"{VENV}/lib/") for f in files), files
+    links = run("sh", "-c", f"grep -rl /app/projects {VENV}/lib/python3*/site-packages --include=*.pth --include=*.egg-link")
+    assert links.stdout.strip() == "", links.stdout
+'''
+
+_GEO_SOLUTION = r"""
+set -e
+cd /app/projects
+# geo-core keeps its package under src/.
+sed -i 's|    packages=\["geo_core"\],|    package_dir={"": "src"},\n    packages=["geo_core"],|' geo-core/setup.py
+# The CLI imports the package by its real name, and its entry point names the module that exists.
+sed -i 's|^from geocore import|from geo_core import|' geo-cli/geo_cli/cli.py
+sed -i 's|geodist=geo_cli.main:run|geodist=geo_cli.cli:main|' geo-cli/setup.py
+# The venv sees the system's setuptools and wheel (nothing can be fetched here).
+python3 -m venv --system-site-packages /app/venv
+# geo-core is not on any index: install it first, then the CLI (regular installs, no build isolation).
+/app/venv/bin/pip install --no-index --no-build-isolation ./geo-core
+/app/venv/bin/pip install --no-index --no-build-isolation ./geo-cli
+/app/venv/bin/geodist 52.52 13.405 48.8566 2.3522
+"""
+
+# --------------------------------------------------------------------------------------------------------------
+# relocatable-shapes-install: a shared library and its program, installed as a tree that can be moved.
+
+_SH_MAKEFILE = """PREFIX ?= /usr/local
+CC = gcc
+CFLAGS = -O2 -Wall -fPIC -Ilib
+LIBOBJS = lib/area.o
+
+all: libgeom.so shapes
+
+libgeom.so: $(LIBOBJS)
+\t$(CC) -shared -o $@ $(LIBOBJS) -lm
+
+shapes: app/shapes.o libgeom.so
+\t$(CC) -o $@ app/shapes.o -L. -lgeom
+
+%.o: %.c lib/geom.h
+\t$(CC) $(CFLAGS) -c -o $@ $<
+
+install: all
+\tmkdir -p $(PREFIX)/bin $(PREFIX)/lib
+\tcp shapes $(PREFIX)/bin/
+\tcp libgeom.so $(PREFIX)/lib/
+
+clean:
+\trm -f lib/*.o app/*.o libgeom.so* shapes
+
+.PHONY: all install clean
+"""
+
+_SH_GEOM_H = r"""#ifndef GEOM_H
+#define GEOM_H
+
+double circle_area(double r);
+double circle_perimeter(double r);
+double rect_area(double w, double h);
+double rect_perimeter(double w, double h);
+/* Heron's formula; -1 when the sides do not make a triangle. */
+double triangle_area(double a, double b, double c);
+double triangle_perimeter(double a, double b, double c);
+
+#endif
+"""
+
+_SH_AREA_C = r"""#include <math.h>
+
+#include "geom.h"
+
+double circle_area(double r) { return M_PI * r * r; }
+
+double rect_area(double w, double h) { return w * h; }
+
+double triangle_area(double a, double b, double c)
+{
+    if (a + b <= c || a + c <= b || b + c <= a)
+        return -1;
+    double s = (a + b + c) / 2;
+    return sqrt(s * (s - a) * (s - b) * (s - c));
+}
+"""
+
+_SH_PERIM_C = r"""#include <math.h>
+
+#include "geom.h"
+
+double circle_perimeter(double r) { return 2 * M_PI * r; }
+
+double rect_perimeter(double w, double h) { return 2 * (w + h); }
+
+double triangle_perimeter(double a, double b, double c) { return a + b + c; }
+"""
+
+_SH_MAIN_C = r"""#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "geom.h"
+
+static int usage(void)
+{
+    fprintf(stderr, "usage: shapes circle R | rect W H | triangle A B C\n");
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    double area, perimeter;
+    if (argc == 3 && strcmp(argv[1], "circle") == 0) {
+        double r = atof(argv[2]);
+        area = circle_area(r);
+        perimeter = circle_perimeter(r);
+    } else if (argc == 4 && strcmp(argv[1], "rect") == 0) {
+        double w = atof(argv[2]), h = atof(argv[3]);
+        area = rect_area(w, h);
+        perimeter = rect_perimeter(w, h);
+    } else if (argc == 5 && strcmp(argv[1], "triangle") == 0) {
+        double a = atof(argv[2]), b = atof(argv[3]), c = atof(argv[4]);
+        area = triangle_area(a, b, c);
+        if (area < 0) {
+            fprintf(stderr, "shapes: invalid triangle\n");
+            return 1;
+        }
+        perimeter = triangle_perimeter(a, b, c);
+    } else {
+        return usage();
+    }
+    printf("area %.3f perimeter %.3f\n", area, perimeter);
+    return 0;
+}
+"""
+
+_SH_FILES = {
+    "shapes/Makefile": _SH_MAKEFILE,
+    "shapes/lib/geom.h": _SH_GEOM_H,
+    "shapes/lib/area.c": _SH_AREA_C,
+    "shapes/lib/perimeter.c": _SH_PERIM_C,
+    "shapes/app/shapes.c": _SH_MAIN_C,
+}
+
+_SH_TESTS = r'''
+import glob
+import math
+import shutil
+
+DIST = "/app/dist"
+
+
+def _env():
+    return {k: v for k, v in os.environ.items() if k != "LD_LIBRARY_PATH"}
+
+
+def _shapes(root, *args):
+    return subprocess.run([f"{root}/bin/shapes", *map(str, args)], capture_output=True, text=True, timeout=30,
+                          cwd="/", env=_env())
+
+
+def _check_outputs(root):
+    result = _shapes(root, "circle", 2)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == f"area {math.pi * 4:.3f} perimeter {math.pi * 4:.3f}\n"
+    result = _shapes(root, "rect", 3, 4.5)
+    assert result.stdout == "area 13.500 perimeter 15.000\n", result.stderr
+    result = _shapes(root, "triangle", 3, 4, 5)
+    assert result.stdout == "area 6.000 perimeter 12.000\n", result.stderr
+
+
+def test_installed_program_runs():
+    _check_outputs(DIST)
+    bad = _shapes(DIST, "triangle", 1, 1, 5)
+    assert bad.returncode == 1 and "invalid triangle" in bad.stderr
+
+
+def test_library_soname_and_links():
+    real = Path(DIST, "lib", "libgeom.so.1.2.0")
+    assert real.is_file() and not real.is_symlink()
+    assert os.readlink(f"{DIST}/lib/libgeom.so.1") == "libgeom.so.1.2.0"
+    assert os.readlink(f"{DIST}/lib/libgeom.so") == "libgeom.so.1"
+    lib = run("readelf", "-d", str(real)).stdout
+    assert "(SONAME)" in lib and "[libgeom.so.1]" in lib
+    program = run("readelf", "-d", f"{DIST}/bin/shapes").stdout
+    assert "Shared library: [libgeom.so.1]" in program
+    symbols = run("nm", "-D", "--defined-only", str(real)).stdout
+    assert "rect_perimeter" in symbols and "circle_area" in symbols
+
+
+def test_tree_is_relocatable(tmp_path):
+    moved = tmp_path / "elsewhere" / "shapes-1.2"
+    shutil.copytree(DIST, moved, symlinks=True)
+    os.rename(DIST, DIST + ".away")
+    try:
+        _check_outputs(str(moved))
+        ldd = subprocess.run(["ldd", f"{moved}/bin/shapes"], capture_output=True, text=True, env=_env()).stdout
+    finally:
+        os.rename(DIST + ".away", DIST)
+    assert "libgeom.so.1 => " + str(moved) in ldd, ldd
+
+
+def test_nothing_installed_system_wide():
+    found = [p for d in ("/usr/lib", "/usr/local/lib", "/lib")
+             for p in glob.glob(f"{d}/**/libgeom.so*", recursive=True)]
+    assert found == []
+    conf = " ".join(Path(p).read_text() for p in glob.glob("/etc/ld.so.conf.d/*"))
+    assert "/app" not in conf and "/app" not in Path("/etc/ld.so.conf").read_text()
+'''
+
+_SH_SOLUTION = r"""
+set -e
+cd /app/shapes
+cat > Makefile <<'EOF'
+PREFIX ?= /usr/local
+CC = gcc
+CFLAGS = -O2 -Wall -fPIC -Ilib
+LIBOBJS = lib/area.o lib/perimeter.o
+SONAME = libgeom.so.1
+REAL = libgeom.so.1.2.0
+
+all: $(REAL) shapes
+
+$(REAL): $(LIBOBJS)
+	$(CC) -shared -Wl,-soname,$(SONAME) -o $@ $(LIBOBJS) -lm
+	ln -sf $(REAL) $(SONAME)
+	ln -sf $(SONAME) libgeom.so
+
+# RUNPATH relative to the program itself: the installed tree can move.
+shapes: app/shapes.o $(REAL)
+	$(CC) -o $@ app/shapes.o -L. -lgeom -Wl,-rpath,'$$ORIGIN/../lib'
+
+%.o: %.c lib/geom.h
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+install: all
+	mkdir -p $(PREFIX)/bin $(PREFIX)/lib
+	cp shapes $(PREFIX)/bin/
+	cp $(REAL) $(PREFIX)/lib/
+	ln -sf $(REAL) $(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(PREFIX)/lib/libgeom.so
+
+clean:
+	rm -f lib/*.o app/*.o libgeom.so* shapes
+
+.PHONY: all install clean
+EOF
+make clean
+make
+make install PREFIX=/app/dist
+env -u LD_LIBRARY_PATH /app/dist/bin/shapes circle 2
+"""
+
 TASKS: list[Spec] = [
     Spec(
         task_id="repair-c-tally-build",
@@ -636,5 +1341,80 @@ it is.
         dev_tools=True,
         tags=["c", "make", "tarball", "install", "binary-fixture"],
         limits={"agent_timeout_s": 1200, "test_timeout_s": 300},
+    ),
+    Spec(
+        task_id="repair-invoicing-suite",
+        title="Make a Python package's failing test suite pass",
+        difficulty="hard",
+        category="build-repair",
+        instruction="""
+/app/invoicing is a small Python package (`invoicing`: money, invoice lines, tax rates, totals) with a
+unittest suite in /app/invoicing/tests. Run it from /app/invoicing with
+`python3 -m unittest discover -s tests -t .`: several tests fail, in more than one module.
+
+Fix the package so that the whole suite passes. The suite and the docstrings describe the intended behaviour;
+fix the causes in the package (other inputs than the suite's will be checked too), and do not edit the tests.
+""",
+        files=_INV_FILES,
+        tests=_INV_TESTS,
+        test_files={f"suite/{name[:-3]}.unittest": text for name, text in _INV_SUITE.items()},
+        weights={"test_money_suite": 1.0, "test_lines_suite": 1.0, "test_tax_suite": 1.0, "test_totals_suite": 1.0,
+                 "test_fresh_invoices_and_edge_cases": 1.5},
+        guards=["test_suite_unchanged"],
+        solution=_INV_SOLUTION,
+        held_out=True,
+        tags=["python", "unittest", "decimal", "multi-module"],
+        limits={"agent_timeout_s": 1200, "test_timeout_s": 180},
+    ),
+    Spec(
+        task_id="install-geo-tools-venv",
+        title="Install two local Python projects into a virtual environment",
+        difficulty="medium",
+        category="build-repair",
+        instruction="""
+/app/projects holds two local Python projects: `geo-core` (a library, package `geo_core`) and `geo-cli`
+(a command `geodist LAT1 LON1 LAT2 LON2 [--miles]` that prints the great-circle distance, depending on
+geo-core). Neither installs or works as it is, and there is no package index here (nothing can be downloaded).
+
+Create a virtual environment at /app/venv and install both projects into it (regular installs, not editable;
+not into the system Python), so that `/app/venv/bin/geodist 52.52 13.405 48.8566 2.3522` prints `877.5 km`
+from any directory. Fix the projects as needed.
+""",
+        files=_GEO_FILES,
+        tests=_GEO_TESTS,
+        weights={"test_both_projects_in_the_venv": 1.0, "test_geodist_km": 1.0, "test_geodist_miles": 0.5,
+                 "test_installed_not_linked_to_sources": 1.0},
+        solution=_GEO_SOLUTION,
+        tags=["python", "pip", "venv", "setuptools"],
+        limits={"agent_timeout_s": 900, "test_timeout_s": 180},
+    ),
+    Spec(
+        task_id="relocatable-shapes-install",
+        title="A shared library and its program, installed as a relocatable tree",
+        difficulty="hard",
+        category="build-repair",
+        instruction="""
+/app/shapes builds a shared library `libgeom` (lib/) and a program `shapes` that uses it (app/), with a
+Makefile. The build fails, and even the parts that build would not run from where they are installed.
+
+Fix the Makefile (and whatever else is needed) so that `make install PREFIX=/app/dist` installs:
+- /app/dist/bin/shapes, dynamically linked against libgeom;
+- /app/dist/lib/libgeom.so.1.2.0 with the SONAME `libgeom.so.1`, plus the symlinks
+  libgeom.so.1 -> libgeom.so.1.2.0 and libgeom.so -> libgeom.so.1.
+
+/app/dist/bin/shapes must run with no LD_LIBRARY_PATH, and the whole /app/dist tree must keep working when it
+is copied or moved to any other directory. Run that install. Do not install anything into system directories
+or change the dynamic loader's configuration.
+""",
+        files=_SH_FILES,
+        tests=_SH_TESTS,
+        weights={"test_installed_program_runs": 1.0, "test_library_soname_and_links": 1.0,
+                 "test_tree_is_relocatable": 1.5},
+        guards=["test_nothing_installed_system_wide"],
+        solution=_SH_SOLUTION,
+        dev_tools=True,
+        held_out=True,
+        tags=["c", "make", "shared-library", "rpath", "linker"],
+        limits={"agent_timeout_s": 1200, "test_timeout_s": 180},
     ),
 ]
