@@ -132,3 +132,18 @@ def test_similarity_is_one_for_a_copy_zero_for_unrelated_text_and_skips_parts_bo
     assert pair.parts["files"] is None and pair.score == pytest.approx(1.0)
     best = closest_pairs([copy], [b, a], top=1)
     assert best[0].train == a.task_id
+
+
+def test_loading_the_shipped_splits_holds_every_task_to_the_no_work_rule(tmp_path):
+    from terminal_agent.training.local_experiment import frozen_splits
+
+    train, held_out = frozen_splits(SPLITS, ROOT / "dataset" / "latest_verified.csv")
+    assert train and held_out
+    shipped = tmp_path / "latest_verified.csv"
+    shipped.write_bytes((ROOT / "dataset" / "latest_verified.csv").read_bytes())
+    manifest = json.loads((ROOT / "dataset" / "validation_manifest.json").read_text())
+    paying = next(t.task_id for t in held_out if "family" not in t.metadata)
+    manifest["tasks"][paying]["noop_score"] = 0.25  # what a task that pays doing nothing records
+    (tmp_path / "validation_manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ConfigError, match=f"{paying}.*no-op"):
+        frozen_splits(SPLITS, shipped)

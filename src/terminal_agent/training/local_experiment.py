@@ -77,13 +77,22 @@ DEFAULT_SHIPPED = Path("dataset") / "latest_verified.csv"
 
 def frozen_splits(splits_file: str | Path, shipped: str | Path = DEFAULT_SHIPPED) -> tuple[list[Task], list[Task]]:
     """The train and held-out tasks of a frozen splits file (``dataset/splits/splits.json``): shipped
-    tasks looked up in ``shipped`` (hashes checked), family instances regenerated."""
+    tasks looked up in ``shipped`` (hashes checked), family instances regenerated.
+
+    When ``shipped`` has a validation manifest beside it (``validation_manifest.json``, as the shipped corpus
+    does), its tasks are held to the no-work rule there: a task whose pinned validation is missing, stale or
+    pays a no-op or empty-output agent is refused (ConfigError) before anything trains on it."""
+    from terminal_agent.task_quality.no_work_rule import require_no_work_rule
     from terminal_agent.task_quality.splits import read_splits, resolve_split
     from terminal_agent.tasks.loading import load_tasks
 
     document = read_splits(Path(splits_file))
     tasks = load_tasks(shipped, strict=False)
-    return resolve_split(document, "train", tasks), resolve_split(document, "held_out", tasks)
+    train, held_out = resolve_split(document, "train", tasks), resolve_split(document, "held_out", tasks)
+    manifest = Path(shipped).parent / "validation_manifest.json"
+    if manifest.is_file():
+        require_no_work_rule([task for task in train + held_out if "family" not in task.metadata], manifest)
+    return train, held_out
 
 
 def evaluate_policy(client: Any, tasks: Sequence[Task], out_dir: Path, *, attempts: int, max_steps: int, max_tokens: int,
