@@ -37,7 +37,7 @@ def _run(tmp_path, text):
     return result.stdout.splitlines()
 
 
-def test_ordinary_input(tmp_path):
+def test_ordinary_output_unchanged(tmp_path):
     assert _run(tmp_path, "3\\n-1\\n10\\n") == ["count=3", "min=-1", "max=10", "mean=4.00"]
 
 
@@ -53,7 +53,7 @@ def test_only_blank_lines(tmp_path):
     assert _run(tmp_path, "\\n \\n\\t\\n") == ["count=0", "min=none", "max=none", "mean=none"]
 ''',
         weights={"test_empty_file": 1.0, "test_blank_lines_and_spaces": 1.0, "test_only_blank_lines": 1.0},
-        guards=["test_ordinary_input"],
+        guards=["test_ordinary_output_unchanged"],
         guard_cap=0.25,
         solution='''cat > /app/stats.py <<'EOF'
 #!/usr/bin/env python3
@@ -178,6 +178,7 @@ for root, dirs, files in os.walk("/app/music", topdown=False):
             shutil.move(os.path.join(root, name), os.path.join(root, nfc))
 EOF''',
         tags=["unicode", "filenames"],
+        held_out=True,
     ),
     Spec(
         task_id="concat-missing-newlines",

@@ -118,6 +118,7 @@ a few seconds, with exactly the same output.
         tests='''
 import functools
 import random
+import tempfile
 
 
 @functools.lru_cache(maxsize=None)
@@ -125,7 +126,7 @@ def _large():
     """One run on 200,000 lines (shared by the tests): (result or None when it took over 20 s, expected output)."""
     rng = random.Random(5)
     lines = [f"item-{rng.randrange(100_000)}\\n" for _ in range(200_000)]
-    path = Path("/tmp/dedupe-large.txt")
+    path = Path(tempfile.mkdtemp()) / "large.txt"
     path.write_text("".join(lines))
     expected = "".join(dict.fromkeys(lines))
     try:
@@ -191,6 +192,7 @@ Make it print the same result for any such file within a few seconds. It must st
         tests='''
 import functools
 import random
+import tempfile
 
 
 @functools.lru_cache(maxsize=None)
@@ -198,7 +200,7 @@ def _big():
     """One run on a fresh 200,000-line file (shared by the tests): (result or None when it took over 20 s, sum)."""
     rng = random.Random(11)
     values = [rng.randrange(-1000, 1000) for _ in range(200_000)]
-    path = Path("/tmp/sum-big.txt")
+    path = Path(tempfile.mkdtemp()) / "big.txt"
     path.write_text("".join(f"n{i} {v}\\n" for i, v in enumerate(values)))
     try:
         return run("/app/sum_column.sh", str(path), timeout=20), sum(values)
