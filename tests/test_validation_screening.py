@@ -431,6 +431,18 @@ def test_screening_reports_the_spread_and_the_share_of_all_equal_groups(tmp_path
     written = json.loads((tmp_path / "screening.json").read_text())
     assert written["share_all_equal"] == 0.5 and written["model"] == "scripted-spread"
 
+    # the CLI's table and summary line show them
+    from rich.console import Console
+
+    from terminal_agent.cli.task_quality_commands import screening_footer, screening_table
+
+    console = Console(width=200, record=True)
+    console.print(screening_table(written))
+    lines = {line.split()[1]: line for line in console.export_text().splitlines() if "tiny-" in line}
+    assert "0.00..1.00" in lines["tiny-spread"] and f"{s['reward_std']:.3f}" in lines["tiny-spread"]
+    assert "0.00..0.00" in lines["tiny-flat"] and "yes" in lines["tiny-flat"].split("0.000")[-1]
+    assert "All-equal groups (no GRPO signal): 1/2 complete (50%)" in screening_footer(written, tmp_path)
+
     # the frozen splits' bands carry the model, the spread and the share
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "dataset"))
     try:

@@ -99,7 +99,8 @@ def screen(
 
     Reports per task the reward spread of its group (mean, min..max, std) and whether all k rewards are equal
     (no GRPO signal), and the share of all-equal groups. Any litellm model works, e.g. --model openai/gpt-4o-mini
-    (its key in the provider's environment variable). Re-running with the same output directory resumes: finished attempts are read from attempts.jsonl.
+    (its key in the provider's environment variable). Re-running with the same output directory resumes:
+    finished attempts are read from attempts.jsonl.
     """
     from terminal_agent.models.factory import build_model_client, config_from_spec
     from terminal_agent.tasks.loading import load_tasks
@@ -135,9 +136,17 @@ def screen(
             tasks_file=str(tasks_path),
             on_progress=lambda done, total, _trial: progress.update(bar, completed=done, total=total),
         )
+    console.print(screening_table(summary))
+    console.print(screening_footer(summary, output_dir), highlight=False)
+    typer.echo(json.dumps({"train": summary["train"], "held_out": summary["held_out"]}))
+
+
+def screening_table(summary: dict) -> Table:
+    """The per-task table of a screening summary: passes, reward spread, all-equal, kept."""
+    low, high = summary["band"]
     table = Table(
         "task", "passes", "scored", "errors", "mean", "min..max", "std", "all-equal", "kept",
-        title=f"screening with {escape(summary['model'])}, band {low}..{high} of {attempts}",
+        title=f"screening with {escape(summary['model'])}, band {low}..{high} of {summary['attempts']}",
     )
 
     def number(value: float | None) -> str:
@@ -151,14 +160,16 @@ def screen(
             escape(row["task_id"]), str(row["passes"]), str(row["attempts"]), str(row["errors"]),
             number(row["mean_reward"]), spread, number(row["reward_std"]), equal, kept,
         )
-    console.print(table)
+    return table
+
+
+def screening_footer(summary: dict, output_dir: Path) -> str:
+    """The summary line under the table: kept, splits, incomplete groups and the share of all-equal groups."""
     share = summary["share_all_equal"]
-    console.print(
+    return (
         f"kept {summary['n_kept']}/{summary['n_tasks']}: train {len(summary['train'])}, held-out {len(summary['held_out'])}; "
         f"{summary['n_incomplete']} incomplete (re-run to resume). "
         f"All-equal groups (no GRPO signal): {summary['n_all_equal']}/{summary['n_complete']} complete"
         + ("" if share is None else f" ({share:.0%})")
-        + f". Manifests in {escape(str(output_dir))}",
-        highlight=False,
+        + f". Manifests in {escape(str(output_dir))}"
     )
-    typer.echo(json.dumps({"train": summary["train"], "held_out": summary["held_out"]}))
