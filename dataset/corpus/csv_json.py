@@ -108,10 +108,17 @@ def test_types():
     assert all(isinstance(r["id"], int) and isinstance(r["age"], int) and isinstance(r["name"], str) for r in rows)
 
 
+def test_empty_cell_is_null_and_quotes_kept():
+    rows = _rows()
+    assert len(rows) == len(EXPECTED)
+    assert rows[3]["city"] is None and rows[2]["name"] == "Chen, Wei" and rows[4]["name"] == "Émile"
+
+
 def test_values_exact():
-    assert _rows() == [{{k: (None if v is None else v) for k, v in e.items()}} for e in EXPECTED]
+    assert _rows() == EXPECTED
 ''',
-        weights={"test_one_object_per_row": 0.5, "test_types": 1.0, "test_values_exact": 2.5},
+        weights={"test_one_object_per_row": 0.5, "test_types": 1.0, "test_empty_cell_is_null_and_quotes_kept": 1.0,
+                 "test_values_exact": 2.0},
         solution='''python3 - <<'EOF'
 import csv
 import json
