@@ -1,5 +1,6 @@
-"""Procedural task families: explicit train/held-out parameter split, determinism, generated tests
-and solutions that pass (real containers), and `tasks generate` in every format."""
+"""Procedural task families: explicit train/held-out parameter split, whole held-out families, determinism,
+no credit for doing nothing or for empty outputs, generated tests and solutions that pass (real containers),
+and `tasks generate` in every format."""
 
 from __future__ import annotations
 
@@ -11,22 +12,61 @@ from pathlib import Path
 import pytest
 
 from terminal_agent.errors import ConfigError
-from terminal_agent.task_quality.validation import validate_tasks
-from terminal_agent.tasks.families import FAMILIES, family_parameter_space, generate_instances, get_family, split_of_key
+from terminal_agent.models.scripted import ScriptedModelClient
+from terminal_agent.rollout.runner import RolloutConfig, RolloutRunner, TrialSpec
+from terminal_agent.task_quality.validation import FINISH_REPLY, validate_tasks
+from terminal_agent.tasks.families import (
+    FAMILIES,
+    family_parameter_space,
+    generate_instances,
+    get_family,
+    held_out_families,
+    split_of_key,
+)
+from terminal_agent.tasks.families.base import DEV_TOOLS, VALIDATED_BASE
 from terminal_agent.tasks.loading import load_tasks
+from terminal_agent.tasks.model import Task
 
 ROOT = Path(__file__).resolve().parents[1]
+NEW_FAMILIES = ("config-migrate", "fix-package-bug", "git-recover", "log-forensics", "shell-script", "sqlite-query")
+"""Families whose structure differs from the first ten (several files, a database, git history, a program)."""
+HELD_OUT_FAMILIES = ("fix-package-bug", "git-recover", "shell-script")
 
 
-def test_at_least_ten_families_each_with_both_splits():
-    assert len(FAMILIES) >= 10
+def _split_with_keys(name: str) -> str:
+    return "held_out" if get_family(name).held_out_family else "train"
+
+
+def test_at_least_fifteen_families_and_the_new_ones_are_registered():
+    assert len(FAMILIES) >= 15
+    assert set(NEW_FAMILIES) <= set(FAMILIES)
+
+
+def test_per_key_families_have_both_splits_and_held_out_families_only_held_out():
     for name in FAMILIES:
         family = get_family(name)
         train, held_out = family.split_keys("train"), family.split_keys("held_out")
-        assert train and held_out, name
         assert not set(train) & set(held_out), name
         assert sorted(train + held_out) == sorted(family.keys), name
-        assert all(split_of_key(name, key) == "held_out" for key in held_out)
+        if family.held_out_family:
+            assert train == [] and held_out == list(family.keys), name
+        else:
+            assert train and held_out, name
+            assert all(split_of_key(name, key) == "held_out" for key in held_out)
+
+
+def test_whole_families_are_held_out_and_have_no_training_instances():
+    assert held_out_families() == sorted(HELD_OUT_FAMILIES)
+    assert len(held_out_families()) >= 3 and len(FAMILIES) - len(held_out_families()) >= 12
+    for name in held_out_families():
+        space = family_parameter_space(name)
+        assert space["held_out_family"] is True and space["train_keys"] == []
+        assert generate_instances(name, 5, seed=1) == []  # train: no key, no instance
+        held = generate_instances(name, 4, seed=1, split="held_out")
+        assert len(held) == 4
+        assert all(t.metadata["family_split"] == "held_out" and t.metadata["family_held_out"] for t in held)
+    for name in set(FAMILIES) - set(held_out_families()):
+        assert family_parameter_space(name)["held_out_family"] is False
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
@@ -38,24 +78,44 @@ def test_held_out_instances_never_share_a_key_with_training_instances(name):
     space = family_parameter_space(name)
     assert train_keys <= set(space["train_keys"]) and held_keys <= set(space["held_out_keys"])
     assert not train_keys & held_keys
-    assert {t.metadata["family_split"] for t in train} == {"train"}
+    assert held_out and (train or get_family(name).held_out_family)
+    assert {t.metadata["family_split"] for t in train} <= {"train"}
     assert {t.metadata["family_split"] for t in held_out} == {"held_out"}
     assert not {t.task_id for t in train} & {t.task_id for t in held_out}
 
 
 @pytest.mark.parametrize("name", sorted(FAMILIES))
 def test_instances_are_deterministic_distinct_and_complete(name):
-    first = generate_instances(name, 6, seed=11)
-    assert first == generate_instances(name, 6, seed=11)
+    split = _split_with_keys(name)
+    first = generate_instances(name, 6, seed=11, split=split)
+    again = generate_instances(name, 6, seed=11, split=split)
+    assert first == again
+    assert [t.content_hashes() for t in first] == [t.content_hashes() for t in again]
     assert len({task.task_id for task in first}) == 6
     assert {task.difficulty for task in first} == {"easy", "medium"}
-    assert [t.task_id for t in first] != [t.task_id for t in generate_instances(name, 6, seed=12)]
+    assert [t.task_id for t in first] != [t.task_id for t in generate_instances(name, 6, seed=12, split=split)]
     for task in first:
+        assert Task.model_validate(task.model_dump()) == task  # the instance passes the task model as it is
         assert len(task.test_weights) >= 3 and task.unweighted_tests == [], task.task_id
+        total = sum(task.test_weights.values())
+        assert max(task.test_weights.values()) <= 0.6 * total, "no single test holds the credit"
+        assert task.guards is not None and task.guards.tests, task.task_id
+        assert not set(task.guards.tests) & set(task.test_weights), "guards earn nothing"
+        assert set(task.guards.tests) <= set(task.test_functions)
         assert task.solution and task.solution.startswith("#!/bin/bash"), task.task_id
-        assert task.dockerfile.startswith("FROM ubuntu:24.04\nWORKDIR /app\n")
-        assert "apt-get" not in task.dockerfile and "pip" not in task.dockerfile
+        assert task.dockerfile.startswith(f"FROM {VALIDATED_BASE}\nWORKDIR /app\n")
+        assert "pip" not in task.dockerfile
+        assert "apt-get" not in task.dockerfile.replace(DEV_TOOLS, ""), "only the shared DEV_TOOLS layer installs"
         assert task.metadata["family"] == name and task.task_id.startswith(f"gen-{name}-")
+
+
+def test_dev_tools_layer_is_identical_to_the_corpus_form():
+    sys.path.insert(0, str(ROOT / "dataset" / "corpus"))
+    try:
+        import _spec
+    finally:
+        sys.path.remove(str(ROOT / "dataset" / "corpus"))
+    assert DEV_TOOLS == _spec.DEV_TOOLS
 
 
 def test_unknown_family_key_split_and_difficulty_are_named_errors():
@@ -65,6 +125,8 @@ def test_unknown_family_key_split_and_difficulty_are_named_errors():
         generate_instances("count-matches", 1, 0, split="test")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="difficulties"):
         generate_instances("count-matches", 1, 0, difficulties=["hard"])
+    with pytest.raises(ConfigError, match="difficulty must be one of"):
+        get_family("count-matches").instance("timeout", "hard", 0)  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="unknown key 'x'"):
         get_family("count-matches").instance("x", "easy", 0)
 
@@ -92,10 +154,11 @@ def _rotating_seed() -> int:
 
 @pytest.mark.docker
 def test_a_rotating_half_of_the_families_validates_in_containers():
-    """Five families a day (the other five the next day), one instance each; all: dataset/validate_corpus.py."""
+    """Half of the first ten families a day (the other half the next day), one instance each; the new families:
+    the test below; all: dataset/validate_corpus.py."""
     seed = _rotating_seed()
     tasks = []
-    for index, name in enumerate(sorted(FAMILIES)):
+    for index, name in enumerate(sorted(set(FAMILIES) - set(NEW_FAMILIES))):
         if (index + seed) % 2:
             continue
         difficulty = ["easy", "medium"][(index // 2 + seed) % 2]
@@ -104,7 +167,40 @@ def test_a_rotating_half_of_the_families_validates_in_containers():
     validations = validate_tasks(tasks, concurrency=3)
     bad = [(v.task_id, v.noop_score, v.oracle_score, v.problems, v.infrastructure_errors) for v in validations if not v.ok]
     assert not bad, f"seed {seed}: {bad}"
-    assert all(v.noop_score < 1.0 and v.oracle_score == 1.0 for v in validations)
+    assert all(v.noop_score <= 0.05 and v.oracle_score == 1.0 for v in validations)
+
+
+def _empty_output_scores(tasks):
+    """Scores of an agent that only creates every output the prompt asks for, empty (metadata family_outputs)."""
+    def replies(task):
+        command = " && ".join(f"mkdir -p $(dirname {path}) && touch {path}" for path in task.metadata["family_outputs"])
+        return [f"<bash>\ncmd: {command}\n</bash>", FINISH_REPLY]
+
+    runner = RolloutRunner(ScriptedModelClient([], name="empty-outputs"), RolloutConfig(concurrency=3, max_steps=2),
+                           model_for_trial=lambda spec: ScriptedModelClient(replies(spec.task), name="empty-outputs"))
+    results = runner.run_trials([TrialSpec(task, 0) for task in tasks])
+    return {trial.task_id: trial.reward if trial.scored else None for trial in results.trials}
+
+
+@pytest.mark.docker
+def test_one_instance_of_each_new_family_validates_and_pays_nothing_for_empty_outputs():
+    """The structurally new families: the no-op scores <= 0.05, the reference solution 1.0, and creating the
+    asked-for outputs empty scores no more than the no-op. The difficulty and seed rotate with the day."""
+    seed = _rotating_seed()
+    tasks = []
+    for index, name in enumerate(NEW_FAMILIES):
+        difficulty = ["easy", "medium"][(index + seed) % 2]
+        tasks += generate_instances(name, 1, seed, split=_split_with_keys(name), difficulties=[difficulty])
+    assert len(tasks) == len(NEW_FAMILIES)
+    validations = validate_tasks(tasks, concurrency=3)
+    bad = [(v.task_id, v.noop_score, v.oracle_score, v.problems, v.infrastructure_errors, v.failing_tests)
+           for v in validations if not v.ok or v.noop_score > 0.05 or v.oracle_score != 1.0]
+    assert not bad, f"seed {seed}: {bad}"
+    noop = {v.task_id: v.noop_score for v in validations}
+    with_outputs = [task for task in tasks if task.metadata["family_outputs"]]
+    assert len(with_outputs) >= 4
+    empty = _empty_output_scores(with_outputs)
+    assert all(empty[task_id] is not None and empty[task_id] <= noop[task_id] for task_id in empty), empty
 
 
 def test_generate_command_lists_the_families_and_requires_one():

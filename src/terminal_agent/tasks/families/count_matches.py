@@ -107,7 +107,7 @@ class CountMatches(TaskFamily):
             instruction=instruction,
             category="text-processing",
             test_source=tests,
-            test_weights={"test_answer_is_a_number": 0.5, "test_count_is_close": 1.0, "test_count_is_right": 2.5},
+            test_weights={"test_answer_is_a_number": 0.5, "test_count_is_close": 1.5, "test_count_is_right": 2.0},
             guards=["test_guard_logs_unchanged"],
             outputs=["/app/answer.txt"],
             solution=solution,

@@ -111,7 +111,7 @@ class SumJsonField(TaskFamily):
             instruction=instruction,
             category="data-processing",
             test_source=tests,
-            test_weights={"test_answer_is_an_integer": 0.5, "test_sum_is_close": 1.0, "test_sum_is_right": 2.5},
+            test_weights={"test_answer_is_an_integer": 0.5, "test_sum_is_close": 1.5, "test_sum_is_right": 2.0},
             guards=["test_guard_data_unchanged"],
             outputs=["/app/answer.txt"],
             solution=solution,
