@@ -57,7 +57,7 @@ def test_times_kept_and_marker_moved():
         assert int(os.stat(Path("/app/incremental", rel)).st_mtime) == int(os.stat(Path("/app/work", rel)).st_mtime)
     assert os.stat("/app/last_backup").st_mtime > os.stat("/app/work/src/app.py").st_mtime
 ''',
-        weights={"test_changed_files_copied": 2.0, "test_nothing_else_copied": 1.0, "test_times_kept_and_marker_moved": 1.0},
+        weights={"test_changed_files_copied": 1.0, "test_nothing_else_copied": 1.0, "test_times_kept_and_marker_moved": 1.0},
         solution='''cd /app/work
 find . -type f -newer /app/last_backup -print0 | while IFS= read -r -d '' f; do
   mkdir -p "/app/incremental/$(dirname -- "$f")"

@@ -145,7 +145,9 @@ def _lines():
 
 
 def test_values():
-    assert dict(l.split("=", 1) for l in _lines()) == dict(l.split("=", 1) for l in EXPECTED)
+    pairs = [l.split("=", 1) for l in _lines() if "=" in l]
+    assert len({key for key, _ in pairs}) == len(pairs), "a key is set twice"
+    assert dict(pairs) == dict(l.split("=", 1) for l in EXPECTED)
 
 
 def test_only_key_value_lines():
