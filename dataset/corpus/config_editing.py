@@ -146,7 +146,7 @@ def _lines():
 
 def test_values():
     pairs = [l.split("=", 1) for l in _lines() if "=" in l]
-    assert len({key for key, _ in pairs}) == len(pairs), "a key is set twice"
+    assert len({{key for key, _ in pairs}}) == len(pairs), "a key is set twice"
     assert dict(pairs) == dict(l.split("=", 1) for l in EXPECTED)
 
 
