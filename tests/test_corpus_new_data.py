@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import gzip
 import importlib
+import io
 import sqlite3
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -78,6 +80,8 @@ def test_binary_fixtures_are_real(tmp_path):
     logs = by_id["logs-rotated-timeline"].files
     gz = [name for name in logs if name.endswith(".gz")]
     assert len(gz) >= 3 and all(gzip.decompress(logs[name]).decode().strip() for name in gz)
+    archive = zipfile.ZipFile(io.BytesIO(by_id["logs-clock-skew-zip"].files["incident.zip"]))
+    assert archive.testzip() is None and len([n for n in archive.namelist() if n.endswith(".log")]) >= 3
 
 
 def test_fixtures_are_deterministic():
@@ -96,7 +100,7 @@ def _specs_fresh():
 def test_one_task_validates_in_containers():
     from terminal_agent.task_quality.validation import validate_tasks
 
-    task = next(s for s in SPECS if s.task_id == "logs-deploy-error-spike").to_task()
+    task = next(s for s in SPECS if s.task_id == "mf-sync-translations").to_task()
     [validation] = validate_tasks([task], concurrency=2)
     assert validation.ok, (validation.problems, validation.infrastructure_errors)
     assert validation.noop_score <= 0.05 and validation.oracle_score == 1.0

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 import gzip
+import io
 import json
 import random
+import zipfile
 from collections import Counter, defaultdict
 
 from _spec import Spec
@@ -733,8 +735,8 @@ Write /app/session.jsonl, one JSON object per gateway request of that session, o
 lists the service of every call the request caused, directly or not, ordered by the call's time.
 
 Then write /app/root_cause.json, `{"failed_request": "<gateway rid>", "service": "...", "message": "..."}`: for the
-session's first request that failed (status 500 or more), the deepest failing call it caused (its service and
-the message it logged). Do not modify the logs.
+session's first request that failed (status 500 or more), the deepest failing call it caused: its service and the
+message it logged (the text after its status code). Do not modify the logs.
 """,
     files=_sess_files,
     tests=_SESSION_TESTS,
@@ -746,4 +748,162 @@ the message it logged). Do not modify the logs.
     tags=["logs", "tracing", "request-id", "timezones"],
 )
 
-TASKS: list[Spec] = [_ATTACK, _ROTATED, _SPIKE, _SESSION]
+
+# --------------------------------------------------------------------------------------------------------------
+# 5. logs-clock-skew-zip: per-host logs in a zip archive; one web host's clock is off. Pair its lines with the load
+#    balancer's by request id, measure the offset, and merge everything on corrected time.
+
+def _skew_logs():
+    rng = random.Random(5150)
+    start = dt.datetime(2024, 8, 19, 14, 0, 0, tzinfo=UTC)
+    hosts = ["web1", "web2", "web3"]
+    skewed, offset = "web3", 37
+
+    def stamp(moment):
+        return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+    entries = []  # (true time, file, text after the time)
+    at = start
+    for _ in range(150):
+        at += dt.timedelta(milliseconds=rng.randrange(200, 4000))
+        rid = f"{rng.getrandbits(32):08x}"
+        host = rng.choice(hosts)
+        path = rng.choice(["/", "/api/items", "/api/cart", "/login", "/static/app.js"])
+        status = rng.choice([200, 200, 200, 304, 404, 500])
+        entries.append((at, "lb.log", f"lb rid={rid} -> {host} GET {path}"))
+        arrive = at + dt.timedelta(milliseconds=rng.randrange(1, 30))
+        entries.append((arrive, f"{host}.log", f"{host} rid={rid} GET {path} {status}"))
+        if rng.random() < 0.1:
+            other = rng.choice(hosts)
+            entries.append((arrive + dt.timedelta(milliseconds=rng.randrange(1, 900)), f"{other}.log", f"{other} cron: flushed cache"))
+    per_file: dict[str, list] = {"lb.log": [], "web1.log": [], "web2.log": [], "web3.log": []}
+    for moment, name, text in entries:
+        shown = moment + dt.timedelta(seconds=offset) if name == f"{skewed}.log" else moment
+        per_file[name].append((moment, f"{stamp(shown)} {text}", text))
+    merged = []
+    for name in sorted(per_file):
+        per_file[name].sort()
+        for index, (moment, _, text) in enumerate(per_file[name]):
+            merged.append(((moment, name, index), f"{stamp(moment)} {text}"))
+    merged.sort()
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name in sorted(per_file):
+            info = zipfile.ZipInfo(f"incident-2024-08-19/{name}", date_time=(2024, 8, 19, 16, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(info, "\n".join(line for _, line, _ in per_file[name]) + "\n")
+    return buffer.getvalue(), {"host": skewed, "offset_s": offset}, [line for _, line in merged]
+
+
+_skew_zip, _skew_truth, _skew_merged = _skew_logs()
+
+_SKEW_SOLUTION = r"""python3 - <<'EOF'
+import datetime as dt
+import json
+import re
+import statistics
+import zipfile
+
+archive = zipfile.ZipFile("/app/incident.zip")
+logs = {}
+for name in archive.namelist():
+    if name.endswith(".log"):
+        logs[name.rsplit("/", 1)[-1]] = archive.read(name).decode().splitlines()
+
+
+def when(line):
+    return dt.datetime.strptime(line[:23], "%Y-%m-%dT%H:%M:%S.%f").replace(tzinfo=dt.timezone.utc)
+
+
+sent = {}
+for line in logs["lb.log"]:
+    m = re.search(r"rid=(\S+) -> (\S+)", line)
+    sent[m[1]] = when(line)
+offsets = {}
+for name, lines in logs.items():
+    if name == "lb.log":
+        continue
+    diffs = [(when(l) - sent[m[1]]).total_seconds() for l in lines if (m := re.search(r" rid=(\S+)", l))]
+    offsets[name[:-4]] = round(statistics.median(diffs))
+host = max(offsets, key=lambda h: abs(offsets[h]))
+json.dump({"host": host, "offset_s": offsets[host]}, open("/app/skew.json", "w"))
+entries = []
+for name in sorted(logs):
+    for index, line in enumerate(logs[name]):
+        moment = when(line)
+        if name == f"{host}.log":
+            moment -= dt.timedelta(seconds=offsets[host])
+        text = moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z" + line[24:]
+        entries.append(((moment, name, index), text))
+entries.sort()
+with open("/app/merged.log", "w") as out:
+    out.writelines(text + "\n" for _, text in entries)
+print(offsets)
+EOF
+"""
+
+_SKEW_TESTS = f'''
+MERGED = {_skew_merged!r}
+TRUTH = {_skew_truth!r}
+
+
+def _skew():
+    data = json.loads(Path("/app/skew.json").read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def _merged():
+    return [line for line in Path("/app/merged.log").read_text().splitlines() if line.strip()]
+
+
+def test_skewed_host():
+    assert _skew().get("host") == TRUTH["host"]
+
+
+def test_offset_seconds():
+    assert _skew().get("offset_s") == TRUTH["offset_s"]
+
+
+def test_merged_has_every_line_corrected():
+    assert sorted(_merged()) == sorted(MERGED)
+
+
+def test_merged_in_corrected_order():
+    assert _merged() == MERGED
+
+
+def test_archive_unchanged():
+    assert unchanged("/app/incident.zip")
+'''
+
+_SKEW = Spec(
+    task_id="logs-clock-skew-zip",
+    title="Find the host with a skewed clock and merge its logs on corrected time",
+    difficulty="medium",
+    category="log-forensics",
+    instruction="""
+/app/incident.zip holds the logs of one incident: the load balancer's `lb.log` and the logs of the web hosts
+behind it (`web1.log`, ...). Every line starts with a UTC timestamp with milliseconds. The load balancer logs each
+request it forwards (`rid=... -> HOST ...`) and the host logs the same request id when the request arrives, a few
+milliseconds later. One web host's clock is off.
+
+1. Find that host and its offset: the median, over its requests, of (the host's time minus the load balancer's
+   time for the same request id), rounded to whole seconds. Write /app/skew.json as
+   `{"host": "web1", "offset_s": -12}`.
+2. Write /app/merged.log: every line of every log in the archive, with that host's timestamps corrected (its
+   offset subtracted; the rest of each line unchanged), sorted by time. Lines with the same time go in file-name
+   order (`lb.log`, `web1.log`, ...), then in their order in the file.
+
+Leave /app/incident.zip as it is.
+""",
+    files={"incident.zip": _skew_zip},
+    tests=_SKEW_TESTS,
+    weights={"test_skewed_host": 1.5, "test_offset_seconds": 1.5, "test_merged_has_every_line_corrected": 1.5,
+             "test_merged_in_corrected_order": 1.5},
+    guards=["test_archive_unchanged"],
+    solution=_SKEW_SOLUTION,
+    tags=["logs", "zip", "clock-skew", "correlation", "binary-fixture"],
+)
+
+TASKS: list[Spec] = [_ATTACK, _ROTATED, _SPIKE, _SESSION, _SKEW]

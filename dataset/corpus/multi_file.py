@@ -16,10 +16,10 @@ from decimal import ROUND_HALF_UP, Decimal
 from _spec import Spec
 
 # --------------------------------------------------------------------------------------------------------------
-# 1. mf-rename-function: calc_total -> compute_invoice_total across a package, its tests, docs and a string
+# 1. mf-rename-function: calc_total -> compute_basket_total across a package, its tests, docs and a string
 #    dispatch table; a deprecated alias stays; look-alike names must survive.
 
-_CORE_PY = '''"""Invoice arithmetic. Amounts are integer cents; lines are (quantity, unit price in cents)."""
+_CORE_PY = '''"""Basket arithmetic. Amounts are integer cents; lines are (quantity, unit price in cents)."""
 
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -35,42 +35,42 @@ def calc_total_tax(lines, tax_rate):
 
 
 def calc_total(lines, tax_rate=0.0, discount_cents=0):
-    """Total of one invoice in cents: the lines, plus tax, less a discount (never below zero)."""
+    """Total of one basket in cents: the lines, plus tax, less a discount (never below zero)."""
     subtotal = sum(qty * price for qty, price in lines)
     return max(0, subtotal + calc_total_tax(lines, tax_rate) - discount_cents)
 
 
-def recalc_totals(invoices, tax_rate):
-    """Totals of many invoices: {invoice id: total in cents}."""
-    return {inv["id"]: calc_total(inv["lines"], tax_rate, inv.get("discount_cents", 0)) for inv in invoices}
+def recalc_totals(baskets, tax_rate):
+    """Totals of many baskets: {basket id: total in cents}."""
+    return {bk["id"]: calc_total(bk["lines"], tax_rate, bk.get("discount_cents", 0)) for bk in baskets}
 '''
-_INIT_PY = '''"""A tiny invoicing library."""
+_INIT_PY = '''"""Shopping-basket arithmetic."""
 
 from .core import calc_total, calc_total_tax, recalc_totals
 
 __all__ = ["calc_total", "calc_total_tax", "recalc_totals"]
 '''
-_RENDER_PY = '''"""Plain-text rendering of an invoice."""
+_RENDER_PY = '''"""Plain-text rendering of a basket."""
 
 from .core import calc_total, calc_total_tax
 
 
-def render(invoice, tax_rate):
-    lines = [f"Invoice {invoice['id']}"]
-    for qty, price in invoice["lines"]:
+def render(basket, tax_rate):
+    lines = [f"Basket {basket['id']}"]
+    for qty, price in basket["lines"]:
         lines.append(f"  {qty} x {price / 100:.2f}")
-    lines.append(f"  tax {calc_total_tax(invoice['lines'], tax_rate) / 100:.2f}")
-    total = calc_total(invoice["lines"], tax_rate, invoice.get("discount_cents", 0))
+    lines.append(f"  tax {calc_total_tax(basket['lines'], tax_rate) / 100:.2f}")
+    total = calc_total(basket["lines"], tax_rate, basket.get("discount_cents", 0))
     lines.append(f"  total {total / 100:.2f}")
     return "\\n".join(lines)
 '''
-_CLI_PY = '''"""python3 -m invoicing.cli COMMAND INVOICE.json [TAX_RATE]: print one number (cents) or the rendering."""
+_CLI_PY = '''"""python3 -m basket.cli COMMAND BASKET.json [TAX_RATE]: print one number (cents) or the rendering."""
 
 import json
 import sys
 
-from invoicing import core
-from invoicing.render import render
+from basket import core
+from basket.render import render
 
 COMMANDS = {"total": "calc_total", "tax": "calc_total_tax"}
 
@@ -78,13 +78,13 @@ COMMANDS = {"total": "calc_total", "tax": "calc_total_tax"}
 def main(argv):
     command, path = argv[0], argv[1]
     tax_rate = float(argv[2]) if len(argv) > 2 else 0.2
-    invoice = json.load(open(path))
+    basket = json.load(open(path))
     if command == "render":
-        print(render(invoice, tax_rate))
+        print(render(basket, tax_rate))
     elif command == "total":
-        print(getattr(core, COMMANDS[command])(invoice["lines"], tax_rate, invoice.get("discount_cents", 0)))
+        print(getattr(core, COMMANDS[command])(basket["lines"], tax_rate, basket.get("discount_cents", 0)))
     elif command == "tax":
-        print(getattr(core, COMMANDS[command])(invoice["lines"], tax_rate))
+        print(getattr(core, COMMANDS[command])(basket["lines"], tax_rate))
     else:
         raise SystemExit(f"unknown command {command}")
 
@@ -94,7 +94,7 @@ if __name__ == "__main__":
 '''
 _TEST_CORE_PY = '''import unittest
 
-from invoicing.core import calc_total, calc_total_tax, recalc_totals
+from basket.core import calc_total, calc_total_tax, recalc_totals
 
 
 class TotalsTest(unittest.TestCase):
@@ -108,8 +108,8 @@ class TotalsTest(unittest.TestCase):
         self.assertEqual(calc_total_tax([(1, 333)], 0.15), 50)
 
     def test_many(self):
-        invoices = [{"id": "a", "lines": [(1, 100)]}, {"id": "b", "lines": [(3, 10)], "discount_cents": 5}]
-        self.assertEqual(recalc_totals(invoices, 0.1), {"a": 110, "b": 28})
+        baskets = [{"id": "a", "lines": [(1, 100)]}, {"id": "b", "lines": [(3, 10)], "discount_cents": 5}]
+        self.assertEqual(recalc_totals(baskets, 0.1), {"a": 110, "b": 28})
 
 
 if __name__ == "__main__":
@@ -117,63 +117,63 @@ if __name__ == "__main__":
 '''
 _TEST_RENDER_PY = '''import unittest
 
-from invoicing import calc_total
-from invoicing.render import render
+from basket import calc_total
+from basket.render import render
 
 
 class RenderTest(unittest.TestCase):
     def test_render_ends_with_total(self):
-        invoice = {"id": "x1", "lines": [(1, 1999)]}
-        text = render(invoice, 0.2)
-        self.assertTrue(text.endswith(f"total {calc_total(invoice['lines'], 0.2) / 100:.2f}"))
+        basket = {"id": "x1", "lines": [(1, 1999)]}
+        text = render(basket, 0.2)
+        self.assertTrue(text.endswith(f"total {calc_total(basket['lines'], 0.2) / 100:.2f}"))
 
 
 if __name__ == "__main__":
     unittest.main()
 '''
-_API_MD = '''# invoicing API
+_API_MD = '''# basket: API
 
-- `calc_total(lines, tax_rate=0.0, discount_cents=0)`: total of one invoice in cents.
+- `calc_total(lines, tax_rate=0.0, discount_cents=0)`: total of one basket in cents.
 - `calc_total_tax(lines, tax_rate)`: the tax alone.
-- `recalc_totals(invoices, tax_rate)`: `{id: total}` for many invoices; it calls `calc_total` for each.
+- `recalc_totals(baskets, tax_rate)`: `{id: total}` for many baskets; it calls `calc_total` for each.
 
-The command line: `python3 -m invoicing.cli total invoice.json 0.2`.
+The command line: `python3 -m basket.cli total basket.json 0.2`.
 '''
 _RENAME_FILES = {
-    "invoicing/__init__.py": _INIT_PY,
-    "invoicing/core.py": _CORE_PY,
-    "invoicing/render.py": _RENDER_PY,
-    "invoicing/cli.py": _CLI_PY,
+    "basket/__init__.py": _INIT_PY,
+    "basket/core.py": _CORE_PY,
+    "basket/render.py": _RENDER_PY,
+    "basket/cli.py": _CLI_PY,
     "tests/__init__.py": "",
     "tests/test_core.py": _TEST_CORE_PY,
     "tests/test_render.py": _TEST_RENDER_PY,
     "docs/API.md": _API_MD,
-    "samples/inv1.json": json.dumps({"id": "inv1", "lines": [[3, 1250], [1, 999]], "discount_cents": 300}) + "\n",
+    "samples/b1.json": json.dumps({"id": "b1", "lines": [[3, 1250], [1, 999]], "discount_cents": 300}) + "\n",
 }
 
 _RENAME_SOLUTION = r"""cd /app
-for f in invoicing/render.py invoicing/cli.py invoicing/core.py tests/test_core.py tests/test_render.py docs/API.md invoicing/__init__.py; do
-  sed -i -E 's/\bcalc_total\b/compute_invoice_total/g' "$f"
+for f in basket/render.py basket/cli.py basket/core.py tests/test_core.py tests/test_render.py docs/API.md basket/__init__.py; do
+  sed -i -E 's/\bcalc_total\b/compute_basket_total/g' "$f"
 done
-cat >> invoicing/core.py <<'PY'
+cat >> basket/core.py <<'PY'
 
 
 def calc_total(lines, tax_rate=0.0, discount_cents=0):
-    # the deprecated name of compute_invoice_total
+    # the deprecated name of compute_basket_total
     import warnings
 
-    warnings.warn("calc_total is deprecated; use compute_invoice_total", DeprecationWarning, stacklevel=2)
-    return compute_invoice_total(lines, tax_rate, discount_cents)
+    warnings.warn("calc_total is deprecated; use compute_basket_total", DeprecationWarning, stacklevel=2)
+    return compute_basket_total(lines, tax_rate, discount_cents)
 PY
-cat > invoicing/__init__.py <<'PY'
-# A tiny invoicing library.
+cat > basket/__init__.py <<'PY'
+# Shopping-basket arithmetic.
 
-from .core import calc_total, calc_total_tax, compute_invoice_total, recalc_totals
+from .core import calc_total, calc_total_tax, compute_basket_total, recalc_totals
 
-__all__ = ["compute_invoice_total", "calc_total_tax", "recalc_totals", "calc_total"]
+__all__ = ["compute_basket_total", "calc_total_tax", "recalc_totals", "calc_total"]
 PY
 python3 -W error::DeprecationWarning -m unittest discover -s tests -t . -v
-python3 -m invoicing.cli total samples/inv1.json
+python3 -m basket.cli total samples/b1.json
 """
 
 _RENAME_TESTS = r'''
@@ -194,11 +194,11 @@ def _python(code):
 
 
 def test_new_name_works():
-    code = ("import json, invoicing\nfrom invoicing.core import compute_invoice_total\n"
+    code = ("import json, basket\nfrom basket.core import compute_basket_total\n"
             f"cases = {CASES!r}\n"
-            "print(json.dumps([compute_invoice_total(l, r, d) for l, r, d in cases]))\n"
-            "print(json.dumps([invoicing.compute_invoice_total(l, r, d) for l, r, d in cases]))\n"
-            "print(json.dumps(invoicing.recalc_totals([{'id': 'a', 'lines': [(1, 100)]}], 0.1)))\n")
+            "print(json.dumps([compute_basket_total(l, r, d) for l, r, d in cases]))\n"
+            "print(json.dumps([basket.compute_basket_total(l, r, d) for l, r, d in cases]))\n"
+            "print(json.dumps(basket.recalc_totals([{'id': 'a', 'lines': [(1, 100)]}], 0.1)))\n")
     proc = _python(code)
     assert proc.returncode == 0, proc.stderr
     first, second, third = proc.stdout.splitlines()
@@ -208,13 +208,13 @@ def test_new_name_works():
 
 
 def test_deprecated_alias_warns():
-    code = ("import warnings, invoicing, invoicing.core\n"
-            "for f in (invoicing.calc_total, invoicing.core.calc_total):\n"
+    code = ("import warnings, basket, basket.core\n"
+            "for f in (basket.calc_total, basket.core.calc_total):\n"
             "    with warnings.catch_warnings(record=True) as seen:\n"
             "        warnings.simplefilter('always')\n"
             "        print(f([(2, 1000)], 0.2, 100))\n"
             "    assert any(issubclass(w.category, DeprecationWarning) for w in seen), seen\n"
-            "from invoicing.core import compute_invoice_total\n")
+            "from basket.core import compute_basket_total\n")
     proc = run("python3", "-c", code, cwd="/app")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["2300", "2300"]
@@ -224,21 +224,21 @@ def test_old_name_gone_elsewhere():
     offenders = []
     for path in Path("/app").rglob("*"):
         if path.is_file() and path.suffix in (".py", ".md") and "__pycache__" not in path.parts:
-            if path.relative_to("/app").as_posix() in ("invoicing/core.py", "invoicing/__init__.py"):
+            if path.relative_to("/app").as_posix() in ("basket/core.py", "basket/__init__.py"):
                 continue
             if re.search(r"\bcalc_total\b", path.read_text()):
                 offenders.append(str(path))
     assert not offenders, offenders
-    assert "compute_invoice_total" in Path("/app/docs/API.md").read_text()
-    proc = run("python3", "-W", "error::DeprecationWarning", "-m", "invoicing.cli", "total", "/app/samples/inv1.json", cwd="/app")
+    assert "compute_basket_total" in Path("/app/docs/API.md").read_text()
+    proc = run("python3", "-W", "error::DeprecationWarning", "-m", "basket.cli", "total", "/app/samples/b1.json", cwd="/app")
     assert proc.returncode == 0 and proc.stdout.strip() == str(_expected([(3, 1250), (1, 999)], 0.2, 300)), proc.stderr
-    proc = run("python3", "-W", "error::DeprecationWarning", "-m", "invoicing.cli", "render", "/app/samples/inv1.json", cwd="/app")
+    proc = run("python3", "-W", "error::DeprecationWarning", "-m", "basket.cli", "render", "/app/samples/b1.json", cwd="/app")
     assert proc.returncode == 0, proc.stderr
 
 
 def test_project_tests_pass_on_the_new_name():
-    assert "compute_invoice_total" in Path("/app/tests/test_core.py").read_text()
-    assert "compute_invoice_total" in Path("/app/tests/test_render.py").read_text()
+    assert "compute_basket_total" in Path("/app/tests/test_core.py").read_text()
+    assert "compute_basket_total" in Path("/app/tests/test_render.py").read_text()
     proc = run("python3", "-W", "error::DeprecationWarning", "-m", "unittest", "discover", "-s", "tests", "-t", ".",
                cwd="/app", timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -246,13 +246,13 @@ def test_project_tests_pass_on_the_new_name():
 
 
 def test_look_alike_names_kept():
-    code = ("from invoicing.core import calc_total_tax, recalc_totals\n"
-            "from invoicing import calc_total_tax as t2\n"
+    code = ("from basket.core import calc_total_tax, recalc_totals\n"
+            "from basket import calc_total_tax as t2\n"
             "print(calc_total_tax([(1, 333)], 0.15), t2([(10, 100)], 0.2), recalc_totals([{'id': 'b', 'lines': [(3, 10)], 'discount_cents': 5}], 0.1))\n")
     proc = _python(code)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "50 200 {'b': 28}"
-    proc = run("python3", "-m", "invoicing.cli", "tax", "/app/samples/inv1.json", cwd="/app")
+    proc = run("python3", "-m", "basket.cli", "tax", "/app/samples/b1.json", cwd="/app")
     assert proc.returncode == 0 and proc.stdout.strip() == "950", proc.stderr
 '''
 
@@ -262,14 +262,14 @@ _RENAME = Spec(
     difficulty="medium",
     category="multi-file",
     instruction="""
-/app is a small Python package, `invoicing`, with its tests (run with
-`python3 -m unittest discover -s tests -t .` from /app), docs and a command line (`python3 -m invoicing.cli`).
+/app is a small Python package, `basket`, with its tests (run with
+`python3 -m unittest discover -s tests -t .` from /app), docs and a command line (`python3 -m basket.cli`).
 
-Rename the function `calc_total` to `compute_invoice_total` everywhere it is used or named: the code, the
-tests, the docs and the command line, and export the new name from the package (`from invoicing import
-compute_invoice_total`). Old callers must keep working for now: `invoicing.calc_total` and
-`invoicing.core.calc_total` remain as deprecated aliases that emit a `DeprecationWarning` and return the same
-result. Apart from that alias (in `invoicing/core.py` and its re-export in `invoicing/__init__.py`) no file
+Rename the function `calc_total` to `compute_basket_total` everywhere it is used or named: the code, the
+tests, the docs and the command line, and export the new name from the package (`from basket import
+compute_basket_total`). Old callers must keep working for now: `basket.calc_total` and
+`basket.core.calc_total` remain as deprecated aliases that emit a `DeprecationWarning` and return the same
+result. Apart from that alias (in `basket/core.py` and its re-export in `basket/__init__.py`) no file
 mentions `calc_total` any more, and nothing inside the package or its tests calls the deprecated alias (the tests
 must pass with `-W error::DeprecationWarning`).
 

@@ -863,11 +863,12 @@ The CSV is messy: it may start with a byte-order mark, header names have stray s
 - `amount_cents`: the amount in whole cents. Amounts may have a `$` sign and thousands separators (`$1,234.50`);
   an amount in parentheses is negative (`(12.00)` is -1200).
 - `vendors`: a vendor is the name with surrounding spaces removed and inner runs of spaces collapsed to one,
-  compared case-insensitively; its stored name is the first spelling seen in the file. Vendors and categories
-  come only from imported rows (not from rejected ones).
+  compared case-insensitively; its stored name is the first spelling seen in the file (trimmed and collapsed,
+  its case as written). Vendors and categories come only from imported rows (not from rejected ones).
 - `categories`: trimmed and lower-cased; an empty category is `uncategorized`.
 - `note`: trimmed (it may be empty).
-- An expense that is identical to one already imported (same date, vendor, category, amount and note) is skipped.
+- An expense that is identical to one already imported (same date, vendor, category, amount and note, read by
+  the rules above) is skipped.
 - A row whose date or amount cannot be read goes to `rejected_rows(line_no, raw)` instead: its line number in the
   file (the header is line 1; blank lines count) and the line exactly as it is in the file.
 
