@@ -71,7 +71,7 @@ def test_binary_fixtures_are_real(tmp_path):
     for task_id in ("sqlite-migrate-keep-data", "sqlite-repair-duplicates", "sqlite-view-trigger"):
         spec = by_id[task_id]
         for name, data in spec.files.items():
-            if name.endswith(".db"):
+            if name.endswith((".db", ".sqlite")):
                 (tmp_path / "x.db").write_bytes(data)
                 con = sqlite3.connect(tmp_path / "x.db")
                 assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

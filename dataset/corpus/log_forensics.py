@@ -744,7 +744,6 @@ message it logged (the text after its status code). Do not modify the logs.
              "test_services_per_request": 1.5, "test_root_cause": 2.0},
     guards=["test_logs_unchanged"],
     solution=_SESSION_SOLUTION,
-    held_out=True,
     tags=["logs", "tracing", "request-id", "timezones"],
 )
 
@@ -903,6 +902,7 @@ Leave /app/incident.zip as it is.
              "test_merged_in_corrected_order": 1.5},
     guards=["test_archive_unchanged"],
     solution=_SKEW_SOLUTION,
+    held_out=True,
     tags=["logs", "zip", "clock-skew", "correlation", "binary-fixture"],
 )
 

@@ -495,7 +495,7 @@ _CRM_DB = _db(_CRM_SCHEMA, dict(zip(["customers", "orders", "payments"], _crm_da
 _REPAIR_SOLUTION = """python3 - <<'EOF'
 import sqlite3
 
-con = sqlite3.connect("/app/crm.db")
+con = sqlite3.connect("/app/customers.sqlite")
 con.execute("PRAGMA foreign_keys = OFF")
 with con:
     rows = con.execute("SELECT id, email, created_at FROM customers").fetchall()
@@ -527,7 +527,7 @@ EXPECTED = {expected!r}
 
 
 def _con():
-    con = sqlite3.connect("/app/crm.db")
+    con = sqlite3.connect("/app/customers.sqlite")
     con.execute("PRAGMA foreign_keys = ON")
     return con
 
@@ -594,7 +594,7 @@ _REPAIR = Spec(
     difficulty="hard",
     category="sqlite",
     instruction="""
-/app/crm.db (`customers`, `orders`, `payments`) was written for years with foreign keys off, and it shows:
+/app/customers.sqlite (`customers`, `orders`, `payments`) was written for years with foreign keys off, and it shows:
 
 - the same customer appears several times, with emails that differ only in case and surrounding spaces;
 - some orders belong to customers that do not exist, and some payments to orders that do not exist.
@@ -611,7 +611,7 @@ Repair it in place:
 
 Afterwards `PRAGMA foreign_key_check` must report nothing. Other rows and values stay as they are.
 """,
-    files={"crm.db": _CRM_DB},
+    files={"customers.sqlite": _CRM_DB},
     tests=_REPAIR_TESTS.format(expected=_crm_expected(*_crm_data)),
     weights={"test_one_customer_per_email": 1.0, "test_oldest_record_survives": 1.5,
              "test_orders_moved_to_the_survivor": 2.0, "test_orphan_orders_and_their_payments_removed": 1.5,
@@ -971,7 +971,7 @@ def _fixture(tmp_path, name):
     return target
 
 
-def _copy(tmp_path, source="/app/bank.db"):
+def _copy(tmp_path, source="/app/ledger.sqlite"):
     target = tmp_path / "bank.db"
     shutil.copy(source, target)
     return sqlite3.connect(target)
@@ -983,13 +983,13 @@ def _view(con):
 
 
 def test_view_balances():
-    got = _view(sqlite3.connect("file:/app/bank.db?mode=ro", uri=True))
+    got = _view(sqlite3.connect("file:/app/ledger.sqlite?mode=ro", uri=True))
     moving = {{int(k): v for k, v in EXPECTED.items() if v[2] is not None}}
     assert {{k: v for k, v in got.items() if k in moving}} == moving
 
 
 def test_view_keeps_idle_accounts():
-    got = _view(sqlite3.connect("file:/app/bank.db?mode=ro", uri=True))
+    got = _view(sqlite3.connect("file:/app/ledger.sqlite?mode=ro", uri=True))
     assert sorted(got) == sorted(int(k) for k in EXPECTED)
     for key, (owner, balance, last) in EXPECTED.items():
         if last is None:
@@ -1044,7 +1044,7 @@ def test_sql_file_builds_on_another_database(tmp_path):
 
 
 def test_existing_rows_unchanged():
-    con = sqlite3.connect("file:/app/bank.db?mode=ro", uri=True)
+    con = sqlite3.connect("file:/app/ledger.sqlite?mode=ro", uri=True)
     assert con.execute("SELECT count(*), sum(amount_cents) FROM transactions").fetchone() == {totals!r}
     assert con.execute("SELECT count(*) FROM accounts").fetchone()[0] == {n_accounts}
 '''
@@ -1055,9 +1055,9 @@ _VIEW = Spec(
     difficulty="medium",
     category="sqlite",
     instruction="""
-/app/bank.db has `accounts(id, owner, opened)` and `transactions(id, account_id, kind, amount_cents, at)`, where
+/app/ledger.sqlite has `accounts(id, owner, opened)` and `transactions(id, account_id, kind, amount_cents, at)`, where
 `kind` is `deposit` or `withdrawal` and the amount is always positive. Write /app/bank_objects.sql and apply it to
-/app/bank.db (it must also work when run once on another database with the same tables). It creates:
+/app/ledger.sqlite (it must also work when run once on another database with the same tables). It creates:
 
 1. a view `account_balances(account_id, owner, balance_cents, last_activity)`: one row per account, deposits
    minus withdrawals, with `balance_cents` 0 and `last_activity` NULL for an account without transactions, and
@@ -1069,7 +1069,7 @@ _VIEW = Spec(
 
 Existing accounts and transactions stay as they are.
 """,
-    files={"bank.db": _BANK_DB},
+    files={"ledger.sqlite": _BANK_DB},
     test_files={"fresh_bank.db.b64": base64.b64encode(_BANK_FRESH_DB).decode()},
     tests=_BANK_TESTS.format(expected={str(k): v for k, v in _bank_main[2].items()},
                              fresh={str(k): v for k, v in _bank_fresh[2].items()},
@@ -1080,8 +1080,8 @@ Existing accounts and transactions stay as they are.
     guards=["test_existing_rows_unchanged"],
     solution=f"""cat > /app/bank_objects.sql <<'SQL'
 {_BANK_SQL}SQL
-sqlite3 /app/bank.db < /app/bank_objects.sql
-sqlite3 /app/bank.db 'SELECT * FROM account_balances;'
+sqlite3 /app/ledger.sqlite < /app/bank_objects.sql
+sqlite3 /app/ledger.sqlite 'SELECT * FROM account_balances;'
 """,
     dev_tools=True,
     held_out=True,
