@@ -192,7 +192,9 @@ def _pairs():
 
 
 def test_three_lines():
-    assert len(_pairs()) == 3
+    pairs = _pairs()
+    assert len(pairs) == 3 and all(len(p) == 2 and p[0].isdigit() for p in pairs)
+    assert set(p[1] for p in pairs) <= set(line.split()[0] for line in Path("/app/access.log").read_text().splitlines())
 
 
 def test_busiest_first():
