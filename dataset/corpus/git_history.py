@@ -1,12 +1,13 @@
 """Git history to recover, inspect or rewrite.
 
-Every repository is built in the image by one small builder (``_build/make_repo.py``, removed after it ran) from a
-plan of commits with fixed authors and dates, so commit hashes are the same in every build. The builder records
+Every repository is built in the image by one small builder (:data:`_BUILDER`, written by a Dockerfile step and
+removed after it ran) from a plan of commits (``_build/plan.json``, removed too) with fixed authors and dates, so commit hashes are the same in every build. The builder records
 the hashes and trees the tests need under ``/root/.corpus/``.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 
 from _spec import GIT_IDENTITY, Spec
@@ -96,8 +97,10 @@ def export(ref, target):
 def _repo(plan_steps: list[dict], start: int = 1709283600) -> tuple[dict[str, str], list[str]]:
     """Build-context files and Dockerfile steps that build /app/repo from ``plan_steps``."""
     plan = {"path": "/app/repo", "start": start, "steps": plan_steps}
-    files = {"_build/make_repo.py": _BUILDER, "_build/plan.json": json.dumps(plan, indent=1) + "\n"}
-    steps = [GIT_IDENTITY, "RUN python3 /app/_build/make_repo.py /app/_build/plan.json && rm -rf /app/_build"]
+    files = {"_build/plan.json": json.dumps(plan, indent=1) + "\n"}
+    builder = base64.b64encode(_BUILDER.encode()).decode()
+    steps = [GIT_IDENTITY, f"RUN echo {builder} | base64 -d > /tmp/make_repo.py && python3 /tmp/make_repo.py "
+             "/app/_build/plan.json && rm -rf /app/_build /tmp/make_repo.py"]
     return files, steps
 
 
@@ -464,6 +467,7 @@ _EXTRA_FUNCS = [
     ('format_percent', 'def format_percent(fraction, digits=1):\n    return f"{fraction * 100:.{digits}f}%"\n'),
 ]
 _BAD_SUBJECT = "Tidy duration parsing"
+_BISECT_AUTHORS = ["Wen Liu <wen@units.example>", "Olu Adeyemi <olu@units.example>", "Rosa Ibarra <rosa@units.example>"]
 
 
 def _bisect_plan() -> list[dict]:
@@ -493,7 +497,7 @@ def _bisect_plan() -> list[dict]:
         else:
             changelog += f"- entry {i}: housekeeping\n"
             files["CHANGELOG.md"], subject = changelog, f"Changelog entry {i}"
-        plan.append(_c(subject, files, author=[MAYA, TOMAS, PRIYA][i % 3]))
+        plan.append(_c(subject, files, author=_BISECT_AUTHORS[i % 3]))
     plan.append(_rec("main", "rev-parse", "main"))
     return plan
 
@@ -542,11 +546,10 @@ git bisect start main "$first"
 git bisect run python3 -B check.py > /tmp/bisect.log 2>&1
 git rev-parse refs/bisect/bad > /app/first_bad.txt
 git bisect reset
-git branch hotfix main
-git checkout -q hotfix
+git switch -q -c hotfix main
 git revert --no-edit "$(cat /app/first_bad.txt)"
-git checkout -q main
-cat /app/first_bad.txt
+git switch -q main
+echo "first bad commit: $(cat /app/first_bad.txt)"
 '''
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -1196,6 +1199,7 @@ Do not change `feature/currency`. Leave a clean working tree on `main`.
         dev_tools=True,
         limits=_GIT_LIMITS,
         harbor=True,
+        held_out=True,
     ),
     Spec(
         task_id="git-rewrite-author-identities",
@@ -1250,6 +1254,5 @@ resulting files unchanged. Finish on `main` with a clean working tree.
         tags=["git", "rebase", "history"],
         dev_tools=True,
         limits=_GIT_LIMITS,
-        held_out=True,
     ),
 ]

@@ -1786,5 +1786,6 @@ stops all its programs with SIGTERM, marks them `STOPPED`, writes the file and e
         solution=_SUPER_SOLUTION,
         tags=["service", "process-management", "python"],
         limits=_SERVICE_LIMITS,
+        held_out=True,
     ),
 ]
