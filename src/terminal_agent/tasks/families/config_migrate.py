@@ -242,8 +242,9 @@ FORMAT_NOTES = {
     "json": 'a JSON object {"services": {"SERVICE": {"key": value, ...}, ...}}',
     "json-flat": 'one flat JSON object whose keys are "SERVICE.key" (e.g. "api.address") with the values',
     "toml": "TOML with one table [SERVICE] per service",
-    "ini": "INI with one section [SERVICE] per service and 'key = value' lines",
-    "ini-sections": "INI with one section [SERVICE] per service and 'key = value' lines (booleans as true/false)",
+    "ini": "INI with one section [SERVICE] per service and 'key = value' lines (booleans as true/false)",
+    "ini-sections": "INI with one section [SERVICE] per service, the sections in any order, and 'key = value' lines "
+                    "(booleans as true/false)",
     "env": "an env file: one line SERVICE_KEY=value per setting, names in upper case (e.g. API_ADDRESS=10.0.0.5), "
            "no quotes, booleans as true/false",
 }
