@@ -1088,4 +1088,185 @@ sqlite3 /app/ledger.sqlite 'SELECT * FROM account_balances;'
     tags=["sqlite", "view", "trigger", "binary-fixture"],
 )
 
-TASKS: list[Spec] = [_MIGRATE, _REPORT, _REPAIR, _IMPORT, _VIEW]
+# --------------------------------------------------------------------------------------------------------------
+# 6. sqlite-bom-rollup: a recursive query over a bill of materials (shared subassemblies, quantities multiplied
+#    down the tree, labour cost on assemblies), kept as SQL and run on another database.
+
+_BOM_SCHEMA = """
+CREATE TABLE parts (id TEXT PRIMARY KEY, name TEXT NOT NULL, is_product INTEGER NOT NULL DEFAULT 0,
+                    cost_cents INTEGER);
+CREATE TABLE components (assembly_id TEXT NOT NULL REFERENCES parts(id), part_id TEXT NOT NULL REFERENCES parts(id),
+                         qty INTEGER NOT NULL CHECK (qty > 0), PRIMARY KEY (assembly_id, part_id));
+"""
+
+
+def _bom(seed: int):
+    rng = random.Random(seed)
+    leaves = [(f"L{n:02d}", f"leaf {n}", 0, rng.randrange(5, 900)) for n in range(12)]
+    subs = []
+    edges = []
+    for n in range(6):  # subassemblies over leaves and earlier subassemblies (a DAG: shared parts, no cycles)
+        sid = f"S{n:02d}"
+        subs.append((sid, f"sub {n}", 0, rng.choice([None, None, rng.randrange(10, 200)])))
+        pool = [p[0] for p in leaves] + [s[0] for s in subs[:-1]]
+        for part in rng.sample(pool, rng.randrange(2, 5)):
+            edges.append((sid, part, rng.randrange(1, 5)))
+    products = []
+    for n in range(5):
+        pid = f"P{n:02d}"
+        products.append((pid, f"product {n}", 1, rng.choice([None, rng.randrange(100, 900)])))
+        pool = [s[0] for s in subs] + [p[0] for p in leaves]
+        for part in rng.sample(pool, rng.randrange(2, 5)):
+            edges.append((pid, part, rng.randrange(1, 4)))
+    products.append(("P09", "product without parts", 1, 4321))
+    parts = leaves + subs + products
+    cost = {p[0]: p[3] for p in parts}
+    children = defaultdict(list)
+    for a, p, q in edges:
+        children[a].append((p, q))
+
+    def total(part):
+        own = cost[part] or 0
+        return own + sum(q * total(c) for c, q in children[part])
+
+    def levels(part):
+        return 1 + max((levels(c) for c, _ in children[part]), default=0)
+
+    def leaf_count(part):  # distinct leaf parts (parts with no components) it needs
+        if not children[part]:
+            return {part}
+        found = set()
+        for c, _ in children[part]:
+            found |= leaf_count(c)
+        return found
+
+    report = [[p[0], str(total(p[0])), str(levels(p[0])), str(len(leaf_count(p[0]) - ({p[0]} if not children[p[0]] else set())))]
+              for p in sorted(products)]
+    rng.shuffle(parts)
+    rng.shuffle(edges)
+    return parts, edges, report
+
+
+_bom_main = _bom(12)
+_bom_fresh = _bom(99)
+_BOM_DB = _db(_BOM_SCHEMA, {"parts": _bom_main[0], "components": _bom_main[1]})
+_BOM_FRESH_DB = _db(_BOM_SCHEMA, {"parts": _bom_fresh[0], "components": _bom_fresh[1]})
+
+_ROLLUP_SQL = """WITH RECURSIVE
+  walk(product_id, part_id, mult, depth) AS (
+    SELECT id, id, 1, 1 FROM parts WHERE is_product = 1
+    UNION ALL
+    SELECT w.product_id, c.part_id, w.mult * c.qty, w.depth + 1
+    FROM walk w JOIN components c ON c.assembly_id = w.part_id
+  )
+SELECT w.product_id AS product,
+       SUM(w.mult * COALESCE(p.cost_cents, 0)) AS cost_cents,
+       MAX(w.depth) AS levels,
+       COUNT(DISTINCT CASE WHEN w.depth > 1 AND NOT EXISTS (SELECT 1 FROM components k WHERE k.assembly_id = w.part_id)
+                           THEN w.part_id END) AS leaf_parts
+FROM walk w JOIN parts p ON p.id = w.part_id
+GROUP BY w.product_id
+ORDER BY w.product_id;
+"""
+
+_BOM_TESTS = '''
+import base64
+import csv
+import sqlite3
+
+EXPECTED = {expected!r}
+FRESH = {fresh!r}
+
+
+def _fixture(tmp_path, name):
+    target = tmp_path / name
+    target.write_bytes(base64.b64decode((Path(__file__).resolve().parent / f"{{name}}.b64").read_text()))
+    return target
+
+
+def _rows():
+    with open("/app/rollup.csv", newline="") as handle:
+        rows = list(csv.reader(handle))
+    assert rows and rows[0] == ["product", "cost_cents", "levels", "leaf_parts"], rows[:1]
+    return rows[1:]
+
+
+def _col(rows, index):
+    return [(r[0], r[index]) for r in rows]
+
+
+def test_products_listed():
+    assert [r[0] for r in _rows()] == [r[0] for r in EXPECTED]
+
+
+def test_rolled_up_costs():
+    assert _col(_rows(), 1) == _col(EXPECTED, 1)
+
+
+def test_levels():
+    assert _col(_rows(), 2) == _col(EXPECTED, 2)
+
+
+def test_leaf_parts():
+    assert _col(_rows(), 3) == _col(EXPECTED, 3)
+
+
+def test_query_on_another_bill_of_materials(tmp_path):
+    con = sqlite3.connect(_fixture(tmp_path, "fresh_bom.db"))
+    rows = [[str(v) for v in row] for row in con.execute(Path("/app/rollup.sql").read_text())]
+    assert rows == FRESH
+
+
+def test_database_unchanged():
+    assert unchanged("/app/bom.db")
+'''
+
+_BOM = Spec(
+    task_id="sqlite-bom-rollup",
+    title="Roll up a bill of materials with a recursive SQLite query",
+    difficulty="hard",
+    category="sqlite",
+    instruction="""
+/app/bom.db is a bill of materials: `parts(id, name, is_product, cost_cents)` and
+`components(assembly_id, part_id, qty)`, meaning one `assembly_id` needs `qty` of `part_id`. Assemblies nest to
+any depth and share subassemblies; there are no cycles. A part's `cost_cents` is its own cost (for an assembly:
+the labour to put it together); NULL counts as 0.
+
+Write one SQL statement (a SELECT, recursive CTEs allowed) to /app/rollup.sql and its result to /app/rollup.csv
+with the header `product,cost_cents,levels,leaf_parts`: one row per product (`is_product = 1`), ordered by id:
+
+- `cost_cents`: what one unit costs in total: its own cost plus, for each component, `qty` times that
+  component's total cost, all the way down;
+- `levels`: the number of levels of its tree, counting the product itself (a product without components is 1);
+- `leaf_parts`: how many distinct parts without components of their own it needs, directly or not (0 for a product
+  without components).
+
+The query must not depend on this database's data: it will be run on another bill of materials. Do not change
+/app/bom.db.
+""",
+    files={"bom.db": _BOM_DB},
+    test_files={"fresh_bom.db.b64": base64.b64encode(_BOM_FRESH_DB).decode()},
+    tests=_BOM_TESTS.format(expected=_bom_main[2], fresh=_bom_fresh[2]),
+    weights={"test_products_listed": 0.5, "test_rolled_up_costs": 2.0, "test_levels": 1.0, "test_leaf_parts": 1.0,
+             "test_query_on_another_bill_of_materials": 2.0},
+    guards=["test_database_unchanged"],
+    solution=f"""cat > /app/rollup.sql <<'SQL'
+{_ROLLUP_SQL}SQL
+python3 - <<'EOF'
+import csv
+import sqlite3
+
+con = sqlite3.connect("file:/app/bom.db?mode=ro", uri=True)
+rows = con.execute(open("/app/rollup.sql").read()).fetchall()
+with open("/app/rollup.csv", "w", newline="") as handle:
+    out = csv.writer(handle)
+    out.writerow(["product", "cost_cents", "levels", "leaf_parts"])
+    out.writerows(rows)
+EOF
+cat /app/rollup.csv
+""",
+    dev_tools=True,
+    tags=["sqlite", "sql", "recursive-cte", "binary-fixture"],
+)
+
+TASKS: list[Spec] = [_MIGRATE, _REPORT, _REPAIR, _IMPORT, _VIEW, _BOM]
