@@ -35,6 +35,8 @@ class TestRecord(BaseModel):
     """Whether it passed."""
     reported: bool = True
     """False when pytest never reported the test (it counts as failed)."""
+    guard: bool = False
+    """A guard test: it earns nothing, and its failure zeroed or capped the score."""
 
 
 class TrialError(BaseModel):

@@ -19,7 +19,8 @@ def trial_from_episode(task_id: str, attempt: int, episode: Any) -> TrialResult:
     """
     grade = episode.grade or {}
     tests = [
-        TestRecord(name=t["name"], weight=t["weight"], passed=t["passed"], reported=t.get("reported", True))
+        TestRecord(name=t["name"], weight=t["weight"], passed=t["passed"], reported=t.get("reported", True),
+                   guard=t.get("guard", False))
         for t in grade.get("tests", []) or []
     ]
     error = None
