@@ -96,8 +96,8 @@ class InstanceParts:
     setup: list[str] = field(default_factory=list)
     """Shared Dockerfile layers before the copies (``[DEV_TOOLS]``)."""
     outputs: list[str] = field(default_factory=list)
-    """The paths the agent is asked to write (recorded as ``metadata['family_outputs']``; an empty-output check
-    touches them)."""
+    """The paths the agent is asked to write, recorded as ``metadata['outputs']``: the empty-output probe of
+    validation creates them empty (without it, validation derives the paths from the tests)."""
 
 
 def dockerfile_for(files: Mapping[str, object], steps: Sequence[str] = (), setup: Sequence[str] = ()) -> str:
@@ -178,7 +178,7 @@ class TaskFamily(ABC):
                 "family_split": split,
                 "family_seed": seed,
                 "family_parameters": parts.parameters,
-                "family_outputs": list(parts.outputs),
+                **({"outputs": list(parts.outputs)} if parts.outputs else {}),
                 **({"family_held_out": True} if self.held_out_family else {}),
             },
         )

@@ -32,9 +32,9 @@ def test_no_old_extension_left():
     assert not left, left
 
 
-def test_new_names_exist():
-    missing = [path for path in RENAMED if not Path(path).is_file()]
-    assert not missing, missing
+def test_files_were_moved_to_their_new_names():
+    not_moved = [new for new, old in MOVES.items() if not Path(new).is_file() or Path(old).exists()]
+    assert not not_moved, not_moved
 
 
 def test_renamed_files_keep_their_content():
@@ -67,6 +67,7 @@ class RenameExtension(TaskFamily):
         renamed: dict[str, str] = {}
         untouched: dict[str, str] = {}
         used: set[str] = set()
+        moves: dict[str, str] = {}
         for index in range(rng.randrange(4, 9)):
             directory = rng.choice(directories)
             stem = rng.choice(STEMS) + (f" {index}" if medium and rng.random() < 0.5 else f"_{index}")
@@ -77,6 +78,7 @@ class RenameExtension(TaskFamily):
             used.add(target)
             files[target] = content
             renamed[f"/app/{directory}/{stem}.{new}"] = content
+            moves[f"/app/{directory}/{stem}.{new}"] = f"/app/{target}"
         for index in range(rng.randrange(2, 5)):
             name = f"{rng.choice(directories)}/{rng.choice(STEMS)}_{index}x.{rng.choice(OTHER_EXTENSIONS)}"
             files[name] = f"keep {index}\n"
@@ -99,7 +101,8 @@ class RenameExtension(TaskFamily):
             instruction = f"Rename every *.{old} file in /app/files to *.{new} (same name, new extension)."
             solution = f"#!/bin/bash\ncd /app/files\nfor f in *.{old}; do mv -- \"$f\" \"${{f%.{old}}}.{new}\"; done\n"
         original = sorted(f"/app/{name}" for name in files if f"/app/{name}" not in untouched)
-        tests = test_module({"OLD": f".{old}", "RENAMED": renamed, "UNTOUCHED": untouched, "ORIGINAL": original}, TESTS)
+        tests = test_module({"OLD": f".{old}", "RENAMED": renamed, "UNTOUCHED": untouched, "ORIGINAL": original, "MOVES": moves},
+                            TESTS)
         return InstanceParts(
             title=f"Rename .{old} files to .{new}",
             instruction=instruction,
@@ -107,7 +110,7 @@ class RenameExtension(TaskFamily):
             test_source=tests,
             test_weights={
                 "test_no_old_extension_left": 1.0,
-                "test_new_names_exist": 1.5,
+                "test_files_were_moved_to_their_new_names": 1.5,
                 "test_renamed_files_keep_their_content": 1.0,
             },
             guards=["test_guard_other_files_untouched"],
