@@ -14,6 +14,7 @@ file triggers the first bug only, the second only, or both, so fixing one earns 
 from __future__ import annotations
 
 import random
+import shlex
 
 from terminal_agent.tasks.families.base import (
     FAMILIES,
@@ -136,6 +137,19 @@ INSEPARABLE = {frozenset(("negative-amounts", "total-line")), frozenset(("negati
 """Pairs no ledger can tell apart one at a time (both need a negative balance, which one of them removes)."""
 SOURCES = {"parse": PARSE, "totals": TOTALS, "report": REPORT}
 ACCOUNTS = ("rent", "food", "salary", "travel", "books", "gym", "power", "phone", "gifts")
+
+
+DELETED_AFTER = {"negative-format": '    sign = "-" if cents < 0 else ""'}
+"""For a bug that deletes a line: the line it follows."""
+
+
+def _sed_pattern(text: str) -> str:
+    """``text`` as a literal basic regular expression for ``sed s|...|...|``."""
+    return "".join("\\" + ch if ch in "\\.*[]^$|" else ch for ch in text)
+
+
+def _sed_replacement(text: str) -> str:
+    return "".join("\\" + ch if ch in "\\&|" else ch for ch in text)
 
 
 def _sources(bugs: list[str]) -> dict[str, str]:
@@ -271,16 +285,16 @@ class FixPackageBug(TaskFamily):
             "output format as the README describes them; the fix is checked on other ledger files. Do not edit "
             "the sample."
         )
-        patch = ["import pathlib"]
+        edits = []
         for bug in bugs:
             module, good, bad, _ = BUGS[bug]
-            patch.append(f"path = pathlib.Path('/app/ledger/{module}.py')")
             if bad:
-                patch.append(f"path.write_text(path.read_text().replace({bad!r}, {good!r}, 1))")
+                edits.append(f"sed -i {shlex.quote('s|' + _sed_pattern(bad) + '|' + _sed_replacement(good) + '|')} "
+                             f"/app/ledger/{module}.py")
             else:  # the bug deleted a line: put it back after the line before it
-                anchor = '    sign = "-" if cents < 0 else ""\n'
-                patch.append(f"path.write_text(path.read_text().replace({anchor!r}, {anchor + good!r}, 1))")
-        solution = "#!/bin/bash\npython3 - <<'EOF'\n" + "\n".join(patch) + "\nEOF\n"
+                edits.append(f"sed -i {shlex.quote('/' + _sed_pattern(DELETED_AFTER[bug]) + '/a' + chr(92) + good.rstrip())} "
+                             f"/app/ledger/{module}.py")
+        solution = "#!/bin/bash\nset -e\n" + "\n".join(edits) + "\n"
         body = TESTS + "".join(_case_test(name, index) for index, name in enumerate(names))
         constants = {
             "CASES": [{"text": text, "since": since, "expected": right} for text, since, right in cases],
