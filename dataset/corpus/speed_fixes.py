@@ -579,7 +579,9 @@ def test_many_distinct_lines():
 
 def test_long_lines():
     rng = random.Random(2)
-    parts = ["x" * rng.choice([10, 1500, 5000, 70_000]) + str(rng.randrange(40_000)) for _ in range(120_000)]
+    parts = ["x" * rng.choice([10, 1100, 2500, 6000]) + str(rng.randrange(20_000)) for _ in range(30_000)]
+    parts += ["y" * 300_000 + str(k % 3) for k in range(6)]
+    rng.shuffle(parts)
     data = ("\n".join(parts) + "\n").encode()
     result, took = _timed(data)
     assert result.returncode == 0
