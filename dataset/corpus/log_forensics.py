@@ -187,6 +187,7 @@ _ATTACK = Spec(
     title="Correlate three logs to find the attacker and the accounts it took over",
     difficulty="hard",
     category="log-forensics",
+    limits={"agent_timeout_s": 1200},
     instruction="""
 Someone sprayed passwords at our web app on 3 March 2024 and got into some accounts. /app/logs/ has three logs of
 that day:
@@ -373,6 +374,7 @@ _ROTATED = Spec(
     title="One timeline of warnings and errors across rotated and gzipped logs",
     difficulty="medium",
     category="log-forensics",
+    limits={"agent_timeout_s": 900},
     instruction="""
 /app/logs/ holds two services' logs, rotated by logrotate (older files are `.1`, `.2.gz`, ...; some are gzipped):
 
@@ -525,6 +527,7 @@ _SPIKE = Spec(
     title="Find the deploy that started the error spike",
     difficulty="medium",
     category="log-forensics",
+    limits={"agent_timeout_s": 900},
     instruction="""
 The api's 5xx errors jumped on 10 June 2024. /app/logs/deploys.log lists the deploys and rollbacks of all our
 services (local time with its UTC offset), and /app/logs/api_access.jsonl is the api's access log (one JSON
@@ -718,6 +721,7 @@ _SESSION = Spec(
     title="Rebuild a user's session from request ids across four logs",
     difficulty="hard",
     category="log-forensics",
+    limits={"agent_timeout_s": 1200},
     instruction="""
 A customer's checkout failed; their session id is `sess-4f1c9a`. Rebuild the session from the logs in /app/logs/:
 
@@ -881,6 +885,7 @@ _SKEW = Spec(
     title="Find the host with a skewed clock and merge its logs on corrected time",
     difficulty="medium",
     category="log-forensics",
+    limits={"agent_timeout_s": 900},
     instruction="""
 /app/incident.zip holds the logs of one incident: the load balancer's `lb.log` and the logs of the web hosts
 behind it (`web1.log`, ...). Every line starts with a UTC timestamp with milliseconds. The load balancer logs each

@@ -261,6 +261,7 @@ _RENAME = Spec(
     title="Rename a function across a small codebase and keep its tests passing",
     difficulty="medium",
     category="multi-file",
+    limits={"agent_timeout_s": 900},
     instruction="""
 /app is a small Python package, `basket`, with its tests (run with
 `python3 -m unittest discover -s tests -t .` from /app), docs and a command line (`python3 -m basket.cli`).
@@ -540,6 +541,7 @@ _SPLIT = Spec(
     title="Split one settings file into a base and per-environment overrides",
     difficulty="medium",
     category="multi-file",
+    limits={"agent_timeout_s": 900},
     instruction="""
 /app/settings.json holds the complete settings of three environments (`dev`, `staging`, `prod`) under
 `environments`, most of them repeated. /app/app/config_loader.py reads it, and `python3 /app/show_config.py
@@ -791,6 +793,7 @@ _PIPELINE = Spec(
     title="Find and fix the broken stage of a three-script data pipeline",
     difficulty="hard",
     category="multi-file",
+    limits={"agent_timeout_s": 1200},
     instruction="""
 /app holds a three-stage sales pipeline (`bash /app/run.sh RAW_DIR REF_DIR OUT_DIR`; see /app/README.md for the
 stages and the rules finance agreed on). Finance says /app/out/report.csv does not match their numbers: orders are
@@ -951,6 +954,7 @@ _CONVERT = Spec(
     title="Convert a tree of XML records to JSON with a manifest",
     difficulty="medium",
     category="multi-file",
+    limits={"agent_timeout_s": 900},
     instruction="""
 /app/records/ is a tree of XML files, each `<records>` with `<record id="...">` elements made of
 `<field name="..." type="...">` values. Convert every file to JSON under /app/out/, keeping the folder structure
@@ -1107,6 +1111,7 @@ _SYNC = Spec(
     title="Bring translation catalogues in line with their source",
     difficulty="medium",
     category="multi-file",
+    limits={"agent_timeout_s": 900},
     instruction="""
 /app/locales/en.json is the source catalogue (key -> English text); the other /app/locales/*.json files are
 translations of it that drifted. For every translation catalogue:

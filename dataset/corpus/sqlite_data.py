@@ -200,6 +200,7 @@ _MIGRATE = Spec(
     title="Migrate a SQLite database to a normalised schema without losing data",
     difficulty="medium",
     category="sqlite",
+    limits={"agent_timeout_s": 900},
     instruction="""
 /app/shop.db is at schema version 1 (`PRAGMA user_version` is 1): `products(id, name, price, category)` with the
 price as text such as `4.35`, and `orders(id, product_id, qty, placed)` with the date as text `MM/DD/YYYY`.
@@ -369,6 +370,7 @@ _REPORT = Spec(
     title="A department report over four joined SQLite tables",
     difficulty="medium",
     category="sqlite",
+    limits={"agent_timeout_s": 900},
     instruction="""
 /app/school.db holds `departments`, `courses` (each in one department), `students` and `enrollments`
 (`student_id`, `course_code`, `term`, `status` of `active` or `withdrawn`, and a `grade` that may be NULL).
@@ -593,6 +595,7 @@ _REPAIR = Spec(
     title="Repair duplicated and orphaned rows, then enforce the constraints",
     difficulty="hard",
     category="sqlite",
+    limits={"agent_timeout_s": 1200},
     instruction="""
 /app/customers.sqlite (`customers`, `orders`, `payments`) was written for years with foreign keys off, and it shows:
 
@@ -851,6 +854,7 @@ _IMPORT = Spec(
     title="Import a messy CSV into a normalised SQLite schema",
     difficulty="hard",
     category="sqlite",
+    limits={"agent_timeout_s": 1200},
     instruction="""
 Write /app/import.py: `python3 /app/import.py CSV DB` creates the SQLite database DB (replacing any file there)
 with the schema in /app/schema.sql (run it as it is) and imports the expenses CSV into it. Then run it on
@@ -1054,6 +1058,7 @@ _VIEW = Spec(
     title="A balances view and two triggers in a SQLite bank ledger",
     difficulty="medium",
     category="sqlite",
+    limits={"agent_timeout_s": 900},
     instruction="""
 /app/ledger.sqlite has `accounts(id, owner, opened)` and `transactions(id, account_id, kind, amount_cents, at)`, where
 `kind` is `deposit` or `withdrawal` and the amount is always positive. Write /app/bank_objects.sql and apply it to
@@ -1226,6 +1231,7 @@ _BOM = Spec(
     title="Roll up a bill of materials with a recursive SQLite query",
     difficulty="hard",
     category="sqlite",
+    limits={"agent_timeout_s": 1200},
     instruction="""
 /app/bom.db is a bill of materials: `parts(id, name, is_product, cost_cents)` and
 `components(assembly_id, part_id, qty)`, meaning one `assembly_id` needs `qty` of `part_id`. Assemblies nest to
