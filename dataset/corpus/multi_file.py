@@ -449,7 +449,7 @@ def _merge(base, override):
 
 
 def _show(env):
-    return run("python3", "/app/show_config.py", "--env", env, cwd="/tmp")
+    return run("python3", "/app/show_config.py", "--env", env, cwd="/")
 
 
 def test_effective_settings_unchanged_without_settings_json():
