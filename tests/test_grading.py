@@ -274,14 +274,15 @@ def test_a_collection_error_of_the_agents_code_scores_zero(sandbox_factory):
 
 @pytest.mark.docker
 def test_support_files_sit_beside_the_tests(sandbox_factory):
-    source = "from pathlib import Path\n\ndef test_fixture():\n    assert (Path(__file__).parent / 'data' / 'expected.txt').read_text() == 'ok'\n"
+    source = ("from pathlib import Path\n\ndef test_fixture():\n    assert (Path(__file__).parent / 'data' / 'expected.txt').read_text() == 'ok'\n"
+              "\ndef test_binary_fixture():\n    assert (Path(__file__).parent / 'data' / 'blob.bin').read_bytes() == bytes(range(256))\n")
     task = Task(
         task_id="grading-support",
         instruction="x",
         dockerfile="FROM terminal-agent/base:bookworm\n",
         test_source=source,
-        test_support_files={"data/expected.txt": "ok"},
-        test_weights={"test_fixture": 1.0},
+        test_support_files={"data/expected.txt": "ok", "data/blob.bin": bytes(range(256))},
+        test_weights={"test_fixture": 1.0, "test_binary_fixture": 1.0},
     )
     result = Grader().grade(sandbox_factory(task), task)
     assert result.scored and result.score == 1.0, result.log_tail

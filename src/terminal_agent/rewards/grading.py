@@ -193,7 +193,7 @@ def _verifier_skeleton(task: Task, verifier_dir: str, path_overrides: dict[str, 
         for directory in reversed(missing):
             entries.append((directory, None, 0o755))
             made.add(directory)
-        entries.append((target, text.encode(), 0o644))
+        entries.append((target, text if isinstance(text, bytes) else text.encode(), 0o644))
     return _tar(entries)
 
 
