@@ -70,7 +70,8 @@ class Spec:
     solution_files: dict[str, FileContent] = field(default_factory=dict)
     """Files beside the solution (the oracle puts them under ``/solution``)."""
     test_files: dict[str, FileContent] = field(default_factory=dict)
-    """Fixtures beside the tests (``/tests/<path>`` when graded; never seen by the agent)."""
+    """Fixtures beside the tests, never seen by the agent: a test finds them at ``Path(__file__).parent / path``
+    (the verifier folder in weighted pytest, ``/tests`` in Harbor mode)."""
     guards: list[str] = field(default_factory=list)
     """Guard tests (no weight): "inputs unchanged", "nothing else touched". A failed guard zeroes the score,
     or caps it at ``guard_cap`` when that is above 0."""
