@@ -81,6 +81,9 @@ class Spec:
     report, weights and guards applied), besides its CSV row."""
     held_out: bool = False
     """A hand-written held-out task (never trained on); the splits file records it."""
+    outputs: list[str] = field(default_factory=list)
+    """What the task writes (relative to /app, or absolute), for validation's empty-output probe; empty: the
+    probe derives the outputs from the tests."""
 
     def to_task(self) -> Task:
         original = {f"/app/{path}": hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
@@ -96,7 +99,9 @@ class Spec:
         if self.harbor:
             verifier = VerifierSpec(mode=GradingMode.HARBOR)
             support["test.sh"] = harbor_test_script(self.weights, guards)
-        metadata = {"corpus_split": "held_out"} if self.held_out else {}
+        metadata: dict[str, object] = {"corpus_split": "held_out"} if self.held_out else {}
+        if self.outputs:
+            metadata["outputs"] = list(self.outputs)
         return Task(
             task_id=self.task_id,
             title=self.title,

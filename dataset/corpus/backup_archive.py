@@ -14,6 +14,7 @@ _project = {
 TASKS = [
     Spec(
         task_id="incremental-backup",
+        outputs=['incremental/docs/changed.md', 'incremental/new dir/fresh file.txt', 'incremental/src/app.py'],
         title="Copy what changed since the last backup",
         difficulty="hard",
         category="backup-archive",
@@ -205,6 +206,7 @@ def test_newest_and_other_files_kept():
     ),
     Spec(
         task_id="compress-old-logs",
+        outputs=['logs/app.log.1.gz', 'logs/app.log.2.gz', 'logs/db.log.1.gz'],
         title="Compress rotated logs",
         difficulty="easy",
         category="backup-archive",
