@@ -200,3 +200,17 @@ def test_generate_command_lists_the_families_and_requires_one():
     missing = subprocess.run([sys.executable, "-m", "terminal_agent", "tasks", "generate", "-o", "x.csv"],
                              capture_output=True, text=True, timeout=60)
     assert missing.returncode == 2 and "name a family" in missing.stderr
+
+
+def test_generate_command_refuses_the_train_split_of_a_whole_held_out_family(tmp_path):
+    from terminal_agent.tasks.families import held_out_families
+
+    family = held_out_families()[0]
+    out = tmp_path / "x.csv"
+    refused = subprocess.run([sys.executable, "-m", "terminal_agent", "tasks", "generate", family, "--count", "2",
+                              "-o", str(out), "--to", "csv"], capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "held out as a whole family" in refused.stderr and not out.exists()
+    written = subprocess.run([sys.executable, "-m", "terminal_agent", "tasks", "generate", family, "--count", "2",
+                              "--split", "held_out", "-o", str(out), "--to", "csv"], capture_output=True, text=True,
+                             timeout=60)
+    assert written.returncode == 0 and out.exists(), written.stderr

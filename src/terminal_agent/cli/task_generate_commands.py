@@ -31,7 +31,7 @@ def generate(
 ) -> None:
     """Generate COUNT instances of FAMILY (seeded) and write them with the task format writers."""
     from terminal_agent.tasks.conversion import write_tasks
-    from terminal_agent.tasks.families import DIFFICULTIES, FAMILIES, SPLITS, family_parameter_space, generate_instances
+    from terminal_agent.tasks.families import FAMILIES, SPLITS, family_parameter_space, generate_instances, get_family
 
     if list_families:
         typer.echo(json.dumps({name: family_parameter_space(name) for name in FAMILIES}, indent=2))
@@ -44,7 +44,14 @@ def generate(
         raise typer.BadParameter(f"must be one of {', '.join(SPLITS)}", param_hint="--split")
     if output is None:
         raise typer.BadParameter("where to write the instances", param_hint="--output")
-    difficulties = difficulty or list(DIFFICULTIES)
+    if family in FAMILIES and count > 0 and not get_family(family).split_keys(split):  # type: ignore[arg-type]
+        other = "held_out" if split == "train" else "train"
+        raise typer.BadParameter(
+            f"family {family} has no {split} keys (it is held out as a whole family: use --split {other})"
+            if split == "train" else f"family {family} has no {split} keys: use --split {other}",
+            param_hint="--split",
+        )
+    difficulties = difficulty or None
     tasks = generate_instances(family, count, seed, split=split, difficulties=difficulties)  # type: ignore[arg-type]
     path = write_tasks(tasks, output, to)
     console.print(
