@@ -36,7 +36,7 @@ CORPUS_MODULES = (
     "performance",
     "edge_cases",
     "build_repair",
-    "packaging",
+    "python_packaging",
     "speed_fixes",
     "git_history",
     "services",

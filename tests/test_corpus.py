@@ -25,7 +25,11 @@ ROOT = Path(__file__).resolve().parents[1]
 CSV = ROOT / "dataset" / "latest_verified.csv"
 MANIFEST = ROOT / "dataset" / "validation_manifest.json"
 CATEGORIES = {"text-processing", "debugging", "data-processing", "file-operations", "config-editing", "algorithms",
-              "backup-archive", "performance", "edge-cases"}
+              "backup-archive", "performance", "edge-cases", "build-repair", "packaging", "git", "services", "sqlite",
+              "log-forensics", "multi-file"}
+NEW_MODULES = ("build_repair", "python_packaging", "speed_fixes", "git_history", "services", "sqlite_data", "log_forensics",
+               "multi_file")
+"""The corpus modules of real-difficulty tasks (issue 18): medium and hard, multi-step."""
 SAMPLE_SIZE = 4
 
 
@@ -48,6 +52,22 @@ def test_corpus_shape():
         assert weights[-1] < sum(weights), f"{task.task_id}: one test holds all the credit"
     counts = Counter(t.category for t in corpus)
     assert min(counts.values()) >= 4, counts
+    assert all(t.dockerfile.startswith("FROM python:3.11-slim-bookworm\n") for t in tasks)  # the validated base
+
+
+def test_real_difficulty_tasks_harbor_mode_binary_fixtures_and_held_out_tasks():
+    sys.path.insert(0, str(ROOT / "dataset" / "corpus"))
+    import importlib
+
+    new_ids = {spec.task_id for name in NEW_MODULES for spec in importlib.import_module(name).TASKS}
+    tasks = {t.task_id: t for t in _tasks()}
+    new = [tasks[task_id] for task_id in new_ids]
+    assert len(new) >= 40 and all(t.difficulty in ("medium", "hard") for t in new)
+    assert sum(t.difficulty == "hard" for t in new) >= 15
+    assert sum(t.verifier.mode.value == "harbor" for t in new) >= 10
+    assert sum(any(isinstance(c, bytes) for c in t.files.values()) for t in new) >= 3
+    held = [t for t in tasks.values() if t.metadata.get("corpus_split") == "held_out"]
+    assert len(held) >= 24 and {"medium", "hard"} <= {t.difficulty for t in held}
 
 
 def test_csv_is_built_from_the_corpus_sources():

@@ -12,7 +12,7 @@ import pytest
 from terminal_agent.tasks.model import GradingMode
 
 ROOT = Path(__file__).resolve().parents[1]
-MODULES = ("build_repair", "packaging", "speed_fixes")
+MODULES = ("build_repair", "python_packaging", "speed_fixes")
 
 
 def _specs():
@@ -20,7 +20,7 @@ def _specs():
     try:
         specs = []
         for name in MODULES:
-            # "packaging" is also the name of a well-known distribution: load ours from its file.
+            # loaded from its file, so no installed distribution of the same name can stand in for it
             spec = importlib.util.spec_from_file_location(f"_corpus_{name}", ROOT / "dataset" / "corpus" / f"{name}.py")
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
