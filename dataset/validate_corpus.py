@@ -4,6 +4,7 @@
     python dataset/validate_corpus.py                       # all of latest_verified.csv + 2 instances per family and split
     python dataset/validate_corpus.py --per-family 4 -c 4   # more instances, more containers at once
     python dataset/validate_corpus.py --task fix-crlf-script     # re-validate one task, update its manifest entry
+    python dataset/validate_corpus.py --families-only        # only the family instances (dataset/family_validation.json)
 
 Each task runs up to three times in a real container and must keep the no-work rule
 (terminal_agent.task_quality.no_work_rule): a no-op agent scores at most 0.05, the empty-output
@@ -54,8 +55,30 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-family", type=int, default=2, help="instances per family and split (0: none)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the family instances")
     parser.add_argument("--task", action="append", help="only this shipped task (repeatable; updates its manifest entry)")
+    parser.add_argument("--families-only", action="store_true", help="only the family instances (keeps the shipped manifest)")
     args = parser.parse_args(argv)
+    bad: list = []
+    if not args.families_only:
+        bad = _validate_shipped(args)
 
+    family_bad = []
+    if args.per_family and not args.task:
+        instances = [
+            task
+            for name in FAMILIES
+            for split in SPLITS
+            for task in generate_instances(name, args.per_family, args.seed, split=split)  # type: ignore[arg-type]
+        ]
+        started = time.monotonic()
+        generated = validate_tasks(instances, concurrency=args.concurrency)
+        family_bad = _report("family instances", generated, time.monotonic() - started)
+        manifest = validation_manifest(generated, f"families, {args.per_family} per family and split, seed {args.seed}")
+        write_manifest(manifest, FAMILY_MANIFEST_PATH)
+    return 1 if bad or family_bad else 0
+
+
+def _validate_shipped(args: argparse.Namespace) -> list:
+    """Validate the shipped tasks (or the ``--task`` ones) and rewrite their manifest entries; the bad ones."""
     tasks = read_tasks_csv(CSV_PATH).tasks
     if args.task:
         tasks = [t for t in tasks if t.task_id in set(args.task)]
@@ -72,21 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         manifest["tasks"] = entries
         manifest["n_tasks"], manifest["n_ok"] = len(entries), sum(1 for v in entries.values() if v["ok"])
     write_manifest(manifest, MANIFEST_PATH)
-
-    family_bad = []
-    if args.per_family and not args.task:
-        instances = [
-            task
-            for name in FAMILIES
-            for split in SPLITS
-            for task in generate_instances(name, args.per_family, args.seed, split=split)  # type: ignore[arg-type]
-        ]
-        started = time.monotonic()
-        generated = validate_tasks(instances, concurrency=args.concurrency)
-        family_bad = _report("family instances", generated, time.monotonic() - started)
-        manifest = validation_manifest(generated, f"families, {args.per_family} per family and split, seed {args.seed}")
-        write_manifest(manifest, FAMILY_MANIFEST_PATH)
-    return 1 if bad or family_bad else 0
+    return bad
 
 
 if __name__ == "__main__":

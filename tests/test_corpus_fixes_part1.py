@@ -60,7 +60,7 @@ def test_structural_rules(task_id):
 
 def test_held_out_tasks_of_these_modules():
     held = {tid: spec for tid, spec in SPECS.items() if spec.held_out}
-    assert 3 <= len(held) <= 4, sorted(held)
+    assert len(held) >= 3, sorted(held)  # the corpus-wide split is checked in tests/test_splits.py
     assert any(spec.difficulty in ("medium", "hard") for spec in held.values())
     assert all(spec.to_task().metadata.get("corpus_split") == "held_out" for spec in held.values())
 

@@ -87,11 +87,11 @@ def test_originals_replace_the_hand_kept_rows():
 def test_held_out_tasks_have_no_near_twin_here():
     specs = _specs()
     held = [spec.task_id for spec in specs if spec.held_out]
-    assert 3 <= len(held) <= 4
+    assert len(held) >= 3  # the corpus-wide split is checked in tests/test_splits.py
     assert "hard" in {spec.difficulty for spec in specs if spec.held_out}
     index = SimilarityIndex([spec.to_task() for spec in specs])
     for task_id in held:
-        closest = max((index.similarity(task_id, other.task_id) for other in specs if other.task_id != task_id),
+        closest = max((index.similarity(task_id, other.task_id) for other in specs if not other.held_out),
                       key=lambda pair: pair.score)
         assert closest.score < NEAR_TWIN, closest.to_dict()
 

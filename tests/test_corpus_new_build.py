@@ -39,7 +39,7 @@ def test_the_modules_give_enough_tasks_of_each_kind():
     assert len(ids) == len(set(ids)), "task ids repeat"
     assert sum(spec.difficulty == "hard" for spec in SPECS) >= 6
     assert sum(spec.harbor for spec in SPECS) >= 4
-    assert sum(spec.held_out for spec in SPECS) >= 5
+    assert sum(spec.held_out for spec in SPECS) >= 2  # the corpus-wide split: tests/test_splits.py
     assert {spec.difficulty for spec in SPECS if spec.held_out} == {"medium", "hard"}
     assert any(isinstance(content, bytes) for spec in SPECS for content in spec.files.values()), "no binary fixture"
 

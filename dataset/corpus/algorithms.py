@@ -7,6 +7,7 @@ from _spec import Spec
 TASKS = [
     Spec(
         task_id="write-fizzbuzz-rules",
+        held_out=True,
         title="FizzBuzz with custom rules",
         difficulty="easy",
         category="algorithms",
@@ -175,6 +176,7 @@ EOF''',
     ),
     Spec(
         task_id="transpose-matrix",
+        held_out=True,
         title="Transpose a table",
         difficulty="easy",
         category="algorithms",
@@ -207,6 +209,7 @@ def test_values():
     ),
     Spec(
         task_id="run-length-codec",
+        held_out=True,
         title="Run-length encoder and decoder",
         difficulty="medium",
         category="algorithms",

@@ -1362,7 +1362,6 @@ fix the causes in the package (other inputs than the suite's will be checked too
                  "test_fresh_invoices_and_edge_cases": 1.5},
         guards=["test_suite_unchanged"],
         solution=_INV_SOLUTION,
-        held_out=True,
         tags=["python", "unittest", "decimal", "multi-module"],
         limits={"agent_timeout_s": 1200, "test_timeout_s": 360},
     ),

@@ -274,6 +274,7 @@ def test_notes_untouched():
     ),
     Spec(
         task_id="update-json-config",
+        held_out=True,
         title="Update a JSON configuration",
         difficulty="medium",
         category="config-editing",

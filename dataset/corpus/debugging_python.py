@@ -135,6 +135,7 @@ class LRUCache:
 TASKS = [
     Spec(
         task_id="fix-pagination",
+        held_out=True,
         title="Fix the pagination helper",
         difficulty="easy",
         category="debugging",
@@ -388,6 +389,7 @@ EOF''',
     ),
     Spec(
         task_id="fix-package-import",
+        held_out=True,
         title="The app does not start",
         difficulty="easy",
         category="debugging",

@@ -182,6 +182,7 @@ EOF''',
     ),
     Spec(
         task_id="concat-missing-newlines",
+        held_out=True,
         title="Concatenate files that lack a final newline",
         difficulty="easy",
         category="edge-cases",
@@ -219,6 +220,7 @@ def test_parts_unchanged():
     ),
     Spec(
         task_id="reverse-words-unicode",
+        held_out=True,
         title="Reverse the words of each line",
         difficulty="easy",
         category="edge-cases",

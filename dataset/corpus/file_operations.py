@@ -354,6 +354,7 @@ done''',
     ),
     Spec(
         task_id="disk-usage-report",
+        held_out=True,
         title="Bytes per directory",
         difficulty="medium",
         category="file-operations",

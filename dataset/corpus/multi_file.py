@@ -1108,6 +1108,7 @@ def test_source_catalogue_unchanged():
 
 _SYNC = Spec(
     task_id="mf-sync-translations",
+    held_out=True,
     title="Bring translation catalogues in line with their source",
     difficulty="medium",
     category="multi-file",

@@ -196,6 +196,7 @@ cat report.txt errors.txt''',
     ),
     Spec(
         task_id="make-project-tree",
+        held_out=True,
         outputs=['project/README.md', 'project/bin/run.sh', 'project/config/settings.ini'],
         title="Create a project skeleton with permissions",
         difficulty="easy",

@@ -924,7 +924,6 @@ be downloaded) and work as the README describes.
         weights={"test_namespace_wheels": 1.0, "test_plugins_in_the_same_environment": 1.0,
                  "test_plugins_from_another_directory": 1.5},
         solution=_ACME_SOLUTION,
-        held_out=True,
         tags=["python", "packaging", "namespace-packages", "entry-points", "setup.cfg"],
         limits={"agent_timeout_s": 1200, "test_timeout_s": 900},
     ),

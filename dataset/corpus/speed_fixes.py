@@ -1010,7 +1010,6 @@ from such data (80,000 orders, 8,000 customers), with exactly the same output. A
         weights={"test_top_customers": 1.0, "test_unshipped_orders": 1.0, "test_ties_and_customers_without_orders": 1.0},
         solution=_SQL_SOLUTION,
         dev_tools=True,
-        held_out=True,
         tags=["sqlite", "sql", "index", "performance"],
         limits={"agent_timeout_s": 1200, "test_timeout_s": 600},
     ),

@@ -280,7 +280,6 @@ def test_order():
         weights={"test_types_found": 1.0, "test_counts_right": 2.0, "test_order": 1.0},
         solution="""awk '/Unhandled exception$/ {getline; sub(/:.*/, ""); print}' /app/app.log | sort | uniq -c | sort -k1,1nr -k2,2 | awk '{print $1, $2}' > /app/exceptions.txt""",
         tags=["awk", "logs"],
-        held_out=True,
     ),
     Spec(
         task_id="merge-two-logs",
