@@ -1,0 +1,1 @@
+"""acme core: the plugin runner."""

@@ -1,0 +1,1 @@
+"""Extra acme plugins."""

@@ -1,0 +1,6 @@
+def upper(text):
+    return text.upper()
+
+
+def reverse(text):
+    return text[::-1]

@@ -1,0 +1,2 @@
+#!/bin/bash
+gzip /app/logs/*.log.[0-9]*

@@ -1,0 +1,8 @@
+import sys
+
+
+def main():
+    print(sys.argv)
+
+
+main()

@@ -1,0 +1,2 @@
+#!/bin/bash
+find /app/data -type f -empty -delete

@@ -1,0 +1,3 @@
+"""Human-readable durations."""
+
+__version__ = "2.0.1"

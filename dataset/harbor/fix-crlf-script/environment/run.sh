@@ -1,0 +1,4 @@
+#!/bin/bash
+echo "start"
+wc -l < /app/input.txt
+echo "done"

@@ -1,0 +1,2 @@
+#!/bin/bash
+printf '\n[cache]\nbackend = redis\nttl = 300\n' >> /app/app.ini

@@ -1,0 +1,2 @@
+#!/bin/bash
+chmod 755 /app/bin/tool

@@ -1,0 +1,24 @@
+"""Stage 2: orders -> {order_id, region, month, eur_cents} (see README.md for the rules)."""
+
+import csv
+import json
+import sys
+
+
+def main(in_path, rates_path, stores_path, out_path):
+    rates = json.load(open(rates_path))
+    with open(stores_path, newline="") as handle:
+        stores = {row["store_id"]: row["region"] for row in csv.DictReader(handle)}
+    with open(in_path) as source, open(out_path, "w") as out:
+        for line in source:
+            order = json.loads(line)
+            region = stores.get(order["store"])
+            if region is None:
+                continue
+            eur = float(order["amount"]) * float(rates[order["currency"]])
+            out.write(json.dumps({"order_id": order["order_id"], "region": region, "month": order["date"][:7],
+                                  "eur_cents": int(eur * 100)}) + "\n")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:5])

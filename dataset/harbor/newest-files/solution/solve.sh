@@ -1,0 +1,2 @@
+#!/bin/bash
+ls -t /app/reports | head -n 3 > /app/newest.txt

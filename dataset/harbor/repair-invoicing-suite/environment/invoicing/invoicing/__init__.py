@@ -1,0 +1,1 @@
+"""Invoice arithmetic: money, invoice lines, tax rates and totals."""

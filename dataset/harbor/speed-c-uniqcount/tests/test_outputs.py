@@ -1,0 +1,80 @@
+import hashlib
+import json
+import os
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+ORIGINAL_SHA256 = {'/app/uniq/Makefile': 'bfcf2cde7285b2a18e26c00202ec5e48b77708494d890553305f2471952c6c2b', '/app/uniq/uniqcount.c': 'c68e57ad9bd6895f359977ecc2b127d63d2b8a1f3b508a62e5b3887af85cb0a1'}
+
+
+def run(*command, input=None, timeout=60, cwd=None):
+    return subprocess.run(list(command), capture_output=True, text=True, input=input, timeout=timeout, cwd=cwd)
+
+
+def sha256_of(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def unchanged(path):
+    return sha256_of(path) == ORIGINAL_SHA256[path]
+
+
+import random
+from collections import Counter
+
+LIMIT_S = 15
+
+
+def _build():
+    result = run("make", "-C", "/app/uniq", timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert os.access("/app/uniq/uniqcount", os.X_OK)
+
+
+def _expected(data):
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    counts = Counter(lines)
+    ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return b"".join(b"%d\t%s\n" % (c, l) for l, c in ranked)
+
+
+def _timed(data):
+    _build()
+    start = time.monotonic()
+    result = subprocess.run(["/app/uniq/uniqcount"], input=data, capture_output=True, timeout=LIMIT_S + 15)
+    return result, time.monotonic() - start
+
+
+def test_many_distinct_lines():
+    rng = random.Random(1)
+    data = "".join(f"key-{rng.randrange(150_000)}\n" for _ in range(400_000)).encode()
+    result, took = _timed(data)
+    assert result.returncode == 0
+    assert result.stdout == _expected(data)
+    assert took < LIMIT_S, took
+
+
+def test_long_lines():
+    rng = random.Random(2)
+    parts = ["x" * rng.choice([10, 1100, 2500, 6000]) + str(rng.randrange(20_000)) for _ in range(30_000)]
+    parts += ["y" * 300_000 + str(k % 3) for k in range(6)]
+    rng.shuffle(parts)
+    data = ("\n".join(parts) + "\n").encode()
+    result, took = _timed(data)
+    assert result.returncode == 0
+    assert result.stdout == _expected(data)
+    assert took < LIMIT_S, took
+
+
+def test_blank_lines_and_no_final_newline():
+    rng = random.Random(3)
+    parts = [rng.choice(["", " ", "a b", "\tz"]) + str(rng.randrange(100_000)) * rng.randrange(2) for _ in range(300_000)]
+    data = "\n".join(parts).encode()
+    result, took = _timed(data)
+    assert result.returncode == 0
+    assert result.stdout == _expected(data)
+    assert took < LIMIT_S, took

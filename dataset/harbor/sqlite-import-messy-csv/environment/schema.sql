@@ -1,0 +1,11 @@
+CREATE TABLE vendors (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE categories (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE expenses (
+  id INTEGER PRIMARY KEY,
+  spent_on TEXT NOT NULL,
+  vendor_id INTEGER NOT NULL REFERENCES vendors(id),
+  category_id INTEGER NOT NULL REFERENCES categories(id),
+  amount_cents INTEGER NOT NULL,
+  note TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE rejected_rows (line_no INTEGER PRIMARY KEY, raw TEXT NOT NULL);

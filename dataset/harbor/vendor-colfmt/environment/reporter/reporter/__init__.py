@@ -1,0 +1,1 @@
+"""Aligned CSV reports."""
