@@ -90,7 +90,7 @@ def test_manifest_pins_every_shipped_task_as_validated():
 
 
 def _rotating_sample(tasks):
-    """SAMPLE_SIZE tasks, a different slice every day, so CI covers the corpus over a couple of weeks."""
+    """SAMPLE_SIZE tasks, a different slice every day, so CI covers the corpus in about a month."""
     day = dt.date.today().toordinal()
     start = (day * SAMPLE_SIZE) % len(tasks)
     return [tasks[(start + i) % len(tasks)] for i in range(SAMPLE_SIZE)]
