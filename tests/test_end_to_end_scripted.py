@@ -56,14 +56,21 @@ def test_reference_solution_scores_one(task):
     assert result.trajectory.reward == pytest.approx(1.0) and len(result.trajectory.steps) == 2
 
 
-def test_a_failed_attempt_gets_partial_credit(task):
-    # leaves the bug in place: only "input file unchanged" (weight 0.5 of 5.5) passes
-    model = ScriptedModelClient([bash("python3 /app/stats.py || true"), FINISH])
+def test_a_failed_attempt_gets_partial_credit_and_doing_nothing_gets_none(task):
+    # fixes both bugs but drops the max line: only the default file's mean passes (weight 1 of 4); the input
+    # is untouched, so the guard passes and caps nothing
+    partial = task.solution + "\nsed -i '/max=/d' /app/stats.py\n"
+    model = ScriptedModelClient([bash(partial), FINISH])
     result = run_episode(DockerIsolatedEnv(task), TerminalBenchAgent(), model, max_steps=5)
     assert result.scored
-    assert result.reward == pytest.approx(0.5 / 5.5)
+    assert result.reward == pytest.approx(1.0 / 4.0)
     passed = {t["name"] for t in result.grade["tests"] if t["passed"]}
-    assert passed == {"test_input_file_unchanged"}
+    assert passed == {"test_default_file_mean", "test_input_file_unchanged"}
+    # leaving the bug in place earns nothing: the "input unchanged" check is a guard, not credit
+    model = ScriptedModelClient([bash("python3 /app/stats.py || true"), FINISH])
+    idle = run_episode(DockerIsolatedEnv(task), TerminalBenchAgent(), model, max_steps=5)
+    assert idle.scored and idle.reward == 0.0
+    assert {t["name"] for t in idle.grade["tests"] if t["passed"]} == {"test_input_file_unchanged"}
 
 
 def test_hitting_max_steps_is_still_graded(task):

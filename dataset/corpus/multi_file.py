@@ -144,15 +144,15 @@ _RENAME_FILES = {
     "basket/core.py": _CORE_PY,
     "basket/render.py": _RENDER_PY,
     "basket/cli.py": _CLI_PY,
-    "tests/__init__.py": "",
-    "tests/test_core.py": _TEST_CORE_PY,
-    "tests/test_render.py": _TEST_RENDER_PY,
+    "unit_tests/__init__.py": "",
+    "unit_tests/test_core.py": _TEST_CORE_PY,
+    "unit_tests/test_render.py": _TEST_RENDER_PY,
     "docs/API.md": _API_MD,
     "samples/b1.json": json.dumps({"id": "b1", "lines": [[3, 1250], [1, 999]], "discount_cents": 300}) + "\n",
 }
 
 _RENAME_SOLUTION = r"""cd /app
-for f in basket/render.py basket/cli.py basket/core.py tests/test_core.py tests/test_render.py docs/API.md basket/__init__.py; do
+for f in basket/render.py basket/cli.py basket/core.py unit_tests/test_core.py unit_tests/test_render.py docs/API.md basket/__init__.py; do
   sed -i -E 's/\bcalc_total\b/compute_basket_total/g' "$f"
 done
 cat >> basket/core.py <<'PY'
@@ -172,7 +172,7 @@ from .core import calc_total, calc_total_tax, compute_basket_total, recalc_total
 
 __all__ = ["compute_basket_total", "calc_total_tax", "recalc_totals", "calc_total"]
 PY
-python3 -W error::DeprecationWarning -m unittest discover -s tests -t . -v
+python3 -W error::DeprecationWarning -m unittest discover -s unit_tests -t . -v
 python3 -m basket.cli total samples/b1.json
 """
 
@@ -237,9 +237,9 @@ def test_old_name_gone_elsewhere():
 
 
 def test_project_tests_pass_on_the_new_name():
-    assert "compute_basket_total" in Path("/app/tests/test_core.py").read_text()
-    assert "compute_basket_total" in Path("/app/tests/test_render.py").read_text()
-    proc = run("python3", "-W", "error::DeprecationWarning", "-m", "unittest", "discover", "-s", "tests", "-t", ".",
+    assert "compute_basket_total" in Path("/app/unit_tests/test_core.py").read_text()
+    assert "compute_basket_total" in Path("/app/unit_tests/test_render.py").read_text()
+    proc = run("python3", "-W", "error::DeprecationWarning", "-m", "unittest", "discover", "-s", "unit_tests", "-t", ".",
                cwd="/app", timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Ran 5 tests" in proc.stderr
@@ -264,7 +264,7 @@ _RENAME = Spec(
     limits={"agent_timeout_s": 900},
     instruction="""
 /app is a small Python package, `basket`, with its tests (run with
-`python3 -m unittest discover -s tests -t .` from /app), docs and a command line (`python3 -m basket.cli`).
+`python3 -m unittest discover -s unit_tests -t .` from /app), docs and a command line (`python3 -m basket.cli`).
 
 Rename the function `calc_total` to `compute_basket_total` everywhere it is used or named: the code, the
 tests, the docs and the command line, and export the new name from the package (`from basket import

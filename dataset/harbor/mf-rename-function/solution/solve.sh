@@ -1,6 +1,6 @@
 #!/bin/bash
 cd /app
-for f in basket/render.py basket/cli.py basket/core.py tests/test_core.py tests/test_render.py docs/API.md basket/__init__.py; do
+for f in basket/render.py basket/cli.py basket/core.py unit_tests/test_core.py unit_tests/test_render.py docs/API.md basket/__init__.py; do
   sed -i -E 's/\bcalc_total\b/compute_basket_total/g' "$f"
 done
 cat >> basket/core.py <<'PY'
@@ -20,5 +20,5 @@ from .core import calc_total, calc_total_tax, compute_basket_total, recalc_total
 
 __all__ = ["compute_basket_total", "calc_total_tax", "recalc_totals", "calc_total"]
 PY
-python3 -W error::DeprecationWarning -m unittest discover -s tests -t . -v
+python3 -W error::DeprecationWarning -m unittest discover -s unit_tests -t . -v
 python3 -m basket.cli total samples/b1.json

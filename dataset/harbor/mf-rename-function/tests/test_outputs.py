@@ -6,7 +6,7 @@ import subprocess
 import time
 from pathlib import Path
 
-ORIGINAL_SHA256 = {'/app/basket/__init__.py': 'c069a4fc16c16e42eb1f14aa7fcf5b9ffda9c648bfa711e92007eabebadbcda6', '/app/basket/cli.py': '92cf9f361b77cf3bdf088acd6e8ceb54a2c549b7a861009de4564c444407e593', '/app/basket/core.py': 'd09afc09d536ab905e8c46356a7abdd0c3b1839c07bbfab643197e07c1a77b44', '/app/basket/render.py': '216673f3bc1e087ff9b916140d49f8ff3819e41801d3b7173f79a4ba071d34a3', '/app/docs/API.md': '9c885724bc36431417813475b71e18df55d8b24f9c2a1703b49b3f2e9c4ca3b9', '/app/samples/b1.json': '61b33273cbef07e79bd1632b8418bd52f3b4ad5808fc453cb6fbe4e4ba6bd01b', '/app/tests/__init__.py': 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', '/app/tests/test_core.py': '32f1a8a88ceb757c0a8b94269bcc43f32ccf284dcb6aa89a550bda48e49b2a0a', '/app/tests/test_render.py': '343391d141a23a32f20b6a016524f33f2578075673054540007c5d020ace52cc'}
+ORIGINAL_SHA256 = {'/app/basket/__init__.py': 'c069a4fc16c16e42eb1f14aa7fcf5b9ffda9c648bfa711e92007eabebadbcda6', '/app/basket/cli.py': '92cf9f361b77cf3bdf088acd6e8ceb54a2c549b7a861009de4564c444407e593', '/app/basket/core.py': 'd09afc09d536ab905e8c46356a7abdd0c3b1839c07bbfab643197e07c1a77b44', '/app/basket/render.py': '216673f3bc1e087ff9b916140d49f8ff3819e41801d3b7173f79a4ba071d34a3', '/app/docs/API.md': '9c885724bc36431417813475b71e18df55d8b24f9c2a1703b49b3f2e9c4ca3b9', '/app/samples/b1.json': '61b33273cbef07e79bd1632b8418bd52f3b4ad5808fc453cb6fbe4e4ba6bd01b', '/app/unit_tests/__init__.py': 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', '/app/unit_tests/test_core.py': '32f1a8a88ceb757c0a8b94269bcc43f32ccf284dcb6aa89a550bda48e49b2a0a', '/app/unit_tests/test_render.py': '343391d141a23a32f20b6a016524f33f2578075673054540007c5d020ace52cc'}
 
 
 def run(*command, input=None, timeout=60, cwd=None):
@@ -81,9 +81,9 @@ def test_old_name_gone_elsewhere():
 
 
 def test_project_tests_pass_on_the_new_name():
-    assert "compute_basket_total" in Path("/app/tests/test_core.py").read_text()
-    assert "compute_basket_total" in Path("/app/tests/test_render.py").read_text()
-    proc = run("python3", "-W", "error::DeprecationWarning", "-m", "unittest", "discover", "-s", "tests", "-t", ".",
+    assert "compute_basket_total" in Path("/app/unit_tests/test_core.py").read_text()
+    assert "compute_basket_total" in Path("/app/unit_tests/test_render.py").read_text()
+    proc = run("python3", "-W", "error::DeprecationWarning", "-m", "unittest", "discover", "-s", "unit_tests", "-t", ".",
                cwd="/app", timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Ran 5 tests" in proc.stderr
