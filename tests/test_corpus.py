@@ -106,3 +106,15 @@ def test_a_rotating_sample_validates_in_containers():
     for v in validations:
         assert rule_problems(v.noop_score, v.empty_score, v.oracle_score) == [], v.task_id
         assert v.noop_score <= NO_WORK_MAX_SCORE and v.empty_score <= v.noop_score + 1e-9 and v.oracle_score == 1.0
+
+
+@pytest.mark.docker
+def test_one_task_of_each_new_module_group_validates_in_containers():
+    """A C build to repair, a git history, a multi-file change: the three kinds of new environment (the shared
+    package layer, a history built in the image, a package with its own suite), validated together."""
+    chosen = {"repair-c-tally-build", "git-restore-last-good-file", "mf-sync-translations"}
+    validations = validate_tasks([t for t in _tasks() if t.task_id in chosen], concurrency=3)
+    assert {v.task_id for v in validations} == chosen
+    bad = [(v.task_id, v.problems, v.infrastructure_errors) for v in validations if not v.ok]
+    assert not bad, bad
+    assert all(v.noop_score == 0.0 and v.empty_score <= v.noop_score and v.oracle_score == 1.0 for v in validations)

@@ -94,13 +94,3 @@ def _specs_fresh():
     for name in MODULES:
         sys.modules.pop(name, None)
     return _specs()
-
-
-@pytest.mark.docker
-def test_one_task_validates_in_containers():
-    from terminal_agent.task_quality.validation import validate_tasks
-
-    task = next(s for s in SPECS if s.task_id == "mf-sync-translations").to_task()
-    [validation] = validate_tasks([task], concurrency=2)
-    assert validation.ok, (validation.problems, validation.infrastructure_errors)
-    assert validation.noop_score <= 0.05 and validation.oracle_score == 1.0

@@ -75,13 +75,3 @@ def test_service_tests_start_the_service_themselves():
         assert "run(" in source or "subprocess.Popen" in source, spec.task_id
         if "launched" in source:
             assert "tracker.stop()" in source
-
-
-@pytest.mark.docker
-def test_one_task_validates_in_a_container():
-    from terminal_agent.task_quality.validation import validate_tasks
-
-    task = next(spec for spec in SPECS["git_history"] if spec.task_id == "git-restore-last-good-file").to_task()
-    [validation] = validate_tasks([task], concurrency=1)
-    assert validation.ok, (validation.problems, validation.infrastructure_errors)
-    assert validation.noop_score <= 0.05 and validation.oracle_score == 1.0
