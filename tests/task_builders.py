@@ -130,3 +130,28 @@ def harbor_mode_task(**overrides) -> Task:
     )
     fields.update(overrides)
     return Task(**fields)
+
+
+CORPUS_DIR = Path(__file__).resolve().parents[1] / "dataset" / "corpus"
+
+
+def corpus_specs(*modules: str) -> list:
+    """The ``Spec`` objects of the corpus modules ``modules`` (dataset/corpus/<name>.py), in order.
+
+    Each module is loaded from its file under a private name, fresh on every call, so no installed distribution
+    of the same name can stand in for it; dataset/corpus is on ``sys.path`` only while they load (for their
+    ``from _spec import ...``)."""
+    import importlib.util
+    import sys
+
+    sys.path.insert(0, str(CORPUS_DIR))
+    try:
+        specs = []
+        for name in modules:
+            found = importlib.util.spec_from_file_location(f"_corpus_{name}", CORPUS_DIR / f"{name}.py")
+            module = importlib.util.module_from_spec(found)
+            found.loader.exec_module(module)
+            specs.extend(module.TASKS)
+        return specs
+    finally:
+        sys.path.remove(str(CORPUS_DIR))

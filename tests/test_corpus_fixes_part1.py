@@ -10,22 +10,17 @@ sources; each assertion fails on the task as it was before the fix (docs/corpus_
 from __future__ import annotations
 
 import ast
-import importlib
-import sys
 from pathlib import Path
 
 import pytest
+from task_builders import corpus_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULES = ("text_logs", "debugging_python", "debugging_shell", "csv_json", "file_operations")
 
 
 def _specs():
-    sys.path.insert(0, str(ROOT / "dataset" / "corpus"))
-    try:
-        return [spec for name in MODULES for spec in importlib.import_module(name).TASKS]
-    finally:
-        sys.path.remove(str(ROOT / "dataset" / "corpus"))
+    return corpus_specs(*MODULES)
 
 
 SPECS = {spec.task_id: spec for spec in _specs()}

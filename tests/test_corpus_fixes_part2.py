@@ -10,9 +10,7 @@ on every task of these modules. docs/corpus_audit_part2.md lists every change wi
 from __future__ import annotations
 
 import ast
-import importlib
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +18,7 @@ import pytest
 from terminal_agent.task_quality.similarity import NEAR_TWIN, SimilarityIndex
 from terminal_agent.tasks.csv_format import read_tasks_csv
 from terminal_agent.tasks.model import Task
+from task_builders import corpus_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "dataset" / "corpus"
@@ -29,9 +28,7 @@ VALIDATED_BASE_LINE = "FROM python:3.11-slim-bookworm"
 
 
 def _specs():
-    if str(CORPUS) not in sys.path:
-        sys.path.insert(0, str(CORPUS))
-    return [spec for name in MODULES for spec in importlib.import_module(name).TASKS]
+    return corpus_specs(*MODULES)
 
 
 def _tasks() -> dict[str, Task]:

@@ -2,32 +2,20 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import pytest
 
 from terminal_agent.tasks.model import GradingMode
+from task_builders import corpus_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULES = ("build_repair", "python_packaging", "speed_fixes")
 
 
 def _specs():
-    sys.path.insert(0, str(ROOT / "dataset" / "corpus"))
-    try:
-        specs = []
-        for name in MODULES:
-            # loaded from its file, so no installed distribution of the same name can stand in for it
-            spec = importlib.util.spec_from_file_location(f"_corpus_{name}", ROOT / "dataset" / "corpus" / f"{name}.py")
-            module = importlib.util.module_from_spec(spec)
-            spec.loader.exec_module(module)
-            specs.extend(module.TASKS)
-        return specs
-    finally:
-        sys.path.remove(str(ROOT / "dataset" / "corpus"))
+    return corpus_specs(*MODULES)
 
 
 SPECS = _specs()

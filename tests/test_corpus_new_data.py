@@ -4,27 +4,22 @@ validated in real containers."""
 from __future__ import annotations
 
 import gzip
-import importlib
 import io
 import sqlite3
-import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
 from terminal_agent.tasks.model import GradingMode
+from task_builders import corpus_specs
 
 ROOT = Path(__file__).resolve().parents[1]
 MODULES = ("sqlite_data", "log_forensics", "multi_file")
 
 
 def _specs():
-    sys.path.insert(0, str(ROOT / "dataset" / "corpus"))
-    try:
-        return [spec for name in MODULES for spec in importlib.import_module(name).TASKS]
-    finally:
-        sys.path.remove(str(ROOT / "dataset" / "corpus"))
+    return corpus_specs(*MODULES)
 
 
 SPECS = _specs()
@@ -91,6 +86,4 @@ def test_fixtures_are_deterministic():
 
 
 def _specs_fresh():
-    for name in MODULES:
-        sys.modules.pop(name, None)
-    return _specs()
+    return _specs()  # every call loads the modules afresh

@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import ast
-import sys
+import base64
 from pathlib import Path
 
 import pytest
 
 from terminal_agent.tasks.model import GradingMode
+from task_builders import corpus_specs
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "dataset" / "corpus"))
-
-import git_history  # noqa: E402
-import services  # noqa: E402
-
-SPECS = {name: module.TASKS for name, module in (("git_history", git_history), ("services", services))}
+SPECS = {name: corpus_specs(name) for name in ("git_history", "services")}
 ALL = [spec for specs in SPECS.values() for spec in specs]
 
 
@@ -66,7 +62,9 @@ def test_git_repositories_are_built_with_fixed_dates():
     for spec in SPECS["git_history"]:
         assert any("make_repo.py /app/_build/plan.json" in step for step in spec.steps), spec.task_id
         assert "_build/plan.json" in spec.files
-    assert "GIT_AUTHOR_DATE" in git_history._BUILDER and "GIT_COMMITTER_DATE" in git_history._BUILDER
+        builder = next(step for step in spec.steps if "make_repo.py" in step).split("echo ", 1)[1].split(" ", 1)[0]
+        source = base64.b64decode(builder).decode()  # the builder the image runs
+        assert "GIT_AUTHOR_DATE" in source and "GIT_COMMITTER_DATE" in source, spec.task_id
 
 
 def test_service_tests_start_the_service_themselves():

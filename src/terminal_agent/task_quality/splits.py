@@ -34,7 +34,7 @@ from typing import Any
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.task_quality.similarity import NEAR_TWIN, closest_pairs, near_twins
-from terminal_agent.tasks.families import DIFFICULTIES, FAMILIES, generate_instances, get_family
+from terminal_agent.tasks.families import FAMILIES, generate_instances, get_family
 from terminal_agent.tasks.model import Task
 
 SPLITS_VERSION = 2
@@ -55,16 +55,12 @@ def is_marked_held_out(task: Task) -> bool:
 
 def is_held_out_family(name: str) -> bool:
     """Whether every key of family ``name`` is held out."""
-    return bool(getattr(get_family(name), "held_out_family", False))
-
-
-def _family_difficulties(name: str) -> list[str]:
-    return list(getattr(get_family(name), "difficulties", DIFFICULTIES))
+    return get_family(name).held_out_family
 
 
 def _family_entry(name: str, generate_split: str, count: int, seed: int) -> tuple[dict[str, Any], list[Task]]:
     family = get_family(name)
-    difficulties = _family_difficulties(name)
+    difficulties = list(family.difficulties)
     instances = generate_instances(name, count, seed, split=generate_split, difficulties=difficulties)  # type: ignore[arg-type]
     entry = {
         "keys": family.split_keys(generate_split),  # type: ignore[arg-type]
