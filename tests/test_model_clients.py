@@ -29,8 +29,7 @@ def test_config_from_spec_and_environment(monkeypatch):
     scripted = config_from_spec("scripted:replies.json")
     assert scripted.type == "scripted" and scripted.replies_file == Path("replies.json")
     batched = config_from_spec("embedded-batched", max_tokens=16)
-    assert (batched.type, batched.batched, batched.max_tokens) == ("embedded", True, 16)
-    assert config_from_spec("embedded").batched is False
+    assert (batched.type, batched.max_tokens) == ("embedded-batched", 16)
 
 
 @pytest.mark.model

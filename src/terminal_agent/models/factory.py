@@ -1,38 +1,37 @@
 """Pick a model client from a short spec, a typed config or the environment.
 
-Specs: ``embedded`` (the in-process SmolLM2), ``embedded-batched`` (the same, concurrent calls decoded
-together), ``scripted:FILE`` (replies from a JSON/YAML list,
-for tests and oracle runs) or any litellm model string (``openai/NAME``, ``anthropic/...``).
-With no spec, ``LITELLM_MODEL`` picks litellm and its absence picks the embedded model.
+Specs are resolved through the registry in :mod:`terminal_agent.models.client_registry`: ``embedded``
+(the in-process SmolLM2), ``embedded-batched`` (the same, concurrent calls decoded together),
+``embedded-continuous`` (continuous batching), ``scripted:FILE`` (replies from a JSON/YAML list, for tests
+and oracle runs), a plugin's name or prefix, or else any litellm model string (``openai/NAME``,
+``anthropic/...``). With no spec, ``LITELLM_MODEL`` picks litellm and its absence picks the embedded model.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from terminal_agent.errors import ConfigError
 from terminal_agent.interfaces import ModelClient
-from terminal_agent.models.litellm_client import ENV_MODEL, LiteLLMConfig, LiteLLMModelClient
+from terminal_agent.models.client_registry import MODEL_CLIENTS, spec_values
+from terminal_agent.models.litellm_client import ENV_MODEL
 
 EMBEDDED_SPEC = "embedded"
-EMBEDDED_BATCHED_SPEC = "embedded-batched"
-SCRIPTED_PREFIX = "scripted:"
 
 
 class ModelClientConfig(BaseModel):
-    """Which model to talk to and how (the ``type`` field picks the backend)."""
+    """Which model to talk to and how (the ``type`` field picks the registered client kind)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    type: Literal["embedded", "litellm", "scripted"] = "embedded"
-    """Backend: the in-process embedded model, litellm, or scripted replies."""
+    type: str = EMBEDDED_SPEC
+    """Client kind, a name in ``MODEL_CLIENTS``: ``embedded``, ``embedded-batched``, ``embedded-continuous``,
+    ``scripted``, ``litellm`` or a plugin's."""
     model: str | None = None
-    """litellm model string (``type=litellm``); ``None`` reads ``LITELLM_MODEL``."""
+    """litellm model string (``type=litellm``; ``None`` reads ``LITELLM_MODEL``), or a plugin's model name."""
     api_base: str | None = None
     """litellm endpoint; ``None`` reads ``LITE_LLM_API_BASE``."""
     api_key: str | None = Field(default=None, repr=False)
@@ -43,9 +42,12 @@ class ModelClientConfig(BaseModel):
     """Sampling temperature (``None``: the backend's default; the embedded model is greedy at 0)."""
     replies_file: Path | None = None
     """Scripted backend: a JSON/YAML list of reply strings."""
-    batched: bool = False
-    """Embedded backend: decode concurrent calls together (``BatchedEmbeddedClient``, KV cache) instead of one
-    at a time; use it with a concurrency above 1 (spec ``embedded-batched``)."""
+
+    @field_validator("type")
+    @classmethod
+    def _registered_type(cls, name: str) -> str:
+        MODEL_CLIENTS.get(name)  # raises ConfigError listing the valid names
+        return name
 
 
 def describe_default_model() -> str:
@@ -54,61 +56,21 @@ def describe_default_model() -> str:
 
 
 def config_from_spec(spec: str | None, **overrides: Any) -> ModelClientConfig:
-    """Turn a CLI spec (or ``None``: the environment's choice) into a :class:`ModelClientConfig`."""
+    """Turn a CLI spec (or ``None``: the environment's choice) into a :class:`ModelClientConfig`.
+
+    ``overrides`` set other config fields; ``None`` values are ignored.
+    """
     spec = (spec or "").strip() or describe_default_model()
     values = {k: v for k, v in overrides.items() if v is not None}
-    if spec == EMBEDDED_SPEC:
-        return ModelClientConfig(type="embedded", **values)
-    if spec == EMBEDDED_BATCHED_SPEC:
-        return ModelClientConfig(type="embedded", batched=True, **values)
-    if spec.startswith(SCRIPTED_PREFIX):
-        return ModelClientConfig(type="scripted", replies_file=Path(spec[len(SCRIPTED_PREFIX):]), **values)
-    return ModelClientConfig(type="litellm", model=spec, **values)
+    return ModelClientConfig(**{**values, **spec_values(spec)})
 
 
 def build_model_client(config: ModelClientConfig | str | None = None) -> ModelClient:
-    """A ready :class:`~terminal_agent.interfaces.ModelClient` for ``config`` (a spec string works too)."""
+    """A ready :class:`~terminal_agent.interfaces.ModelClient` for ``config`` (a spec string works too).
+
+    Raises :class:`~terminal_agent.errors.ConfigError` for an unknown ``type`` (listing the valid ones) and
+    whatever the entry's factory raises for a bad setting (a missing replies file, no litellm model).
+    """
     if not isinstance(config, ModelClientConfig):
         config = config_from_spec(config)
-    if config.type == "embedded":
-        from terminal_agent.models.embedded import EmbeddedModelClient, EmbeddedModelConfig
-
-        embedded: dict[str, Any] = {}
-        if config.max_tokens is not None:
-            embedded["max_new_tokens"] = config.max_tokens
-        if config.temperature is not None:
-            embedded["temperature"] = config.temperature
-        client = EmbeddedModelClient(EmbeddedModelConfig(**embedded))
-        if config.batched:
-            from terminal_agent.models.batched_generation import BatchedEmbeddedClient
-
-            return BatchedEmbeddedClient.from_embedded(client)
-        return client
-    if config.type == "litellm":
-        lite = LiteLLMConfig.from_env(
-            model=config.model, api_base=config.api_base, api_key=config.api_key, temperature=config.temperature
-        )
-        if config.max_tokens is not None:
-            lite = lite.model_copy(update={"max_tokens": config.max_tokens})
-        return LiteLLMModelClient(lite)
-    if config.type == "scripted":
-        return _scripted_client(config)
-    raise ConfigError(f"unknown model client type {config.type!r}")  # pragma: no cover - Literal guards it
-
-
-def _scripted_client(config: ModelClientConfig) -> ModelClient:
-    from terminal_agent.models.scripted import ScriptedModelClient
-
-    path = config.replies_file
-    if path is None or not path.is_file():
-        raise ConfigError(f"scripted model: replies file {path} does not exist")
-    text = path.read_text()
-    if path.suffix in {".yaml", ".yml"}:
-        import yaml
-
-        replies = yaml.safe_load(text)
-    else:
-        replies = json.loads(text)
-    if not isinstance(replies, list) or not all(isinstance(r, str) for r in replies):
-        raise ConfigError(f"scripted model: {path} must hold a list of reply strings")
-    return ScriptedModelClient(replies)
+    return MODEL_CLIENTS.get(config.type).factory(config)

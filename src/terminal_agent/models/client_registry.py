@@ -1,0 +1,199 @@
+"""The model-client registry: a spec kind -> a factory of :class:`~terminal_agent.interfaces.ModelClient`.
+
+Every entry has the same signature, ``factory(config: ModelClientConfig) -> ModelClient``, and says which
+specs pick it: its exact name, a ``prefix`` whose rest fills one config field (``scripted:FILE`` fills
+``replies_file``), or, for the single ``fallback`` entry, any other spec (litellm model strings).
+A plugin adds a client kind with one decorator line:
+
+>>> from terminal_agent.models.scripted import ScriptedModelClient
+>>> @register_model_client("always-done")
+... def build_always_done(config):
+...     return ScriptedModelClient(lambda messages: "<finish>\\nmessage: done\\n</finish>")
+>>> MODEL_CLIENTS.get("always-done").factory is build_always_done
+True
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from terminal_agent.errors import ConfigError
+from terminal_agent.interfaces import ModelClient
+from terminal_agent.registry import Registry
+
+if TYPE_CHECKING:  # the config module imports this one to validate ``type``
+    from terminal_agent.models.embedded import EmbeddedModelClient
+    from terminal_agent.models.factory import ModelClientConfig
+
+ModelClientFactory = Callable[["ModelClientConfig"], ModelClient]
+
+
+@dataclass(frozen=True)
+class ModelClientEntry:
+    """One registered client kind: its factory and the specs that pick it."""
+
+    name: str
+    """The kind, as ``ModelClientConfig.type`` spells it; a spec equal to it picks this entry."""
+    factory: ModelClientFactory
+    """Builds the client from the typed config."""
+    prefix: str | None = None
+    """Specs starting with this pick the entry; the rest of the spec goes into ``spec_field``."""
+    spec_field: str | None = None
+    """The ``ModelClientConfig`` field that receives the spec's argument (with ``prefix`` or ``fallback``)."""
+    fallback: bool = False
+    """Whether a spec no other entry matches picks this entry (the whole spec goes into ``spec_field``)."""
+
+
+MODEL_CLIENTS: Registry[ModelClientEntry] = Registry("model client")
+
+
+def register_model_client(
+    name: str, *, prefix: str | None = None, spec_field: str | None = None, fallback: bool = False
+) -> Callable[[ModelClientFactory], ModelClientFactory]:
+    """Register ``factory(config) -> ModelClient`` as the client kind ``name`` (returns the factory unchanged).
+
+    Raises :class:`ConfigError` for a duplicate name or prefix, a second fallback, or a ``prefix``/``fallback``
+    without the ``spec_field`` that receives the spec's argument.
+    """
+    if prefix == "":
+        raise ConfigError(f"model client {name!r}: prefix must not be empty")
+    if (prefix is not None or fallback) and not spec_field:
+        raise ConfigError(f"model client {name!r}: a prefix or fallback entry needs spec_field")
+
+    def decorator(factory: ModelClientFactory) -> ModelClientFactory:
+        for other in _entries():
+            if prefix is not None and other.prefix == prefix:
+                raise ConfigError(f"model client {name!r}: prefix {prefix!r} is already taken by {other.name!r}")
+            if fallback and other.fallback:
+                raise ConfigError(f"model client {name!r}: {other.name!r} is already the fallback")
+        entry = ModelClientEntry(name, factory, prefix=prefix, spec_field=spec_field, fallback=fallback)
+        MODEL_CLIENTS.register(name)(entry)
+        return factory
+
+    return decorator
+
+
+def _entries() -> list[ModelClientEntry]:
+    return [MODEL_CLIENTS.get(name) for name in MODEL_CLIENTS]
+
+
+def spec_values(spec: str) -> dict[str, Any]:
+    """The ``ModelClientConfig`` values a spec stands for: exact name, then the longest prefix, then the fallback."""
+    if spec in MODEL_CLIENTS:
+        return {"type": spec}
+    prefixed = sorted((e for e in _entries() if e.prefix), key=lambda e: len(e.prefix or ""), reverse=True)
+    for entry in prefixed:
+        if spec.startswith(entry.prefix or ""):
+            return {"type": entry.name, entry.spec_field: spec[len(entry.prefix or "") :]}
+    for entry in _entries():
+        if entry.fallback:
+            return {"type": entry.name, entry.spec_field: spec}
+    valid = ", ".join([*MODEL_CLIENTS.names(), *(f"{e.prefix}..." for e in prefixed)])
+    raise ConfigError(f"no model client matches spec {spec!r}; valid: {valid}")
+
+
+# --- the built-in entries -------------------------------------------------------------------
+def _embedded_client(config: ModelClientConfig) -> EmbeddedModelClient:
+    from terminal_agent.models.embedded import EmbeddedModelClient, EmbeddedModelConfig
+
+    settings: dict[str, Any] = {}
+    if config.max_tokens is not None:
+        settings["max_new_tokens"] = config.max_tokens
+    if config.temperature is not None:
+        settings["temperature"] = config.temperature
+    return EmbeddedModelClient(EmbeddedModelConfig(**settings))
+
+
+@register_model_client("embedded")
+def build_embedded(config: ModelClientConfig) -> ModelClient:
+    """SmolLM2 in-process, one call at a time (the default with no model configured)."""
+    return _embedded_client(config)
+
+
+@register_model_client("embedded-batched")
+def build_embedded_batched(config: ModelClientConfig) -> ModelClient:
+    """The embedded model; concurrent calls gathered into batches decoded together with a KV cache."""
+    from terminal_agent.models.batched_generation import BatchedEmbeddedClient
+
+    return BatchedEmbeddedClient.from_embedded(_embedded_client(config))
+
+
+@register_model_client("embedded-continuous")
+def build_embedded_continuous(config: ModelClientConfig) -> ModelClient:
+    """The embedded model with continuous batching: a call joins the running batch at the next step."""
+    from terminal_agent.models.continuous_batching import ContinuousBatchingClient
+
+    return ContinuousBatchingClient.from_embedded(_embedded_client(config))
+
+
+@register_model_client("scripted", prefix="scripted:", spec_field="replies_file")
+def build_scripted(config: ModelClientConfig) -> ModelClient:
+    """Replies from a JSON/YAML list of strings, in order (tests and oracle runs)."""
+    from terminal_agent.models.scripted import ScriptedModelClient
+
+    return ScriptedModelClient(load_scripted_replies(config.replies_file))
+
+
+@register_model_client("litellm", spec_field="model", fallback=True)
+def build_litellm(config: ModelClientConfig) -> ModelClient:
+    """Any litellm provider or OpenAI-compatible server (the spec is the litellm model string)."""
+    from terminal_agent.models.litellm_client import LiteLLMConfig, LiteLLMModelClient
+
+    lite = LiteLLMConfig.from_env(
+        model=config.model, api_base=config.api_base, api_key=config.api_key, temperature=config.temperature
+    )
+    if config.max_tokens is not None:
+        lite = lite.model_copy(update={"max_tokens": config.max_tokens})
+    return LiteLLMModelClient(lite)
+
+
+def load_scripted_replies(path: Path | None) -> list[str]:
+    """The reply strings of a scripted-model file (YAML for ``.yaml``/``.yml``, JSON otherwise).
+
+    Raises :class:`ConfigError` naming the file when it is missing, unreadable, not valid JSON/YAML or not a
+    list of strings (naming the index of the first entry that is not a string).
+    """
+    if path is None:
+        raise ConfigError("scripted model: no replies file given (spec scripted:FILE)")
+    if not path.is_file():
+        raise ConfigError(f"scripted model: replies file {path} does not exist")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"scripted model: cannot read replies file {path}: {exc}") from None
+    if path.suffix in {".yaml", ".yml"}:
+        import yaml
+
+        try:
+            replies = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"scripted model: replies file {path} is not valid YAML: {exc}") from None
+    else:
+        try:
+            replies = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"scripted model: replies file {path} is not valid JSON: {exc}") from None
+    if not isinstance(replies, list):
+        raise ConfigError(
+            f"scripted model: replies file {path} must hold a list of reply strings, not {type(replies).__name__}"
+        )
+    for index, reply in enumerate(replies):
+        if not isinstance(reply, str):
+            raise ConfigError(
+                f"scripted model: replies file {path}: reply {index} is {type(reply).__name__}, not a string"
+            )
+    return replies
+
+
+__all__ = [
+    "MODEL_CLIENTS",
+    "ModelClientEntry",
+    "ModelClientFactory",
+    "load_scripted_replies",
+    "register_model_client",
+    "spec_values",
+]
