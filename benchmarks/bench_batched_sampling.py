@@ -14,6 +14,8 @@ group size). Tokens are sampled tokens; rows end at EOS or ``--max-new-tokens``.
 ``--lora-step`` it also times a LoRA (peft) policy-gradient update on ``--update-batch`` rows of
 ``--update-tokens`` tokens (teacher-forced logprobs, backward, AdamW) and reports tokens/s and MFU
 against ``--peak-tflops``. CPU timings on a shared machine are noisy: compare ratios, not seconds.
+Every sampler, the continuous batching client and transformers' ``generate_batch`` included, is
+compared in one run by ``bench_sampling.py``; this script stays for the LoRA update timing.
 
     python benchmarks/bench_batched_sampling.py [--group 8] [--max-new-tokens 64]
     python benchmarks/bench_batched_sampling.py --device cuda --dtype bfloat16 --group 8,32 --lora-step
@@ -28,25 +30,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+from sampling_workload import chat_for
+
 from terminal_agent.models.batched_generation import BatchedEmbeddedClient, BatchedGenerationConfig
 from terminal_agent.models.embedded import encode_chat, ensure_embedded_model_cached
 from terminal_agent.models.token_logprobs import compute_batch_token_logprobs, decode_attention_backends
-
-SYSTEM = (
-    "You are an agent in a Linux terminal. Reply with exactly one action, for example\n"
-    "<bash>\ncmd: ls -la\n</bash>\nWhen the task is done, reply <finish>\nmessage: done\n</finish>."
-)
-TASKS = ["hello.txt", "notes.md", "data.csv", "report.txt", "config.yaml", "log.txt", "todo.md", "out.json"]
-
-
-def chat_for(row: int, distinct: bool) -> list[dict[str, str]]:
-    """The agent prompt of row ``row``: one task for the whole group, or a different one per row
-    (later turns, where each episode has seen other observations)."""
-    name = TASKS[row % len(TASKS)] if distinct else TASKS[0]
-    suffix = f" This is attempt {row}." if distinct else ""
-    content = f"Create a file /app/{name} that contains the line 'hello world', then check it.{suffix}"
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": content}]
-
 
 def synchronize(device: Any) -> None:
     import torch
