@@ -107,22 +107,33 @@ def load_policy(config: LocalTrainingConfig, *, adapter_dir: Path | None = None)
 
 
 def make_policy_client(policy: LocalPolicy, config: LocalTrainingConfig) -> ModelClient:
-    """A thread-safe client sampling ``policy`` (the batched sampler; one-at-a-time as a fallback)."""
-    try:
-        from terminal_agent.models.batched_generation import BatchedEmbeddedClient, BatchedGenerationConfig
-    except ImportError:  # the batched sampler is optional: the one-at-a-time client has the same contract
-        from terminal_agent.models.embedded import EmbeddedModelClient, EmbeddedModelConfig
+    """A thread-safe client sampling ``policy``: the continuous-batching sampler, or the generic batched
+    sampler for an architecture the slot decoder does not run.
 
-        return EmbeddedModelClient(
-            EmbeddedModelConfig(
+    Weights are never copied: both samplers run ``policy.model`` itself. The optimizer updates the
+    LoRA parameters in place; the continuous sampler re-reads them (its fused copies are refreshed
+    in place, so its CUDA graphs stay valid) whenever it starts decoding after an update.
+    """
+    from terminal_agent.models.batched_generation import BatchedEmbeddedClient, BatchedGenerationConfig
+    from terminal_agent.models.continuous_batching import ContinuousBatchingClient, ContinuousBatchingConfig
+    from terminal_agent.models.decoder_stack import UnsupportedModelError
+
+    slots = max(1, config.episodes_at_once)
+    try:
+        return ContinuousBatchingClient(
+            policy.model,
+            policy.tokenizer,
+            ContinuousBatchingConfig(
                 max_new_tokens=config.max_response_length_per_turn,
                 temperature=config.temperature,
                 top_p=config.top_p,
+                max_batch_size=slots,
                 num_threads=config.num_threads,
             ),
-            model=policy.model,
-            tokenizer=policy.tokenizer,
+            name="local-policy",
         )
+    except UnsupportedModelError as exc:
+        logger.info("policy sampled by the generic batched sampler: %s", exc)
     return BatchedEmbeddedClient(
         policy.model,
         policy.tokenizer,
@@ -130,7 +141,7 @@ def make_policy_client(policy: LocalPolicy, config: LocalTrainingConfig) -> Mode
             max_new_tokens=config.max_response_length_per_turn,
             temperature=config.temperature,
             top_p=config.top_p,
-            max_batch_size=max(1, config.episodes_at_once),
+            max_batch_size=slots,
             num_threads=config.num_threads,
         ),
         name="local-policy",

@@ -142,10 +142,15 @@ def plot_curves(run_dir: Path) -> Path | None:
 
 
 def sampler_counters(client: Any) -> tuple[float, int, int, int] | None:
-    """(busy seconds, generated tokens, batches, requests) of a batched sampler, or None for other clients."""
+    """(busy seconds, generated tokens, batches, rows) of a local sampler, or None for other clients.
+
+    For the generic batched sampler a batch is a decoded batch and rows are its calls; for the
+    continuous-batching sampler a batch is a decode step and rows are the rows it advanced."""
     stats = getattr(client, "stats", None)
     if stats is None or not hasattr(stats, "busy_s"):
         return None
+    if hasattr(stats, "decode_steps"):
+        return float(stats.busy_s), int(stats.generated_tokens), int(stats.decode_steps), int(stats.row_steps)
     return float(stats.busy_s), int(stats.generated_tokens), int(stats.batches), int(stats.requests)
 
 
@@ -155,7 +160,7 @@ def sampler_metrics(before: tuple[float, int, int, int] | None, after: tuple[flo
 
     ``sampler/busy_s`` is the wall time the batched sampler spent decoding during the rollouts,
     ``sampler/tokens_per_s`` the tokens it sampled per busy second, ``sampler/mean_batch`` the model
-    calls per decoded batch; ``time/policy_idle_share`` is the share of the step in which the model
+    calls per decoded batch (rows per decode step for the continuous sampler); ``time/policy_idle_share`` is the share of the step in which the model
     did neither (the episodes were running commands in their sandboxes or being graded).
     """
     if before is None or after is None:
