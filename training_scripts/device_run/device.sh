@@ -7,7 +7,7 @@
 # TA_TRAIN_TIMEOUT (default 480 s) bounds the trainer; TA_DEVICE_SKIP_WHEELS=1 skips the wheels (a CPU rehearsal).
 # STAGE (default $HOME/ta-device-stage) lives outside the checkout, so it survives between calls on a warm machine.
 set -euo pipefail
-STAGE="${TA_DEVICE_STAGE:-${HOME:-/root}/ta-device-stage}"
+STAGE="${TA_DEVICE_STAGE:-${HOME:?HOME is unset}/ta-device-stage}"
 REPO="$(cd "$(dirname "$0")/../.." && pwd)"
 HERE="$REPO/training_scripts/device_run"
 PY="${PYTHON:-python3}"
