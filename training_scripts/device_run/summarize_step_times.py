@@ -82,6 +82,9 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         "optimizer_steps": sum(int(r.get("update/stepped") or 0) for r in records),
         "skipped_optimizer_steps": sum(1 for r in records if _skipped(r)),
         "skipped_at_steps": [r["step"] for r in records if _skipped(r)],
+        # the trainer's own running count, where it writes one (its last step's value)
+        "trainer_skipped_steps": next((r["update/skipped_steps"] for r in reversed(records)
+                                       if r.get("update/skipped_steps") is not None), None),
         "steps_without_rows": sum(1 for r in records if not int(r.get("update/rows") or 0)),
         "episodes": sum(int(r.get("rollout/episodes") or 0) for r in records),
         "scored_episodes": sum(int(r.get("rollout/scored") or 0) for r in records),
@@ -111,7 +114,8 @@ def format_summary(s: dict[str, Any]) -> str:
         f"sampled tokens {s['sampled_tokens']}: {_num(s['tokens_per_s_busy'], 0)} tokens/s while busy, "
         f"{_num(s['tokens_per_s_rollout_wall'], 0)} tokens/s over the rollout wall time; trained tokens {s['trained_tokens']}",
         f"optimizer steps {s['optimizer_steps']}; skipped (non-finite gradient) {s['skipped_optimizer_steps']} "
-        f"{s['skipped_at_steps'] or ''}; steps with nothing to train {s['steps_without_rows']}",
+        f"{s['skipped_at_steps'] or ''}(trainer's count: {s['trainer_skipped_steps'] if s['trainer_skipped_steps'] is not None else '-'}); "
+        f"steps with nothing to train {s['steps_without_rows']}",
     ]
     return "\n".join(lines)
 

@@ -92,7 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     record = {
         "preset": preset.name, "overrides": list(args.overrides), "train_tasks": len(train),
         "steps": summary.steps, "steps_this_session": summary.steps_this_session, "resumed_from": summary.resumed_from,
-        "optimizer_steps": summary.optimizer_steps, "samples_trained": summary.samples_trained,
+        "optimizer_steps": summary.optimizer_steps,
+        "skipped_optimizer_steps": getattr(summary, "skipped_optimizer_steps", None), "samples_trained": summary.samples_trained,
         "groups_dropped": summary.groups_dropped, "masked_infrastructure": summary.masked_infrastructure,
         "skipped_tasks": summary.skipped_tasks, "sft": summary.sft, "trainer_wall_s": summary.wall_s,
         "script_wall_s": time.monotonic() - started,
