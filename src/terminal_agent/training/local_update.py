@@ -14,6 +14,17 @@ explicit 0-based position ids from each row's first token (what the sampler used
 ``R`` logits of the forward cover every row's completion and no full-vocabulary logits are made
 for prompt tokens.
 
+**Attention of padding.** With a plain padding mask, a left-pad query attends to nothing: its
+attention row is fully masked and its softmax normaliser (logsumexp) is ``-inf``. Forward kernels
+return 0 for such rows; backward kernels need not be as careful (cuDNN's SDPA backward on Hopper,
+torch 2.11+, is reported to overflow ``exp(0 - lse)`` into a NaN ``grad_q`` on rows whose
+logsumexp is below -88.7 when the key length is 64 mod 128, and a pad row's gradient reaches the
+weights through ``x^T dy`` although the loss never reads it). :func:`attention_mask_for` gives
+the model a 4D mask in which every pad query attends to itself only, so no attention row is
+empty; a real query still sees exactly its own row's earlier tokens, so no trained token's
+logprob changes (``tests/training/test_nonfinite_gradients.py``). :data:`PAD_ATTENTION` =
+``"none"`` restores the plain padding mask, for ``benchmarks/diagnose_nonfinite_gradients.py``.
+
 **Old logprobs.** The sampler's own logprobs (same weights, same ``log_softmax(logits / T)``)
 are the PPO "old" policy: the update is on-policy (one optimizer step per batch), so the ratio
 starts at 1 up to float rounding; ``actor/sampler_trainer_logprob_diff`` reports that gap.
@@ -172,6 +183,46 @@ def pack_rows(rows: Sequence[TrainingRow], pad_id: int, device: Any = None) -> P
     return PackedRows(input_ids, attention, position_ids, response_mask, response_ids, resp)
 
 
+PAD_ATTENTION_MODES = ("self", "none")
+PAD_ATTENTION = "self"
+"""How left-pad queries attend in the trainer's forward: ``self`` (each attends to itself only,
+no fully masked attention row) or ``none`` (the plain 2D padding mask: pad queries attend to
+nothing). A module setting so the diagnostic can compare both; see the module docstring."""
+
+_MASK_4D_IMPLEMENTATIONS = ("sdpa", "eager")
+"""Attention implementations that take a ready 4D mask in the form built here (flash-attention
+unpads by the 2D mask and flex builds its own block mask: they get the 2D mask)."""
+
+
+def attention_mask_for(model: Any, packed: PackedRows, pad_attention: str | None = None) -> Any:
+    """The attention mask handed to ``model`` for ``packed`` (see the module docstring).
+
+    ``self``: a ``(B, 1, W, W)`` mask, boolean for SDPA (True: attend) and additive for eager
+    attention, allowing key ``k`` to query ``q`` when ``k <= q`` and ``k`` is a real token, or
+    ``k == q``. Real queries get exactly the causal padding mask; pad queries see only themselves.
+    ``none``, or an attention implementation that takes no 4D mask: the 2D padding mask.
+    """
+    import torch
+
+    mode = PAD_ATTENTION if pad_attention is None else pad_attention
+    if mode not in PAD_ATTENTION_MODES:
+        raise ValueError(f"pad_attention {mode!r}: expected one of {', '.join(PAD_ATTENTION_MODES)}")
+    attention = packed.attention_mask
+    implementation = getattr(getattr(model, "config", None), "_attn_implementation", None)
+    if mode == "none" or implementation not in _MASK_4D_IMPLEMENTATIONS or bool(attention.all()):
+        return attention
+    width = attention.shape[-1]
+    positions = torch.arange(width, device=attention.device)
+    causal = positions[None, :] <= positions[:, None]  # (query, key)
+    real_keys = attention.bool()[:, None, None, :]
+    allowed = (causal & real_keys) | torch.eye(width, dtype=torch.bool, device=attention.device)
+    if implementation == "sdpa":
+        return allowed
+    dtype = next(model.parameters()).dtype
+    zero = torch.zeros((), dtype=dtype, device=attention.device)
+    return torch.where(allowed, zero, torch.finfo(dtype).min)
+
+
 def response_tensor(rows: Sequence[TrainingRow], values: Sequence[Sequence[float]], width: int, device: Any = None) -> Any:
     """Per-row values laid out like :class:`PackedRows`' response tensors (right-aligned, zero padding)."""
     import torch
@@ -183,14 +234,18 @@ def response_tensor(rows: Sequence[TrainingRow], values: Sequence[Sequence[float
     return out.to(device) if device is not None else out
 
 
-def forward_response_logprobs(model: Any, packed: PackedRows, temperature: float, *, with_entropy: bool = False) -> tuple[Any, Any]:
-    """Per-token logprobs ``(B, R)`` of the completion tokens (and the entropy of each position)."""
+def forward_response_logprobs(
+    model: Any, packed: PackedRows, temperature: float, *, with_entropy: bool = False, pad_attention: str | None = None
+) -> tuple[Any, Any]:
+    """Per-token logprobs ``(B, R)`` of the completion tokens (and the entropy of each position).
+
+    ``pad_attention`` overrides :data:`PAD_ATTENTION` (see :func:`attention_mask_for`)."""
     from terminal_agent.models.token_logprobs import sampling_log_softmax
 
     r = packed.response_width
     out = model(
         input_ids=packed.input_ids,
-        attention_mask=packed.attention_mask,
+        attention_mask=attention_mask_for(model, packed, pad_attention),
         position_ids=packed.position_ids,
         use_cache=False,
         logits_to_keep=r + 1,
@@ -231,6 +286,8 @@ class UpdateStats:
     grad_norm: float = 0.0
     stepped: bool = False
     """False when there was nothing to train or the gradient norm was not finite."""
+    skipped: bool = False
+    """True when there were rows to train but the gradient norm was not finite, so no step was taken."""
     update_s: float = 0.0
     metrics: dict[str, float] = field(default_factory=dict)
 
@@ -308,6 +365,7 @@ def grpo_update(
         optimizer.step()
         stats.stepped = True
     else:
+        stats.skipped = True
         logger.warning("gradient norm is %s: optimizer step skipped (first non-finite gradient after %s)",
                        stats.grad_norm, nonfinite_from or "the clip")
     optimizer.zero_grad(set_to_none=True)
@@ -320,8 +378,11 @@ def grpo_update(
 
 
 __all__ = [
+    "PAD_ATTENTION",
+    "PAD_ATTENTION_MODES",
     "PackedRows",
     "TrainingRow",
+    "attention_mask_for",
     "UpdateStats",
     "build_rows",
     "rows_from_turns",
