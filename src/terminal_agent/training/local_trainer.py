@@ -49,7 +49,13 @@ from terminal_agent.training.local_rollouts import (
     default_env_factory,
 )
 from terminal_agent.training.local_update import UpdateStats, build_rows, grpo_update
-from terminal_agent.training.training_metrics import MetricsLogger, plot_curves, sampler_counters, sampler_metrics
+from terminal_agent.training.training_metrics import (
+    MetricsLogger,
+    plot_curves,
+    sampler_counters,
+    sampler_metrics,
+    skipped_steps_before,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -102,6 +108,8 @@ class TrainingSummary:
     groups_dropped: int = 0
     masked_infrastructure: int = 0
     optimizer_steps: int = 0
+    skipped_optimizer_steps: int = 0
+    """Steps of this session whose optimizer step was skipped (non-finite gradient norm)."""
     sft: dict[str, Any] | None = None
     wall_s: float = 0.0
 
@@ -264,6 +272,7 @@ def train_local(
         else:
             resumed_from_step = resumed_from or 0
         first = resumed_from_step + 1
+        skipped_steps = skipped_steps_before(run_dir, first)  # the run's count, across resumes
         progress.run_started(first, config.steps, resumed_from)
         for step in range(first, config.steps + 1):
             step_started = time.monotonic()
@@ -298,6 +307,8 @@ def train_local(
             )
             progress.phase_advanced(step, "update", max(1, len(rows)))
             metrics = step_metrics(batch, selection, stats, advantages)
+            skipped_steps += int(stats.skipped)
+            metrics["update/skipped_steps"] = skipped_steps
             metrics["time/step_s"] = time.monotonic() - step_started
             metrics.update(sampler_metrics(sampler_before, sampler_after, metrics))
             metrics["task_ids"] = [t.task_id for t in step_tasks]
@@ -307,6 +318,7 @@ def train_local(
             summary.groups_dropped += selection.groups_dropped_zero_variance + selection.groups_dropped_empty
             summary.masked_infrastructure += selection.masked_infrastructure
             summary.optimizer_steps += int(stats.stepped)
+            summary.skipped_optimizer_steps += int(stats.skipped)
             if metrics["rollout/reward_mean"] is not None:
                 if summary.first_reward_mean is None:
                     summary.first_reward_mean = metrics["rollout/reward_mean"]
@@ -321,6 +333,9 @@ def train_local(
         metrics_logger.finish()
         summary.curves_path = plot_curves(run_dir)
         summary.wall_s = time.monotonic() - started
+        if summary.skipped_optimizer_steps:
+            progress.message(f"{summary.skipped_optimizer_steps} of {summary.steps_this_session} steps skipped their "
+                             "optimizer step (non-finite gradient norm): see update/skipped_steps")
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
     return summary

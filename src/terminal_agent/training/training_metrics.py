@@ -46,6 +46,13 @@ def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
     return [by_step[s] for s in sorted(by_step)]
 
 
+def skipped_steps_before(run_dir: Path, step: int) -> int:
+    """``update/skipped_steps`` (the run's skipped optimizer steps so far) at the latest step before
+    ``step`` in ``run_dir``'s metrics: where a resumed run continues the count (0 when none)."""
+    earlier = [r for r in read_metrics(run_dir) if int(r["step"]) < step]
+    return int(earlier[-1].get("update/skipped_steps") or 0) if earlier else 0
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
