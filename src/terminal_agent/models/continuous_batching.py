@@ -449,7 +449,10 @@ class ContinuousBatchingClient:
                 self.stats.requests += 1
         self._rows = []
         if self._lanes is not None:
-            self._lanes.clear_rows(0)
+            import torch
+
+            with torch.inference_mode():  # the lanes are inference tensors
+                self._lanes.clear_rows(0)
         logger.warning("continuous-batching sampler failed; %d calls answered with the error: %s", len(waiting), exc)
 
     # --- admission (prefill) -------------------------------------------------------------

@@ -37,11 +37,18 @@ class DecodeGraphs:
     def invalidate_if_changed(self, key: tuple[Any, ...]) -> None:
         """Drop every graph when ``key`` (cache generation, parameter storage pointers) changed."""
         if key != self._key:
-            self._graphs.clear()
+            self.clear()
             self._key = key
 
     def clear(self) -> None:
+        """Drop every graph and their memory pool (a pool whose graphs are gone is freed by torch:
+        capturing into its old handle again trips the caching allocator, so a new pool is made)."""
+        import torch
+
+        if self._graphs:
+            torch.cuda.synchronize()
         self._graphs.clear()
+        self._pool = None
         self._key = None
 
     def run(self, batch: int, window: int, nucleus: bool) -> None:
