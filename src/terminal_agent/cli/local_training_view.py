@@ -87,7 +87,7 @@ def print_training_summary(summary: Any, out: Console | None = None) -> None:
         ("steps (this session)", f"{summary.steps} ({summary.steps_this_session})"),
         ("resumed after step", _fmt(summary.resumed_from)),
         ("optimizer steps", str(summary.optimizer_steps)),
-        ("skipped optimizer steps (non-finite gradient)", str(getattr(summary, "skipped_optimizer_steps", 0))),
+        ("skipped optimizer steps (non-finite gradient)", str(summary.skipped_optimizer_steps)),
         ("samples trained", str(summary.samples_trained)),
         ("groups dropped", str(summary.groups_dropped)),
         ("infrastructure-masked samples", str(summary.masked_infrastructure)),
