@@ -22,7 +22,6 @@ since padding changes float summation order.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from collections import Counter
@@ -33,19 +32,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from terminal_agent.errors import ModelProviderError
 from terminal_agent.interfaces import ModelResponse
-from terminal_agent.models.completion_stops import StopRule, cut_completion
-from terminal_agent.models.embedded import (
-    EMBEDDED_MODEL_NAME,
-    EmbeddedModelClient,
-    EmbeddedModelConfig,
-    encode_chat,
-    eos_token_ids,
-)
+from terminal_agent.models.embedded import EMBEDDED_MODEL_NAME, EmbeddedModelClient
+from terminal_agent.models.local_sampler_base import LocalSamplerBase, SamplingRequest
 from terminal_agent.models.token_logprobs import decode_attention_backends, effective_temperature, model_device
 
 logger = logging.getLogger(__name__)
 
-_SAMPLING_KEYS = {"temperature", "top_p", "max_tokens", "max_new_tokens", "stop", "seed"}
 
 
 class BatchedGenerationConfig(BaseModel):
@@ -92,21 +84,7 @@ class BatchStats:
     """Wall seconds spent decoding batches (the sampler's busy time; the rest it waited for callers)."""
 
 
-@dataclass
-class _Request:
-    prompt_ids: list[int]
-    temperature: float
-    top_p: float
-    max_new_tokens: int
-    rule: StopRule
-    seed: int | None
-    arrived: float
-    done: threading.Event = field(default_factory=threading.Event)
-    response: ModelResponse | None = None
-    error: BaseException | None = None
-
-
-class BatchedEmbeddedClient:
+class BatchedEmbeddedClient(LocalSamplerBase):
     """Thread-safe :class:`~terminal_agent.interfaces.ModelClient` that batches concurrent calls.
 
     ``model`` is any causal LM (plain or peft-wrapped; it is used as given, so a trainer's policy
@@ -119,16 +97,11 @@ class BatchedEmbeddedClient:
     """Calls from many threads are the point: they are queued and batched."""
 
     def __init__(self, model: Any, tokenizer: Any, config: BatchedGenerationConfig | None = None, *, name: str | None = None):
-        self.config = config or BatchedGenerationConfig()
-        self.name = name or f"embedded-batched/{EMBEDDED_MODEL_NAME}"
-        self._model = model
-        self._tokenizer = tokenizer
-        self._eos_ids = eos_token_ids(model, tokenizer)
+        super().__init__(model, tokenizer, config or BatchedGenerationConfig(), name or f"embedded-batched/{EMBEDDED_MODEL_NAME}")
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         self._pad_id = int(pad if pad is not None else 0)
-        self.num_threads = self.config.num_threads or max(1, (os.cpu_count() or 2) // 2)
         self.stats = BatchStats()
-        self._pending: list[_Request] = []
+        self._pending: list[SamplingRequest] = []
         self._cond = threading.Condition()
         self._worker: threading.Thread | None = None
         self._cache_keyword = _cache_keyword(model)
@@ -141,60 +114,19 @@ class BatchedEmbeddedClient:
 
         With no ``config``, the embedded client's token cap, temperature, top_p and stop settings carry over.
         """
-        client = client or EmbeddedModelClient(EmbeddedModelConfig())
-        if config is None:
-            source = client.config
-            config = BatchedGenerationConfig(
-                max_new_tokens=source.max_new_tokens,
-                temperature=source.temperature,
-                top_p=source.top_p,
-                stop_after_action=source.stop_after_action,
-                action_tags=source.action_tags,
-                num_threads=source.num_threads,
-            )
-        return cls(client.model, client.tokenizer, config)
-
-    @property
-    def model(self) -> Any:
-        return self._model
-
-    @property
-    def tokenizer(self) -> Any:
-        return self._tokenizer
-
-    def count_tokens(self, messages: list[dict[str, str]]) -> int:
-        return len(encode_chat(self._tokenizer, messages))
+        client = client or cls.default_embedded()
+        return cls(client.model, client.tokenizer, config or cls.embedded_config(client, BatchedGenerationConfig))
 
     # --- the caller's side ----------------------------------------------------------------
     def complete(self, messages: list[dict[str, str]], **sampling: Any) -> ModelResponse:
-        unknown = set(sampling) - _SAMPLING_KEYS
-        if unknown:
-            logger.debug("batched embedded model ignores sampling keys %s", sorted(unknown))
-        try:
-            prompt_ids = encode_chat(self._tokenizer, messages)
-        except Exception as exc:  # noqa: BLE001 - a template failure is the caller's malformed chat
-            raise ModelProviderError(f"embedded model could not render the chat: {exc}") from exc
-        temperature = sampling.get("temperature", self.config.temperature)
-        request = _Request(
-            prompt_ids=prompt_ids,
-            temperature=float(temperature or 0.0),
-            top_p=float(sampling.get("top_p", self.config.top_p) or 1.0),
-            max_new_tokens=int(sampling.get("max_tokens") or sampling.get("max_new_tokens") or self.config.max_new_tokens),
-            rule=StopRule.build(self.config.stop_after_action, self.config.action_tags, sampling.get("stop")),
-            seed=None if sampling.get("seed") is None else int(sampling["seed"]),
-            arrived=time.monotonic(),
-        )
+        request = self._request(messages, sampling)
         with self._cond:
             self._pending.append(request)
             if self._worker is None or not self._worker.is_alive():
                 self._worker = threading.Thread(target=self._serve, name="batched-sampler", daemon=True)
                 self._worker.start()
             self._cond.notify_all()
-        request.done.wait()
-        if request.error is not None:
-            raise request.error
-        assert request.response is not None
-        return request.response
+        return request.wait()
 
     # --- the worker's side ----------------------------------------------------------------
     def _serve(self) -> None:
@@ -212,7 +144,7 @@ class BatchedEmbeddedClient:
                         request.error = error
                         request.done.set()
 
-    def _gather(self) -> list[_Request]:
+    def _gather(self) -> list[SamplingRequest]:
         config = self.config
         with self._cond:
             while not self._pending:
@@ -228,7 +160,7 @@ class BatchedEmbeddedClient:
             batch, self._pending = self._pending[: config.max_batch_size], self._pending[config.max_batch_size :]
         return batch
 
-    def _decode(self, batch: list[_Request]) -> None:
+    def _decode(self, batch: list[SamplingRequest]) -> None:
         import torch
 
         started = time.monotonic()
@@ -253,27 +185,8 @@ class BatchedEmbeddedClient:
         for request, ids, logprobs in last:
             self._answer(request, ids, logprobs)
 
-    def _answer(self, request: _Request, ids: list[int], logprobs: list[float]) -> None:
-        """Hand a finished row to its caller at once: its episode goes on (runs its command, is graded)
-        while the batch decodes its longer rows."""
-        cut = cut_completion(ids, self._decode_text, request.rule, self._eos_ids, request.max_new_tokens)
-        request.response = ModelResponse(
-            text=cut.text,
-            finish_reason=cut.finish_reason,
-            prompt_tokens=len(request.prompt_ids),
-            completion_tokens=cut.kept,
-            latency_s=time.monotonic() - request.arrived,
-            prompt_ids=list(request.prompt_ids),
-            completion_ids=ids[: cut.kept],
-            logprobs=logprobs[: cut.kept],
-        )
-        request.done.set()
-
-    def _decode_text(self, ids: Any) -> str:
-        return self._tokenizer.decode(list(ids), skip_special_tokens=True)
-
-    def _decode_rows(self, batch: list[_Request], device: Any,
-                     on_row_done: Callable[[_Request, list[int], list[float]], None]) -> list[tuple[_Request, list[int], list[float]]]:
+    def _decode_rows(self, batch: list[SamplingRequest], device: Any,
+                     on_row_done: Callable[[SamplingRequest, list[int], list[float]], None]) -> list[tuple[SamplingRequest, list[int], list[float]]]:
         """Left-padded prefill, then one KV-cached step per token; a finished row leaves the batch and is
         handed to ``on_row_done`` right away. The rows that finish on the last step are returned instead
         (the caller answers them once the batch's own bookkeeping is done)."""
@@ -351,14 +264,6 @@ class BatchedEmbeddedClient:
             self.stats.forward_calls += 1
             cache = _output_cache(output)
             logits = output.logits[:, -1, :].float()
-
-    def _row_finished(self, request: _Request, ids: list[int]) -> bool:
-        if ids[-1] in self._eos_ids or len(ids) >= request.max_new_tokens:
-            return True
-        rule = request.rule
-        if not rule.stop and not (rule.stop_after_action and ">" in self._decode_text(ids[-1:])):
-            return False  # a closed tag ends with '>'; only stop strings need every step's text
-        return rule.is_hit(self._decode_text(ids))
 
 
 def _cache_keyword(model: Any) -> str:

@@ -30,7 +30,6 @@ when greedy). Models whose architecture the slot decoder does not run raise
 from __future__ import annotations
 
 import logging
-import os
 import random
 import threading
 import time
@@ -42,23 +41,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from terminal_agent.errors import ModelProviderError
 from terminal_agent.interfaces import ModelResponse
 from terminal_agent.models.base import ContextWindowExceededError
-from terminal_agent.models.completion_stops import StopRule, cut_completion
 from terminal_agent.models.decode_graphs import DecodeGraphs, bucket
 from terminal_agent.models.decoder_stack import DecoderStack
 from terminal_agent.models.device_sampling import choose_tokens
-from terminal_agent.models.embedded import (
-    EMBEDDED_MODEL_NAME,
-    EmbeddedModelClient,
-    EmbeddedModelConfig,
-    encode_chat,
-    eos_token_ids,
-)
+from terminal_agent.models.embedded import EMBEDDED_MODEL_NAME, EmbeddedModelClient
+from terminal_agent.models.local_sampler_base import LocalSamplerBase, SamplingRequest
 from terminal_agent.models.slot_kv_cache import SlotKVCache
 from terminal_agent.models.token_logprobs import decode_attention_backends, effective_temperature, model_device
 
 logger = logging.getLogger(__name__)
 
-_SAMPLING_KEYS = {"temperature", "top_p", "max_tokens", "max_new_tokens", "stop", "seed"}
 _WINDOW_FLOOR = 128
 """Smallest attention window of a decode step (windows are powers of two from here)."""
 
@@ -135,24 +127,10 @@ class EngineStats:
 
 
 @dataclass
-class _Request:
-    prompt_ids: list[int]
-    temperature: float
-    top_p: float
-    max_new_tokens: int
-    rule: StopRule
-    seed: int
-    arrived: float
-    done: threading.Event = field(default_factory=threading.Event)
-    response: ModelResponse | None = None
-    error: BaseException | None = None
-
-
-@dataclass
 class _Row:
     """A request in a slot: what it sampled so far."""
 
-    request: _Request
+    request: SamplingRequest
     ids: list[int] = field(default_factory=list)
     logprobs: list[float] = field(default_factory=list)
 
@@ -231,7 +209,7 @@ class _LaneState:
         self.positions[start:] = 0
 
 
-class ContinuousBatchingClient:
+class ContinuousBatchingClient(LocalSamplerBase):
     """Thread-safe :class:`~terminal_agent.interfaces.ModelClient`; see the module docstring.
 
     ``model`` is a causal LM (plain or peft-wrapped, used as given) on any device, ``tokenizer``
@@ -246,16 +224,11 @@ class ContinuousBatchingClient:
     def __init__(self, model: Any, tokenizer: Any, config: ContinuousBatchingConfig | None = None, *, name: str | None = None):
         import torch
 
-        self.config = config or ContinuousBatchingConfig()
-        self.name = name or f"embedded-continuous/{EMBEDDED_MODEL_NAME}"
-        self._model = model
-        self._tokenizer = tokenizer
+        super().__init__(model, tokenizer, config or ContinuousBatchingConfig(), name or f"embedded-continuous/{EMBEDDED_MODEL_NAME}")
         self._stack = DecoderStack(model)
         self._device = model_device(model)
-        self._eos_ids = eos_token_ids(model, tokenizer)
         limit = self.config.max_sequence_length or min(self._stack.max_positions or 8192, 8192)
         self.max_sequence_length = limit
-        self.num_threads = self.config.num_threads or max(1, (os.cpu_count() or 2) // 2)
         self._use_graphs = self.config.cuda_graphs and self._device.type == "cuda"
         self._fused = self._device.type == "cuda" and self.config.fuse_projections and self._stack.enable_fusion()
         park = self.config.max_batch_size if self.config.prefix_cache_slots is None else self.config.prefix_cache_slots
@@ -263,7 +236,7 @@ class ContinuousBatchingClient:
         self._parked: dict[int, _Parked] = {}
         self._clock = 0
         self.stats = EngineStats()
-        self._pending: list[_Request] = []
+        self._pending: list[SamplingRequest] = []
         self._cond = threading.Condition()
         self._worker: threading.Thread | None = None
         self._closed = False
@@ -271,7 +244,6 @@ class ContinuousBatchingClient:
         self._cache: SlotKVCache | None = None
         self._lanes: _LaneState | None = None
         self._graphs: DecodeGraphs | None = None
-        self._closes_tag: dict[int, bool] = {}
         self._seed_source = random.Random(int(torch.initial_seed()) & 0xFFFFFFFF)
 
     @classmethod
@@ -282,57 +254,20 @@ class ContinuousBatchingClient:
 
         With no ``config``, the embedded client's token cap, temperature, top_p and stop settings carry over.
         """
-        client = client or EmbeddedModelClient(EmbeddedModelConfig())
-        if config is None:
-            source = client.config
-            config = ContinuousBatchingConfig(
-                max_new_tokens=source.max_new_tokens,
-                temperature=source.temperature,
-                top_p=source.top_p,
-                stop_after_action=source.stop_after_action,
-                action_tags=source.action_tags,
-                num_threads=source.num_threads,
-            )
-        return cls(client.model, client.tokenizer, config)
-
-    @property
-    def model(self) -> Any:
-        return self._model
-
-    @property
-    def tokenizer(self) -> Any:
-        return self._tokenizer
-
-    def count_tokens(self, messages: list[dict[str, str]]) -> int:
-        return len(encode_chat(self._tokenizer, messages))
+        client = client or cls.default_embedded()
+        return cls(client.model, client.tokenizer, config or cls.embedded_config(client, ContinuousBatchingConfig))
 
     # --- the caller's side ----------------------------------------------------------------
     def complete(self, messages: list[dict[str, str]], **sampling: Any) -> ModelResponse:
-        unknown = set(sampling) - _SAMPLING_KEYS
-        if unknown:
-            logger.debug("continuous-batching sampler ignores sampling keys %s", sorted(unknown))
-        try:
-            prompt_ids = encode_chat(self._tokenizer, messages)
-        except Exception as exc:  # noqa: BLE001 - a template failure is the caller's malformed chat
-            raise ModelProviderError(f"embedded model could not render the chat: {exc}") from exc
-        if len(prompt_ids) >= self.max_sequence_length:
+        request = self._request(messages, sampling)
+        if len(request.prompt_ids) >= self.max_sequence_length:
             raise ContextWindowExceededError(
-                f"prompt of {len(prompt_ids)} tokens does not fit the sampler's {self.max_sequence_length}-token slots"
+                f"prompt of {len(request.prompt_ids)} tokens does not fit the sampler's {self.max_sequence_length}-token slots"
             )
-        temperature = float(sampling.get("temperature", self.config.temperature) or 0.0)
-        max_new = int(sampling.get("max_tokens") or sampling.get("max_new_tokens") or self.config.max_new_tokens)
+        request.max_new_tokens = min(request.max_new_tokens, self.max_sequence_length - len(request.prompt_ids))
         with self._cond:
-            seed = self._seed_source.getrandbits(62) if sampling.get("seed") is None else int(sampling["seed"])
-        request = _Request(
-            prompt_ids=prompt_ids,
-            temperature=temperature,
-            top_p=float(sampling.get("top_p", self.config.top_p) or 1.0),
-            max_new_tokens=min(max_new, self.max_sequence_length - len(prompt_ids)),
-            rule=StopRule.build(self.config.stop_after_action, self.config.action_tags, sampling.get("stop")),
-            seed=seed,
-            arrived=time.monotonic(),
-        )
-        with self._cond:
+            if request.seed is None:  # every row gets a seed: the device draws by (seed, step)
+                request.seed = self._seed_source.getrandbits(62)
             if self._closed:
                 raise ModelProviderError("the continuous-batching sampler is closed")
             self._pending.append(request)
@@ -340,11 +275,7 @@ class ContinuousBatchingClient:
                 self._worker = threading.Thread(target=self._serve, name="continuous-batching", daemon=True)
                 self._worker.start()
             self._cond.notify_all()
-        request.done.wait()
-        if request.error is not None:
-            raise request.error
-        assert request.response is not None
-        return request.response
+        return request.wait()
 
     def close(self) -> None:
         """Stop the worker once the running rows are answered; later calls fail. Frees the cache."""
@@ -477,8 +408,8 @@ class ContinuousBatchingClient:
         candidates = self._reuse_candidates()
         # plan: (slot, request, reuse source slot or None, reused length); a call sharing a prefix only
         # with another new call waits for that one's prefill (second pass)
-        first_pass: list[tuple[int, _Request, int | None, int]] = []
-        second_pass: list[tuple[int, _Request, int | None, int]] = []
+        first_pass: list[tuple[int, SamplingRequest, int | None, int]] = []
+        second_pass: list[tuple[int, SamplingRequest, int | None, int]] = []
         leaders: list[tuple[int, Any]] = []
         for slot, request, prompt in zip(slots, admitted, prompts):
             limit = len(prompt) - 1  # the last prompt token is always run: it gives the first logits
@@ -554,7 +485,7 @@ class ContinuousBatchingClient:
         for length, pairs in by_length.items():
             self._cache.copy_slots([s for s, _ in pairs], [t for _, t in pairs], length)
 
-    def _prefill(self, chunk: list[tuple[int, _Request, int | None, int]], logits_by_slot: dict[int, Any]) -> None:
+    def _prefill(self, chunk: list[tuple[int, SamplingRequest, int | None, int]], logits_by_slot: dict[int, Any]) -> None:
         """One prefill pass: each row's prompt from its reused length on."""
         import torch
 
@@ -582,11 +513,11 @@ class ContinuousBatchingClient:
         self.stats.prefills += 1
         self.stats.prefill_tokens += int(lengths.sum())
 
-    def _prefill_chunks(self, plan: list[tuple[int, _Request, int | None, int]]) -> list[list[tuple[int, _Request, int | None, int]]]:
+    def _prefill_chunks(self, plan: list[tuple[int, SamplingRequest, int | None, int]]) -> list[list[tuple[int, SamplingRequest, int | None, int]]]:
         """Prefills in passes of at most ``prefill_token_budget`` padded tokens (similar lengths together)."""
         ordered = sorted(plan, key=lambda item: len(item[1].prompt_ids) - item[3])
-        chunks: list[list[tuple[int, _Request, int | None, int]]] = []
-        current: list[tuple[int, _Request, int | None, int]] = []
+        chunks: list[list[tuple[int, SamplingRequest, int | None, int]]] = []
+        current: list[tuple[int, SamplingRequest, int | None, int]] = []
         for item in ordered:
             width = len(item[1].prompt_ids) - item[3]
             if current and (len(current) + 1) * width > self.config.prefill_token_budget:
@@ -651,29 +582,14 @@ class ContinuousBatchingClient:
             self._retire(finished)
 
     def _finished(self, row: _Row) -> bool:
-        request, ids = row.request, row.ids
-        if ids[-1] in self._eos_ids or len(ids) >= request.max_new_tokens:
-            return True
-        rule = request.rule
-        if not rule.stop and not (rule.stop_after_action and self._may_close_tag(ids[-1])):
-            return False  # a closed tag ends with '>'; only stop strings need every step's text
-        return rule.is_hit(self._decode_text(ids))
-
-    def _may_close_tag(self, token: int) -> bool:
-        known = self._closes_tag.get(token)
-        if known is None:
-            known = self._closes_tag[token] = ">" in self._decode_text([token])
-        return known
-
-    def _decode_text(self, ids: Any) -> str:
-        return self._tokenizer.decode(list(ids), skip_special_tokens=True)
+        return self._row_finished(row.request, row.ids)
 
     def _retire(self, slots: list[int]) -> None:
         """Answer the rows in ``slots`` and free them; the highest remaining rows move into the holes."""
         assert self._cache is not None and self._lanes is not None
         done = set(slots)
         for slot in slots:
-            self._answer(self._rows[slot])
+            self._answer_row(self._rows[slot])
             self._park(slot, self._rows[slot])
         survivors = [(slot, row) for slot, row in enumerate(self._rows) if slot not in done]
         keep = len(survivors)
@@ -707,21 +623,9 @@ class ContinuousBatchingClient:
         tokens = np.asarray(row.request.prompt_ids + row.ids[:-1], dtype=np.int64)
         self._parked[target] = _Parked(tokens, self._clock)
 
-    def _answer(self, row: _Row) -> None:
-        request = row.request
-        cut = cut_completion(row.ids, self._decode_text, request.rule, self._eos_ids, request.max_new_tokens)
-        request.response = ModelResponse(
-            text=cut.text,
-            finish_reason=cut.finish_reason,
-            prompt_tokens=len(request.prompt_ids),
-            completion_tokens=cut.kept,
-            latency_s=time.monotonic() - request.arrived,
-            prompt_ids=list(request.prompt_ids),
-            completion_ids=row.ids[: cut.kept],
-            logprobs=row.logprobs[: cut.kept],
-        )
+    def _answer_row(self, row: _Row) -> None:
         self.stats.requests += 1
-        request.done.set()
+        self._answer(row.request, row.ids, row.logprobs)
 
 
 __all__ = ["ContinuousBatchingClient", "ContinuousBatchingConfig", "EngineStats"]
