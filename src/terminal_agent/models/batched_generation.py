@@ -28,41 +28,27 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from terminal_agent.errors import ModelProviderError
 from terminal_agent.interfaces import ModelResponse
 from terminal_agent.models.embedded import EMBEDDED_MODEL_NAME, EmbeddedModelClient
-from terminal_agent.models.local_sampler_base import LocalSamplerBase, SamplingRequest
+from terminal_agent.models.local_sampler_base import LocalSamplerBase, LocalSamplingSettings, SamplingRequest
 from terminal_agent.models.token_logprobs import decode_attention_backends, effective_temperature, model_device
 
 logger = logging.getLogger(__name__)
 
 
 
-class BatchedGenerationConfig(BaseModel):
+class BatchedGenerationConfig(LocalSamplingSettings):
     """Settings of the batched local sampler."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    max_new_tokens: int = Field(default=256, ge=1)
-    """Cap on generated tokens per reply (``max_tokens`` in a call overrides it)."""
-    temperature: float = Field(default=0.0, ge=0.0)
-    """0 means greedy decoding; above 0 samples (a call's ``temperature`` overrides it)."""
-    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
-    """Nucleus sampling mass when sampling."""
-    stop_after_action: bool = True
-    """Stop a row as soon as a tag opened in its reply is closed (``</bash>``)."""
-    action_tags: list[str] | None = None
-    """Tag names that count for ``stop_after_action``; ``None`` means any tag."""
     max_batch_size: int = Field(default=32, ge=1)
     """Most calls decoded in one batch; more wait for the next."""
     gather_window_s: float = Field(default=0.05, ge=0.0)
     """After a call arrives, wait this long for another before decoding (each arrival restarts it)."""
     max_gather_s: float = Field(default=0.25, ge=0.0)
     """Cap on the whole gathering wait, counted from the first call of the batch."""
-    num_threads: int | None = Field(default=None, ge=1)
-    """torch intra-op threads while decoding on CPU; ``None``: half the cores (at least 1)."""
 
 
 @dataclass

@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from terminal_agent.errors import ModelProviderError
 from terminal_agent.interfaces import ModelResponse
@@ -45,7 +45,7 @@ from terminal_agent.models.decode_graphs import DecodeGraphs, bucket
 from terminal_agent.models.decoder_stack import DecoderStack
 from terminal_agent.models.device_sampling import choose_tokens
 from terminal_agent.models.embedded import EMBEDDED_MODEL_NAME, EmbeddedModelClient
-from terminal_agent.models.local_sampler_base import LocalSamplerBase, SamplingRequest
+from terminal_agent.models.local_sampler_base import LocalSamplerBase, LocalSamplingSettings, SamplingRequest
 from terminal_agent.models.slot_kv_cache import SlotKVCache
 from terminal_agent.models.token_logprobs import decode_attention_backends, effective_temperature, model_device
 
@@ -55,21 +55,9 @@ _WINDOW_FLOOR = 128
 """Smallest attention window of a decode step (windows are powers of two from here)."""
 
 
-class ContinuousBatchingConfig(BaseModel):
+class ContinuousBatchingConfig(LocalSamplingSettings):
     """Settings of the continuous-batching sampler."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    max_new_tokens: int = Field(default=256, ge=1)
-    """Cap on generated tokens per reply (``max_tokens`` in a call overrides it)."""
-    temperature: float = Field(default=0.0, ge=0.0)
-    """0 means greedy decoding; above 0 samples (a call's ``temperature`` overrides it)."""
-    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
-    """Nucleus sampling mass when sampling."""
-    stop_after_action: bool = True
-    """Stop a row as soon as a tag opened in its reply is closed (``</bash>``)."""
-    action_tags: list[str] | None = None
-    """Tag names that count for ``stop_after_action``; ``None`` means any tag."""
     max_batch_size: int = Field(default=64, ge=1)
     """Slots of the KV cache: the most calls decoding at once (more wait for a free slot)."""
     max_sequence_length: int | None = Field(default=None, ge=16)
@@ -92,8 +80,6 @@ class ContinuousBatchingConfig(BaseModel):
     """Cap on that wait, counted from the first call."""
     prefill_token_budget: int = Field(default=16384, ge=256)
     """Most (rows x padded length) tokens in one prefill pass; more prompts are prefilled in several."""
-    num_threads: int | None = Field(default=None, ge=1)
-    """torch intra-op threads while decoding on CPU; ``None``: half the cores (at least 1)."""
 
 
 @dataclass
