@@ -21,13 +21,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
 from terminal_agent.errors import ConfigError
 from terminal_agent.interfaces import ModelClient
 from terminal_agent.registry import Registry
 
-if TYPE_CHECKING:  # the config module imports this one to validate ``type``
+if TYPE_CHECKING:
     from terminal_agent.models.embedded import EmbeddedModelClient
-    from terminal_agent.models.factory import ModelClientConfig
+
+EMBEDDED_SPEC = "embedded"
 
 ModelClientFactory = Callable[["ModelClientConfig"], ModelClient]
 
@@ -49,6 +52,34 @@ class ModelClientEntry:
 
 
 MODEL_CLIENTS: Registry[ModelClientEntry] = Registry("model client")
+
+
+class ModelClientConfig(BaseModel):
+    """Which model to talk to and how (the ``type`` field picks the registered client kind)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    type: str = EMBEDDED_SPEC
+    """Client kind, a name in ``MODEL_CLIENTS``: ``embedded``, ``embedded-batched``, ``embedded-continuous``,
+    ``scripted``, ``litellm`` or a plugin's."""
+    model: str | None = None
+    """litellm model string (``type=litellm``; ``None`` reads ``LITELLM_MODEL``), or a plugin's model name."""
+    api_base: str | None = None
+    """litellm endpoint; ``None`` reads ``LITE_LLM_API_BASE``."""
+    api_key: str | None = Field(default=None, repr=False)
+    """litellm key; ``None`` reads ``LITE_LLM_API_KEY``."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """Cap on reply tokens (``None``: the backend's default)."""
+    temperature: float | None = Field(default=None, ge=0.0)
+    """Sampling temperature (``None``: the backend's default; the embedded model is greedy at 0)."""
+    replies_file: Path | None = None
+    """Scripted backend: a JSON/YAML list of reply strings."""
+
+    @field_validator("type")
+    @classmethod
+    def _registered_type(cls, name: str) -> str:
+        MODEL_CLIENTS.get(name)  # raises ConfigError listing the valid names
+        return name
 
 
 def register_model_client(

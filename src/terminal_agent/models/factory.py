@@ -10,45 +10,13 @@ and oracle runs), a plugin's name or prefix, or else any litellm model string (`
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
 from terminal_agent.interfaces import ModelClient
-from terminal_agent.models.client_registry import MODEL_CLIENTS, spec_values
+from terminal_agent.models.client_registry import EMBEDDED_SPEC, MODEL_CLIENTS, ModelClientConfig, spec_values
+
+__all__ = ["EMBEDDED_SPEC", "ModelClientConfig", "build_model_client", "config_from_spec", "describe_default_model"]
 from terminal_agent.models.litellm_client import ENV_MODEL
-
-EMBEDDED_SPEC = "embedded"
-
-
-class ModelClientConfig(BaseModel):
-    """Which model to talk to and how (the ``type`` field picks the registered client kind)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    type: str = EMBEDDED_SPEC
-    """Client kind, a name in ``MODEL_CLIENTS``: ``embedded``, ``embedded-batched``, ``embedded-continuous``,
-    ``scripted``, ``litellm`` or a plugin's."""
-    model: str | None = None
-    """litellm model string (``type=litellm``; ``None`` reads ``LITELLM_MODEL``), or a plugin's model name."""
-    api_base: str | None = None
-    """litellm endpoint; ``None`` reads ``LITE_LLM_API_BASE``."""
-    api_key: str | None = Field(default=None, repr=False)
-    """litellm key; ``None`` reads ``LITE_LLM_API_KEY``."""
-    max_tokens: int | None = Field(default=None, ge=1)
-    """Cap on reply tokens (``None``: the backend's default)."""
-    temperature: float | None = Field(default=None, ge=0.0)
-    """Sampling temperature (``None``: the backend's default; the embedded model is greedy at 0)."""
-    replies_file: Path | None = None
-    """Scripted backend: a JSON/YAML list of reply strings."""
-
-    @field_validator("type")
-    @classmethod
-    def _registered_type(cls, name: str) -> str:
-        MODEL_CLIENTS.get(name)  # raises ConfigError listing the valid names
-        return name
-
 
 def describe_default_model() -> str:
     """What :func:`build_model_client` picks with no spec, for messages and reports."""
