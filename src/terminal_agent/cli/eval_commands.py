@@ -89,7 +89,7 @@ def _print_summary(results, output_dir: Path | None) -> None:  # noqa: ANN001
 @app.command("run")
 def run(
     tasks_path: Path = typer.Argument(DEFAULT_TASKS, help="Tasks: CSV, parquet, task dir or dir of task dirs."),
-    model: str = typer.Option(None, "--model", "-m", help="'embedded', 'scripted:FILE' or a litellm model; default: $LITELLM_MODEL, else embedded."),
+    model: str = typer.Option(None, "--model", "-m", help="A registered model client: 'embedded', 'embedded-batched', 'embedded-continuous', 'scripted:FILE', a plugin's spec, or a litellm model; default: $LITELLM_MODEL, else embedded."),
     api_base: str = typer.Option(None, "--api-base", help="OpenAI-compatible endpoint (default: $LITE_LLM_API_BASE)."),
     attempts: int = typer.Option(1, "--attempts", "-k", min=1, help="Attempts per task."),
     concurrency: int = typer.Option(2, "--concurrency", "-c", min=1, help="Episodes at once."),
