@@ -73,6 +73,8 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         "rollout_wall_s": _spread(_values(records, "time/rollout_wall_s")),
         "update_s": _spread(_values(records, "time/update_s")),
         "sampler_busy_s": _spread(_values(records, "sampler/busy_s")),
+        "rollout_head_s": _spread(_values(records, "time/rollout_head_s")),
+        "rollout_tail_s": _spread(_values(records, "time/rollout_tail_s")),
         "policy_idle_share": (max(0.0, 1.0 - (busy + update_in_those) / step_in_those) if step_in_those > 0 else None),
         "policy_idle_share_per_step": _spread(per_step_idle),
         "sampled_tokens": tokens,
@@ -109,6 +111,8 @@ def format_summary(s: dict[str, Any]) -> str:
         f"step time (s): {spread(s['step_s'])}; after the first step: {spread(s['step_s_after_first'])}",
         f"rollout wall (s): {spread(s['rollout_wall_s'])}; update (s): {spread(s['update_s'], 2)}; "
         f"sampler busy (s): {spread(s['sampler_busy_s'])}",
+        f"rollout head, start to first model call (s): {spread(s['rollout_head_s'], 2)}; "
+        f"tail, last reply to end (s): {spread(s['rollout_tail_s'], 2)}",
         f"policy idle share: {'-' if idle is None else f'{idle:.1%}'} pooled; per step "
         + spread({k: (None if v is None else 100 * v) for k, v in s["policy_idle_share_per_step"].items()}) + " %",
         f"sampled tokens {s['sampled_tokens']}: {_num(s['tokens_per_s_busy'], 0)} tokens/s while busy, "

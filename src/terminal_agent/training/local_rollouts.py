@@ -47,6 +47,10 @@ class TurnRecorder:
         self.turns: list[TurnTokens] = []
         self.texts: list[str] = []
         self._seed = seed
+        self.first_call_at: float | None = None
+        """``time.monotonic()`` of the episode's first model call."""
+        self.last_reply_at: float | None = None
+        """``time.monotonic()`` of its last reply."""
 
     def count_tokens(self, messages: list[dict[str, str]]) -> int:
         return self.client.count_tokens(messages)  # type: ignore[attr-defined]
@@ -54,7 +58,10 @@ class TurnRecorder:
     def complete(self, messages: list[dict[str, str]], **sampling: Any) -> ModelResponse:
         if self._seed is not None:
             sampling = {**sampling, "seed": self._seed + len(self.turns)}
+        if self.first_call_at is None:
+            self.first_call_at = time.monotonic()
         response = self.client.complete(messages, **sampling)
+        self.last_reply_at = time.monotonic()
         if response.prompt_ids is None or response.completion_ids is None or response.logprobs is None:
             raise ConfigError(
                 f"the policy client {self.name!r} returned no token ids/logprobs; the local trainer needs a "
@@ -84,6 +91,10 @@ class EpisodeRecord:
     model_s: float = 0.0
     env_s: float = 0.0
     wall_s: float = 0.0
+    first_call_at: float | None = None
+    """``time.monotonic()`` of the first model call (None: the episode made none)."""
+    last_reply_at: float | None = None
+    """``time.monotonic()`` of the last reply."""
 
 
 @dataclass
@@ -94,6 +105,19 @@ class RolloutBatch:
     skipped: dict[str, str] = field(default_factory=dict)
     """task id -> why it did not run (image build failure)."""
     wall_s: float = 0.0
+    started_at: float = 0.0
+    """``time.monotonic()`` when the step's rollouts began."""
+
+    def head_and_tail_s(self) -> tuple[float | None, float | None]:
+        """Seconds from the rollouts' start to the first model call, and from the last reply to their end:
+        the rollout time in which the policy can have nothing to sample (sandboxes starting, last
+        commands and grading)."""
+        records = [r for g in self.groups for r in g]
+        firsts = [r.first_call_at for r in records if r.first_call_at is not None]
+        lasts = [r.last_reply_at for r in records if r.last_reply_at is not None]
+        if not firsts or not lasts:
+            return None, None
+        return min(firsts) - self.started_at, self.started_at + self.wall_s - max(lasts)
 
     @property
     def outcomes(self) -> list[list[EpisodeOutcome]]:
@@ -225,7 +249,7 @@ class LocalRolloutCollector:
     ) -> RolloutBatch:
         """``group_size`` episodes of every task of ``tasks`` (order kept: one group per task that ran)."""
         started = time.monotonic()
-        batch = RolloutBatch()
+        batch = RolloutBatch(started_at=started)
         runnable: list[Task] = []
         for task in tasks:
             problem = self._image_problem(task)
@@ -312,6 +336,7 @@ class LocalRolloutCollector:
         return EpisodeRecord(
             task_id=task.task_id, attempt=attempt, outcome=outcome, texts=list(recorder.texts),
             model_s=model_s, env_s=env_s, wall_s=time.monotonic() - started,
+            first_call_at=recorder.first_call_at, last_reply_at=recorder.last_reply_at,
         )
 
 

@@ -155,6 +155,8 @@ def step_metrics(batch: RolloutBatch, selection: GroupSelection, stats: UpdateSt
         "update/micro_batches": stats.micro_batches,
         "update/stepped": int(stats.stepped),
         "time/rollout_wall_s": batch.wall_s,
+        "time/rollout_head_s": batch.head_and_tail_s()[0],
+        "time/rollout_tail_s": batch.head_and_tail_s()[1],
         "time/env_s": sum(r.env_s for r in records),
         "time/model_s": sum(r.model_s for r in records),
         "time/update_s": stats.update_s,
