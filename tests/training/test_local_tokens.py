@@ -86,3 +86,13 @@ def test_sampler_and_trainer_logprobs_agree(sampled):
         assert diff.numel() == row.trained_tokens > 0
         worst = max(worst, float(diff.max()))
     assert worst <= LOGPROB_TOLERANCE, f"sampler/trainer logprob gap {worst:.2e} > {LOGPROB_TOLERANCE:.0e}"
+
+
+def test_the_trainer_samples_through_the_continuous_sampler(sampled):
+    from terminal_agent.models.continuous_batching import ContinuousBatchingClient
+    from terminal_agent.training.local_policy import make_policy_client
+
+    _, policy, config, _ = sampled
+    client = make_policy_client(policy, config)
+    assert isinstance(client, ContinuousBatchingClient) and client.model is policy.model  # no copy to sync
+    client.close()
