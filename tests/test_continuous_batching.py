@@ -205,3 +205,24 @@ def test_an_unsupported_architecture_is_refused_by_name():
     model = GPT2LMHeadModel(GPT2Config(n_layer=1, n_head=2, n_embd=16, vocab_size=32, n_positions=32))
     with pytest.raises(UnsupportedModelError, match="'gpt2'"):
         DecoderStack(model)
+
+
+@pytest.mark.model
+def test_an_idle_worker_ends_and_the_next_call_starts_another(embedded):
+    import gc
+    import weakref
+
+    client = _client(embedded, idle_exit_s=0.2, max_new_tokens=4)
+    first = client.complete(_chat(0), max_tokens=4)
+    worker = client._worker
+    deadline = time.monotonic() + 30
+    while worker is not None and worker.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert worker is not None and not worker.is_alive()
+    assert client.complete(_chat(0), max_tokens=4).completion_ids == first.completion_ids
+    # once idle, nothing but the caller holds the client: it is collected with its cache
+    time.sleep(0.6)
+    ref = weakref.ref(client)
+    del client
+    gc.collect()
+    assert ref() is None

@@ -78,6 +78,8 @@ class ContinuousBatchingConfig(LocalSamplingSettings):
     """When idle, wait this long after a call for others before the first prefill (each arrival restarts it)."""
     max_gather_s: float = Field(default=0.1, ge=0.0)
     """Cap on that wait, counted from the first call."""
+    idle_exit_s: float = Field(default=30.0, gt=0.0)
+    """The worker thread ends after this long without a call (and starts again with the next one)."""
     prefill_token_budget: int = Field(default=16384, ge=256)
     """Most (rows x padded length) tokens in one prefill pass; more prompts are prefilled in several."""
 
@@ -287,13 +289,17 @@ class ContinuousBatchingClient(LocalSamplerBase):
             self._busy_period()
 
     def _wait_for_work(self) -> bool | None:
-        """Block until a call is pending (then gather briefly); ``None`` once closed and drained."""
+        """Block until a call is pending (then gather briefly); ``None`` once closed and drained, or after
+        ``idle_exit_s`` without a call (the worker then ends, so an unused client can be collected with
+        its cache; the next call starts a new worker)."""
         config = self.config
         with self._cond:
             while not self._pending:
                 if self._closed:
                     return None
-                self._cond.wait()
+                if not self._cond.wait(config.idle_exit_s) and not self._pending:
+                    self._worker = None  # under the lock: a caller from now on starts a new worker
+                    return None
             first = time.monotonic()
             while len(self._pending) < config.max_batch_size:
                 remaining = min(self._pending[-1].arrived + config.gather_window_s, first + config.max_gather_s) - time.monotonic()
