@@ -52,18 +52,18 @@ def test_greedy_ids_equal_one_at_a_time_and_logprobs_match_the_trainer(embedded)
 
     client = _client(embedded)
     try:
-        batched = _concurrently(lambda i: client.complete(_chat(i), max_tokens=24), 4)
+        batched = _concurrently(lambda i: client.complete(_chat(i), max_tokens=16), 3)
     finally:
         client.close()
     for i, reply in enumerate(batched):
-        alone = embedded.complete(_chat(i), max_tokens=24)
+        alone = embedded.complete(_chat(i), max_tokens=16)
         assert reply.completion_ids == alone.completion_ids
         assert reply.text == alone.text and reply.prompt_ids == alone.prompt_ids
         with torch.no_grad():
             trainer = compute_batch_token_logprobs(embedded.model, [(reply.prompt_ids, reply.completion_ids)], 1.0)[0]
         # float32: the sampler's and the trainer's forward agree to rounding
         assert float((trainer - torch.tensor(reply.logprobs)).abs().max()) < 1e-4
-    assert client.stats.largest_batch == 4 and client.stats.requests == 4
+    assert client.stats.largest_batch == 3 and client.stats.requests == 3
 
 
 @pytest.mark.model
@@ -120,7 +120,7 @@ def test_next_turn_reuses_the_previous_turns_keys_and_values(embedded):
     def episode(client: ContinuousBatchingClient, i: int) -> list:
         chat, replies = _chat(i), []
         for turn in range(3):
-            reply = client.complete(chat, max_tokens=16)
+            reply = client.complete(chat, max_tokens=8)
             replies.append(reply.completion_ids)
             chat = chat + [{"role": "assistant", "content": reply.text},
                            {"role": "user", "content": f"Observation: exit code 0 (turn {turn})."}]
@@ -128,8 +128,8 @@ def test_next_turn_reuses_the_previous_turns_keys_and_values(embedded):
 
     reusing, plain = _client(embedded), _client(embedded, prefix_cache_slots=0, min_prefix_reuse=10_000)
     try:
-        with_reuse = _concurrently(lambda i: episode(reusing, i), 3)
-        without = _concurrently(lambda i: episode(plain, i), 3)
+        with_reuse = _concurrently(lambda i: episode(reusing, i), 2)
+        without = _concurrently(lambda i: episode(plain, i), 2)
     finally:
         reusing.close()
         plain.close()
