@@ -226,3 +226,28 @@ def test_an_idle_worker_ends_and_the_next_call_starts_another(embedded):
     del client
     gc.collect()
     assert ref() is None
+
+
+@pytest.mark.model
+def test_a_reused_prefix_and_a_fresh_prompt_prefilled_together_stay_inside_the_slots(embedded):
+    # one row starts late in its slot (a reused prefix), the other is long and fresh: padded to one
+    # width, the first row's padding would run past a small cache unless it grows first
+    long_fresh = [{"role": "system", "content": "Answer in French."}, {"role": "user", "content": "mot " * 100}]
+    first_turn = _chat(5)
+    # a long gather window puts both calls into one admission (one prefill pass)
+    settings = {"initial_capacity": 16, "max_new_tokens": 8, "gather_window_s": 1.0, "max_gather_s": 1.0}
+    client, plain = _client(embedded, **settings), _client(embedded, **settings, prefix_cache_slots=0, min_prefix_reuse=10_000)
+    try:
+        replies = {}
+        for name, sampler in (("reuse", client), ("plain", plain)):
+            opening = sampler.complete(first_turn, max_tokens=8)
+            time.sleep(0.5)  # the worker falls idle, so the next two calls are gathered into one admission
+            follow_up = first_turn + [{"role": "assistant", "content": opening.text}, {"role": "user", "content": "ok"}]
+            replies[name] = [r.completion_ids for r in _concurrently(
+                lambda i: sampler.complete([follow_up, long_fresh][i], max_tokens=8), 2)]
+    finally:
+        client.close()
+        plain.close()
+    assert client.stats.reused_prefix_tokens > 0
+    assert client.stats.prefills == 2  # the opening, then the pair together
+    assert replies["reuse"] == replies["plain"]

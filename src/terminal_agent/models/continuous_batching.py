@@ -222,6 +222,7 @@ class ContinuousBatchingClient(LocalSamplerBase):
         park = self.config.max_batch_size if self.config.prefix_cache_slots is None else self.config.prefix_cache_slots
         self._park_slots = list(range(self.config.max_batch_size, self.config.max_batch_size + park))
         self._parked: dict[int, _Parked] = {}
+        self._admitting: list[SamplingRequest] = []
         self._clock = 0
         self.stats = EngineStats()
         self._pending: list[SamplingRequest] = []
@@ -365,7 +366,8 @@ class ContinuousBatchingClient(LocalSamplerBase):
             error.__cause__ = exc
         with self._cond:
             waiting, self._pending = self._pending, []
-        for request in [row.request for row in self._rows] + waiting:
+        admitting, self._admitting = self._admitting, []
+        for request in [row.request for row in self._rows] + admitting + waiting:
             if not request.done.is_set():
                 request.error = error
                 request.done.set()
@@ -386,6 +388,7 @@ class ContinuousBatchingClient(LocalSamplerBase):
             if free <= 0 or not self._pending:
                 return
             admitted, self._pending = self._pending[:free], self._pending[free:]
+            self._admitting = admitted  # answered by _fail_all if the prefill breaks
         import numpy as np
         import torch
 
@@ -455,6 +458,7 @@ class ContinuousBatchingClient(LocalSamplerBase):
         )
         for request, token, logprob in zip(admitted, chosen_list, logprob_list):
             self._rows.append(_Row(request, [int(token)], [float(logprob)]))
+        self._admitting = []
         self.stats.generated_tokens += len(admitted)
         self.stats.prefill_s += time.monotonic() - started
         self._retire([slot for slot in slots if self._finished(self._rows[slot])])
@@ -484,6 +488,14 @@ class ContinuousBatchingClient(LocalSamplerBase):
         assert self._cache is not None
         pieces = [request.prompt_ids[reused:] for _, request, _, reused in chunk]
         width = max(len(p) for p in pieces)
+        # every row writes ``width`` positions from its start (its padding too): they must fit the slots
+        reach = max(reused + width for _, _, _, reused in chunk)
+        if reach > self._cache.max_capacity and len(chunk) > 1:
+            for item in chunk:  # alone, a row writes only its own prompt, which fits
+                self._prefill([item], logits_by_slot)
+            return
+        if self._cache.ensure_capacity(reach) and self._graphs is not None:
+            self._graphs.invalidate_if_changed(self._storage_key())
         ids = torch.zeros((len(chunk), width), dtype=torch.long)
         for row, piece in enumerate(pieces):
             ids[row, : len(piece)] = torch.tensor(piece, dtype=torch.long)
