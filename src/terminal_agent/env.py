@@ -202,7 +202,10 @@ class DockerIsolatedEnv(BaseEnv):
                     self._release()
                     self.task, self._image, self._fresh_reset = new_task, None, None
                 elif self._fresh_reset is not None and self._sandbox is not None and self.steps == 0 and not self.done:
-                    return self._fresh_reset  # the same task reset twice before a step: one episode, one container
+                    # the same task reset twice before a step: one episode, one container (started ahead of
+                    # time); the agent's clock starts now, when the episode's caller gets it
+                    self.started_at = time.monotonic()
+                    return self._fresh_reset
             if self.task is None:
                 raise ConfigError("DockerIsolatedEnv.reset(): no task; pass reset(task=...) or build the env with one")
             self._release()

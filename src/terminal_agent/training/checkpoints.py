@@ -56,6 +56,10 @@ class TaskOrder:
                 self.epoch, self.position = self.epoch + 1, 0
         return out
 
+    def peek_batch(self, k: int) -> list[int]:
+        """What ``next_batch(k)`` will return, without drawing it (the state is unchanged)."""
+        return TaskOrder(self.count, self.seed, self.epoch, self.position).next_batch(k)
+
     def state_dict(self) -> dict[str, int]:
         return {"count": self.count, "seed": self.seed, "epoch": self.epoch, "position": self.position}
 

@@ -10,6 +10,12 @@ Faults, each named in the step's record and never trained on as the model's fail
 * a task whose image cannot be built or found is skipped with a message (``skipped``), the step
   goes on with the other tasks;
 * an episode that raises or passes its wall clock becomes an untrainable outcome (masked).
+
+Sandboxes started ahead of time: ``prepare(tasks, step)`` starts the envs of a step's first
+``episodes_at_once`` episodes in the background (the trainer calls it for step k+1 while step k's update
+runs), so the next step's first model calls do not wait for sandboxes. ``collect`` takes a prepared env
+when there is one (its agent clock starts when the episode does); one whose start failed is started again
+in the episode, and prepared envs that no episode takes are closed (``discard_prepared``).
 """
 
 from __future__ import annotations
@@ -228,6 +234,12 @@ class LocalRolloutCollector:
         self.env_factory = env_factory
         self.image_builder = image_builder or functools.partial(default_image_builder, config=config)
         self._images_ok: dict[str, str | None] = {}
+        self._prepared: dict[tuple[int, str, int], concurrent.futures.Future] = {}
+        self._prepare_pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self.prepared_taken = 0
+        """Episodes that started in a sandbox prepared ahead of time (over the collector's life)."""
+        self.prepared_failed = 0
+        """Prepared starts that failed (their episodes started a sandbox again themselves)."""
 
     def _image_problem(self, task: Task) -> str | None:
         """None when the task's image is there (built now if needed), else why not (cached per task)."""
@@ -239,6 +251,71 @@ class LocalRolloutCollector:
                 self._images_ok[task.task_id] = f"{type(exc).__name__}: {exc}"
                 logger.warning("skipping task %s: its image could not be built: %s", task.task_id, exc)
         return self._images_ok[task.task_id]
+
+    def prepare(self, tasks: Sequence[Task], step: int) -> int:
+        """Start, in the background, the sandboxes of the first ``episodes_at_once`` episodes that
+        ``collect(tasks, step)`` will run; returns how many were submitted. Returns at once.
+
+        Envs prepared earlier and not taken are closed first, so at most ``episodes_at_once`` sandboxes wait.
+        """
+        self.discard_prepared()
+        if self._prepare_pool is None:
+            self._prepare_pool = concurrent.futures.ThreadPoolExecutor(
+                max_workers=self.config.episodes_at_once, thread_name_prefix="local-prepare"
+            )
+        budget = self.config.episodes_at_once
+        for task in tasks:
+            for attempt in range(self.config.group_size):
+                if budget <= 0:
+                    return len(self._prepared)
+                self._prepared[(step, task.task_id, attempt)] = self._prepare_pool.submit(self._start_env, task)
+                budget -= 1
+        return len(self._prepared)
+
+    def _start_env(self, task: Task) -> Any:
+        """An env of ``task`` with its sandbox started (``reset``), or None when the task's image is missing."""
+        if self._image_problem(task) is not None:
+            return None
+        env = self.env_factory(task, self.config, self.run_id)
+        try:
+            env.reset(task=env.task)
+        except BaseException:
+            _close_quietly(env)
+            raise
+        return env
+
+    def _take_prepared(self, task: Task, attempt: int, step: int) -> Any:
+        """The env prepared for this episode (waiting for its start), or None."""
+        future = self._prepared.pop((step, task.task_id, attempt), None)
+        if future is None:
+            return None
+        try:
+            env = future.result()
+        except Exception as exc:  # noqa: BLE001 - a failed early start is retried by the episode itself
+            self.prepared_failed += 1
+            logger.info("%s attempt %d: its sandbox started ahead of time failed (%s: %s); starting it again",
+                        task.task_id, attempt, type(exc).__name__, exc)
+            return None
+        if env is not None:
+            self.prepared_taken += 1
+        return env
+
+    def discard_prepared(self) -> None:
+        """Close every prepared env that no episode took (waits for starts still running)."""
+        pending, self._prepared = self._prepared, {}
+        for future in pending.values():
+            try:
+                env = future.result()
+            except Exception:  # noqa: BLE001 - a start that failed left nothing to close
+                continue
+            _close_quietly(env)
+
+    def close(self) -> None:
+        """Close what was prepared and stop the preparing threads."""
+        self.discard_prepared()
+        if self._prepare_pool is not None:
+            self._prepare_pool.shutdown(wait=True)
+            self._prepare_pool = None
 
     def collect(
         self,
@@ -276,6 +353,7 @@ class LocalRolloutCollector:
                     on_episode(record)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+            self.discard_prepared()  # prepared for episodes this step did not run (a skipped task)
         batch.groups = [[slots[(g, a)] for a in range(n)] for g in range(len(runnable))]
         batch.wall_s = time.monotonic() - started
         return batch
@@ -298,14 +376,15 @@ class LocalRolloutCollector:
         deadline = threading.Timer(hard_deadline_s(task, config), on_deadline)
         deadline.daemon = True
         try:
-            env = self.env_factory(task, config, self.run_id)
+            deadline.start()  # the backstop covers a prepared start still running, too
+            env = self._take_prepared(task, attempt, step) or self.env_factory(task, config, self.run_id)
             agent = TerminalBenchAgent(AgentConfig(training=True))  # replies verbatim, compaction off
-            deadline.start()
             result = run_episode(
                 env,
                 agent,
                 recorder,
                 config.max_turns,
+                task=env.task,  # a prepared env's reset of its own task returns the started episode
                 max_context_tokens=config.max_model_len,
                 stop_on_output_limit=True,  # as rLLM HEAD's workflow (and ours on the verl path) does
                 sampling={

@@ -289,8 +289,12 @@ def train_local(
                 progress.phase_advanced(step, "rollouts", done)
 
             sampler_before = sampler_counters(client)
+            prepared_before = collector.prepared_taken
             batch = collector.collect(step_tasks, step, on_episode=on_episode)
             sampler_after = sampler_counters(client)
+            prepared_episodes = collector.prepared_taken - prepared_before
+            if step < config.steps:  # the next step's sandboxes start while this step is selected and updated
+                collector.prepare([tasks[i] for i in order.peek_batch(config.tasks_per_step)], step + 1)
             for task_id, why in batch.skipped.items():
                 if task_id not in summary.skipped_tasks:
                     summary.skipped_tasks[task_id] = why
@@ -312,6 +316,7 @@ def train_local(
             skipped_steps += int(stats.skipped)
             metrics["update/skipped_steps"] = skipped_steps
             metrics["time/step_s"] = time.monotonic() - step_started
+            metrics["rollout/prepared_episodes"] = prepared_episodes
             metrics.update(sampler_metrics(sampler_before, sampler_after, metrics))
             metrics["task_ids"] = [t.task_id for t in step_tasks]
             metrics_logger.log(step, metrics)
@@ -329,6 +334,7 @@ def train_local(
                 summary.checkpoint = save(step)
             progress.step_finished(step, metrics)
     finally:
+        collector.close()  # sandboxes prepared for a step that will not run
         close = getattr(client, "close", None)
         if callable(close):
             close()
