@@ -7,8 +7,10 @@
 
 Overrides are dotted ``key=value`` on the preset (see docs/training.md). Everything is validated
 before anything starts; a bad key, a bad value, a missing package or an impossible geometry exits
-with status 2 and one message naming the key. ``--dry-run`` prints the resolved launch (secrets
-redacted) and saves it as ``<run dir>/launch/dry_run.yaml``.
+with status 2 and one message naming the key. For a ``backend: local`` preset that includes the
+local trainer's own config, built as the launch builds it, and the verl-only keys it would ignore.
+``--dry-run`` prints the resolved launch (secrets redacted; ``local_config`` for a local preset) and
+saves it as ``<run dir>/launch/dry_run.yaml``.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.preset:
         parser.error("a preset is needed (--list shows them)")
     try:
-        with console.status("validating the preset (Hydra against verl/rLLM's schema) ..."):
+        with console.status("validating the preset ..."):
             plan = plan_launch(load_preset(args.preset, args.overrides), verl_python=args.verl_python)
         for note in plan.notes:
             console.print(f"[yellow]note[/yellow] {escape(note)}", highlight=False)

@@ -10,6 +10,11 @@ composed with Hydra against the real YAML) and, where verl imports, level 2 (ver
 ``validate_config``). A failure is a :class:`ConfigError` naming the key, or a
 :class:`TrainingSetupError` naming what to install; nothing has been started then.
 
+For ``backend: local`` the plan holds the local trainer's config, built by
+:meth:`LocalTrainingConfig.from_preset` (the function the launch itself calls), so a dry run
+refuses what the launch would: a value the local trainer cannot run, or a verl-only key it would
+ignore, each named by its preset key.
+
 :func:`launch` for ``backend: verl`` checks the machine (packages, GPUs, Ray nodes, wandb), sweeps
 leaked sandboxes and keeps the cleanup daemon running, writes the parquet files with our
 converter, and hands our Workflow class to rLLM's ``AgentTrainer`` through its Python API, with a
@@ -72,6 +77,8 @@ class LaunchPlan:
     workflow_args: dict[str, Any] = field(default_factory=dict)
     level2: Any = None
     """:class:`~terminal_agent.training.verl_schema.Level2Result` (verl backend)."""
+    local_config: Any = None
+    """The :class:`~terminal_agent.training.local_config.LocalTrainingConfig` the local trainer runs (backend local)."""
     notes: list[str] = field(default_factory=list)
     """Checks that could not run here, said plainly."""
 
@@ -122,6 +129,19 @@ def _check_data_paths(preset: TrainingPreset) -> None:
             raise ConfigError(f"{key}: {value} is not a file")
     if data.train_files is None and data.tasks is not None and not Path(data.tasks).expanduser().exists():
         raise ConfigError(f"data.tasks: {data.tasks} does not exist (a CSV, a task directory or a directory of them)")
+    if data.splits is not None:
+        if preset.backend != "local":
+            raise ConfigError("data.splits: read by the local trainer only; the verl path splits data.tasks by "
+                              "data.val_fraction")
+        from terminal_agent.task_quality.splits import read_splits
+
+        path = Path(data.splits).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"data.splits: {data.splits} is not a file (a frozen splits file, dataset/splits/splits.json)")
+        try:
+            read_splits(path)
+        except ConfigError as exc:
+            raise ConfigError(f"data.splits: {exc}") from None
 
 
 def _load_object(path: str, what: str) -> Any:
@@ -179,6 +199,9 @@ def plan_launch(preset: TrainingPreset, *, level2: bool = True, verl_python: str
     plan.workflow_args = workflow_args_for(preset)
     _check_env_and_agent_args(plan.workflow_args)
     if preset.backend == "local":
+        from terminal_agent.training.local_config import LocalTrainingConfig
+
+        plan.local_config = LocalTrainingConfig.from_preset(preset)  # what run_local_training builds
         return plan
     from terminal_agent.training.verl_schema import compose_trainer_config, validate_with_verl
 
@@ -261,6 +284,8 @@ def dry_run_document(plan: LaunchPlan) -> dict[str, Any]:
         "ray_runtime_env": ray_runtime_env(plan.preset) if plan.preset.backend == "verl" else None,
         "notes": plan.notes,
     }
+    if plan.local_config is not None:
+        document["local_config"] = plan.local_config.model_dump(mode="json")
     if plan.preset.backend == "verl":
         document["train_files"] = plan.train_files
         document["val_files"] = plan.val_files

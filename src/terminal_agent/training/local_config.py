@@ -113,6 +113,18 @@ class LocalTrainingConfig(BaseModel):
     """Where episodes run: the sandbox backend (``docker``, ``bwrap``, ``ray``) and its settings; the
     SFT warm start, the GRPO rollouts and the learning experiment's evaluations all use it."""
 
+    # --- validation on held-out tasks (terminal_agent.training.local_validation) --------------
+    test_freq: int = Field(-1, ge=-1)
+    """Validate every this many steps and after the last one (-1 or 0: never)."""
+    val_before_train: bool = False
+    """Validate once before the first GRPO step (after the SFT warm start, when there is one)."""
+    val_n: int = Field(1, ge=1)
+    """Episodes per held-out task in one validation pass."""
+    val_temperature: float = Field(0.6, gt=0.0)
+    """Sampling temperature of validation episodes."""
+    val_max_tasks: int | None = Field(None, ge=1)
+    """Held-out tasks per validation pass (a sample seeded by 0, the same every pass); ``None``: all."""
+
     # --- SFT warm start ---------------------------------------------------------------------
     sft_enabled: bool = False
     """Run a supervised warm start on reference-solution transcripts of the train tasks first."""
@@ -148,64 +160,189 @@ class LocalTrainingConfig(BaseModel):
             return self.reward
         return RewardConfig(test_weight=self.test_weight, judge_weight=self.judge_weight)
 
+    @property
+    def validates(self) -> bool:
+        """Whether the run asks for validation at all (before training or every ``test_freq`` steps)."""
+        return self.val_before_train or self.test_freq > 0
+
     @classmethod
     def from_preset(cls, preset: Any, **overrides: Any) -> "LocalTrainingConfig":
-        """Map a ``terminal_agent.training.preset_config.TrainingPreset`` (backend local) onto this config."""
-        local = preset.local
-        if local is None:
-            from terminal_agent.errors import ConfigError
+        """The config a ``backend: local`` :class:`~terminal_agent.training.preset_config.TrainingPreset` runs.
 
+        The one place a preset becomes the local trainer's config: the launcher's dry run and the
+        launch both call it. Refuses (ConfigError) a preset key the local trainer would ignore
+        (:func:`local_preset_problems`) and a value it cannot run, naming the preset key
+        (``algorithm.kl_loss_type``), or the keyword of ``overrides`` that was given.
+        """
+        from pydantic import ValidationError
+
+        from terminal_agent.errors import ConfigError
+
+        if preset.local is None:
             raise ConfigError(f"preset {preset.name!r} has no 'local' section (backend {preset.backend!r})")
-        algo, trainer = preset.algorithm, preset.trainer
-        values: dict[str, Any] = dict(
-            model_path=preset.model.path,
-            device=local.device,
-            dtype=local.dtype,
-            lora_rank=local.lora.rank,
-            lora_alpha=local.lora.alpha,
-            lora_dropout=local.lora.dropout,
-            lora_target_modules=list(local.lora.target_modules),
-            num_threads=local.num_threads,
-            concurrency=preset.agent.parallel_episodes,
-            group_size=preset.rollout.n,
-            tasks_per_step=preset.batch.train_batch_size,
-            temperature=preset.rollout.temperature,
-            top_p=preset.rollout.top_p,
-            max_turns=preset.agent.max_turns,
-            max_response_length_per_turn=preset.lengths.max_response_length_per_turn,
-            max_model_len=preset.lengths.max_model_len,
-            trajectory_timeout_s=preset.agent.trajectory_timeout_s,
-            adv_estimator=algo.adv_estimator,
-            norm_adv_by_std_in_grpo=algo.norm_adv_by_std_in_grpo,
-            lr=algo.lr,
-            clip_ratio_low=algo.clip_ratio_low,
-            clip_ratio_high=algo.clip_ratio_high,
-            clip_ratio_c=algo.clip_ratio_c,
-            loss_agg_mode=algo.loss_agg_mode,
-            use_kl_loss=algo.use_kl_loss,
-            kl_loss_coef=algo.kl_loss_coef,
-            kl_loss_type=algo.kl_loss_type,
-            entropy_coeff=algo.entropy_coeff,
-            grad_clip=algo.grad_clip,
-            reject_zero_variance_groups=algo.reject_zero_variance_groups,
-            steps=local.steps,
-            save_freq=trainer.save_freq,
-            keep_checkpoints=getattr(trainer, "max_checkpoints_to_keep", None) or 2,
+        problems = local_preset_problems(preset)
+        if problems:
+            raise ConfigError("; ".join(problems))
+        values: dict[str, Any] = {name: _preset_value(preset, key) for name, key in PRESET_KEY_OF_FIELD.items()}
+        trainer = preset.trainer
+        values.update(
+            lora_target_modules=list(preset.local.lora.target_modules),
             wandb="wandb" in list(trainer.loggers),
-            wandb_mode=getattr(trainer, "wandb_mode", "offline"),
-            project=getattr(trainer, "project", "terminal-agent"),
-            experiment=getattr(preset, "experiment", None) or preset.name,
-            resume=getattr(trainer, "resume", "auto") != "disable",
-            test_weight=preset.reward.test_weight,
-            judge_weight=preset.reward.judge_weight,
-            reward=preset.reward,
-            sft_enabled=local.sft_warm_start.enabled,
-            sft_epochs=local.sft_warm_start.epochs,
-            sft_lr=local.sft_warm_start.lr,
+            experiment=preset.experiment,
+            resume=trainer.resume != "disable",
             sandbox=sandbox_config_of(preset),
         )
         values.update(overrides)
-        return cls(**values)
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            field = str(first["loc"][0]) if first.get("loc") else ""
+            key = field if field in overrides else PRESET_KEY_OF_FIELD.get(field, field or f"preset {preset.name!r}")
+            shown = f" (got {first['input']!r})" if "input" in first and not isinstance(first["input"], dict) else ""
+            message = str(first.get("msg", exc)).removeprefix("Value error, ")
+            raise ConfigError(f"{key}: {message} for the local trainer{shown}") from None
+
+
+#: The preset key behind each field of :class:`LocalTrainingConfig` that a preset sets (errors name it).
+#: Fields not listed (``weight_decay``, ``mask_truncated``, ``micro_batch_tokens``) keep their defaults.
+PRESET_KEY_OF_FIELD: dict[str, str] = {
+    "model_path": "model.path",
+    "device": "local.device",
+    "dtype": "local.dtype",
+    "lora_rank": "local.lora.rank",
+    "lora_alpha": "local.lora.alpha",
+    "lora_dropout": "local.lora.dropout",
+    "lora_target_modules": "local.lora.target_modules",
+    "num_threads": "local.num_threads",
+    "concurrency": "agent.parallel_episodes",
+    "group_size": "rollout.n",
+    "tasks_per_step": "batch.train_batch_size",
+    "temperature": "rollout.temperature",
+    "top_p": "rollout.top_p",
+    "max_turns": "agent.max_turns",
+    "max_response_length_per_turn": "lengths.max_response_length_per_turn",
+    "max_model_len": "lengths.max_model_len",
+    "trajectory_timeout_s": "agent.trajectory_timeout_s",
+    "adv_estimator": "algorithm.adv_estimator",
+    "norm_adv_by_std_in_grpo": "algorithm.norm_adv_by_std_in_grpo",
+    "lr": "algorithm.lr",
+    "clip_ratio_low": "algorithm.clip_ratio_low",
+    "clip_ratio_high": "algorithm.clip_ratio_high",
+    "clip_ratio_c": "algorithm.clip_ratio_c",
+    "loss_agg_mode": "algorithm.loss_agg_mode",
+    "use_kl_loss": "algorithm.use_kl_loss",
+    "kl_loss_coef": "algorithm.kl_loss_coef",
+    "kl_loss_type": "algorithm.kl_loss_type",
+    "entropy_coeff": "algorithm.entropy_coeff",
+    "grad_clip": "algorithm.grad_clip",
+    "reject_zero_variance_groups": "algorithm.reject_zero_variance_groups",
+    "steps": "local.steps",
+    "seed": "local.seed",
+    "save_freq": "trainer.save_freq",
+    "keep_checkpoints": "trainer.max_checkpoints_to_keep",
+    "wandb": "trainer.loggers",
+    "wandb_mode": "trainer.wandb_mode",
+    "project": "trainer.project",
+    "experiment": "trainer.experiment",
+    "resume": "trainer.resume",
+    "test_weight": "reward.test_weight",
+    "judge_weight": "reward.judge_weight",
+    "reward": "reward",
+    "sandbox": "sandbox",
+    "test_freq": "trainer.test_freq",
+    "val_before_train": "trainer.val_before_train",
+    "val_n": "rollout.val_n",
+    "val_temperature": "rollout.val_temperature",
+    "val_max_tasks": "local.val_max_tasks",
+    "sft_enabled": "local.sft_warm_start.enabled",
+    "sft_epochs": "local.sft_warm_start.epochs",
+    "sft_lr": "local.sft_warm_start.lr",
+}
+
+#: Preset keys the local trainer does not read, each with what a local preset uses instead. For
+#: ``backend: local`` a preset may leave them out or set them to their defaults; any other value is refused.
+VERL_ONLY_KEYS: dict[str, str] = {
+    "model.lora_rank": "the local trainer's LoRA rank is local.lora.rank",
+    "model.lora_alpha": "the local trainer's LoRA alpha is local.lora.alpha",
+    "model.gradient_checkpointing": "the local trainer does not recompute activations",
+    "model.trust_remote_code": "the local trainer loads models without remote code",
+    "cluster.nodes": "the local trainer runs on one machine",
+    "parallel.tensor_parallel": "the local trainer runs one policy on one device",
+    "parallel.sequence_parallel": "the local trainer runs one policy on one device",
+    "parallel.rollout_replicas": "the local trainer runs one policy on one device",
+    "data.train_files": "the local trainer reads data.tasks (or data.splits), not parquet",
+    "data.val_files": "the local trainer reads data.tasks (or data.splits), not parquet",
+    "rollout.gpu_memory_utilization": "vLLM's share of GPU memory; the local sampler is not vLLM",
+    "batch.micro_batch_size_per_gpu": "the local update splits its rows by a token budget",
+    "batch.log_prob_micro_batch_size_per_gpu": "the local trainer takes the sampler's logprobs",
+    "offload.param": "the local trainer has no FSDP offload",
+    "offload.optimizer": "the local trainer has no FSDP offload",
+    "trainer.total_epochs": "local.steps sets the length of a local run",
+    "trainer.total_training_steps": "local.steps sets the length of a local run",
+    "trainer.resume_from_path": "a local run resumes from its run directory's latest checkpoint",
+}
+
+#: Keys of ``sandbox.env`` the local trainer reads (the rest of an ``EnvConfig`` is the verl Workflow's).
+LOCAL_SANDBOX_ENV_KEYS = ("sandbox", "sandbox_config")
+
+
+def _preset_value(preset: Any, key: str) -> Any:
+    value = preset
+    for part in key.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def _preset_default(preset: Any, key: str) -> Any:
+    section_key, _, name = key.rpartition(".")
+    section = _preset_value(preset, section_key)
+    return type(section).model_fields[name].get_default(call_default_factory=True)
+
+
+def local_preset_problems(preset: Any) -> list[str]:
+    """Why ``preset`` (``backend: local``) cannot run as written: each message names a preset key the
+    local trainer would ignore (:data:`VERL_ONLY_KEYS` set to another value than its default, and the
+    values below) or a combination it cannot honour. Empty when the preset runs as it reads."""
+    problems: list[str] = []
+    for key, instead in VERL_ONLY_KEYS.items():
+        value, default = _preset_value(preset, key), _preset_default(preset, key)
+        if value != default:
+            problems.append(f"{key}: verl-only, the local trainer ignores it ({instead}); leave it out or at its "
+                            f"default {default!r} (got {value!r})")
+    cluster, batch, trainer, data = preset.cluster, preset.batch, preset.trainer, preset.data
+    if cluster.gpus_per_node > 1:
+        problems.append(f"cluster.gpus_per_node: the local trainer uses one device (local.device), not "
+                        f"{cluster.gpus_per_node} GPUs")
+    elif cluster.gpus_per_node == 0 and preset.local.device == "cuda":
+        problems.append("cluster.gpus_per_node: 0 GPUs, but local.device is cuda")
+    if batch.ppo_mini_batch_size != batch.train_batch_size:
+        problems.append(f"batch.ppo_mini_batch_size: the local trainer takes one optimizer step per step: set it to "
+                        f"batch.train_batch_size ({batch.train_batch_size}), not {batch.ppo_mini_batch_size}")
+    if preset.agent.compaction:
+        problems.append("agent.compaction: the local trainer's agent never compacts (training replies stay verbatim)")
+    if trainer.resume == "resume_path":
+        problems.append("trainer.resume: resume_path is verl-only; a local run resumes from its run directory "
+                        "(auto) or starts over (disable)")
+    if "tensorboard" in trainer.loggers:
+        problems.append("trainer.loggers: tensorboard is verl-only; the local trainer writes metrics.jsonl and wandb")
+    for name in sorted(set(preset.sandbox.env) - set(LOCAL_SANDBOX_ENV_KEYS)):
+        problems.append(f"sandbox.env.{name}: verl-only, the local trainer's env takes only sandbox.env.sandbox "
+                        "(with sandbox.backend, agent.max_turns and reward)")
+    if data.splits is not None:
+        for key in ("val_fraction", "split_seed"):
+            default = type(data).model_fields[key].default
+            if getattr(data, key) != default:
+                problems.append(f"data.{key}: not used with data.splits (the frozen file decides the held-out "
+                                f"tasks); leave it at {default!r}")
+    elif data.val_fraction == 0:
+        asking = [key for key, on in (("trainer.test_freq", trainer.test_freq > 0),
+                                      ("trainer.val_before_train", trainer.val_before_train)) if on]
+        if asking:
+            problems.append(f"{' and '.join(asking)}: validation asked, but the preset holds out no task "
+                            "(data.val_fraction is 0 and data.splits is unset): set trainer.test_freq=-1 "
+                            "trainer.val_before_train=false, or hold tasks out")
+    return problems
 
 
 def sandbox_config_of(preset: Any) -> SandboxConfig:
@@ -222,7 +359,13 @@ def sandbox_config_of(preset: Any) -> SandboxConfig:
     try:
         return SandboxConfig.model_validate({**extra, "backend": section.backend})
     except ValidationError as exc:
-        raise ConfigError(f"preset sandbox settings: {exc}") from exc
+        first = exc.errors()[0]
+        loc = [str(part) for part in first.get("loc", ())]
+        key = "sandbox.backend" if loc == ["backend"] else ".".join(["sandbox.env.sandbox", *loc])
+        message = "unknown key" if first.get("type") == "extra_forbidden" else str(first.get("msg", exc))
+        shown = f" (got {first['input']!r})" if "input" in first and not isinstance(first["input"], dict) else ""
+        raise ConfigError(f"{key}: {message.removeprefix('Value error, ')}{shown}") from None
 
 
-__all__ = ["LocalTrainingConfig", "sandbox_config_of"]
+__all__ = ["LOCAL_SANDBOX_ENV_KEYS", "LocalTrainingConfig", "PRESET_KEY_OF_FIELD", "VERL_ONLY_KEYS", "local_preset_problems",
+           "sandbox_config_of"]

@@ -49,6 +49,7 @@ from terminal_agent.training.local_rollouts import (
     default_env_factory,
 )
 from terminal_agent.training.local_update import UpdateStats, build_rows, grpo_update
+from terminal_agent.training.local_validation import HeldOutValidation, local_task_split
 from terminal_agent.training.training_metrics import (
     MetricsLogger,
     plot_curves,
@@ -199,11 +200,13 @@ def train_local(
     image_builder: Callable[[Task], None] | None = None,
     client_factory: Callable[[LocalPolicy, LocalTrainingConfig], Any] | None = None,
     policy: LocalPolicy | None = None,
+    val_tasks: Sequence[Task] = (),
 ) -> TrainingSummary:
     """Run (or resume) a local GRPO run on ``train_tasks`` in ``run_dir``; see the module docstring.
 
     ``client_factory(policy, config)`` replaces the policy's sampling client (tests drive the
-    trainer with demonstration replies); ``policy`` passes an already-loaded policy.
+    trainer with demonstration replies); ``policy`` passes an already-loaded policy; ``val_tasks``
+    are the held-out tasks of the validation passes config asks for (:mod:`.local_validation`).
     """
     import torch
 
@@ -245,6 +248,8 @@ def train_local(
     )
     client = (client_factory or make_policy_client)(policy, config)
     collector = LocalRolloutCollector(client, config, run_id=run_id, env_factory=env_factory, image_builder=image_builder)
+    validation = HeldOutValidation(client, config, val_tasks, run_id=run_id, train_tasks=tasks, env_factory=env_factory,
+                                   image_builder=image_builder, progress=progress)
     pad_id = policy.tokenizer.pad_token_id if policy.tokenizer.pad_token_id is not None else (policy.tokenizer.eos_token_id or 0)
     summary = TrainingSummary(
         run_dir=run_dir, steps=config.steps, steps_this_session=0, resumed_from=resumed_from, checkpoint=checkpoint_path,
@@ -276,6 +281,7 @@ def train_local(
         first = resumed_from_step + 1
         skipped_steps = skipped_steps_before(run_dir, first)  # the run's count, across resumes
         progress.run_started(first, config.steps, resumed_from)
+        validation.before_training(first, metrics_logger)  # val_before_train: the baseline, as step 0
         for step in range(first, config.steps + 1):
             step_started = time.monotonic()
             step_tasks = [tasks[i] for i in order.next_batch(config.tasks_per_step)]
@@ -320,6 +326,7 @@ def train_local(
             metrics.update(sampler_metrics(sampler_before, sampler_after, metrics))
             metrics["task_ids"] = [t.task_id for t in step_tasks]
             metrics_logger.log(step, metrics)
+            validation.after_step(step, metrics, metrics_logger)  # trainer.test_freq: adds val/ and logs the step again
             summary.steps_this_session += 1
             summary.samples_trained += selection.samples_kept
             summary.groups_dropped += selection.groups_dropped_zero_variance + selection.groups_dropped_empty
@@ -365,23 +372,22 @@ def load_train_tasks(source: str | Path, *, val_fraction: float, split_seed: int
 def run_local_training(preset: Any, run_dir: Path, *, progress: TrainingProgress | None = None, **overrides: Any) -> TrainingSummary:
     """Entry point of ``launch_training.py`` for a ``backend: local`` preset.
 
-    Loads the preset's train split (``data.tasks``, ``data.val_fraction``, ``data.split_seed``) and
-    trains on it; ``overrides`` set :class:`LocalTrainingConfig` fields. With no ``progress`` the
-    CLI's rich view is used (this function is the CLI's; :func:`train_local` is the quiet library call).
+    Loads the preset's train and held-out splits (``data.splits``, or ``data.tasks`` split by
+    ``data.val_fraction`` and ``data.split_seed``), trains on the first and validates on the second
+    when the preset asks (``trainer.test_freq``, ``trainer.val_before_train``); ``overrides`` set
+    :class:`LocalTrainingConfig` fields. With no ``progress`` the CLI's rich view is used (this
+    function is the CLI's; :func:`train_local` is the quiet library call).
     """
     config = LocalTrainingConfig.from_preset(preset, **overrides)
-    data = preset.data
-    if data.tasks is None:
-        raise ConfigError("data.tasks: the local trainer reads a task source (CSV or task directory), not parquet")
-    train, _held_out = load_train_tasks(data.tasks, val_fraction=data.val_fraction, split_seed=data.split_seed)
+    train, held_out = local_task_split(preset)
     if progress is None:
         from terminal_agent.cli.local_training_view import RichTrainingProgress, print_training_summary
 
         with RichTrainingProgress(steps=config.steps, episodes_per_step=config.tasks_per_step * config.group_size) as view:
-            summary = train_local(config, train, run_dir, progress=view)
+            summary = train_local(config, train, run_dir, progress=view, val_tasks=held_out)
         print_training_summary(summary)
         return summary
-    return train_local(config, train, run_dir, progress=progress)
+    return train_local(config, train, run_dir, progress=progress, val_tasks=held_out)
 
 
 __all__ = ["TrainingProgress", "TrainingSummary", "load_train_tasks", "run_local_training", "step_metrics", "train_local"]

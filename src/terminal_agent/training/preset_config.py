@@ -84,6 +84,10 @@ class DataSection(_Section):
     """An existing train parquet (our converter's rows); used as is instead of converting ``tasks``."""
     val_files: str | None = None
     """An existing validation parquet; used with ``train_files``."""
+    splits: str | None = None
+    """A frozen splits file (``dataset/splits/splits.json``; local trainer only): its ``train`` split is trained on
+    and its ``held_out`` split validates, shipped tasks looked up in ``tasks``; None: ``tasks`` split by
+    ``val_fraction``."""
 
     @model_validator(mode="after")
     def _one_source(self) -> "DataSection":
@@ -276,6 +280,11 @@ class LocalSection(_Section):
     """Optional supervised warm start."""
     num_threads: int | None = Field(None, ge=1)
     """torch CPU threads; None = torch's default."""
+    seed: int = 0
+    """Seed of the data order, the sampling and the LoRA init (``data.split_seed`` seeds the train/held-out split)."""
+    val_max_tasks: int | None = Field(None, ge=1)
+    """Held-out tasks of one validation pass (``trainer.test_freq``, ``trainer.val_before_train``): a sample seeded
+    by 0, the same tasks every pass; None: all of them."""
 
 
 class TrainingPreset(_Section):
