@@ -137,7 +137,8 @@ def _check_data_paths(preset: TrainingPreset) -> None:
 
         path = Path(data.splits).expanduser()
         if not path.is_file():
-            raise ConfigError(f"data.splits: {data.splits} is not a file (a frozen splits file, dataset/splits/splits.json)")
+            raise ConfigError(f"data.splits: {data.splits} is not a file (a frozen splits file such as "
+                              "dataset/splits/splits.json)")
         try:
             read_splits(path)
         except ConfigError as exc:

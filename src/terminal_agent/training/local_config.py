@@ -2,7 +2,10 @@
 
 The trainer reads only :class:`LocalTrainingConfig`; :meth:`LocalTrainingConfig.from_preset` is
 the one place that knows the preset's section layout (``rollout.n``, ``algorithm.*``,
-``local.lora.*``...). Tests and the experiment command build the config directly.
+``local.lora.*``...; :data:`PRESET_KEY_OF_FIELD`), and the one the launcher's dry run and the
+launch both call. It refuses, naming the preset key, a value the local trainer cannot run and a
+key it would ignore (:data:`VERL_ONLY_KEYS` set to anything but its default, and the values
+:func:`local_preset_problems` lists). Tests and the experiment command build the config directly.
 """
 
 from __future__ import annotations
@@ -205,7 +208,8 @@ class LocalTrainingConfig(BaseModel):
 
 
 #: The preset key behind each field of :class:`LocalTrainingConfig` that a preset sets (errors name it).
-#: Fields not listed (``weight_decay``, ``mask_truncated``, ``micro_batch_tokens``) keep their defaults.
+#: ``sandbox`` comes from ``sandbox.backend`` and ``sandbox.env.sandbox`` (:func:`sandbox_config_of`); fields not
+#: listed (``weight_decay``, ``mask_truncated``, ``micro_batch_tokens``) keep their defaults.
 PRESET_KEY_OF_FIELD: dict[str, str] = {
     "model_path": "model.path",
     "device": "local.device",
@@ -249,7 +253,6 @@ PRESET_KEY_OF_FIELD: dict[str, str] = {
     "test_weight": "reward.test_weight",
     "judge_weight": "reward.judge_weight",
     "reward": "reward",
-    "sandbox": "sandbox",
     "test_freq": "trainer.test_freq",
     "val_before_train": "trainer.val_before_train",
     "val_n": "rollout.val_n",
@@ -367,5 +370,7 @@ def sandbox_config_of(preset: Any) -> SandboxConfig:
         raise ConfigError(f"{key}: {message.removeprefix('Value error, ')}{shown}") from None
 
 
-__all__ = ["LOCAL_SANDBOX_ENV_KEYS", "LocalTrainingConfig", "PRESET_KEY_OF_FIELD", "VERL_ONLY_KEYS", "local_preset_problems",
-           "sandbox_config_of"]
+__all__ = [
+    "LOCAL_SANDBOX_ENV_KEYS", "LocalTrainingConfig", "PRESET_KEY_OF_FIELD", "VERL_ONLY_KEYS", "local_preset_problems",
+    "sandbox_config_of",
+]

@@ -1,0 +1,159 @@
+"""One validation path for local presets: the dry run builds the local trainer's own config (as the
+launch does) and refuses what the trainer cannot run or would ignore, naming the preset key; and
+validation on held-out tasks during training (trainer.test_freq, val_before_train)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import typing
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from terminal_agent.errors import ConfigError
+from terminal_agent.training import launcher
+from terminal_agent.training.local_config import (
+    PRESET_KEY_OF_FIELD,
+    VERL_ONLY_KEYS,
+    LocalTrainingConfig,
+    local_preset_problems,
+)
+from terminal_agent.training.preset_config import TrainingPreset, load_preset, preset_names
+
+REPO = Path(__file__).resolve().parents[2]
+LOCAL_PRESETS = [name for name in preset_names() if load_preset(name).backend == "local"]
+#: Preset keys a local run reads outside LocalTrainingConfig, or checks instead of reading.
+READ_ELSEWHERE = {
+    "name", "description", "backend",
+    "data.tasks", "data.val_fraction", "data.split_seed", "data.splits",  # the task split (local_task_split)
+    "trainer.output_dir",  # the run directory
+    "cluster.gpus_per_node", "batch.ppo_mini_batch_size", "agent.compaction", "trainer.loggers",  # checked values
+    "sandbox.backend", "sandbox.env",  # sandbox_config_of reads sandbox.env.sandbox; other env keys are refused
+    "lengths.max_prompt_length",  # verl-only, required by the schema: documented in docs/training.md
+}
+
+
+def _leaf_keys(model: type[BaseModel], prefix: str = "") -> set[str]:
+    keys: set[str] = set()
+    for name, field in model.model_fields.items():
+        candidates = [field.annotation, *typing.get_args(field.annotation)]
+        section = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
+        dotted = f"{prefix}{name}"
+        if section is None or dotted in PRESET_KEY_OF_FIELD.values():
+            keys.add(dotted)
+        else:
+            keys |= _leaf_keys(section, f"{dotted}.")
+    return keys
+
+
+def test_every_preset_key_is_read_refused_or_documented_for_local():
+    """A key added to the preset schema must be mapped onto the local config or declared verl-only."""
+    read = set(PRESET_KEY_OF_FIELD.values())
+    unaccounted = _leaf_keys(TrainingPreset) - read - set(VERL_ONLY_KEYS) - READ_ELSEWHERE
+    assert unaccounted == set()
+    assert len(VERL_ONLY_KEYS) >= 10
+
+
+def test_dry_run_of_a_value_the_local_trainer_cannot_run_exits_2_naming_the_key(tmp_path):
+    """kl is a valid verl KL estimator but not one the local loss implements."""
+    environment = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    done = subprocess.run(
+        [sys.executable, str(REPO / "training_scripts" / "launch_training.py"), "local_cpu_smoke",
+         "algorithm.kl_loss_type=kl", f"trainer.output_dir={tmp_path}", "--dry-run"],
+        capture_output=True, text=True, env=environment, timeout=300, cwd=REPO,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "algorithm.kl_loss_type" in done.stderr and "'kl'" in done.stderr and "low_var_kl" in done.stderr
+    assert "Traceback" not in done.stderr and "kl_loss_type\n" not in done.stderr
+    assert list(tmp_path.iterdir()) == []  # nothing saved, nothing started
+
+
+@pytest.mark.parametrize("override, key", [
+    ("trainer.total_training_steps=5", "trainer.total_training_steps"),
+    ("offload.param=true", "offload.param"),
+    ("model.lora_rank=16", "model.lora_rank"),
+    ("batch.micro_batch_size_per_gpu=4", "batch.micro_batch_size_per_gpu"),
+])
+def test_a_key_the_local_trainer_ignores_is_refused_naming_it(override, key, tmp_path):
+    preset = load_preset("local_cpu_smoke", [override, f"trainer.output_dir={tmp_path}"])
+    with pytest.raises(ConfigError, match=rf"^{key}: verl-only") as raised:
+        launcher.plan_launch(preset)
+    assert len(str(raised.value).splitlines()) == 1
+
+
+def test_ignored_keys_set_to_their_defaults_pass():
+    at_defaults = load_preset("local_cpu_smoke", ["offload.param=false", "trainer.total_training_steps=null",
+                                                  "model.lora_rank=0"])
+    assert local_preset_problems(at_defaults) == []
+
+
+@pytest.mark.parametrize("overrides, keys", [
+    # one optimizer step per local step: the mini batch is the whole batch
+    (["batch.train_batch_size=4", "batch.ppo_mini_batch_size=2"], ["batch.ppo_mini_batch_size"]),
+    (["trainer.resume=resume_path", "trainer.resume_from_path=x"], ["trainer.resume_from_path", "trainer.resume"]),
+    (["sandbox.env.judge={backend: none}"], ["sandbox.env.judge"]),
+    # val_fraction 0 and no data.splits: validation would have no task
+    (["trainer.test_freq=1"], ["trainer.test_freq"]),
+])
+def test_values_the_local_trainer_would_not_honour_are_refused(overrides, keys):
+    problems = local_preset_problems(load_preset("local_cpu_smoke", overrides))
+    assert [problem.split(":")[0] for problem in problems] == keys
+
+
+def test_local_seed_reaches_the_trainers_config(tmp_path):
+    plan = launcher.plan_launch(load_preset("local_cpu_smoke", ["local.seed=3", f"trainer.output_dir={tmp_path}"]))
+    assert plan.local_config.seed == 3
+    assert launcher.dry_run_document(plan)["local_config"]["seed"] == 3
+    assert LocalTrainingConfig.from_preset(load_preset("local_cpu_smoke")).seed == 0
+
+
+@pytest.mark.parametrize("name", LOCAL_PRESETS)
+def test_every_shipped_local_preset_dry_runs_valid(name, tmp_path):
+    plan = launcher.plan_launch(load_preset(name, [f"trainer.output_dir={tmp_path}"]))
+    text, path = launcher.write_dry_run(plan)
+    assert path.is_file() and "local_config:" in text
+    assert plan.local_config == LocalTrainingConfig.from_preset(plan.preset)  # what the launch builds
+    assert plan.local_config.steps == plan.preset.local.steps
+
+
+def test_local_1gpu_validates_on_the_frozen_held_out_split():
+    preset = load_preset("local_1gpu")
+    config = LocalTrainingConfig.from_preset(preset)
+    assert (config.test_freq, config.val_before_train, config.val_max_tasks) == (5, True, 32)
+    assert preset.data.splits == "dataset/splits/splits.json"
+
+
+@pytest.mark.docker
+@pytest.mark.model
+@pytest.mark.slow
+def test_a_run_with_test_freq_1_writes_val_metrics(docker_client, tmp_path):
+    """Step 0 (val_before_train) and step 1 (test_freq=1) validate on the held-out task through the
+    real env and grader. The demonstration client answers a task's first episode with the reference
+    solution and its second with an immediate finish, so the two passes must differ."""
+    import json
+
+    from local_helpers import alternating_client_factory, shipped_tasks
+    from terminal_agent.sandbox.images import ensure_task_image
+    from terminal_agent.training.local_trainer import train_local
+    from terminal_agent.training.training_metrics import read_metrics
+
+    train, held_out = shipped_tasks("fix-stats-script", "count-log-levels")
+    for task in (train, held_out):
+        ensure_task_image(task)
+    config = LocalTrainingConfig(
+        group_size=2, tasks_per_step=1, max_turns=2, steps=1, num_threads=1, micro_batch_tokens=2048,
+        wandb=False, experiment="val-test", test_freq=1, val_before_train=True, val_n=1,
+    )
+    train_local(config, [train], tmp_path, val_tasks=[held_out],
+                client_factory=alternating_client_factory([train, held_out]))
+    before, step_1 = read_metrics(tmp_path)
+    assert before["step"] == 0 and "rollout/reward_mean" not in before
+    assert (before["val/tasks"], before["val/episodes"], before["val/scored"]) == (1, 1, 1)
+    assert before["val/pass_rate"] == 1.0 and before["val/reward_mean"] == pytest.approx(1.0)
+    assert step_1["step"] == 1 and step_1["val/pass_rate"] == 0.0 and step_1["val/reward_mean"] < 1.0
+    assert step_1["rollout/episodes"] == 2 and step_1["task_ids"] == [train.task_id]  # the step's own record kept
+    lines = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert [line["step"] for line in lines] == [0, 1, 1]  # step 1 written again with its val/ figures
