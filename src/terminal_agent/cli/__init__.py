@@ -20,6 +20,7 @@ from terminal_agent.cli import (
     task_commands,
     task_generate_commands,  # noqa: F401 - registers `tasks generate`
     task_quality_commands,  # noqa: F401 - registers `tasks validate` and `tasks screen`
+    train_commands,
     verifier_tool_commands,  # noqa: F401 - registers `tasks prefetch-tools`
 )
 from terminal_agent.errors import TerminalAgentError
@@ -35,6 +36,7 @@ app.add_typer(image_commands.app, name="images", help="Build the offline base im
 app.add_typer(sandbox_commands.app, name="sandbox", help="Open a shell in a task's sandbox.")
 app.add_typer(eval_commands.app, name="eval", help="Run the agent on tasks and report pass rates.")
 app.add_typer(judge_commands.app, name="judge", help="Switch the judge of a running job; benchmark judges.")
+app.add_typer(train_commands.app, name="train", help="Export a local training checkpoint as a plain model directory.")
 app.command("cleanup", help="Remove our leaked containers, networks and volumes.")(cleanup_commands.cleanup)
 
 

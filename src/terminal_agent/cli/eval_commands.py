@@ -89,7 +89,13 @@ def _print_summary(results, output_dir: Path | None) -> None:  # noqa: ANN001
 @app.command("run")
 def run(
     tasks_path: Path = typer.Argument(DEFAULT_TASKS, help="Tasks: CSV, parquet, task dir or dir of task dirs."),
-    model: str = typer.Option(None, "--model", "-m", help="A registered model client: 'embedded', 'embedded-batched', 'embedded-continuous', 'scripted:FILE', a plugin's spec, or a litellm model; default: $LITELLM_MODEL, else embedded."),
+    model: str = typer.Option(None, "--model", "-m", help="A registered model client: 'embedded', 'embedded-batched', 'embedded-continuous', 'scripted:FILE', a plugin's spec, a litellm model, or a local transformers model directory; default: $LITELLM_MODEL, else embedded (with --adapter: embedded)."),
+    adapter: Path = typer.Option(
+        None, "--adapter",
+        help="A LoRA adapter of the local trainer on top of --model ('embedded' or a model directory): a checkpoint (RUN/checkpoints/step_N), its adapter/ directory, or a run directory (its latest checkpoint).",
+    ),
+    device: str = typer.Option("auto", "--device", help="Local models (a directory, --adapter): auto, cpu or cuda."),
+    dtype: str = typer.Option("float32", "--dtype", help="Local models (a directory, --adapter): float32, bfloat16 or float16."),
     api_base: str = typer.Option(None, "--api-base", help="OpenAI-compatible endpoint (default: $LITE_LLM_API_BASE)."),
     attempts: int = typer.Option(1, "--attempts", "-k", min=1, help="Attempts per task."),
     concurrency: int = typer.Option(2, "--concurrency", "-c", min=1, help="Episodes at once."),
@@ -118,19 +124,30 @@ def run(
     from terminal_agent.models.factory import build_model_client, config_from_spec
     from terminal_agent.rollout.runner import RolloutConfig, RolloutRunner
     from terminal_agent.tasks.loading import load_tasks
+    from terminal_agent.training.local_models import describe_local_model, is_model_directory, local_model_client
 
     tasks = _select(load_tasks(tasks_path), task_ids, limit)
     if not tasks:
         raise typer.BadParameter("no tasks selected", param_hint="TASKS")
     sandbox = _sandbox_config(sandbox_backend, images_dir)
-    model_config = config_from_spec(model, api_base=api_base, max_tokens=max_tokens, temperature=temperature)
-    console.print(f"loading model {model_config.model or model_config.type} ...", highlight=False)
-    client = build_model_client(model_config)
     sampling = {}
     if max_tokens is not None:
         sampling["max_tokens"] = max_tokens
     if temperature is not None:
         sampling["temperature"] = temperature
+    model_config = None
+    if adapter is not None or is_model_directory(model):  # plain 'embedded' stays the registry's client
+        local = _local_model_config(model or "embedded", adapter, device, dtype)
+        console.print(f"loading local model {escape(describe_local_model(local))} ...", highlight=False)
+        # the trainer's own sampler; greedy unless --temperature says otherwise, as the embedded client is
+        sampling.setdefault("temperature", 0.0)
+        client = local_model_client(local, max_new_tokens=max_tokens or DEFAULT_LOCAL_MAX_TOKENS, concurrency=concurrency)
+    else:
+        if device != "auto" or dtype != "float32":
+            raise typer.BadParameter("--device and --dtype are for local models (a model directory or --adapter)", param_hint="--device/--dtype")
+        model_config = config_from_spec(model, api_base=api_base, max_tokens=max_tokens, temperature=temperature)
+        console.print(f"loading model {model_config.model or model_config.type} ...", highlight=False)
+        client = build_model_client(model_config)
     config = RolloutConfig(
         attempts=attempts, max_steps=max_steps, concurrency=concurrency, episode_timeout_s=episode_timeout, sampling=sampling,
         sandbox=sandbox,
@@ -138,9 +155,14 @@ def run(
     output_dir = output_dir or Path("runs") / f"eval-{config.run_id}"
     config.output_dir = output_dir
     # a script is replayed from its first reply in every trial (one list shared by all trials would run dry)
-    per_trial = (lambda spec: build_model_client(model_config)) if model_config.type == "scripted" else None
+    per_trial = (lambda spec: build_model_client(model_config)) if model_config and model_config.type == "scripted" else None
     runner = RolloutRunner(client, config, model_for_trial=per_trial)
-    results = run_with_progress(runner, tasks, description=f"eval {client.name}", tasks_file=str(tasks_path))
+    try:
+        results = run_with_progress(runner, tasks, description=f"eval {escape(client.name)}", tasks_file=str(tasks_path))
+    finally:
+        close = getattr(client, "close", None)  # the local samplers' worker and cache
+        if callable(close):
+            close()
     _write_reports(results, output_dir, plot=plot)
     _print_summary(results, output_dir)
     failures = run_failures(results.trials, max_error_rate)
@@ -148,6 +170,40 @@ def run(
         console.print(f"[red]failed[/red]: {escape(failure)}", highlight=False)
     if failures:
         raise typer.Exit(1)
+
+
+DEFAULT_LOCAL_MAX_TOKENS = 256
+"""Reply cap of a local model without --max-tokens (the embedded client's default)."""
+
+
+def _local_model_config(model: str, adapter: Path | None, device: str, dtype: str):  # noqa: ANN202 - LocalModelConfig, imported lazily
+    """The local model to evaluate, its base and adapter checked before anything loads; every problem is a
+    usage error (exit 2) naming the option and the path."""
+    from pydantic import ValidationError
+
+    from terminal_agent.errors import ConfigError
+    from terminal_agent.training.local_models import LocalModelConfig, check_adapter_fits, is_local_model, resolve_adapter_dir
+    from terminal_agent.training.local_policy import base_model_dir
+
+    if not is_local_model(model):
+        raise typer.BadParameter(f"--adapter needs 'embedded' or a transformers model directory, not {model!r}", param_hint="--model")
+    try:
+        local = LocalModelConfig(model=model, adapter=adapter, device=device, dtype=dtype)
+    except ValidationError as exc:  # the config's own check names the bad value
+        error = exc.errors()[0]
+        raise typer.BadParameter(error["msg"], param_hint=f"--{error['loc'][0]}") from exc
+    if device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise typer.BadParameter("torch sees no CUDA device", param_hint="--device")
+    base_dir = base_model_dir(model)
+    if adapter is not None:
+        try:
+            check_adapter_fits(resolve_adapter_dir(adapter), base_dir, shown_as=adapter)
+        except ConfigError as exc:
+            raise typer.BadParameter(str(exc), param_hint="--adapter") from exc
+    return local
 
 
 def _sandbox_config(backend: str, images_dir: Path | None):  # noqa: ANN202 - SandboxConfig, imported lazily

@@ -14,6 +14,10 @@ Layout of the output directory::
 
 Held-out tasks never reach the trainer (nor its SFT warm start): the split is made here, by task
 id hash (``split_tasks``), or given as a separate source.
+
+The evaluations sample through the trainer's own sampler
+(:func:`~terminal_agent.training.local_models.policy_eval_client`), as ``terminal-agent eval run
+--adapter CHECKPOINT`` does for one checkpoint.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from terminal_agent.errors import ConfigError
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.tasks.model import Task
 from terminal_agent.training.local_config import LocalTrainingConfig
+from terminal_agent.training.local_models import policy_eval_client
 from terminal_agent.training.local_trainer import TrainingProgress, TrainingSummary, load_train_tasks, train_local
 
 logger = logging.getLogger(__name__)
@@ -126,7 +131,6 @@ def run_learning_experiment(
 ) -> ExperimentResult:
     """Train, evaluate base and trained on ``held_out_tasks``, compare (see the module docstring)."""
     from terminal_agent.evaluation.report import compare_runs, comparison_markdown
-    from terminal_agent.models.batched_generation import BatchedEmbeddedClient, BatchedGenerationConfig
     from terminal_agent.evaluation.results import RunResults
     from terminal_agent.training.checkpoints import latest_checkpoint, load_adapter_weights, warm_start_checkpoint
     from terminal_agent.training.local_policy import load_policy
@@ -140,8 +144,6 @@ def run_learning_experiment(
         {"train": sorted(t.task_id for t in train_tasks), "held_out": sorted(held_ids)}, indent=2))
     summary = train_local(config, train_tasks, out_dir / "train", progress=progress)
 
-    sampling = BatchedGenerationConfig(max_new_tokens=config.max_response_length_per_turn, temperature=eval_temperature,
-                                       max_batch_size=max(1, eval_concurrency), num_threads=config.num_threads)
     policy = load_policy(config)  # the base weights plus a fresh (identity) adapter
     checkpoint = latest_checkpoint(out_dir / "train")
     if checkpoint is None:
@@ -149,18 +151,26 @@ def run_learning_experiment(
     eval_kwargs = dict(attempts=eval_attempts, max_steps=config.max_turns, max_tokens=config.max_response_length_per_turn,
                        temperature=eval_temperature, concurrency=eval_concurrency, on_progress=on_eval_progress,
                        sandbox=config.sandbox)
+
+    def evaluate(name: str, subdir: str) -> Path:
+        # `terminal-agent eval run --adapter` samples through the same client (training.local_models)
+        client = policy_eval_client(policy, config, concurrency=eval_concurrency, name=name)
+        try:
+            return evaluate_policy(client, held_out_tasks, out_dir / subdir, **eval_kwargs)
+        finally:
+            close = getattr(client, "close", None)  # the continuous sampler's worker and cache; the batched one has none
+            if callable(close):
+                close()
+
     results: dict[str, Path] = {}
     with policy.model.disable_adapter():
-        base_client = BatchedEmbeddedClient(policy.model, policy.tokenizer, sampling, name="base")
-        results["base"] = evaluate_policy(base_client, held_out_tasks, out_dir / "eval_base", **eval_kwargs)
+        results["base"] = evaluate("base", "eval_base")
     warm_start = warm_start_checkpoint(out_dir / "train")
     if warm_start is not None:
         load_adapter_weights(policy.model, warm_start)
-        warm_client = BatchedEmbeddedClient(policy.model, policy.tokenizer, sampling, name="warm start (SFT)")
-        results["warm_start"] = evaluate_policy(warm_client, held_out_tasks, out_dir / "eval_warm_start", **eval_kwargs)
+        results["warm_start"] = evaluate("warm start (SFT)", "eval_warm_start")
     load_adapter_weights(policy.model, checkpoint)
-    trained_client = BatchedEmbeddedClient(policy.model, policy.tokenizer, sampling, name=f"trained ({checkpoint.name})")
-    results["trained"] = evaluate_policy(trained_client, held_out_tasks, out_dir / "eval_trained", **eval_kwargs)
+    results["trained"] = evaluate(f"trained ({checkpoint.name})", "eval_trained")
 
     runs = {name: RunResults.read(path) for name, path in results.items()}
     comparisons: dict[str, Any] = {}

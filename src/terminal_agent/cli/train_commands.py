@@ -1,0 +1,48 @@
+"""`terminal-agent train export`: what to do with a local training run's checkpoints."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+app = typer.Typer(no_args_is_help=True)
+console = Console(stderr=True)
+
+
+@app.command("export")
+def export(
+    checkpoint: Path = typer.Argument(
+        ..., help="A checkpoint of the local trainer (RUN/checkpoints/step_N), its adapter/ directory, or a run directory (its latest checkpoint)."
+    ),
+    out_dir: Path = typer.Option(..., "--output-dir", "-o", help="Where the merged model goes (a new or empty directory)."),
+    model: str = typer.Option("embedded", "--model", "-m", help="The base the adapter was trained on: 'embedded' or a transformers model directory."),
+    dtype: str = typer.Option(None, "--dtype", help="Saved weights' dtype: float32, bfloat16 or float16 (default: the base's own)."),
+    force: bool = typer.Option(False, "--force", help="Replace a non-empty output directory."),
+) -> None:
+    """Merge a checkpoint's LoRA adapter into its base model: a plain transformers model directory.
+
+    The directory holds config, safetensors weights, tokenizer and chat template and generation config:
+    it loads with AutoModelForCausalLM.from_pretrained and has the layout vLLM serves. Exits 2 for a bad
+    checkpoint, a base it does not fit, or a non-empty output directory without --force.
+    """
+    from terminal_agent.errors import ConfigError
+    from terminal_agent.training.model_export import export_merged_model
+
+    if dtype is not None and dtype not in ("float32", "bfloat16", "float16"):
+        console.print(f"[red]error:[/] --dtype must be float32, bfloat16 or float16, not {escape(dtype)!s}", highlight=False)
+        raise typer.Exit(2)
+    try:
+        with console.status(f"merging {escape(str(checkpoint))} into {escape(model)} ..."):
+            result = export_merged_model(checkpoint, out_dir, model=model, dtype=dtype, force=force)  # type: ignore[arg-type]
+    except ConfigError as exc:
+        console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    console.print(
+        f"exported {escape(str(result.adapter_dir))} merged into {escape(result.base_dir.name)} "
+        f"({result.parameters / 1e6:.1f}M parameters) -> {escape(str(result.out_dir))}",
+        highlight=False,
+    )
+    console.print(f"  files: {escape(', '.join(result.files))}", highlight=False)
