@@ -7,9 +7,14 @@
     python training_scripts/local_learning_experiment.py local_1gpu --splits dataset/splits/splits.json \
         sandbox.backend=bwrap      # the frozen train / held-out splits (shipped tasks + family instances)
 
+    python training_scripts/local_learning_experiment.py local_1gpu --splits dataset/splits/splits.json \
+        --seeds 0,1,2 sandbox.backend=bwrap   # once per seed in OUT/seed_N, then OUT/pooled.md over the seeds
+
 Without --held-out or --splits the preset's data.val_fraction / data.split_seed split --tasks by task id hash.
 Writes OUT/train (the run), OUT/eval_base and OUT/eval_trained (results.json each), OUT/comparison.md
 (``eval compare``'s paired bootstrap, on reward and on pass rate) and prints the comparison.
+With --seeds, each seed's experiment goes to OUT/seed_N (a seed already finished there is skipped, so a
+later ``--seeds 3`` adds seed 3), and OUT/pooled.md / pooled.json pool every finished seed directory.
 """
 
 from __future__ import annotations
@@ -56,14 +61,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-attempts", type=int, default=4, help="attempts per held-out task for each model")
     parser.add_argument("--eval-temperature", type=float, default=0.6, help="sampling temperature of the evaluations")
     parser.add_argument("--eval-concurrency", type=int, default=4, help="evaluation episodes at once")
+    parser.add_argument("--seeds", default=None, help="run once per seed (e.g. 0,1,2; replaces local.seed), each in "
+                        "OUT/seed_N, skipping seeds finished there; OUT/pooled.md pools every finished seed")
     args = parser.parse_intermixed_args(argv)
 
     from terminal_agent.cli.local_training_view import RichTrainingProgress, print_training_summary
     from terminal_agent.training.local_config import LocalTrainingConfig
     from terminal_agent.training.local_experiment import DEFAULT_SHIPPED, frozen_splits, run_learning_experiment, split_sources
     from terminal_agent.training.preset_config import load_preset
+    from terminal_agent.training.seed_experiment import check_task_groups, parse_seeds, run_seed_experiments
 
     try:
+        seeds = parse_seeds(args.seeds) if args.seeds is not None else None
+        if seeds is not None and any(o.split("=", 1)[0].strip() == "local.seed" for o in args.overrides):
+            raise ConfigError("--seeds and local.seed both set the seed: pass the seeds with --seeds")
         preset = load_preset(args.preset, args.overrides)
         if preset.backend != "local":
             raise ConfigError(f"preset {preset.name!r} is a {preset.backend} preset; the experiment runs the local trainer")
@@ -79,12 +90,15 @@ def main(argv: list[str] | None = None) -> int:
             train, held_out = split_sources(source, args.held_out, val_fraction=max(preset.data.val_fraction, 0.0),
                                             split_seed=preset.data.split_seed)
         train, held_out = sample_tasks(train, args.limit_train), sample_tasks(held_out, args.limit_held_out)
+        if seeds is not None:
+            check_task_groups(held_out)
     except ConfigError as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}")
         return 2
     out = Path(args.out) if args.out else Path(preset.trainer.output_dir) / f"{preset.experiment}-experiment"
     console.print(f"train on {len(train)} tasks, evaluate on {len(held_out)} held-out tasks "
-                  f"({args.eval_attempts} attempts each) -> {escape(str(out))}")
+                  f"({args.eval_attempts} attempts each)"
+                  f"{f', seeds {args.seeds}' if seeds is not None else ''} -> {escape(str(out))}")
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console) as bars:
         evals: dict[str, int] = {}
 
@@ -96,12 +110,24 @@ def main(argv: list[str] | None = None) -> int:
 
         view = RichTrainingProgress(steps=config.steps, episodes_per_step=config.tasks_per_step * config.group_size,
                                     out=console, progress=bars)
-        result = run_learning_experiment(
-            config, train, held_out, out, eval_attempts=args.eval_attempts, eval_temperature=args.eval_temperature,
-            eval_concurrency=args.eval_concurrency, progress=view, on_eval_progress=on_eval,
-        )
-    print_training_summary(result.training, console)
-    Console().print(result.markdown)
+        evaluation = dict(eval_attempts=args.eval_attempts, eval_temperature=args.eval_temperature,
+                          eval_concurrency=args.eval_concurrency, progress=view, on_eval_progress=on_eval)
+        if seeds is None:
+            result = run_learning_experiment(config, train, held_out, out, **evaluation)
+        else:
+            outcome = run_seed_experiments(config, train, held_out, out, seeds=seeds, **evaluation)
+    if seeds is None:
+        print_training_summary(result.training, console)
+        Console().print(result.markdown)
+        return 0
+    for seed, experiment in outcome.experiments.items():
+        console.print(f"[bold]seed {seed}[/]")
+        print_training_summary(experiment.training, console)
+    for seed, differences in outcome.skipped.items():
+        for key, values in differences.items():
+            console.print(f"[yellow]warning:[/] seed {seed} (skipped, finished earlier) ran with {escape(key)} = "
+                          f"{escape(repr(values.get('recorded')))}, this run asks for {escape(repr(values.get('now')))}")
+    Console().print(outcome.pooled.markdown)
     return 0
 
 
