@@ -4,6 +4,7 @@ Marked ``gpu`` (skipped in CI); run on the lent H200 with ``python -m pytest -m 
 
 from __future__ import annotations
 
+import os
 import threading
 
 import pytest
@@ -22,7 +23,7 @@ def test_graphs_follow_cache_growth_and_weight_updates():
     from terminal_agent.models.continuous_batching import ContinuousBatchingClient, ContinuousBatchingConfig
     from terminal_agent.models.embedded import cached_model_dir
 
-    source = cached_model_dir()
+    source = os.environ.get("LOCAL_GPU_MODEL_DIR") or cached_model_dir()  # the GPU node has no package cache
     tokenizer = AutoTokenizer.from_pretrained(source)
     torch.manual_seed(0)
     model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(source), dtype=torch.bfloat16).cuda()

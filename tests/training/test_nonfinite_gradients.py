@@ -18,6 +18,7 @@ each pad query attend to itself (``PAD_ATTENTION = "self"``). These tests pin th
 from __future__ import annotations
 
 import contextlib
+import os
 
 import pytest
 import torch
@@ -140,7 +141,8 @@ def test_failing_shape_keeps_gradients_finite_on_every_sdpa_backend(backend):
         pytest.skip("needs a CUDA GPU")
     from torch.nn.attention import SDPBackend, sdpa_kernel
 
-    config = LocalTrainingConfig(device="cuda", dtype="bfloat16", lora_rank=16, lora_alpha=32, seed=0)
+    config = LocalTrainingConfig(device="cuda", dtype="bfloat16", lora_rank=16, lora_alpha=32, seed=0,
+                                 model_path=os.environ.get("LOCAL_GPU_MODEL_DIR") or "embedded")  # the GPU node: a directory
     policy = load_policy(config)
     forced = {"cudnn": SDPBackend.CUDNN_ATTENTION, "efficient": SDPBackend.EFFICIENT_ATTENTION, "math": SDPBackend.MATH}
     optimizer = torch.optim.AdamW(policy.trainable_parameters(), lr=1e-4)
