@@ -135,7 +135,7 @@ def test_similarity_is_one_for_a_copy_zero_for_unrelated_text_and_skips_parts_bo
 
 
 def test_loading_the_shipped_splits_holds_every_task_to_the_no_work_rule(tmp_path):
-    from terminal_agent.training.local_experiment import frozen_splits
+    from terminal_agent.training.train_splits import frozen_splits
 
     train, held_out = frozen_splits(SPLITS, ROOT / "dataset" / "latest_verified.csv")
     assert train and held_out

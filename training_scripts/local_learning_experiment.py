@@ -67,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
 
     from terminal_agent.cli.local_training_view import RichTrainingProgress, print_training_summary
     from terminal_agent.training.local_config import LocalTrainingConfig
-    from terminal_agent.training.local_experiment import DEFAULT_SHIPPED, frozen_splits, run_learning_experiment, split_sources
+    from terminal_agent.training.local_experiment import run_learning_experiment
+    from terminal_agent.training.train_splits import DEFAULT_SHIPPED, frozen_splits, split_sources
     from terminal_agent.training.preset_config import load_preset
     from terminal_agent.training.seed_experiment import check_task_groups, parse_seeds, run_seed_experiments
 

@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from terminal_agent.sandbox.image_export import export_images
-    from terminal_agent.training.local_experiment import frozen_splits
+    from terminal_agent.training.train_splits import frozen_splits
 
     train, _ = frozen_splits(args.splits, args.tasks)
     train = subset(train, shipped=args.shipped, per_family=args.per_family)

@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from terminal_agent.cli.local_training_view import RichTrainingProgress, print_training_summary
     from terminal_agent.training.local_config import LocalTrainingConfig
-    from terminal_agent.training.local_experiment import DEFAULT_SHIPPED, frozen_splits
+    from terminal_agent.training.train_splits import DEFAULT_SHIPPED, frozen_splits
     from terminal_agent.training.local_trainer import train_local
     from terminal_agent.training.preset_config import load_preset
 

@@ -34,7 +34,7 @@ from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.tasks.model import Task
 from terminal_agent.training.local_config import LocalTrainingConfig
 from terminal_agent.training.local_models import policy_eval_client
-from terminal_agent.training.local_trainer import TrainingProgress, TrainingSummary, load_train_tasks, train_local
+from terminal_agent.training.local_trainer import TrainingProgress, TrainingSummary, train_local
 
 logger = logging.getLogger(__name__)
 
@@ -59,45 +59,6 @@ COMPARISONS = (
     ("grpo_", "trained vs warm start (GRPO's own effect)", "warm_start", "trained"),
     ("sft_", "warm start vs base (the SFT warm start's effect)", "base", "warm_start"),
 )
-
-
-def split_sources(tasks: str | Path, held_out: str | Path | None, *, val_fraction: float, split_seed: int) -> tuple[list[Task], list[Task]]:
-    """Train and held-out tasks: a separate held-out source, or a hash split of ``tasks``."""
-    if held_out is not None:
-        from terminal_agent.tasks.loading import load_tasks
-
-        train, test = load_tasks(tasks, strict=False), load_tasks(held_out, strict=False)
-        overlap = {t.task_id for t in train} & {t.task_id for t in test}
-        if overlap:
-            raise ConfigError(f"held-out tasks also in the train source: {', '.join(sorted(overlap)[:5])}")
-    else:
-        train, test = load_train_tasks(tasks, val_fraction=val_fraction, split_seed=split_seed)
-    if not train or not test:
-        raise ConfigError(f"the experiment needs train and held-out tasks (got {len(train)} and {len(test)})")
-    return train, test
-
-
-DEFAULT_SHIPPED = Path("dataset") / "latest_verified.csv"
-
-
-def frozen_splits(splits_file: str | Path, shipped: str | Path = DEFAULT_SHIPPED) -> tuple[list[Task], list[Task]]:
-    """The train and held-out tasks of a frozen splits file (``dataset/splits/splits.json``): shipped
-    tasks looked up in ``shipped`` (hashes checked), family instances regenerated.
-
-    When ``shipped`` has a validation manifest beside it (``validation_manifest.json``, as the shipped corpus
-    does), its tasks are held to the no-work rule there: a task whose pinned validation is missing, stale or
-    pays a no-op or empty-output agent is refused (ConfigError) before anything trains on it."""
-    from terminal_agent.task_quality.no_work_rule import require_no_work_rule
-    from terminal_agent.task_quality.splits import read_splits, resolve_split
-    from terminal_agent.tasks.loading import load_tasks
-
-    document = read_splits(Path(splits_file))
-    tasks = load_tasks(shipped, strict=False)
-    train, held_out = resolve_split(document, "train", tasks), resolve_split(document, "held_out", tasks)
-    manifest = Path(shipped).parent / "validation_manifest.json"
-    if manifest.is_file():
-        require_no_work_rule([task for task in train + held_out if "family" not in task.metadata], manifest)
-    return train, held_out
 
 
 def evaluate_policy(client: Any, tasks: Sequence[Task], out_dir: Path, *, attempts: int, max_steps: int, max_tokens: int,
@@ -190,4 +151,4 @@ def run_learning_experiment(
                             warm_start_results=results.get("warm_start"))
 
 
-__all__ = ["DEFAULT_SHIPPED", "ExperimentResult", "evaluate_policy", "frozen_splits", "run_learning_experiment", "split_sources"]
+__all__ = ["ExperimentResult", "evaluate_policy", "run_learning_experiment"]

@@ -49,7 +49,8 @@ from terminal_agent.training.local_rollouts import (
     default_env_factory,
 )
 from terminal_agent.training.local_update import UpdateStats, build_rows, grpo_update
-from terminal_agent.training.local_validation import HeldOutValidation, local_task_split
+from terminal_agent.training.local_validation import HeldOutValidation
+from terminal_agent.training.train_splits import load_train_tasks, local_task_split
 from terminal_agent.training.training_metrics import (
     MetricsLogger,
     plot_curves,
@@ -354,19 +355,6 @@ def train_local(
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
     return summary
-
-
-def load_train_tasks(source: str | Path, *, val_fraction: float, split_seed: int) -> tuple[list[Task], list[Task]]:
-    """Train and held-out tasks of ``source`` (any task format ``load_tasks`` reads), split by id hash."""
-    from terminal_agent.tasks.conversion import split_tasks
-    from terminal_agent.tasks.loading import load_tasks
-
-    tasks = load_tasks(source, strict=False)
-    if not tasks:
-        raise ConfigError(f"no usable task in {source}")
-    if val_fraction <= 0 or len(tasks) < 2:
-        return tasks, []
-    return split_tasks(tasks, val_fraction, seed=split_seed)
 
 
 def run_local_training(preset: Any, run_dir: Path, *, progress: TrainingProgress | None = None, **overrides: Any) -> TrainingSummary:

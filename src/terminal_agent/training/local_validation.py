@@ -13,7 +13,7 @@ Every pass runs the same tasks (at most ``val_max_tasks``: a sample seeded by 0)
 sampling seeds, so two passes differ only by the policy. The reward is the env's, with the run's
 base reward weights (a judge schedule is not applied), so passes compare across steps.
 
-Where the held-out tasks come from (:func:`local_task_split`, what the launcher runs): the frozen
+Where the held-out tasks come from (``train_splits.local_task_split``, what the launcher runs): the frozen
 splits file of ``data.splits`` (its ``held_out`` split: whole held-out families and hand-written
 held-out tasks; its ``train`` split is trained on), else the ``data.val_fraction`` hash split of
 ``data.tasks``.
@@ -148,21 +148,6 @@ class HeldOutValidation:
             metrics_logger.log(step, metrics)
 
 
-def local_task_split(preset: Any) -> tuple[list[Task], list[Task]]:
-    """The train and held-out tasks of a ``backend: local`` preset: ``data.splits`` (a frozen splits file,
-    shipped tasks looked up in ``data.tasks``), else ``data.tasks`` split by ``data.val_fraction``."""
-    data = preset.data
-    if data.tasks is None:
-        raise ConfigError("data.tasks: the local trainer reads a task source (CSV or task directory), not parquet")
-    if data.splits is not None:
-        from terminal_agent.training.local_experiment import frozen_splits
-
-        return frozen_splits(data.splits, data.tasks)
-    from terminal_agent.training.local_trainer import load_train_tasks
-
-    return load_train_tasks(data.tasks, val_fraction=data.val_fraction, split_seed=data.split_seed)
-
-
 __all__ = [
-    "HeldOutValidation", "VALIDATION_SEED_STEP", "capped_tasks", "local_task_split", "validation_metrics",
+    "HeldOutValidation", "VALIDATION_SEED_STEP", "capped_tasks", "validation_metrics",
 ]
