@@ -326,8 +326,8 @@ def train_local(
             metrics["rollout/prepared_episodes"] = prepared_episodes
             metrics.update(sampler_metrics(sampler_before, sampler_after, metrics))
             metrics["task_ids"] = [t.task_id for t in step_tasks]
+            validation.after_step(step, metrics)  # trainer.test_freq: the pass's val/ figures join the step's line
             metrics_logger.log(step, metrics)
-            validation.after_step(step, metrics, metrics_logger)  # trainer.test_freq: adds val/ and logs the step again
             summary.steps_this_session += 1
             summary.samples_trained += selection.samples_kept
             summary.groups_dropped += selection.groups_dropped_zero_variance + selection.groups_dropped_empty

@@ -18,9 +18,8 @@ splits file of ``data.splits`` (its ``held_out`` split: whole held-out families 
 held-out tasks; its ``train`` split is trained on), else the ``data.val_fraction`` hash split of
 ``data.tasks``.
 
-``metrics.jsonl`` keeps one line per step and its readers keep a step's later line, so a step that
-validates is written a second time with its ``val/`` figures added; the pass before training is
-the record of step 0.
+``metrics.jsonl`` keeps one line per step: a step that validates carries its ``val/`` figures on
+that line (its ``time/step_s`` leaves the pass out); the pass before training is the record of step 0.
 """
 
 from __future__ import annotations
@@ -141,11 +140,11 @@ class HeldOutValidation:
         if self.enabled and self.config.val_before_train and first_step == 1:
             metrics_logger.log(0, self.run(0))
 
-    def after_step(self, step: int, metrics: dict[str, Any], metrics_logger: Any) -> None:
-        """At a step that validates: run the pass, add its figures to ``metrics`` and log the step again."""
+    def after_step(self, step: int, metrics: dict[str, Any]) -> None:
+        """At a step that validates: run the pass and add its figures to the step's ``metrics`` (before they are
+        logged; ``time/step_s`` is already in them and leaves the pass out)."""
         if self.due(step):
             metrics.update(self.run(step))
-            metrics_logger.log(step, metrics)
 
 
 __all__ = [
