@@ -140,3 +140,20 @@ def error_kind(exc: BaseException) -> str:
     if isinstance(exc, ConfigError):
         return "config"
     return "internal"
+
+
+#: The built-in exceptions a parser (json, yaml, tomllib, pyarrow, pydantic) can raise on odd content of an
+#: untrusted file past our own checks: a value of an unexpected type, nesting deep enough to recurse, a file that
+#: vanished. Readers of user files catch exactly these at their boundary (one row or one task folder) and turn
+#: them into a :class:`TaskFormatError` or :class:`ConfigError` naming the file.
+UNTRUSTED_CONTENT_ERRORS: tuple[type[Exception], ...] = (
+    OSError, RecursionError, TypeError, KeyError, AttributeError, ValueError,
+)
+
+#: The families of the *user's* fault: the CLI exits 2 (a usage error) with one line naming the file and field.
+USER_INPUT_ERRORS: tuple[type[TerminalAgentError], ...] = (TaskFormatError, ConfigError)
+
+
+def exit_code_for(exc: BaseException) -> int:
+    """The CLI's exit status for ``exc``: 2 for bad user input (:data:`USER_INPUT_ERRORS`), 1 for anything else."""
+    return 2 if isinstance(exc, USER_INPUT_ERRORS) else 1

@@ -1,7 +1,8 @@
 """The ``terminal-agent`` command line: one app, one module per command group.
 
 The library stays quiet; this is the only place that prints, draws progress bars and turns
-:class:`~terminal_agent.errors.TerminalAgentError` into a one-line message and exit code 1.
+:class:`~terminal_agent.errors.TerminalAgentError` into a one-line message and an exit code: 2 for bad user
+input (:data:`~terminal_agent.errors.USER_INPUT_ERRORS`), 1 otherwise.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from terminal_agent.cli import (
     train_commands,
     verifier_tool_commands,  # noqa: F401 - registers `tasks prefetch-tools`
 )
-from terminal_agent.errors import TerminalAgentError
+from terminal_agent.errors import TerminalAgentError, exit_code_for
 
 app = typer.Typer(
     name="terminal-agent",
@@ -49,8 +50,10 @@ def _configure(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log 
 
 
 def main() -> None:
+    """The console entry point: bad user input (a task source, a preset, a replies or control file) exits 2,
+    any other error of ours 1, each as one message without a traceback."""
     try:
         app()
     except TerminalAgentError as exc:
         typer.secho(f"error: {exc}", fg=typer.colors.RED, err=True)
-        sys.exit(1)
+        sys.exit(exit_code_for(exc))

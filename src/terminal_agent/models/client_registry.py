@@ -15,7 +15,6 @@ True
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -183,41 +182,11 @@ def build_litellm(config: ModelClientConfig) -> ModelClient:
 
 
 def load_scripted_replies(path: Path | None) -> list[str]:
-    """The reply strings of a scripted-model file (YAML for ``.yaml``/``.yml``, JSON otherwise).
+    """The reply strings of a scripted-model file: :func:`terminal_agent.models.scripted.load_replies_file`
+    (a :class:`ConfigError` naming the file and the entry when it is not a list of strings)."""
+    from terminal_agent.models.scripted import load_replies_file
 
-    Raises :class:`ConfigError` naming the file when it is missing, unreadable, not valid JSON/YAML or not a
-    list of strings (naming the index of the first entry that is not a string).
-    """
-    if path is None:
-        raise ConfigError("scripted model: no replies file given (spec scripted:FILE)")
-    if not path.is_file():
-        raise ConfigError(f"scripted model: replies file {path} does not exist")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"scripted model: cannot read replies file {path}: {exc}") from None
-    if path.suffix in {".yaml", ".yml"}:
-        import yaml
-
-        try:
-            replies = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"scripted model: replies file {path} is not valid YAML: {exc}") from None
-    else:
-        try:
-            replies = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ConfigError(f"scripted model: replies file {path} is not valid JSON: {exc}") from None
-    if not isinstance(replies, list):
-        raise ConfigError(
-            f"scripted model: replies file {path} must hold a list of reply strings, not {type(replies).__name__}"
-        )
-    for index, reply in enumerate(replies):
-        if not isinstance(reply, str):
-            raise ConfigError(
-                f"scripted model: replies file {path}: reply {index} is {type(reply).__name__}, not a string"
-            )
-    return replies
+    return load_replies_file(path)
 
 
 __all__ = [

@@ -10,12 +10,14 @@ True
 from __future__ import annotations
 
 import dataclasses
+import json
 import threading
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
-from terminal_agent.errors import TerminalAgentError
+from terminal_agent.errors import ConfigError, TerminalAgentError
 from terminal_agent.interfaces import ModelResponse
 
 Reply = str | ModelResponse
@@ -81,4 +83,72 @@ class ScriptedModelClient:
         return response
 
 
-__all__ = ["ScriptExhaustedError", "ScriptedModelClient"]
+MAX_REPLIES_FILE_BYTES = 64 * 1024 * 1024
+"""Largest replies file read (a script of tens of thousands of long replies fits many times over)."""
+
+YAML_SUFFIXES = (".yaml", ".yml")
+"""Suffixes of a replies file read as YAML; any other file is read as JSON."""
+
+
+def _parse_replies_text(text: str, path: Path) -> Any:
+    """The parsed document of a replies file; ConfigError naming the file and the line when it does not parse."""
+    where = f"scripted model: replies file {path}"
+    if path.suffix.lower() in YAML_SUFFIXES:
+        import yaml
+
+        try:
+            return yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{where} is not valid YAML: {exc}") from None
+        except RecursionError:  # the YAML parser recurses per level of nesting
+            raise ConfigError(f"{where} is not valid YAML: nested too deeply") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{where} is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+            f"a file named {' or '.join(YAML_SUFFIXES)} is read as YAML"
+        ) from None
+    except RecursionError:  # json recurses per level of nesting
+        raise ConfigError(f"{where} is not valid JSON: nested too deeply") from None
+
+
+def load_replies_file(path: Path | str | None) -> list[str]:
+    """The reply strings of a scripted-model file (YAML for ``.yaml``/``.yml``, JSON otherwise): a list of strings.
+
+    Raises :class:`ConfigError` naming the file when it is missing, not a regular file, unreadable, larger than
+    :data:`MAX_REPLIES_FILE_BYTES`, not UTF-8, not valid JSON/YAML or not a list of strings (naming the index of the
+    first entry that is not a string). Nothing is written.
+    """
+    if path is None or str(path) == "":
+        raise ConfigError("scripted model: no replies file given (spec scripted:FILE)")
+    path = Path(path)
+    where = f"scripted model: replies file {path}"
+    if not path.exists():
+        raise ConfigError(f"{where} does not exist")
+    if not path.is_file():
+        raise ConfigError(f"{where} is not a regular file")
+    try:
+        size = path.stat().st_size
+        if size > MAX_REPLIES_FILE_BYTES:
+            raise ConfigError(f"{where} is {size} bytes, more than the {MAX_REPLIES_FILE_BYTES} a replies file may hold")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"scripted model: cannot read replies file {path}: {exc.strerror or exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            f"scripted model: cannot read replies file {path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
+            f"{exc.start})"
+        ) from None
+    replies = _parse_replies_text(text, path)
+    if not isinstance(replies, list):
+        raise ConfigError(f"{where} must hold a list of reply strings, not {type(replies).__name__}")
+    for index, reply in enumerate(replies):
+        if not isinstance(reply, str):
+            raise ConfigError(f"{where}: reply {index} is {type(reply).__name__}, not a string")
+    return replies
+
+
+__all__ = ["MAX_REPLIES_FILE_BYTES", "ScriptExhaustedError", "ScriptedModelClient", "load_replies_file"]

@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from terminal_agent.errors import TaskFormatError
+from terminal_agent.errors import UNTRUSTED_CONTENT_ERRORS, TaskFormatError
 from terminal_agent.tasks.cell_bounds import cell_problem
 from terminal_agent.tasks.model import (
     FileContent,
@@ -123,6 +123,8 @@ def _parse_json(column: str, text: str, default: Any) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise _RowError(column, f"is not valid JSON ({exc.msg} at line {exc.lineno} column {exc.colno})") from None
+    except RecursionError:
+        raise _RowError(column, "is JSON nested too deeply to read") from None
 
 
 def _parse_tags(text: str) -> list[str]:
@@ -269,6 +271,10 @@ def parse_csv_row(row: CsvRow, file_name: str) -> Task | TaskFormatError:
         task_id = row.values.get("task_id", "").strip()
         suffix = f" (task_id {task_id!r})" if task_id and exc.field_name != "task_id" else ""
         return TaskFormatError(exc.message + suffix, location=f"{file_name}:{row.line}", field=exc.field_name)
+    except UNTRUSTED_CONTENT_ERRORS as exc:
+        # rows are untrusted: whatever odd cell trips a parser past the checks above spoils this row only
+        return TaskFormatError(f"cannot read the row: {type(exc).__name__}: {exc}", location=f"{file_name}:{row.line}",
+                               field="row")
 
 
 def reject_duplicate_ids(

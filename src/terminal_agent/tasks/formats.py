@@ -29,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import ClassVar, TypeVar
 
-from terminal_agent.errors import ConfigError, TaskFormatError
+from terminal_agent.errors import UNTRUSTED_CONTENT_ERRORS, ConfigError, TaskFormatError
 from terminal_agent.registry import Registry
 import terminal_agent.tasks.csv_format as csv_format  # the modules, not the package face: no circle through tasks/__init__
 import terminal_agent.tasks.harbor as harbor
@@ -321,7 +321,7 @@ def read_task_dir(fmt: DirectoryFormat, task_dir: Path) -> Task | TaskFormatErro
         return fmt.read_task(task_dir)
     except TaskFormatError as exc:
         return exc
-    except (OSError, RecursionError, TypeError, KeyError, AttributeError, ValueError) as exc:
+    except UNTRUSTED_CONTENT_ERRORS as exc:
         # Task folders are untrusted: whatever odd content trips a reader (a vanished file, a YAML/TOML value of
         # an unexpected type, nesting deep enough to recurse) spoils this directory only, never the whole load.
         logger.debug("reading %s failed", task_dir, exc_info=True)

@@ -360,6 +360,10 @@ def read_harbor_dir(task_dir: str | Path) -> HarborDirReading:
     except tomllib.TOMLDecodeError as exc:
         error = TaskFormatError(f"task.toml is not valid TOML: {exc}", location=location, field=TASK_TOML)
         return HarborDirReading(task_dir, None, None, error)
+    except RecursionError:  # tomllib recurses per nested array or inline table
+        error = TaskFormatError("task.toml is not valid TOML: arrays or tables nested too deeply", location=location,
+                                field=TASK_TOML)
+        return HarborDirReading(task_dir, None, None, error)
     try:
         tests_dockerfile_path = task_dir / "tests" / "Dockerfile"
         tests_dockerfile = (read_text_file(tests_dockerfile_path, task_dir)

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from terminal_agent.errors import TaskFormatError
+from terminal_agent.errors import UNTRUSTED_CONTENT_ERRORS, TaskFormatError
 from terminal_agent.tasks.harbor import is_harbor_task_dir, read_harbor_dir
 from terminal_agent.tasks.harbor_toml import HarborSetting, SettingStatus
 from terminal_agent.tasks.model import Task
@@ -102,7 +102,12 @@ def task_summary(task: Task) -> dict[str, Any]:
 
 def inspect_harbor_dir(task_dir: str | Path) -> TaskInspection:
     """The inspection of one Harbor folder (never raises for the task's own faults)."""
-    result = read_harbor_dir(task_dir)
+    try:
+        result = read_harbor_dir(task_dir)
+    except UNTRUSTED_CONTENT_ERRORS as exc:
+        # the folder is untrusted: odd content that trips a reader is this folder's error, as when tasks load
+        return TaskInspection(str(task_dir), "harbor", error=f"cannot read the task directory: {type(exc).__name__}: "
+                              f"{exc}", error_field="task.toml")
     inspection = TaskInspection(str(result.task_dir), "harbor", written_here=result.ours)
     if result.config is not None:
         inspection.settings = list(result.config.settings)

@@ -32,7 +32,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from terminal_agent.errors import TaskFormatError
+from terminal_agent.errors import UNTRUSTED_CONTENT_ERRORS, TaskFormatError
 from terminal_agent.tasks.atomic_output import atomic_output_file
 from terminal_agent.tasks.cell_bounds import cell_problem
 from terminal_agent.tasks.guard_fields import guards_json, parse_guards_json, task_with_guards_from_fields
@@ -203,12 +203,14 @@ def read_parquet(path: str | Path) -> list[Task]:
 def read_parquet_with_errors(path: str | Path) -> tuple[list[Task], list[TaskFormatError]]:
     """Good tasks and one error per bad row of ``path`` (rows numbered from 0); a repeated task_id is an error
     on every row after the first."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     path = Path(path)
     try:
         table = pq.read_table(path)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        # pyarrow's own family: a truncated or corrupt file, an unsupported encoding or type
         raise TaskFormatError(f"cannot read parquet file: {exc}", location=str(path)) from None
     if table.num_rows == 0:
         return [], []
@@ -217,14 +219,21 @@ def read_parquet_with_errors(path: str | Path) -> tuple[list[Task], list[TaskFor
     tasks: list[Task] = []
     errors: list[TaskFormatError] = []
     first_row: dict[str, int] = {}
-    for number, extra_info in enumerate(table.column("extra_info").to_pylist()):
+    for number, cell in enumerate(_column_cells(table.column("extra_info"))):
         location = f"{path.name}:row {number}"
+        try:
+            extra_info = cell.as_py()
+        except (UnicodeDecodeError, pa.ArrowException) as exc:
+            # a string whose bytes are not UTF-8 (or a value pyarrow cannot convert) spoils this row only
+            errors.append(TaskFormatError(f"cannot decode the row: {type(exc).__name__}: {exc}", location=location,
+                                          field="extra_info"))
+            continue
         try:
             task = task_from_flat_dict(extra_info)
         except TaskFormatError as exc:
             errors.append(TaskFormatError(exc.reason, location=location, field=exc.field))
             continue
-        except (TypeError, KeyError, AttributeError, ValueError, RecursionError) as exc:
+        except UNTRUSTED_CONTENT_ERRORS as exc:
             # rows are untrusted: a value of an unexpected type (or nesting deep enough to recurse) spoils this row only
             errors.append(TaskFormatError(f"cannot read the row: {type(exc).__name__}: {exc}", location=location,
                                           field="extra_info"))
@@ -236,3 +245,11 @@ def read_parquet_with_errors(path: str | Path) -> tuple[list[Task], list[TaskFor
         first_row[task.task_id] = number
         tasks.append(task)
     return tasks, errors
+
+
+def _column_cells(column: Any) -> Iterable[Any]:
+    """The cells of a pyarrow chunked column, one scalar at a time (converted by the caller, so one undecodable
+    row does not spoil the column)."""
+    for chunk in column.chunks:
+        for index in range(len(chunk)):
+            yield chunk[index]

@@ -230,11 +230,13 @@ def read_tb_task(task_dir: str | Path) -> Task:
     yaml_path = require_file(task_dir, TASK_YAML, field=TASK_YAML)
     try:
         data = yaml.load(read_text_file(yaml_path, task_dir), Loader=_TaskYamlLoader) or {}
+        if not isinstance(data, dict):
+            raise TaskFormatError("task.yaml is not a mapping", location=location, field=TASK_YAML)
+        _check_json_like(data, "task.yaml", location)
     except yaml.YAMLError as exc:
         raise TaskFormatError(f"task.yaml is not valid YAML: {exc}", location=location, field=TASK_YAML) from None
-    if not isinstance(data, dict):
-        raise TaskFormatError("task.yaml is not a mapping", location=location, field=TASK_YAML)
-    _check_json_like(data, "task.yaml", location)
+    except RecursionError:  # the YAML parser and the check recurse per level of nesting
+        raise TaskFormatError("task.yaml is nested too deeply to read", location=location, field=TASK_YAML) from None
     instruction = data.get("instruction")
     if instruction is None and isinstance(data.get("descriptions"), list) and data["descriptions"]:
         # early terminal-bench tasks keep the instruction in a list of descriptions

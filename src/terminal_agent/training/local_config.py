@@ -18,6 +18,7 @@ from terminal_agent.rewards.reward import RewardConfig
 from terminal_agent.sandbox.config import SandboxConfig
 
 from terminal_agent.training.algorithms.policy_loss import LOSS_AGG_MODES, ActorLossConfig
+from terminal_agent.training.preset_config import shown_input
 
 
 class LocalTrainingConfig(BaseModel):
@@ -181,19 +182,24 @@ class LocalTrainingConfig(BaseModel):
 
         from terminal_agent.errors import ConfigError
 
+        where = f" (in {_source_of(preset)})"
         if preset.local is None:
-            raise ConfigError(f"preset {preset.name!r} has no 'local' section (backend {preset.backend!r})")
+            raise ConfigError(f"preset {preset.name!r} has no 'local' section (backend {preset.backend!r}){where}")
         problems = local_preset_problems(preset)
         if problems:
-            raise ConfigError("; ".join(problems))
+            raise ConfigError("; ".join(problems) + where)
         values: dict[str, Any] = {name: _preset_value(preset, key) for name, key in PRESET_KEY_OF_FIELD.items()}
         trainer = preset.trainer
+        try:
+            sandbox = sandbox_config_of(preset)
+        except ConfigError as exc:
+            raise ConfigError(f"{exc}{where}") from None
         values.update(
             lora_target_modules=list(preset.local.lora.target_modules),
             wandb="wandb" in list(trainer.loggers),
             experiment=preset.experiment,
             resume=trainer.resume != "disable",
-            sandbox=sandbox_config_of(preset),
+            sandbox=sandbox,
         )
         values.update(overrides)
         try:
@@ -202,9 +208,14 @@ class LocalTrainingConfig(BaseModel):
             first = exc.errors()[0]
             field = str(first["loc"][0]) if first.get("loc") else ""
             key = field if field in overrides else PRESET_KEY_OF_FIELD.get(field, field or f"preset {preset.name!r}")
-            shown = f" (got {first['input']!r})" if "input" in first and not isinstance(first["input"], dict) else ""
+            shown = f" (got {shown_input(first['input'])})" if "input" in first and not isinstance(first["input"], dict) else ""
             message = str(first.get("msg", exc)).removeprefix("Value error, ")
-            raise ConfigError(f"{key}: {message} for the local trainer{shown}") from None
+            raise ConfigError(f"{key}: {message} for the local trainer{shown}{where}") from None
+
+
+def _source_of(preset: Any) -> str:
+    """The file (or packaged preset) ``preset`` was read from, for messages."""
+    return getattr(preset, "source", None) or f"preset {getattr(preset, 'name', '?')}"
 
 
 #: The preset key behind each field of :class:`LocalTrainingConfig` that a preset sets (errors name it).
@@ -366,7 +377,7 @@ def sandbox_config_of(preset: Any) -> SandboxConfig:
         loc = [str(part) for part in first.get("loc", ())]
         key = "sandbox.backend" if loc == ["backend"] else ".".join(["sandbox.env.sandbox", *loc])
         message = "unknown key" if first.get("type") == "extra_forbidden" else str(first.get("msg", exc))
-        shown = f" (got {first['input']!r})" if "input" in first and not isinstance(first["input"], dict) else ""
+        shown = f" (got {shown_input(first['input'])})" if "input" in first and not isinstance(first["input"], dict) else ""
         raise ConfigError(f"{key}: {message.removeprefix('Value error, ')}{shown}") from None
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.rewards.reward import RewardConfig
@@ -324,6 +324,13 @@ class TrainingPreset(_Section):
     """Reward mix (the env's own RewardConfig: test/judge weights, judge failure policy)."""
     local: LocalSection | None = None
     """Local trainer settings; required for ``backend: local``, refused for ``verl``."""
+    _source: str | None = PrivateAttr(default=None)
+
+    @property
+    def source(self) -> str:
+        """Where the preset was read (a YAML file's path, or ``preset NAME`` for a packaged one); error messages
+        about its keys name it."""
+        return self._source or f"preset {self.name}"
 
     @model_validator(mode="after")
     def _backend_sections(self) -> "TrainingPreset":
@@ -349,21 +356,59 @@ def preset_names() -> list[str]:
     return sorted(item.name[: -len(".yaml")] for item in root.iterdir() if item.name.endswith(".yaml"))
 
 
+MAX_PRESET_BYTES = 1024 * 1024
+"""Largest preset file read (the packaged ones are about 2 KiB)."""
+
+
+def _read_preset_file(path: Path) -> str:
+    """The text of a preset file the user named; ConfigError naming it when it is no readable UTF-8 file."""
+    if not path.is_file():
+        raise ConfigError(f"{path}: a preset must be a YAML file, and this is not a regular file")
+    try:
+        size = path.stat().st_size
+        if size > MAX_PRESET_BYTES:
+            raise ConfigError(f"{path}: {size} bytes, more than the {MAX_PRESET_BYTES} a preset file may hold")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the preset: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
+
+
 def _read_yaml(text: str, where: str) -> dict[str, Any]:
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError(f"{where}: not valid YAML: {exc}") from None
+    except RecursionError:  # the YAML parser recurses per level of nesting
+        raise ConfigError(f"{where}: not valid YAML: nested too deeply") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{where}: a preset must be a YAML mapping, not {type(data).__name__}")
+    bad_keys = [key for key in data if not isinstance(key, str)]
+    if bad_keys:
+        raise ConfigError(f"{where}: {bad_keys[0]!r}: a preset's keys are names, not {type(bad_keys[0]).__name__}")
     return data
+
+
+def _source_of(name_or_path: str | Path) -> str:
+    """How messages name a preset: the path of a YAML file, or ``preset NAME`` for a packaged one."""
+    path = Path(name_or_path)
+    return str(path) if path.suffix in {".yaml", ".yml"} and (path.exists() or path.is_symlink()) else f"preset {name_or_path}"
+
+
+def shown_input(value: Any, limit: int = 120) -> str:
+    """``value``'s repr for a message, cut to ``limit`` characters (a preset value can be megabytes)."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def _raw_preset(name_or_path: str | Path, seen: tuple[str, ...] = ()) -> dict[str, Any]:
     """The preset's mapping with ``extends:`` merged in (parent first)."""
     path = Path(name_or_path)
-    if path.suffix in {".yaml", ".yml"} and path.exists():
-        data, name = _read_yaml(path.read_text(), str(path)), path.stem
+    if path.suffix in {".yaml", ".yml"} and (path.exists() or path.is_symlink()):
+        data, name = _read_yaml(_read_preset_file(path), str(path)), path.stem
     else:
         name = str(name_or_path)
         resource = resources.files(PRESET_PACKAGE) / f"{name}.yaml"
@@ -377,8 +422,13 @@ def _raw_preset(name_or_path: str | Path, seen: tuple[str, ...] = ()) -> dict[st
     if parent is None:
         return data
     if not isinstance(parent, str):
-        raise ConfigError(f"preset {name!r}: 'extends' must be a preset name")
-    merged = deep_merge(_raw_preset(parent, seen + (name,)), data)
+        raise ConfigError(f"{_source_of(name_or_path)}: extends: must be a preset name or a YAML file, not "
+                          f"{type(parent).__name__}")
+    try:
+        parent_data = _raw_preset(parent, seen + (name,))
+    except ConfigError as exc:
+        raise ConfigError(f"{_source_of(name_or_path)}: extends: {exc}") from None
+    merged = deep_merge(parent_data, data)
     merged["name"] = data["name"]
     merged.setdefault("description", "")
     return merged
@@ -450,24 +500,32 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
     return out
 
 
-def preset_from_mapping(data: dict[str, Any]) -> TrainingPreset:
-    """Validate ``data``; the first error names its dotted key."""
+def preset_from_mapping(data: dict[str, Any], source: str | None = None) -> TrainingPreset:
+    """Validate ``data``; the first error names its dotted key (after ``source``, the file, when given)."""
     try:
-        return TrainingPreset.model_validate(data)
+        preset = TrainingPreset.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         key = ".".join(str(part) for part in first.get("loc", ())) or "preset"
         message = str(first.get("msg", exc)).removeprefix("Value error, ")
         if first.get("type") == "extra_forbidden":
             message = "unknown key"
-        shown = f" (got {first['input']!r})" if "input" in first and first.get("type") != "missing" and not isinstance(
-            first["input"], dict) else ""
-        raise ConfigError(f"{key}: {message}{shown}") from None
+        shown = f" (got {shown_input(first['input'])})" if "input" in first and first.get("type") != "missing" and (
+            not isinstance(first["input"], dict)) else ""
+        raise ConfigError(f"{source + ': ' if source else ''}{key}: {message}{shown}") from None
+    preset._source = source
+    return preset
 
 
 def load_preset(name_or_path: str | Path, overrides: list[str] | None = None) -> TrainingPreset:
-    """The packaged preset ``name`` (or a YAML file), with ``overrides`` applied, validated."""
-    return preset_from_mapping(apply_overrides(_raw_preset(name_or_path), list(overrides or ())))
+    """The packaged preset ``name`` (or a YAML file), with ``overrides`` applied, validated; every error is a
+    :class:`ConfigError` naming the file (or the packaged preset) and the key."""
+    source = _source_of(name_or_path)
+    try:
+        data = apply_overrides(_raw_preset(name_or_path), list(overrides or ()))
+    except RecursionError:  # a self-referencing YAML alias (``&a [*a]``) nests without end
+        raise ConfigError(f"{source}: a YAML alias refers to itself (nesting without end)") from None
+    return preset_from_mapping(data, source)
 
 
 def preset_to_yaml(preset: TrainingPreset) -> str:
