@@ -165,7 +165,7 @@ def test_a_switch_is_seen_by_another_process(tmp_path):
             assert result.returncode == 0, result.stderr
             assert json.loads(reader.stdout.readline()) == expected
         bad = _switch("no-such-backend", env=env)
-        assert bad.returncode == 1 and "unknown judge backend 'no-such-backend'" in bad.stderr
+        assert bad.returncode == 2 and "unknown judge backend 'no-such-backend'" in bad.stderr
         shown = _switch("show", env=env)
         assert shown.returncode == 0 and "claude-cli" in shown.stderr and "sonnet" in shown.stderr
         assert _switch("none", env=env).returncode == 0
@@ -185,4 +185,4 @@ def test_switch_with_check_does_not_switch_when_the_judge_fails(tmp_path):
     assert failed.returncode == 1 and "'claude' command, which is not on PATH" in failed.stderr
     assert read_control(path).backend == "local"  # unchanged
     no_file = _switch("show", env={**os.environ, CONTROL_ENV: ""})
-    assert no_file.returncode == 1 and CONTROL_ENV in no_file.stderr
+    assert no_file.returncode == 2 and CONTROL_ENV in no_file.stderr

@@ -23,6 +23,7 @@ import json
 import logging
 import os
 import socket
+import stat
 import tempfile
 import threading
 from datetime import datetime, timezone
@@ -77,14 +78,34 @@ def control_path(configured: Path | str | None = None) -> Path | None:
     return path
 
 
+MAX_CONTROL_BYTES = 64 * 1024
+"""Largest control file read; :func:`write_control` writes about 200 bytes."""
+
+
 def read_control(path: Path) -> JudgeSetting:
-    """Parse the control file strictly; :class:`ConfigError` names the file and what is wrong."""
+    """Parse the control file strictly; :class:`ConfigError` names the file and what is wrong (the key, for a bad
+    value). A file that is not a regular file, larger than :data:`MAX_CONTROL_BYTES`, not UTF-8, not JSON (or nested
+    deep enough to recurse) or not a JSON object is refused the same way."""
+    path = Path(path)
     try:
-        data = json.loads(Path(path).read_text())
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read the judge control file: {exc}") from exc
+        # O_NONBLOCK: a FIFO planted at the path must not block the reader until someone writes to it
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise ConfigError(f"{path}: the judge control file is not a regular file")
+            raw = handle.read(MAX_CONTROL_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the judge control file: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CONTROL_BYTES:
+        raise ConfigError(f"{path}: the judge control file is larger than {MAX_CONTROL_BYTES} bytes")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: the judge control file is not UTF-8 text (byte at offset {exc.start})") from None
     except json.JSONDecodeError as exc:
-        raise ConfigError(f"{path}: the judge control file is not valid JSON: {exc}") from exc
+        raise ConfigError(f"{path}: the judge control file is not valid JSON: {exc}") from None
+    except RecursionError:  # json recurses per level of nesting
+        raise ConfigError(f"{path}: the judge control file is not valid JSON: nested too deeply") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the judge control file must hold a JSON object, not {type(data).__name__}")
     try:
