@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.model, pytest.mark.slow]
 
 @pytest.fixture(scope="module")
 def task(docker_client):
-    from terminal_agent.sandbox.images import ensure_task_image
+    from terminal_agent.sandbox.images.manager import ensure_task_image
 
     (chosen,) = shipped_tasks("fix-stats-script")
     ensure_task_image(chosen)
@@ -52,6 +52,10 @@ def test_one_step_changes_the_adapter_and_writes_metrics_checkpoint_wandb(task, 
     assert record["update/trained_tokens"] > 0 and record["actor/grad_norm"] > 0
     # same weights sample and train: the ratio starts at 1 up to float rounding
     assert record["actor/sampler_trainer_logprob_diff"] < 1e-3
+    # the group's forward and backward ran as soon as it was graded (streamed): the update's own work is all
+    # counted, and what ran after the rollouts is at most the whole step's remainder
+    assert record["time/update_s"] > 0 and record["time/update_overlap_s"] >= 0
+    assert record["time/update_after_rollouts_s"] <= record["time/step_s"] - record["time/rollout_wall_s"] + 1e-3
 
     checkpoint = tmp_path / "checkpoints" / "step_000001"
     assert summary.checkpoint == checkpoint

@@ -10,7 +10,8 @@ policy's sampler had work in flight), ``sampler/tokens`` (tokens it sampled), ``
 ``update/stepped`` (0 when there were rows but the gradient norm was not finite: a skipped update).
 
 Policy idle share: the share of step wall time in which the policy neither sampled nor updated,
-``1 - (sampler/busy_s + time/update_s) / time/step_s``. The headline pools the steps (sums over all
+``1 - (sampler/busy_s + time/update_s - time/update_overlap_s) / time/step_s`` (the overlap: update
+work of groups streamed while the sampler was busy, counted once). The headline pools the steps (sums over all
 steps, so long steps weigh more, as in docs/training.md); the per-step range is printed beside it.
 The file is read as the trainer reads it: a step written twice (a resumed run) keeps its later line.
 Standard library only, so it runs anywhere the file is.
@@ -53,16 +54,21 @@ def _skipped(record: dict[str, Any]) -> bool:
     return int(record.get("update/rows") or 0) > 0 and not int(record.get("update/stepped") or 0)
 
 
+def _update_alone(record: dict[str, Any]) -> float:
+    """The update's seconds that did not overlap the sampler's busy time (streamed groups count once)."""
+    return float(record.get("time/update_s") or 0.0) - float(record.get("time/update_overlap_s") or 0.0)
+
+
 def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
     """The figures of the module docstring, from the step records."""
     step = _values(records, "time/step_s")
     with_sampler = [r for r in records if r.get("sampler/busy_s") is not None and r.get("time/step_s")]
     busy = sum(float(r["sampler/busy_s"]) for r in with_sampler)
-    update_in_those = sum(float(r.get("time/update_s") or 0.0) for r in with_sampler)
+    update_in_those = sum(_update_alone(r) for r in with_sampler)
     step_in_those = sum(float(r["time/step_s"]) for r in with_sampler)
     tokens = sum(int(r.get("sampler/tokens") or 0) for r in with_sampler)
     rollout_wall = sum(float(r.get("time/rollout_wall_s") or 0.0) for r in with_sampler)
-    per_step_idle = [max(0.0, 1.0 - (float(r["sampler/busy_s"]) + float(r.get("time/update_s") or 0.0)) / float(r["time/step_s"]))
+    per_step_idle = [max(0.0, 1.0 - (float(r["sampler/busy_s"]) + _update_alone(r)) / float(r["time/step_s"]))
                      for r in with_sampler]
     return {
         "steps": len(records),
@@ -72,6 +78,8 @@ def summarize(records: list[dict[str, Any]]) -> dict[str, Any]:
         "step_s_after_first": _spread(step[1:]),
         "rollout_wall_s": _spread(_values(records, "time/rollout_wall_s")),
         "update_s": _spread(_values(records, "time/update_s")),
+        "update_overlap_s": _spread(_values(records, "time/update_overlap_s")),
+        "update_after_rollouts_s": _spread(_values(records, "time/update_after_rollouts_s")),
         "sampler_busy_s": _spread(_values(records, "sampler/busy_s")),
         "rollout_head_s": _spread(_values(records, "time/rollout_head_s")),
         "rollout_tail_s": _spread(_values(records, "time/rollout_tail_s")),
@@ -111,6 +119,8 @@ def format_summary(s: dict[str, Any]) -> str:
         f"step time (s): {spread(s['step_s'])}; after the first step: {spread(s['step_s_after_first'])}",
         f"rollout wall (s): {spread(s['rollout_wall_s'])}; update (s): {spread(s['update_s'], 2)}; "
         f"sampler busy (s): {spread(s['sampler_busy_s'])}",
+        f"update overlapping the sampler (s): {spread(s['update_overlap_s'], 2)}; "
+        f"after the rollouts (s): {spread(s['update_after_rollouts_s'], 2)}",
         f"rollout head, start to first model call (s): {spread(s['rollout_head_s'], 2)}; "
         f"tail, last reply to end (s): {spread(s['rollout_tail_s'], 2)}",
         f"policy idle share: {'-' if idle is None else f'{idle:.1%}'} pooled; per step "

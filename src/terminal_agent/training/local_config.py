@@ -91,6 +91,9 @@ class LocalTrainingConfig(BaseModel):
     """Truncation policy: False trains budget-cut episodes on their graded reward; True masks them."""
     micro_batch_tokens: int = Field(4096, ge=64)
     """Token budget of one forward/backward (gradient accumulation is exact across micro-batches)."""
+    stream_update: bool = True
+    """Run each graded group's forward and backward passes while the step's other episodes still run
+    (the gradients are normalised by the whole batch at the end); False: all of them after the rollouts."""
 
     # --- loop -------------------------------------------------------------------------------
     steps: int = Field(2, ge=1)
@@ -220,7 +223,7 @@ def _source_of(preset: Any) -> str:
 
 #: The preset key behind each field of :class:`LocalTrainingConfig` that a preset sets (errors name it).
 #: ``sandbox`` comes from ``sandbox.backend`` and ``sandbox.env.sandbox`` (:func:`sandbox_config_of`); fields not
-#: listed (``weight_decay``, ``mask_truncated``, ``micro_batch_tokens``) keep their defaults.
+#: listed (``weight_decay``, ``mask_truncated``) keep their defaults.
 PRESET_KEY_OF_FIELD: dict[str, str] = {
     "model_path": "model.path",
     "device": "local.device",
@@ -254,6 +257,8 @@ PRESET_KEY_OF_FIELD: dict[str, str] = {
     "reject_zero_variance_groups": "algorithm.reject_zero_variance_groups",
     "steps": "local.steps",
     "seed": "local.seed",
+    "stream_update": "local.stream_update",
+    "micro_batch_tokens": "local.micro_batch_tokens",
     "save_freq": "trainer.save_freq",
     "keep_checkpoints": "trainer.max_checkpoints_to_keep",
     "wandb": "trainer.loggers",

@@ -323,8 +323,14 @@ class LocalRolloutCollector:
         step: int,
         *,
         on_episode: Callable[[EpisodeRecord], None] | None = None,
+        on_group: Callable[[int, list[EpisodeRecord]], None] | None = None,
     ) -> RolloutBatch:
-        """``group_size`` episodes of every task of ``tasks`` (order kept: one group per task that ran)."""
+        """``group_size`` episodes of every task of ``tasks`` (order kept: one group per task that ran).
+
+        ``on_group(g, records)`` is called, on the calling thread, as soon as group ``g`` (the index
+        in the returned batch) has all its episodes, while the other episodes still run: the trainer
+        starts the group's forward and backward passes there. It is called once for every group.
+        """
         started = time.monotonic()
         batch = RolloutBatch(started_at=started)
         runnable: list[Task] = []
@@ -336,6 +342,7 @@ class LocalRolloutCollector:
                 batch.skipped[task.task_id] = problem
         n = self.config.group_size
         slots: dict[tuple[int, int], EpisodeRecord] = {}
+        finished = [0] * len(runnable)
         lock = threading.Lock()
         pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.config.episodes_at_once, thread_name_prefix="local-episode")
         try:
@@ -349,8 +356,11 @@ class LocalRolloutCollector:
                 record = future.result()  # _run_one never raises: failures are records
                 with lock:
                     slots[(g, attempt)] = record
+                    finished[g] += 1
                 if on_episode is not None:
                     on_episode(record)
+                if on_group is not None and finished[g] == n:
+                    on_group(g, [slots[(g, a)] for a in range(n)])
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
             self.discard_prepared()  # prepared for episodes this step did not run (a skipped task)

@@ -48,11 +48,12 @@ from terminal_agent.training.local_rollouts import (
     RolloutBatch,
     default_env_factory,
 )
-from terminal_agent.training.local_update import UpdateStats, build_rows, grpo_update
+from terminal_agent.training.local_update import StreamedUpdate, UpdateStats, build_rows
 from terminal_agent.training.local_validation import HeldOutValidation
 from terminal_agent.training.train_splits import load_train_tasks, local_task_split
 from terminal_agent.training.training_metrics import (
     MetricsLogger,
+    UpdateOverlap,
     plot_curves,
     sampler_counters,
     sampler_metrics,
@@ -295,9 +296,29 @@ def train_local(
                 done += 1
                 progress.phase_advanced(step, "rollouts", done)
 
+            update = StreamedUpdate(
+                policy.model, optimizer, config.actor_loss_config(), temperature=config.temperature,
+                grad_clip=config.grad_clip, pad_id=pad_id, micro_batch_tokens=config.micro_batch_tokens,
+            )
+            overlap = UpdateOverlap(client)
+
+            def on_group(g: int, records: list[EpisodeRecord], step: int = step, update: StreamedUpdate = update,
+                         overlap: UpdateOverlap = overlap) -> None:
+                # a graded group's forward and backward passes run while the step's other episodes still do
+                outcomes = [[r.outcome for r in records]]
+                apply_judge_schedule(outcomes, config.reward_config(), step)
+                group_selection = select_groups(outcomes, reject_zero_variance=config.reject_zero_variance_groups,
+                                                mask_truncated=config.mask_truncated)
+                group_rows, _ = build_rows(outcomes, group_selection, estimator=config.adv_estimator,
+                                           norm_by_std=config.norm_adv_by_std_in_grpo, group_offset=g)
+                with overlap.timed():
+                    update.add(group_rows)
+
             sampler_before = sampler_counters(client)
             prepared_before = collector.prepared_taken
-            batch = collector.collect(step_tasks, step, on_episode=on_episode)
+            batch = collector.collect(step_tasks, step, on_episode=on_episode,
+                                      on_group=on_group if config.stream_update else None)
+            rollouts_done = time.monotonic()
             sampler_after = sampler_counters(client)
             prepared_episodes = collector.prepared_taken - prepared_before
             if step < config.steps:  # the next step's sandboxes start while this step is selected and updated
@@ -314,15 +335,18 @@ def train_local(
                 batch.outcomes, selection, estimator=config.adv_estimator, norm_by_std=config.norm_adv_by_std_in_grpo
             )
             progress.phase_started(step, "update", max(1, len(rows)))
-            stats = grpo_update(
-                policy.model, optimizer, rows, config.actor_loss_config(), temperature=config.temperature,
-                grad_clip=config.grad_clip, pad_id=pad_id, micro_batch_tokens=config.micro_batch_tokens,
-            )
+            if not config.stream_update:
+                update.add(rows)
+            elif update.rows != len(rows):  # the streamed groups are the batch's kept groups, in another order
+                raise RuntimeError(f"step {step}: {update.rows} rows were streamed, the batch has {len(rows)}")
+            stats = update.finish()
             progress.phase_advanced(step, "update", max(1, len(rows)))
             metrics = step_metrics(batch, selection, stats, advantages)
             skipped_steps += int(stats.skipped)
             metrics["update/skipped_steps"] = skipped_steps
             metrics["time/step_s"] = time.monotonic() - step_started
+            metrics["time/update_overlap_s"] = overlap.overlap_s
+            metrics["time/update_after_rollouts_s"] = time.monotonic() - rollouts_done
             metrics["rollout/prepared_episodes"] = prepared_episodes
             metrics.update(sampler_metrics(sampler_before, sampler_after, metrics))
             metrics["task_ids"] = [t.task_id for t in step_tasks]

@@ -29,9 +29,10 @@ logprob changes (``tests/training/test_nonfinite_gradients.py``). :data:`PAD_ATT
 are the PPO "old" policy: the update is on-policy (one optimizer step per batch), so the ratio
 starts at 1 up to float rounding; ``actor/sampler_trainer_logprob_diff`` reports that gap.
 
-**Step.** Micro-batches by token budget, each loss normalised by the whole batch's token and
-sequence counts (exact gradient accumulation), gradient-norm clip, AdamW step; a non-finite norm
-skips the step, as verl does.
+**Step.** Micro-batches by token budget; the gradients of the unnormalised losses accumulate and
+are divided once by the whole batch's normaliser (exact gradient accumulation, and rows may arrive
+group by group while the step's other episodes still run: :class:`StreamedUpdate`), gradient-norm
+clip, AdamW step; a non-finite norm skips the step, as verl does.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ import numpy as np
 from terminal_agent.outcome import EpisodeOutcome
 from terminal_agent.training.algorithms.advantages import compute_advantages
 from terminal_agent.training.algorithms.group_selection import GroupSelection
-from terminal_agent.training.algorithms.policy_loss import ActorLossConfig, actor_loss
+from terminal_agent.training.algorithms.policy_loss import ActorLossConfig, actor_loss, loss_normaliser
 
 logger = logging.getLogger(__name__)
 
@@ -122,10 +123,12 @@ def build_rows(
     norm_by_std: bool = True,
     epsilon: float = 1e-6,
     merge_turns: bool = True,
+    group_offset: int = 0,
 ) -> tuple[list[TrainingRow], list[np.ndarray]]:
     """Rows of the samples ``selection`` kept, with their group-relative advantages.
 
     Returns the rows and, per kept group, the advantages of its kept samples (for metrics).
+    ``group_offset`` is added to each row's ``group`` (the rows of one group of a larger batch).
     """
     kept_groups = [(g, kept) for g, kept in enumerate(selection.kept) if kept]
     rewards = [np.array([groups[g][i].reward for i in kept], dtype=np.float64) for g, kept in kept_groups]
@@ -133,7 +136,7 @@ def build_rows(
     rows: list[TrainingRow] = []
     for (g, kept), group_adv in zip(kept_groups, advantages):
         for i, adv in zip(kept, group_adv):
-            rows.extend(rows_from_turns(groups[g][i].turn_tokens, float(adv), g, i, merge=merge_turns))
+            rows.extend(rows_from_turns(groups[g][i].turn_tokens, float(adv), g + group_offset, i, merge=merge_turns))
     return rows, advantages
 
 
@@ -299,6 +302,123 @@ def _grads_finite(params: Sequence[Any]) -> bool:
     return bool(torch.stack([g.isfinite().all() for g in grads]).all()) if grads else True
 
 
+class StreamedUpdate:
+    """One optimizer step whose rows arrive in parts: a group's rows as soon as it is graded.
+
+    :meth:`add` runs the forward and backward passes of some rows at once, so the trainer can
+    feed it each group while the step's other episodes still run. The batch normalisers that
+    the loss divides by (trained tokens, rows, ``loss_scale_factor``) are not known until the
+    last group is in, and every ``loss_agg_mode`` is linear in them, so :meth:`add` backpropagates
+    the unnormalised loss and :meth:`finish` divides the accumulated gradients by the whole
+    batch's normaliser (:func:`loss_normaliser`) before the clip and the optimizer step. The step
+    equals one :func:`grpo_update` on all rows up to float rounding (micro-batches are formed
+    within each part). Advantages are group-relative (each group's from its own rewards), so a
+    group's rows are final when it is graded.
+    """
+
+    def __init__(self, model: Any, optimizer: Any, loss_config: ActorLossConfig, *, temperature: float,
+                 grad_clip: float, pad_id: int, micro_batch_tokens: int = 4096):
+        self.model, self.optimizer, self.loss_config = model, optimizer, loss_config
+        self.temperature, self.grad_clip, self.pad_id = temperature, grad_clip, pad_id
+        self.micro_batch_tokens = micro_batch_tokens
+        self.params = [p for p in model.parameters() if p.requires_grad]
+        self.device = next(model.parameters()).device
+        self._unit = replace(loss_config, loss_scale_factor=1.0)  # the unnormalised loss
+        self.rows = self.tokens = self.micro_batches = 0
+        self.longest_response = 0
+        self.busy_s = 0.0
+        """Seconds spent in :meth:`add` and :meth:`finish` (the update's own work)."""
+        self._loss_sums: dict[str, float] = {}
+        self._weighted: dict[str, float] = {}
+        self._total_loss = 0.0
+        self._diff_sum = 0.0
+        self._nonfinite_from = ""
+        optimizer.zero_grad(set_to_none=True)
+
+    def add(self, rows: Sequence[TrainingRow]) -> None:
+        """Forward and backward passes of ``rows`` (gradients accumulate until :meth:`finish`)."""
+        import torch
+
+        if not rows:
+            return
+        started = time.monotonic()
+        self.model.train()
+        config = self.loss_config
+        for batch in micro_batches(rows, self.micro_batch_tokens):
+            packed = pack_rows(batch, self.pad_id, self.device)
+            width = packed.response_width
+            old = response_tensor(batch, [r.old_logprobs for r in batch], width, self.device)
+            adv = response_tensor(batch, [[r.advantage] * len(r.response_ids) for r in batch], width, self.device)
+            ref = None
+            if config.use_kl_loss:
+                with torch.no_grad(), self.model.disable_adapter():
+                    ref, _ = forward_response_logprobs(self.model, packed, self.temperature)
+            logprobs, entropy = forward_response_logprobs(
+                self.model, packed, self.temperature, with_entropy=config.entropy_coeff != 0.0
+            )
+            mask = packed.response_mask
+            loss, metrics = actor_loss(
+                old, logprobs, adv, mask, self._unit,
+                entropy=entropy, ref_logprobs=ref, batch_num_tokens=1.0, global_batch_size=1.0,
+            )
+            loss.backward()
+            self.micro_batches += 1
+            if not self._nonfinite_from and not _grads_finite(self.params):
+                # the first micro-batch whose gradient is not finite: named, so a skipped step can be traced
+                self._nonfinite_from = (
+                    f"micro-batch {self.micro_batches} ({len(batch)} rows, width {width}, longest row "
+                    f"{max(len(r.prompt_ids) + len(r.response_ids) for r in batch)} tokens)"
+                )
+            self._total_loss += float(loss.detach())
+            batch_tokens = float(mask.sum())
+            for key, value in metrics.items():
+                # losses are sums here (divided by the batch normaliser in finish); fractions are token-weighted
+                if key.endswith("_loss"):
+                    self._loss_sums[key] = self._loss_sums.get(key, 0.0) + value
+                else:
+                    self._weighted[key] = self._weighted.get(key, 0.0) + value * batch_tokens
+            self._diff_sum += float(((logprobs.detach() - old).abs() * mask).sum())
+        self.rows += len(rows)
+        self.tokens += sum(r.trained_tokens for r in rows)
+        self.longest_response = max(self.longest_response, max(len(r.response_ids) for r in rows))
+        self.busy_s += time.monotonic() - started
+
+    def finish(self) -> UpdateStats:
+        """Divide the gradients by the batch normaliser, clip, and step (a non-finite norm skips the step)."""
+        import torch
+
+        stats = UpdateStats()
+        if not self.rows:
+            return stats
+        started = time.monotonic()
+        config = self.loss_config
+        scale_factor = config.loss_scale_factor if config.loss_scale_factor is not None else self.longest_response
+        normaliser = loss_normaliser(config.loss_agg_mode, tokens=self.tokens, rows=self.rows,
+                                     loss_scale_factor=scale_factor)
+        for param in self.params:
+            if param.grad is not None:
+                param.grad.div_(normaliser)
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.params, self.grad_clip)
+        stats.grad_norm = float(grad_norm)
+        if math.isfinite(stats.grad_norm):
+            self.optimizer.step()
+            stats.stepped = True
+        else:
+            stats.skipped = True
+            logger.warning("gradient norm is %s: optimizer step skipped (first non-finite gradient after %s)",
+                           stats.grad_norm, self._nonfinite_from or "the clip")
+        self.optimizer.zero_grad(set_to_none=True)
+        stats.rows, stats.tokens, stats.micro_batches = self.rows, self.tokens, self.micro_batches
+        stats.loss = self._total_loss / normaliser
+        sums = {key: value / normaliser for key, value in self._loss_sums.items()}
+        sums.update({key: value / self.tokens for key, value in self._weighted.items()})
+        stats.metrics = {**sums, "actor/loss": stats.loss, "actor/grad_norm": stats.grad_norm,
+                         "actor/sampler_trainer_logprob_diff": self._diff_sum / self.tokens}
+        self.busy_s += time.monotonic() - started
+        stats.update_s = self.busy_s
+        return stats
+
+
 def grpo_update(
     model: Any,
     optimizer: Any,
@@ -311,70 +431,10 @@ def grpo_update(
     micro_batch_tokens: int = 4096,
 ) -> UpdateStats:
     """One optimizer step on ``rows`` (see the module docstring). No rows: no step."""
-    import torch
-
-    stats = UpdateStats()
-    if not rows:
-        return stats
-    started = time.monotonic()
-    device = next(model.parameters()).device
-    total_tokens = sum(r.trained_tokens for r in rows)
-    total_rows = len(rows)
-    if loss_config.loss_agg_mode == "seq-mean-token-sum-norm" and loss_config.loss_scale_factor is None:
-        # one constant for every micro-batch (verl's default is the padded response width)
-        loss_config = replace(loss_config, loss_scale_factor=max(len(r.response_ids) for r in rows))
-    params = [p for p in model.parameters() if p.requires_grad]
-    model.train()
-    optimizer.zero_grad(set_to_none=True)
-    sums: dict[str, float] = {}
-    diffs: list[float] = []
-    nonfinite_from = ""
-    total_loss = 0.0
-    batches = micro_batches(rows, micro_batch_tokens)
-    for batch in batches:
-        packed = pack_rows(batch, pad_id, device)
-        width = packed.response_width
-        old = response_tensor(batch, [r.old_logprobs for r in batch], width, device)
-        adv = response_tensor(batch, [[r.advantage] * len(r.response_ids) for r in batch], width, device)
-        ref = None
-        if loss_config.use_kl_loss:
-            with torch.no_grad(), model.disable_adapter():
-                ref, _ = forward_response_logprobs(model, packed, temperature)
-        logprobs, entropy = forward_response_logprobs(
-            model, packed, temperature, with_entropy=loss_config.entropy_coeff != 0.0
-        )
-        mask = packed.response_mask
-        loss, metrics = actor_loss(
-            old, logprobs, adv, mask, loss_config,
-            entropy=entropy, ref_logprobs=ref, batch_num_tokens=total_tokens, global_batch_size=total_rows,
-        )
-        loss.backward()
-        if not nonfinite_from and not _grads_finite(params):
-            # the first micro-batch whose gradient is not finite: named, so a skipped step can be traced
-            nonfinite_from = f"micro-batch {len(diffs) + 1} of {len(batches)} ({len(batch)} rows, width {width}, " \
-                             f"longest row {max(len(r.prompt_ids) + len(r.response_ids) for r in batch)} tokens)"
-        total_loss += float(loss.detach())
-        share = float(mask.sum()) / total_tokens
-        for key, value in metrics.items():
-            # losses are already normalised by the whole batch (they add up); fractions are token-weighted
-            sums[key] = sums.get(key, 0.0) + (value if key.endswith("_loss") else value * share)
-        diffs.append(float(((logprobs.detach() - old).abs() * mask).sum()))
-    grad_norm = torch.nn.utils.clip_grad_norm_(params, grad_clip)
-    stats.grad_norm = float(grad_norm)
-    if math.isfinite(stats.grad_norm):
-        optimizer.step()
-        stats.stepped = True
-    else:
-        stats.skipped = True
-        logger.warning("gradient norm is %s: optimizer step skipped (first non-finite gradient after %s)",
-                       stats.grad_norm, nonfinite_from or "the clip")
-    optimizer.zero_grad(set_to_none=True)
-    stats.rows, stats.tokens, stats.micro_batches = total_rows, total_tokens, len(batches)
-    stats.loss = total_loss
-    stats.metrics = {**sums, "actor/loss": total_loss, "actor/grad_norm": stats.grad_norm,
-                     "actor/sampler_trainer_logprob_diff": sum(diffs) / total_tokens}
-    stats.update_s = time.monotonic() - started
-    return stats
+    update = StreamedUpdate(model, optimizer, loss_config, temperature=temperature, grad_clip=grad_clip,
+                            pad_id=pad_id, micro_batch_tokens=micro_batch_tokens)
+    update.add(rows)
+    return update.finish()
 
 
 __all__ = [
@@ -391,4 +451,5 @@ __all__ = [
     "micro_batches",
     "pack_rows",
     "response_tensor",
+    "StreamedUpdate",
 ]

@@ -285,6 +285,10 @@ class LocalSection(_Section):
     val_max_tasks: int | None = Field(None, ge=1)
     """Held-out tasks of one validation pass (``trainer.test_freq``, ``trainer.val_before_train``): a sample seeded
     by 0, the same tasks every pass; None: all of them."""
+    stream_update: bool = True
+    """Start each graded group's forward and backward passes while the step's other episodes still run."""
+    micro_batch_tokens: int = Field(4096, ge=64)
+    """Token budget of one forward and backward pass of the update (rows x longest row)."""
 
 
 class TrainingPreset(_Section):

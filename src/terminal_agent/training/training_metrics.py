@@ -9,10 +9,13 @@ truncations, format errors, tokens, and env / model / update time. The wandb run
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
 import os
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -161,6 +164,29 @@ def sampler_counters(client: Any) -> tuple[float, int, int, int] | None:
     return float(stats.busy_s), int(stats.generated_tokens), int(stats.batches), int(stats.requests)
 
 
+class UpdateOverlap:
+    """How much of the update's work ran while the sampler was busy (streamed groups).
+
+    The update's seconds and the sampler's busy seconds would count that time twice in the
+    policy's busy time; :meth:`timed` measures it as the sampler's busy seconds that accrued
+    during the update's own work (at most that work's length).
+    """
+
+    def __init__(self, client: Any):
+        self.client = client
+        self.overlap_s = 0.0
+
+    @contextlib.contextmanager
+    def timed(self) -> Iterator[None]:
+        before, started = sampler_counters(self.client), time.monotonic()
+        try:
+            yield
+        finally:
+            after, took = sampler_counters(self.client), time.monotonic() - started
+            if before is not None and after is not None:
+                self.overlap_s += min(took, max(0.0, after[0] - before[0]))
+
+
 def sampler_metrics(before: tuple[float, int, int, int] | None, after: tuple[float, int, int, int] | None,
                     metrics: dict[str, Any]) -> dict[str, Any]:
     """The step's sampler throughput and the policy's idle share (neither sampling nor updating).
@@ -168,13 +194,14 @@ def sampler_metrics(before: tuple[float, int, int, int] | None, after: tuple[flo
     ``sampler/busy_s`` is the wall time the batched sampler spent decoding during the rollouts,
     ``sampler/tokens_per_s`` the tokens it sampled per busy second, ``sampler/mean_batch`` the model
     calls per decoded batch (rows per decode step for the continuous sampler); ``time/policy_idle_share`` is the share of the step in which the model
-    did neither (the episodes were running commands in their sandboxes or being graded).
+    did neither (the episodes were running commands in their sandboxes or being graded). Update work
+    that ran while the sampler was busy (``time/update_overlap_s``, :class:`UpdateOverlap`) counts once.
     """
     if before is None or after is None:
         return {}
     busy, tokens, batches, requests = (after[i] - before[i] for i in range(4))
     step_s = float(metrics.get("time/step_s") or 0.0)
-    update_s = float(metrics.get("time/update_s") or 0.0)
+    update_s = float(metrics.get("time/update_s") or 0.0) - float(metrics.get("time/update_overlap_s") or 0.0)
     return {
         "sampler/busy_s": busy,
         "sampler/tokens": tokens,
@@ -185,6 +212,6 @@ def sampler_metrics(before: tuple[float, int, int, int] | None, after: tuple[flo
 
 
 __all__ = [
-    "CURVES", "CURVES_FILE", "METRICS_FILE", "MetricsLogger", "plot_curves", "read_metrics", "sampler_counters",
+    "CURVES", "CURVES_FILE", "METRICS_FILE", "MetricsLogger", "UpdateOverlap", "plot_curves", "read_metrics", "sampler_counters",
     "sampler_metrics",
 ]

@@ -170,6 +170,24 @@ class ActorLossConfig:
             raise ValueError(f"unknown kl_loss_type {self.kl_loss_type!r}; valid: {', '.join(KL_ESTIMATORS)}")
 
 
+def loss_normaliser(mode: str, *, tokens: float, rows: float, loss_scale_factor: float) -> float:
+    """What :func:`aggregate_loss` divides a whole batch's summed loss by, under ``mode``.
+
+    ``aggregate_loss(..., batch_num_tokens=1, global_batch_size=1, loss_scale_factor=1)`` divided
+    by this equals the loss with the batch's real normalisers (every mode is linear in them), so
+    gradients of unnormalised micro-batch losses can be accumulated first and scaled once.
+    """
+    if mode == "token-mean":
+        return float(tokens)
+    if mode == "token-sum":
+        return 1.0
+    if mode in ("seq-mean-token-sum", "seq-mean-token-mean"):
+        return float(rows)
+    if mode == "seq-mean-token-sum-norm":
+        return float(rows) * float(loss_scale_factor)
+    raise ValueError(f"unknown loss_agg_mode {mode!r}; valid: {', '.join(LOSS_AGG_MODES)}")
+
+
 def actor_loss(
     old_logprobs: torch.Tensor,
     logprobs: torch.Tensor,
@@ -223,6 +241,7 @@ __all__ = [
     "actor_loss",
     "aggregate_loss",
     "clipped_policy_loss",
+    "loss_normaliser",
     "low_var_kl",
     "masked_mean",
     "masked_sum",
