@@ -14,6 +14,7 @@ import pytest
 
 from terminal_agent.models.scripted import ScriptedModelClient
 from terminal_agent.evaluation.results import RunResults
+from terminal_agent.outcome import Termination
 from terminal_agent.rollout.runner import RolloutConfig, RolloutRunner
 from terminal_agent.tasks.loading import load_tasks
 from terminal_agent.task_quality.validation import oracle_replies
@@ -129,7 +130,7 @@ def test_wall_clock_and_provider_failures_are_errors_of_their_kind(tmp_path):
     assert time.monotonic() - started < 7
     assert 1.5 <= timed_out.wall_s < 5
     assert timed_out.status == "error" and timed_out.error.kind == "timeout" and timed_out.reward is None
-    assert timed_out.termination_reason == "wall_clock"
+    assert timed_out.termination is Termination.EPISODE_TIMEOUT
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

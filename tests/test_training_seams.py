@@ -12,7 +12,6 @@ import textwrap
 import docker
 import pytest
 
-from terminal_agent import episode_board
 from terminal_agent.agent import TerminalBenchAgent
 from terminal_agent.compat.rllm import step_metadata
 from terminal_agent.env import DockerIsolatedEnv
@@ -20,6 +19,7 @@ from terminal_agent.errors import ConfigError
 from terminal_agent.interfaces import ModelResponse
 from terminal_agent.models.scripted import ScriptedModelClient
 from terminal_agent.outcome import EpisodeOutcome, Termination, TurnTokens
+from terminal_agent.outcome_handoff import HANDOFF_KEY, OutcomeHandoff
 from terminal_agent.rollout.episode import run_episode
 from terminal_agent.tasks.model import Task
 from terminal_agent.tasks.parquet_rows import task_to_flat_dict
@@ -66,13 +66,17 @@ def test_outcome_refuses_a_scored_infrastructure_failure_and_tokens_check_length
         TurnTokens([1], [1, 2, 3], [-0.1, -0.2])
 
 
-def test_board_hands_over_once_and_stays_bounded():
-    episode_board.publish("e1", {"scored": True})
-    assert episode_board.take("e1") == {"scored": True}
-    assert episode_board.take("e1") is None
-    for i in range(episode_board.MAX_ENTRIES + 10):
-        episode_board.publish(f"bulk{i}", {})
-    assert episode_board.take("bulk0") is None and episode_board.take(f"bulk{episode_board.MAX_ENTRIES + 9}") == {}
+def test_handoff_hands_over_once_and_survives_a_copied_info():
+    import copy
+
+    handoff = OutcomeHandoff("e1")
+    outcome = EpisodeOutcome("t", Termination.FINISHED, scored=True, reward=1.0, episode_id="e1")
+    info = {HANDOFF_KEY: handoff}
+    copied = copy.deepcopy(info)
+    handoff.leave(outcome)
+    assert copied[HANDOFF_KEY].take() is outcome  # an engine's deep copy still reaches this episode's hand-off
+    assert handoff.take() is None
+    assert outcome.final_info()["episode_id"] == "e1" and outcome.info["scored"] is True
 
 
 # --- agent ----------------------------------------------------------------------------------
@@ -92,13 +96,20 @@ def test_training_mode_keeps_replies_verbatim_and_refuses_compaction():
 def test_agent_keeps_a_task_dict_set_by_the_engine_and_writes_metadata_without_info_kwarg():
     agent = TerminalBenchAgent()
     agent.trajectory.task = {"task_id": "from-rllm"}
-    agent.update_from_env({"instruction": "x"}, 0.0, False, {"episode_id": "ep-meta"})
+    handoff = OutcomeHandoff("ep-meta")
+    reset_info = {"episode_id": "ep-meta", HANDOFF_KEY: handoff}
+    agent.update_from_env({"instruction": "x"}, 0.0, False, reset_info)
+    assert HANDOFF_KEY not in reset_info  # taken out: no step or log dict carries it
     agent.update_from_model("<bash>\ncmd: echo hi", finish_reason="length")
     assert agent.trajectory.task == {"task_id": "from-rllm"}
     assert step_metadata(agent.trajectory.steps[-1])["truncated_reply"] is True
-    episode_board.publish("ep-meta", {"termination": "truncated", "scored": True, "reward": 0.5})
-    last = agent.trajectory.steps[-1]  # reading the trajectory absorbs the outcome the env published
-    assert step_metadata(last)["termination"] == "truncated" and last.done
+    handoff.leave(EpisodeOutcome("t", Termination.TRUNCATED, scored=True, reward=0.5, episode_id="ep-meta"))
+    last = agent.trajectory.steps[-1]  # reading the trajectory absorbs the outcome the env left
+    assert step_metadata(last)["termination"] == "truncated" and step_metadata(last)["reward"] == 0.5 and last.done
+    other = TerminalBenchAgent()  # another episode's agent never sees it
+    other.update_from_env({"instruction": "x"}, 0.0, False, {"episode_id": "ep-meta"})
+    other.update_from_model("<bash>\ncmd: echo hi")
+    assert "termination" not in step_metadata(other.trajectory.steps[-1])
 
 
 # --- env ------------------------------------------------------------------------------------

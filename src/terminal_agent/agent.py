@@ -22,7 +22,7 @@ training mode is a :class:`~terminal_agent.errors.ConfigError`.
 
 Metadata goes where both rLLM versions keep it (:func:`~terminal_agent.compat.rllm.step_metadata`),
 and the env's final outcome reaches the last step even when the engine, not the env, ended the
-episode (:mod:`terminal_agent.episode_board`).
+episode (the episode's :class:`~terminal_agent.outcome_handoff.OutcomeHandoff`, taken from ``reset()``'s info).
 """
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from terminal_agent.actions import ActionConfig, ParsedAction, parse_reply
 from terminal_agent.actions.base import cap_text
 from terminal_agent.actions.tools.todo import TodoList
-from terminal_agent import episode_board
 from terminal_agent.compat.rllm import Action, BaseAgent, Step, Trajectory, step_metadata
 from terminal_agent.errors import ConfigError, ToolError
 from terminal_agent.outcome import TurnTokens
+from terminal_agent.outcome_handoff import HANDOFF_KEY, OutcomeHandoff
 from terminal_agent.prompts import render_system_prompt
 
 logger = logging.getLogger(__name__)
@@ -201,7 +201,7 @@ class TerminalBenchAgent(BaseAgent):
         self._pending_observation: Any = None
         self._correction_pending = False
         self._corrected_last = False
-        self._episode_id: str | None = None
+        self._handoff: OutcomeHandoff | None = None
 
     @property
     def trajectory(self) -> Trajectory:
@@ -226,7 +226,9 @@ class TerminalBenchAgent(BaseAgent):
             self._pending_observation = observation
             if self._trajectory.task is None:  # rLLM's workflows set the task dict; keep theirs
                 self._trajectory.task = self._task
-            self._episode_id = (info or {}).get("episode_id")
+            # the env's hand-off of this episode; taken out so no step or log dict carries it
+            handoff = info.pop(HANDOFF_KEY, None) if isinstance(info, dict) else None
+            self._handoff = handoff if isinstance(handoff, OutcomeHandoff) else None
             return
         text = observation if isinstance(observation, str) else str(observation)
         if self._correction_pending:
@@ -241,8 +243,8 @@ class TerminalBenchAgent(BaseAgent):
             step.reward = reward
             step.done = done
             step_metadata(step).update(info or {})
-        if done:
-            episode_board.take(self._episode_id)  # the step info above already holds the final outcome
+        if done and self._handoff is not None:
+            self._handoff.take()  # the step info above already holds the final outcome
         self._compact_if_needed()
 
     def update_from_model(self, response: str, **kwargs: Any) -> Action:
@@ -284,10 +286,11 @@ class TerminalBenchAgent(BaseAgent):
         return self._trajectory.steps[-1] if self._trajectory.steps else None
 
     def _absorb_final_outcome(self) -> None:
-        """Merge the env's final outcome (published when the engine cut the episode) into the last step."""
-        final = episode_board.take(self._episode_id) if self._episode_id else None
-        if final is None:
+        """Merge the env's final outcome (left when the engine cut the episode) into the last step."""
+        outcome = self._handoff.take() if self._handoff is not None else None
+        if outcome is None:
             return
+        final = outcome.final_info()
         if self._trajectory.steps:
             step = self._trajectory.steps[-1]
             step_metadata(step).update(final)

@@ -18,10 +18,14 @@ Lifecycle (rLLM's engines call it in several shapes; all work):
   grade, the reward and ``scored`` in ``info``;
 * ``compute_final_reward()`` grades an episode that the engine cut (max steps or tokens).
 
-A sample that could not be scored (grader or sandbox failure) returns reward 0.0 with
-``info["scored"] = False`` and ``info["error_kind"]`` so that trainers mask it. Every ending is
-also kept as a typed :class:`~terminal_agent.outcome.EpisodeOutcome` (``env.outcome``) and published
-for the agent (:mod:`terminal_agent.episode_board`), so a cut episode's last step carries its grade.
+Every ending (graded, broken sandbox, never started) is built first as a typed
+:class:`~terminal_agent.outcome.EpisodeOutcome` (``env.outcome``); the ``info`` dicts that leave the env
+are derived from it (:meth:`EpisodeOutcome.final_info`). A sample that could not be scored (grader,
+judge or sandbox failure) has termination ``<kind>_error`` (the agent's own ending kept as
+``info["agent_ending"]``), ``info["scored"] = False`` and ``info["error_kind"]``, and returns reward 0.0
+so that trainers mask it. The outcome is also left on the episode's
+:class:`~terminal_agent.outcome_handoff.OutcomeHandoff` (in ``reset()``'s info), so a cut episode's
+last step carries its grade.
 """
 
 from __future__ import annotations
@@ -34,17 +38,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from terminal_agent import episode_board
 from terminal_agent.actions import ActionConfig, ToolContext, run_turn
 from terminal_agent.compat.rllm import BaseEnv, action_payload
 from terminal_agent.errors import ConfigError, SandboxError, error_kind
 from terminal_agent.outcome import EpisodeOutcome, Termination
+from terminal_agent.outcome_handoff import HANDOFF_KEY, OutcomeHandoff
 from terminal_agent.rewards.grading import DetailedGradeResult, Grader, GradingConfig
 from terminal_agent.rewards.grading_modes import GraderSettings, ModeGraders
 from terminal_agent.rewards.episode_judging import judge_and_combine
 from terminal_agent.rewards.judge import Judge, JudgeConfig, JudgeRequest
 from terminal_agent.rewards.reward import RewardConfig
-from terminal_agent.sandbox.config import SandboxConfig
+from terminal_agent.sandbox import SandboxConfig
 from terminal_agent.tasks.model import Task
 from terminal_agent.tasks.parquet_rows import FLAT_TASK_KEYS, task_from_flat_dict
 
@@ -190,6 +194,7 @@ class DockerIsolatedEnv(BaseEnv):
         self.final_info: dict[str, Any] | None = None
         self.transcript: list[tuple[str, str]] = []
         self.episode_id = uuid.uuid4().hex[:12]
+        self.handoff = OutcomeHandoff(self.episode_id)
         self.started_at = time.monotonic()
         self.env_time_s = 0.0
 
@@ -205,7 +210,8 @@ class DockerIsolatedEnv(BaseEnv):
                     # the same task reset twice before a step: one episode, one container (started ahead of
                     # time); the agent's clock starts now, when the episode's caller gets it
                     self.started_at = time.monotonic()
-                    return self._fresh_reset
+                    observation, info = self._fresh_reset
+                    return dict(observation), dict(info)  # copies: the agent takes the hand-off out of its info
             if self.task is None:
                 raise ConfigError("DockerIsolatedEnv.reset(): no task; pass reset(task=...) or build the env with one")
             self._release()
@@ -231,9 +237,10 @@ class DockerIsolatedEnv(BaseEnv):
                 "container_id": self._sandbox.id,
                 "reset_s": time.monotonic() - started,
                 "max_steps": self.config.max_steps,
+                HANDOFF_KEY: self.handoff,
             }
             self._fresh_reset = (observation, info)
-            return observation, info
+            return dict(observation), dict(info)
 
     def _start_sandbox(self, image: str) -> Any:
         # the task's env (Harbor [environment.env]) is the persistent shell's; its ${VAR} templates are
@@ -304,24 +311,17 @@ class DockerIsolatedEnv(BaseEnv):
         """Grade now if the episode was cut before done (rLLM calls this after max steps).
 
         The returned float is all rLLM v0.2.1 keeps; the whole outcome (grade, ``scored``,
-        termination, error kind) is in ``final_info``/``outcome`` and reaches the agent's last step
-        through :mod:`terminal_agent.episode_board`. ``termination`` says who cut the episode.
+        termination, error kind) is in ``outcome`` (``final_info`` is derived from it) and reaches the
+        agent's last step through the episode's hand-off. ``termination`` says who cut the episode.
         """
         with self._lock:
             if self.final_reward is not None or self.final_info is not None:
                 return float(self.final_reward or 0.0)
             if self._sandbox is None:  # never started (or reset failed): nothing to grade, not the model's fault
-                self.final_reward = 0.0
-                self._record_final(
-                    {
-                        "termination": Termination.NOT_STARTED.value,
-                        "scored": False,
-                        "error_kind": "sandbox",
-                        "error": "compute_final_reward() before a successful reset(): no episode to grade",
-                        "reward": None,
-                        "steps": self.steps,
-                    }
-                )
+                self._end(self._unscored(
+                    Termination.NOT_STARTED, "sandbox",
+                    "compute_final_reward() before a successful reset(): no episode to grade",
+                ))
                 return 0.0
             reward, _ = self._grade_and_release(Termination.parse(termination))
             return reward
@@ -343,69 +343,59 @@ class DockerIsolatedEnv(BaseEnv):
     def _finish_unscored(self, exc: BaseException, info: dict[str, Any]) -> tuple[Any, float, bool, dict]:
         logger.warning("task %s: episode ended by %s: %s", self.task.task_id, type(exc).__name__, exc)
         kind = error_kind(exc)
-        termination = Termination.for_error_kind(kind)
-        final = {
-            "termination": termination.value,
-            "scored": False,
-            "error_kind": kind,
-            "error": f"{type(exc).__name__}: {exc}",
-            "reward": None,
-            "steps": self.steps,
-        }
-        self.done = True
-        self.termination = termination.value
-        self.final_reward = 0.0
-        self._record_final(final)
+        final = self._end(self._unscored(Termination.for_error_kind(kind), kind, f"{type(exc).__name__}: {exc}"))
         self._release()
         info.update(final)
         return "", 0.0, True, info
 
+    def _unscored(self, termination: Termination, kind: str, error: str) -> EpisodeOutcome:
+        return EpisodeOutcome(
+            task_id=self.task.task_id if self.task is not None else "?",
+            termination=termination, scored=False, reward=None, error_kind=kind, error=error,
+            turns=self.steps, episode_id=self.episode_id,
+        )
+
     def _grade_and_release(self, termination: Termination) -> tuple[float, dict[str, Any]]:
         self.done = True
-        self.termination = termination.value
         grade: DetailedGradeResult = self.grader.grade(self._sandbox, self.task)
         self._release()  # the judge reads the transcript, not the container: free it before a slow judge call
-        outcome, judge_info = judge_and_combine(
+        reward, judge_info = judge_and_combine(
             grade, self.config.reward, self.config.judge, lambda: self._judge_request(grade),
             judge=self.judge, judge_client=self.judge_client,
         )
-        judge_error = judge_info.get("judge_error")
-        final: dict[str, Any] = {
-            "termination": termination.value,
-            "steps": self.steps,
-            "grade": grade.to_info(),
-            "grading_s": grade.duration_s,
-            "env_s": self.env_time_s,
-            **outcome.to_info(),
-            **judge_info,
-        }
-        if not outcome.scored:
-            final["error_kind"] = grade.error_kind or ("judge" if judge_error else "grading")
-            final["error"] = grade.error or judge_error
-        elif grade.tamper_signals:
-            final["tamper"] = True
-        self.final_reward = float(outcome.reward) if outcome.reward is not None else 0.0
-        self._record_final(final, grade)
+        details: dict[str, Any] = {"grading_s": grade.duration_s, "env_s": self.env_time_s, **judge_info}
+        details.update({key: value for key, value in reward.to_info().items() if key not in ("reward", "scored", "test_score")})
+        kind = error = None
+        if not reward.scored:  # the grader or the judge failed: an infrastructure ending, whoever ended the turns
+            kind = grade.error_kind or ("judge" if judge_info.get("judge_error") else "grading")
+            error = grade.error or judge_info.get("judge_error")
+            details["agent_ending"] = termination.value
+            termination = Termination.for_error_kind(kind)
+        final = self._end(EpisodeOutcome(
+            task_id=self.task.task_id,
+            termination=termination,
+            scored=reward.scored,
+            reward=reward.reward if reward.scored else None,
+            test_score=grade.score if grade.scored else None,
+            error_kind=kind,
+            error=error,
+            tampered=reward.scored and bool(grade.tamper_signals),
+            turns=self.steps,
+            grade=grade.to_info(),
+            episode_id=self.episode_id,
+            details=details,
+        ))
         return self.final_reward, final
 
-    def _record_final(self, final: dict[str, Any], grade: DetailedGradeResult | None = None) -> None:
-        """Keep the episode's ending as info, as a typed outcome, and on the board for the agent."""
-        self.final_info = final
-        self.outcome = EpisodeOutcome(
-            task_id=self.task.task_id if self.task is not None else "?",
-            termination=Termination.parse(final["termination"]),
-            scored=bool(final.get("scored")),
-            reward=final.get("reward") if final.get("scored") else None,
-            test_score=grade.score if grade is not None and grade.scored else None,
-            error_kind=final.get("error_kind"),
-            error=final.get("error"),
-            tampered=bool(final.get("tamper")),
-            turns=self.steps,
-            grade=final.get("grade"),
-            info=dict(final),
-        )
-        final["episode_id"] = self.episode_id
-        episode_board.publish(self.episode_id, final)
+    def _end(self, outcome: EpisodeOutcome) -> dict[str, Any]:
+        """Record the episode's one outcome: the typed record, the info derived from it, the hand-off to the agent."""
+        self.done = True
+        self.outcome = outcome
+        self.termination = outcome.termination.value
+        self.final_reward = float(outcome.reward) if outcome.trainable else 0.0
+        self.final_info = outcome.final_info()
+        self.handoff.leave(outcome)
+        return dict(self.final_info)
 
     def _judge_request(self, grade: DetailedGradeResult) -> JudgeRequest:
         lines = []

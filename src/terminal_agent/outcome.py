@@ -1,7 +1,10 @@
 """How an episode ended, as typed records shared by the env, the episode loop, eval and both trainers.
 
-One place builds them (``DockerIsolatedEnv`` for the grade, the episode loop for the turns); every
-consumer reads the same fields instead of poking at dicts:
+The env builds the :class:`EpisodeOutcome` of every ending first (graded, unscored, never started), and
+every dict that leaves it is derived from that record here, in one place: :meth:`EpisodeOutcome.to_info`
+(the flat verdict for rLLM step metadata) and :meth:`EpisodeOutcome.final_info` (the env's final ``info``,
+what rLLM's engines and the logs see). The episode loop adds only what the env cannot know (the turns'
+token ids) and never rewrites the env's verdict. Consumers read the same fields instead of poking at dicts:
 
 * :class:`Termination` - why the episode stopped. ``is_infrastructure`` tells the trainers which
   endings are *not* the model's doing: those samples are masked, never trained on as reward 0.
@@ -63,6 +66,16 @@ class Termination(str, Enum):
     def for_error_kind(cls, kind: str | None) -> "Termination":
         """The termination of an episode ended by an error of ``errors.error_kind`` family ``kind``."""
         return _BY_ERROR_KIND.get(kind or "", cls.INTERNAL_ERROR)
+
+    @classmethod
+    def from_legacy(cls, value: str, error_kind: str | None = None) -> "Termination":
+        """A ``termination_reason`` as old ``results.json`` files wrote it: an enum value, or one of the
+        strings used before the enum (``error`` with the trial's error kind, ``wall_clock``, empty)."""
+        if value == "wall_clock":
+            return cls.EPISODE_TIMEOUT
+        if value in ("error", ""):
+            return cls.for_error_kind(error_kind)
+        return cls.parse(value)
 
     @classmethod
     def parse(cls, value: "str | Termination | None") -> "Termination":
@@ -141,13 +154,20 @@ class EpisodeOutcome:
     """One entry per model call, in order (empty when the client gives no token ids)."""
     grade: dict[str, Any] | None = None
     """The grader's summary (``DetailedGradeResult.to_info()``)."""
+    episode_id: str | None = None
+    """The env's id of this episode (also in ``reset()``'s info)."""
+    details: dict[str, Any] = field(default_factory=dict)
+    """Facts beside the verdict, for logs and the judge schedule: timings (``grading_s``, ``env_s``), the
+    reward's parts (``judge_score``, ``judge_weight``, ``reward_notes``) and the judge's fields."""
     info: dict[str, Any] = field(default_factory=dict)
-    """The env's final info, for logs and transcripts."""
+    """The final info dict; empty at construction means :meth:`final_info` of this record."""
 
     def __post_init__(self) -> None:
         self.termination = Termination.parse(self.termination)
         if self.termination.is_infrastructure and self.scored:
             raise ValueError(f"an episode ended by {self.termination.value} cannot be scored")
+        if not self.info:
+            self.info = self.final_info()
 
     @property
     def trainable(self) -> bool:
@@ -166,6 +186,18 @@ class EpisodeOutcome:
             "tampered": self.tampered,
             "turns": self.turns,
         }
+
+    def final_info(self) -> dict[str, Any]:
+        """The env's final ``info``: the details, then the verdict (which a detail never overrides),
+        ``steps``, ``grade``, ``episode_id`` and ``tamper`` (only when tampered; the judge schedule reads it)."""
+        info: dict[str, Any] = {**self.details, **self.to_info(), "steps": self.turns}
+        if self.grade is not None:
+            info["grade"] = self.grade
+        if self.episode_id is not None:
+            info["episode_id"] = self.episode_id
+        if self.tampered:
+            info["tamper"] = True
+        return info
 
 
 __all__ = ["EpisodeOutcome", "Termination", "TurnTokens"]

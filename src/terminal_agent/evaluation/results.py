@@ -2,7 +2,9 @@
 
 A trial is one attempt of one task. ``status`` is ``scored`` (``reward`` is the weighted test
 score) or ``error`` (infrastructure broke: sandbox, image, provider, grading - ``reward`` is
-``None``; such trials are excluded from pass rates and counted separately).
+``None``; such trials are excluded from pass rates and counted separately). ``termination_reason``
+is a :class:`~terminal_agent.outcome.Termination` value, the same enum the env and the trainers use;
+files written before it (``error``, ``wall_clock``) are read as the matching termination.
 """
 
 from __future__ import annotations
@@ -13,11 +15,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from terminal_agent.errors import ConfigError
+from terminal_agent.outcome import Termination
 
 RESULTS_SCHEMA_VERSION = 1
+_TERMINATION_VALUES = frozenset(t.value for t in Termination)
 PASS_THRESHOLD = 1.0 - 1e-9
 """A trial passes when its reward reaches 1.0 (every declared test passed)."""
 
@@ -53,7 +57,8 @@ class TrialError(BaseModel):
 class TrialResult(BaseModel):
     """One attempt of one task."""
 
-    model_config = ConfigDict(extra="ignore")
+    # the termination is kept as its string value (reports and the JSON show ``max_steps``, not the enum)
+    model_config = ConfigDict(extra="ignore", use_enum_values=True)
 
     task_id: str
     """Id of the task."""
@@ -71,8 +76,9 @@ class TrialResult(BaseModel):
     """Prompt tokens summed over the episode's model calls."""
     completion_tokens: int = 0
     """Completion tokens summed over the episode's model calls."""
-    termination_reason: str = ""
-    """Why the episode ended: ``done`` (agent finished), ``max_steps``, ``timeout``, ``error`` ..."""
+    termination_reason: Termination
+    """Why the episode ended (a :class:`Termination` value: ``finished``, ``max_steps``, ``sandbox_error``,
+    ``episode_timeout`` ...); older files' ``error`` and ``wall_clock`` are read as their termination."""
     env_time_s: float = 0.0
     """Time spent in the environment (container start, commands, grading)."""
     model_time_s: float = 0.0
@@ -85,6 +91,27 @@ class TrialResult(BaseModel):
     """Why the trial was not scored (``None`` when scored)."""
     transcript: str | None = None
     """Transcript file, relative to the results file's directory."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _read_legacy_termination(cls, data: Any) -> Any:
+        """Old files' ``error`` (the error kind says which infrastructure) and ``wall_clock``; a missing or
+        empty reason is ``finished`` for a scored trial and the error kind's termination otherwise."""
+        if not isinstance(data, dict):
+            return data
+        reason = data.get("termination_reason", "")
+        if isinstance(reason, str) and reason not in _TERMINATION_VALUES:
+            error = data.get("error")
+            kind = error.get("kind") if isinstance(error, dict) else getattr(error, "kind", None)
+            if reason == "" and data.get("status") == "scored":
+                data = {**data, "termination_reason": Termination.FINISHED.value}
+            elif reason in ("", "error", "wall_clock"):
+                data = {**data, "termination_reason": Termination.from_legacy(reason, kind).value}
+        return data
+
+    @property
+    def termination(self) -> Termination:
+        return Termination(self.termination_reason)
 
     @property
     def scored(self) -> bool:

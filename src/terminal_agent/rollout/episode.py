@@ -11,6 +11,7 @@ overflow on the very first call means the task cannot fit the model at all: not 
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import logging
 import time
@@ -190,7 +191,7 @@ def run_episode(
             reward = _final_reward(env, termination)
             env_s += time.monotonic() - mark
             info = dict(getattr(env, "final_info", None) or {})
-            info["termination"] = termination.value
+            info.setdefault("termination", termination.value)
     except InfrastructureError as exc:
         logger.warning("episode of %s ended by %s: %s", task_id, type(exc).__name__, exc)
         kind = error_kind(exc)
@@ -203,18 +204,14 @@ def run_episode(
             error=f"{type(exc).__name__}: {exc}",
             turns=turns,
             turn_tokens=turn_tokens,
-            info=info,
         )
         return EpisodeResult(outcome, **timings())
     finally:
         env.close()
     outcome = getattr(env, "outcome", None)
     if isinstance(outcome, EpisodeOutcome):
-        outcome.turn_tokens = turn_tokens
-        outcome.turns = turns
-        if outcome.termination is not termination and not outcome.termination.is_infrastructure:
-            outcome.termination = termination  # who ended it (the loop's budget), not the env's default
-        outcome.info = info
+        # the env's record is the verdict; the loop adds only what the env never sees (the token ids)
+        outcome = dataclasses.replace(outcome, turn_tokens=turn_tokens)
     else:  # an env of another kind: read its info dict
         scored = bool(info.get("scored", False))
         outcome = EpisodeOutcome(

@@ -1,6 +1,7 @@
 """Turning what an episode left behind (an EpisodeResult, an exception, a blown wall clock) into a TrialResult.
 
-A broken rollout is data: it becomes an ``error`` trial with its kind, never a reward of 0.
+A broken rollout is data: it becomes an ``error`` trial with its kind, never a reward of 0. Every trial's
+``termination_reason`` is the episode's :class:`~terminal_agent.outcome.Termination`.
 """
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from terminal_agent.errors import error_kind
+from terminal_agent.outcome import Termination
 from terminal_agent.rollout.metered_model import MeteredModel
 from terminal_agent.evaluation.results import TestRecord, TrialError, TrialResult
 
@@ -37,7 +39,7 @@ def trial_from_episode(task_id: str, attempt: int, episode: Any) -> TrialResult:
         turns=int(episode.turns),
         prompt_tokens=int(episode.prompt_tokens),
         completion_tokens=int(episode.completion_tokens),
-        termination_reason=str(episode.termination or ""),
+        termination_reason=Termination.parse(episode.termination),
         env_time_s=float(episode.env_s or 0.0),
         error=error,
     )
@@ -55,7 +57,7 @@ def trial_from_exception(task_id: str, attempt: int, exc: BaseException) -> Tria
         task_id=task_id,
         attempt=attempt,
         status="error",
-        termination_reason="error",
+        termination_reason=Termination.for_error_kind(kind),
         error=TrialError(kind=kind, message=f"{type(exc).__name__}: {exc}"),
     )
 
@@ -66,7 +68,7 @@ def wall_clock_trial(task_id: str, attempt: int, deadline_s: float, wall_s: floa
         task_id=task_id,
         attempt=attempt,
         status="error",
-        termination_reason="wall_clock",
+        termination_reason=Termination.EPISODE_TIMEOUT,
         error=TrialError(kind="timeout", message=f"episode passed its wall clock of {deadline_s:.0f} s"),
         wall_s=wall_s,
     )

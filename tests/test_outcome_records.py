@@ -1,0 +1,84 @@
+"""One outcome, built once: the typed record, the dicts derived from it, and results.json on the same enum.
+
+``data/results_legacy_termination_strings.json`` was written by the code before the enum reached
+results.json (its ``error`` and ``wall_clock`` reasons); it must still be read and compared.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from terminal_agent.errors import GradingError, SandboxError
+from terminal_agent.evaluation.report import summarize
+from terminal_agent.evaluation.results import RunInfo, RunResults, TrialResult
+from terminal_agent.evaluation.results import TestRecord as DeclaredTest  # not a pytest class
+from terminal_agent.outcome import EpisodeOutcome, Termination
+from terminal_agent.rollout.trial_records import trial_from_exception, wall_clock_trial
+
+ROOT = Path(__file__).resolve().parents[1]
+LEGACY = Path(__file__).parent / "data" / "results_legacy_termination_strings.json"
+
+
+def test_final_info_is_derived_from_the_record_and_a_detail_never_overrides_the_verdict():
+    outcome = EpisodeOutcome(
+        "t", Termination.FINISHED, scored=True, reward=0.0, test_score=1.0, tampered=True, turns=3,
+        grade={"score": 1.0}, episode_id="e7", details={"reward": 99.0, "grading_s": 0.4, "scored": False},
+    )
+    info = outcome.info
+    assert info == outcome.final_info()
+    assert info["reward"] == 0.0 and info["scored"] is True and info["grading_s"] == 0.4
+    assert info["termination"] == "finished" and info["steps"] == 3 and info["episode_id"] == "e7"
+    assert info["tamper"] is True and info["grade"] == {"score": 1.0}
+    assert "tamper" not in EpisodeOutcome("t", Termination.MAX_STEPS, scored=True, reward=0.5).info
+
+
+def test_legacy_termination_strings_read_as_the_enum():
+    legacy = json.loads(LEGACY.read_text())
+    assert {t["termination_reason"] for t in legacy["trials"]} >= {"error", "wall_clock"}  # the fixture is old
+    results = RunResults.read(LEGACY)
+    terminations = [trial.termination for trial in results.trials]
+    assert terminations == [
+        Termination.FINISHED, Termination.MAX_STEPS, Termination.SANDBOX_ERROR,
+        Termination.FINISHED, Termination.IMAGE_ERROR, Termination.EPISODE_TIMEOUT,
+    ]
+    assert results.errors_by_kind() == {"image": 1, "sandbox": 1, "timeout": 1}
+    with pytest.raises(ValueError, match="termination_reason"):
+        TrialResult(task_id="a", attempt=0, status="scored", reward=1.0, termination_reason="done-ish")
+
+
+def test_new_trials_write_enum_values_and_eval_compare_reads_an_old_run_beside_a_new_one(tmp_path):
+    trials = [
+        TrialResult(task_id="hello", attempt=0, status="scored", reward=1.0, termination_reason=Termination.FINISHED,
+                    tests=[DeclaredTest(name="test_hello", weight=1.0, passed=True)]),
+        TrialResult(task_id="hello", attempt=1, status="scored", reward=1.0, termination_reason=Termination.MAX_STEPS),
+        trial_from_exception("hello", 2, SandboxError("container died")),
+        TrialResult(task_id="stats", attempt=0, status="scored", reward=1.0, termination_reason=Termination.FINISHED),
+        trial_from_exception("stats", 1, GradingError("grader timed out")),
+        wall_clock_trial("stats", 2, 60.0, 61.0),
+    ]
+    new = RunResults(run=RunInfo(run_id="new-run", model="scripted", attempts=3), trials=trials)
+    new.summary = summarize(new)
+    new_path = tmp_path / "new" / "results.json"
+    new.write(new_path)
+    written = json.loads(new_path.read_text())
+    reasons = [t["termination_reason"] for t in written["trials"]]
+    assert reasons == ["finished", "max_steps", "sandbox_error", "finished", "grading_error", "episode_timeout"]
+    assert set(written["summary"]["termination_reasons"]) <= {t.value for t in Termination}
+    old_path = tmp_path / "old" / "results.json"
+    old_path.parent.mkdir()
+    shutil.copy(LEGACY, old_path)
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "terminal_agent", "eval", "compare", str(old_path), str(new_path), "--json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    comparison = json.loads(proc.stdout)
+    # old: hello 1.0 and 0.0 -> 0.5, stats 0.5; new: both 1.0 (error trials left out on both sides)
+    assert comparison["difference"] == pytest.approx(0.5)
