@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import random
 import sys
 from pathlib import Path
@@ -61,6 +62,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--eval-attempts", type=int, default=4, help="attempts per held-out task for each model")
     parser.add_argument("--eval-temperature", type=float, default=0.6, help="sampling temperature of the evaluations")
     parser.add_argument("--eval-concurrency", type=int, default=4, help="evaluation episodes at once")
+    parser.add_argument("--only-exported", action="store_true", help="keep only the train and held-out tasks that the "
+                        "bwrap export holds (sandbox.bwrap.images_dir or TERMINAL_AGENT_IMAGES_DIR): a partial export")
     parser.add_argument("--seeds", default=None, help="run once per seed (e.g. 0,1,2; replaces local.seed), each in "
                         "OUT/seed_N, skipping seeds finished there; OUT/pooled.md pools every finished seed")
     args = parser.parse_intermixed_args(argv)
@@ -68,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     from terminal_agent.cli.local_training_view import RichTrainingProgress, print_training_summary
     from terminal_agent.training.local_config import LocalTrainingConfig
     from terminal_agent.training.local_experiment import run_learning_experiment
-    from terminal_agent.training.train_splits import DEFAULT_SHIPPED, frozen_splits, split_sources
+    from terminal_agent.training.train_splits import DEFAULT_SHIPPED, exported_only, frozen_splits, split_sources
     from terminal_agent.training.preset_config import load_preset
     from terminal_agent.training.seed_experiment import check_task_groups, parse_seeds, run_seed_experiments
 
@@ -90,6 +93,9 @@ def main(argv: list[str] | None = None) -> int:
                 raise ConfigError("no task source: pass --tasks")
             train, held_out = split_sources(source, args.held_out, val_fraction=max(preset.data.val_fraction, 0.0),
                                             split_seed=preset.data.split_seed)
+        if args.only_exported:
+            images_dir = config.sandbox.bwrap.images_dir or os.environ.get("TERMINAL_AGENT_IMAGES_DIR")
+            train, held_out = exported_only(train, images_dir), exported_only(held_out, images_dir)
         train, held_out = sample_tasks(train, args.limit_train), sample_tasks(held_out, args.limit_held_out)
         if seeds is not None:
             check_task_groups(held_out)

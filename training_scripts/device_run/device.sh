@@ -3,6 +3,7 @@
 #   bash training_scripts/device_run/device.sh stage .device_carry/partN [.device_carry/bundle.json]
 #   bash training_scripts/device_run/device.sh setup       # unpack, wheels, bwrap, model (idempotent)
 #   bash training_scripts/device_run/device.sh train OUT_COPY_DIR [trainer args ...]
+#   bash training_scripts/device_run/device.sh experiment OUT_COPY_DIR [local_learning_experiment.py args ...]
 #   bash training_scripts/device_run/device.sh env         # print the exports that setup made (for a shell)
 # TA_TRAIN_TIMEOUT (default 480 s) bounds the trainer; TA_DEVICE_SKIP_WHEELS=1 skips the wheels (a CPU rehearsal).
 # STAGE (default $HOME/ta-device-stage) lives outside the checkout, so it survives between calls on a warm machine.
@@ -60,6 +61,28 @@ case "${1:-}" in
     if [ -n "$run_dir" ] && [ -d "$run_dir" ]; then
       for f in metrics.jsonl summary.json curves.png; do [ -f "$run_dir/$f" ] && cp "$run_dir/$f" "$copy_to/"; done
       [ -f "$run_dir/metrics.jsonl" ] && "$PY" "$HERE/summarize_step_times.py" "$run_dir/metrics.jsonl" > "$copy_to/step_times.txt"  # train_steps.py printed it already
+    fi
+    exit $rc
+    ;;
+  experiment)
+    shift
+    copy_to="$1"; shift
+    environment
+    mkdir -p "$copy_to"
+    rc=0
+    # the learning experiment (train, then base / warm start / trained on the held-out tasks); a stopped run
+    # resumes its training from the last checkpoint on the same --out, and a finished seed is skipped
+    timeout -k 20 "${TA_TRAIN_TIMEOUT:-480}" "$PY" "$REPO/training_scripts/local_learning_experiment.py" "$@" || rc=$?
+    [ "$rc" = 124 ] && echo "experiment stopped at ${TA_TRAIN_TIMEOUT:-480} s: run the same command again to resume"
+    out_dir=""; prev=""
+    for a in "$@"; do [ "$prev" = "--out" ] && out_dir="$a"; prev="$a"; done
+    if [ -n "$out_dir" ] && [ -d "$out_dir" ]; then  # at most 8 files of 16 MiB come back: two tars
+      (cd "$out_dir" && find . -path '*/transcripts' -prune -o -path '*/checkpoints' -prune -o \
+        \( -name '*.json' -o -name '*.jsonl' -o -name '*.md' \) -print0 | tar --null -czf "$copy_to/experiment.tgz" --files-from=-) || true
+      (cd "$out_dir" && find . -path '*/transcripts/*' -name '*.json' -print0 | tar --null -cJf "$copy_to/transcripts.txz" --files-from=-) || true
+      for m in "$out_dir"/seed_*/train/metrics.jsonl "$out_dir"/train/metrics.jsonl; do
+        [ -f "$m" ] && "$PY" "$HERE/summarize_step_times.py" "$m" > "$copy_to/step_times_$(basename "$(dirname "$(dirname "$m")")").txt"
+      done
     fi
     exit $rc
     ;;

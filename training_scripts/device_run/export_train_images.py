@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Export the images of the frozen train split only (no held-out tasks), for the bwrap backend.
+"""Export the images of the frozen train split (and, with --held-out, the held-out split), for the bwrap backend.
 
     python training_scripts/device_run/export_train_images.py -o EXPORT_DIR [--splits dataset/splits/splits.json]
         [--shipped M] [--per-family N]
@@ -43,13 +43,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tasks", default="dataset/latest_verified.csv", help="where the shipped tasks are looked up")
     parser.add_argument("--shipped", type=int, default=None, help="only the first M shipped train tasks")
     parser.add_argument("--per-family", type=int, default=None, help="only the first N train instances of each family")
+    parser.add_argument("--held-out", action="store_true", help="also every task of the held-out split (for the "
+                        "learning experiment's evaluations on the node)")
     args = parser.parse_args(argv)
 
-    from terminal_agent.sandbox.image_export import export_images
+    from terminal_agent.sandbox.images.export import export_images
     from terminal_agent.training.train_splits import frozen_splits
 
-    train, _ = frozen_splits(args.splits, args.tasks)
+    train, held_out = frozen_splits(args.splits, args.tasks)
     train = subset(train, shipped=args.shipped, per_family=args.per_family)
+    if args.held_out:
+        train = train + list(held_out)
     started = time.monotonic()
     report = export_images(train, args.output, progress=lambda line: print(line, flush=True))
     print(f"{len(report.images)} train task image(s) exported to {args.output} in {time.monotonic() - started:.1f} s: "

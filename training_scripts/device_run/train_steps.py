@@ -35,16 +35,6 @@ from terminal_agent.errors import ConfigError  # noqa: E402
 console = Console(stderr=True)
 
 
-def exported_task_ids(images_dir: str | None) -> set[str]:
-    """Task ids of the bwrap export at ``images_dir`` (its ``manifest.json``)."""
-    if not images_dir:
-        raise ConfigError("--only-exported needs sandbox.bwrap.images_dir or TERMINAL_AGENT_IMAGES_DIR")
-    manifest = Path(images_dir) / "manifest.json"
-    if not manifest.is_file():
-        raise ConfigError(f"no manifest.json in the export {images_dir}")
-    return set(json.loads(manifest.read_text())["tasks"])
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("preset", help="a backend: local preset (name or YAML path)")
@@ -60,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from terminal_agent.cli.local_training_view import RichTrainingProgress, print_training_summary
     from terminal_agent.training.local_config import LocalTrainingConfig
-    from terminal_agent.training.train_splits import DEFAULT_SHIPPED, frozen_splits
+    from terminal_agent.training.train_splits import DEFAULT_SHIPPED, exported_only, frozen_splits
     from terminal_agent.training.local_trainer import train_local
     from terminal_agent.training.preset_config import load_preset
 
@@ -72,8 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         config = LocalTrainingConfig.from_preset(preset)
         train, _held_out = frozen_splits(args.splits, args.tasks or DEFAULT_SHIPPED)
         if args.only_exported:
-            exported = exported_task_ids(config.sandbox.bwrap.images_dir or os.environ.get("TERMINAL_AGENT_IMAGES_DIR"))
-            train = [task for task in train if task.task_id in exported]
+            train = exported_only(train, config.sandbox.bwrap.images_dir or os.environ.get("TERMINAL_AGENT_IMAGES_DIR"))
         if args.limit_train is not None:
             train = train[: args.limit_train]
         if not train:

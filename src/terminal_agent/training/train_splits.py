@@ -74,4 +74,23 @@ def local_task_split(preset: Any) -> tuple[list[Task], list[Task]]:
     return load_train_tasks(data.tasks, val_fraction=data.val_fraction, split_seed=data.split_seed)
 
 
-__all__ = ["DEFAULT_SHIPPED", "frozen_splits", "load_train_tasks", "local_task_split", "split_sources"]
+def exported_only(tasks: list[Task], images_dir: str | Path | None) -> list[Task]:
+    """The tasks whose images the bwrap export at ``images_dir`` holds (its ``manifest.json``), in order.
+
+    A partial export (the GPU node's, which carries a subset) then costs no step or evaluation its episodes.
+    """
+    import json
+
+    if not images_dir:
+        raise ConfigError("--only-exported needs sandbox.bwrap.images_dir or TERMINAL_AGENT_IMAGES_DIR")
+    manifest = Path(images_dir) / "manifest.json"
+    if not manifest.is_file():
+        raise ConfigError(f"no manifest.json in the export {images_dir}")
+    try:
+        exported = set(json.loads(manifest.read_text())["tasks"])
+    except (ValueError, KeyError, TypeError) as exc:  # a truncated or foreign manifest
+        raise ConfigError(f"{manifest}: not an export manifest ({exc})") from None
+    return [task for task in tasks if task.task_id in exported]
+
+
+__all__ = ["DEFAULT_SHIPPED", "exported_only", "frozen_splits", "load_train_tasks", "local_task_split", "split_sources"]
