@@ -148,6 +148,8 @@ def load_replies_file(path: Path | str | None) -> list[str]:
     for index, reply in enumerate(replies):
         if not isinstance(reply, str):
             raise ConfigError(f"{where}: reply {index} is {type(reply).__name__}, not a string")
+        if any(0xD800 <= ord(char) <= 0xDFFF for char in reply):  # a "\ud800" escape: no transcript could hold it
+            raise ConfigError(f"{where}: reply {index} holds a lone surrogate, which is not valid Unicode text")
     return replies
 
 

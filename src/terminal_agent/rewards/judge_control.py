@@ -55,6 +55,14 @@ class JudgeSetting(BaseModel):
     written_by: str | None = None
     """``host:pid`` of the switch command."""
 
+    @field_validator("model", "written_at", "written_by")
+    @classmethod
+    def _valid_unicode(cls, value: str | None) -> str | None:
+        # a JSON escape such as "\ud800" decodes to a lone surrogate, which no log line or terminal can print
+        if value is not None and any(0xD800 <= ord(char) <= 0xDFFF for char in value):
+            raise ValueError("holds a lone surrogate (a \\ud800-style escape), which is not valid Unicode text")
+        return value
+
     @field_validator("backend")
     @classmethod
     def _known_backend(cls, value: str) -> str:

@@ -101,6 +101,27 @@ def decode_file_map(value: Any, field: str) -> dict[str, FileContent]:
     return files
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _first_surrogate(value: Any) -> str | None:
+    """The first lone surrogate in the strings of ``value`` (nested lists and mappings, keys included), or None."""
+    if isinstance(value, str):
+        match = _SURROGATE.search(value)
+        return match.group() if match else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found = _first_surrogate(key) or _first_surrogate(item)
+            if found:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            found = _first_surrogate(item)
+            if found:
+                return found
+    return None
+
+
 def check_relative_path(path: str) -> str:
     """``path`` when it is a safe relative POSIX path inside a task; ``ValueError`` saying why otherwise.
 
@@ -115,6 +136,10 @@ def check_relative_path(path: str) -> str:
         raise ValueError(f"file path {path!r} must be relative and stay inside the task")
     if any(ord(char) < 0x20 or ord(char) == 0x7F for char in path):
         raise ValueError(f"file path {path!r} holds a control character")
+    if any(0xD800 <= ord(char) <= 0xDFFF for char in path):
+        # a name on disk that is not UTF-8 (read with surrogateescape) or a lone surrogate of a JSON escape: no
+        # task format (CSV, JSON, TOML, parquet) can carry it
+        raise ValueError(f"file path {path!r} is not valid UTF-8 (rename the file)")
     parts = path.split("/")
     if any(part in ("", ".", "..") for part in parts):
         raise ValueError(f"file path {path!r} must be relative and stay inside the task (no '', '.' or '..' parts)")
@@ -316,6 +341,16 @@ class Task(BaseModel):
     """Guard tests that zero or cap the score when they fail (they earn nothing themselves); None: no guards."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Anything else carried along unchanged (``created_at``, ``updated_at``, source format ...)."""
+
+    @field_validator("*")
+    @classmethod
+    def _valid_unicode(cls, value: Any, info: Any) -> Any:
+        # a JSON escape (``"\ud800"`` in a CSV cell or parquet row) can smuggle a lone surrogate into any text; no
+        # writer (UTF-8 files, parquet) could store it, so it is refused here, naming the field
+        surrogate = _first_surrogate(value)
+        if surrogate is not None:
+            raise ValueError(f"{info.field_name} holds {surrogate!r}, a lone surrogate that is not valid Unicode text")
+        return value
 
     @field_validator("task_id")
     @classmethod
