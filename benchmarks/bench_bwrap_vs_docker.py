@@ -21,7 +21,7 @@ from collections.abc import Callable
 from terminal_agent.rewards.grading import Grader
 from terminal_agent.sandbox.backends import start_sandbox
 from terminal_agent.sandbox.config import BwrapConfig, SandboxConfig
-from terminal_agent.sandbox.image_export import export_images
+from terminal_agent.sandbox.images.export import export_images
 from terminal_agent.tasks.model import Task, TaskLimits
 
 IMAGE = "terminal-agent/base:bookworm"

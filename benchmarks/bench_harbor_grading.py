@@ -22,8 +22,8 @@ import time
 
 from terminal_agent.rewards.grading import Grader
 from terminal_agent.rewards.harbor_verifier import HarborGrader
-from terminal_agent.sandbox.docker_sandbox import DockerSandbox
-from terminal_agent.sandbox.images import ensure_task_image
+from terminal_agent.sandbox.docker.sandbox import DockerSandbox
+from terminal_agent.sandbox.images.manager import ensure_task_image
 from terminal_agent.tasks.model import GradingMode, Task, TaskLimits, VerifierSpec
 
 TESTS = (

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 
 from terminal_agent.sandbox.config import SandboxConfig
-from terminal_agent.sandbox.docker_sandbox import DockerSandbox, docker_client
+from terminal_agent.sandbox.docker.sandbox import DockerSandbox, docker_client
 from terminal_agent.sandbox.pool import SandboxPool
 
 IMAGE = "terminal-agent/base:bookworm"

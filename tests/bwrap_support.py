@@ -40,7 +40,7 @@ def _root() -> Path:
 
 def bwrap_config(tasks: list[Task] = (), **fields) -> SandboxConfig:
     """A bwrap SandboxConfig whose export holds the base image and ``tasks``' images (exported now if needed)."""
-    from terminal_agent.sandbox.image_export import export_images
+    from terminal_agent.sandbox.images.export import export_images
 
     require_bwrap()
     with _LOCK:

@@ -150,7 +150,7 @@ def test_observations_are_capped():
 @pytest.mark.docker
 def test_scripted_episode_against_a_real_container(docker_client):
     """Scripted replies drive the real agent and the real tools; compaction sees real outputs."""
-    from terminal_agent.sandbox.docker_sandbox import DockerSandbox
+    from terminal_agent.sandbox.docker.sandbox import DockerSandbox
 
     replies = [
         "<think>start</think>" + bash("mkdir -p /app && cd /app && echo hello > out.txt"),

@@ -30,7 +30,7 @@ def bash(command: str) -> str:
 
 @pytest.fixture(scope="module")
 def task(docker_client):
-    from terminal_agent.sandbox.images import ensure_task_image
+    from terminal_agent.sandbox.images.manager import ensure_task_image
 
     tasks = {t.task_id: t for t in read_tasks_csv(DATASET).tasks}
     chosen = tasks["fix-stats-script"]

@@ -35,7 +35,7 @@ def container_exists(container_id: str) -> bool:
 
 @pytest.fixture(scope="module")
 def image(docker_client):
-    from terminal_agent.sandbox.images import ensure_task_image
+    from terminal_agent.sandbox.images.manager import ensure_task_image
 
     return ensure_task_image(TASK)
 

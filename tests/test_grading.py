@@ -320,7 +320,7 @@ def test_both_change_sources_see_interpreter_tampering(sandbox_factory, source):
     result = Grader(GradingConfig(change_source=source)).grade(sandbox, task)
     # auto reads the overlay upper dir when this host can (root beside the daemon), else falls back;
     # bwrap's only listing is its own upper dir
-    from terminal_agent.sandbox.docker_sandbox import DockerSandbox
+    from terminal_agent.sandbox.docker.sandbox import DockerSandbox
 
     expected = ("diff",) if source == "diff" and isinstance(sandbox, DockerSandbox) else ("upperdir", "diff")
     assert result.change_source in expected

@@ -216,7 +216,7 @@ FORGED_PYC = textwrap.dedent(
 
 @pytest.fixture(scope="module")
 def image(docker_client):
-    from terminal_agent.sandbox.images import ensure_task_image
+    from terminal_agent.sandbox.images.manager import ensure_task_image
 
     return ensure_task_image(TASK)
 
@@ -390,7 +390,7 @@ SHADOW_TAMPER_ATTACKS: dict[str, list[str]] = {
 
 @pytest.fixture(scope="module")
 def shadow_image(docker_client):
-    from terminal_agent.sandbox.images import ensure_task_image
+    from terminal_agent.sandbox.images.manager import ensure_task_image
 
     return ensure_task_image(SHADOW_TASK)
 

@@ -167,7 +167,7 @@ ATTACKS: dict[str, list[str]] = {
 
 @pytest.fixture(scope="module")
 def images(docker_client):
-    from terminal_agent.sandbox.images import ensure_task_image
+    from terminal_agent.sandbox.images.manager import ensure_task_image
 
     return [ensure_task_image(TASK), ensure_task_image(NETWORK_TASK)]
 

@@ -8,7 +8,7 @@ import uuid
 import pytest
 
 from terminal_agent.errors import ConfigError, ImageBuildError
-from terminal_agent.sandbox.host_build_settings import (
+from terminal_agent.sandbox.images.host_build_settings import (
     CA_TARGET,
     PIP_CONF_TARGET,
     HostBuildSettings,
@@ -16,7 +16,7 @@ from terminal_agent.sandbox.host_build_settings import (
     buildx_command,
     mount_secrets,
 )
-from terminal_agent.sandbox.images import TASK_LABEL, ImageManager
+from terminal_agent.sandbox.images.manager import TASK_LABEL, ImageManager
 from terminal_agent.tasks.model import Task
 
 RUN_ID = uuid.uuid4().hex[:8]

@@ -19,16 +19,16 @@ import uuid
 import pytest
 
 from terminal_agent.errors import ImageBuildError, ImageError, ImageNotAvailableError
-from terminal_agent.sandbox.base_image import BASE_IMAGE, find_debian_mirror, read_apt_sources
-from terminal_agent.sandbox.image_aliases import (
+from terminal_agent.sandbox.images.base_image import BASE_IMAGE, find_debian_mirror, read_apt_sources
+from terminal_agent.sandbox.images.aliases import (
     PYTHON_IMAGE,
     alias_for,
     find_from_images,
     rewrite_from_lines,
     split_image_reference,
 )
-from terminal_agent.sandbox.image_export import task_source_hash
-from terminal_agent.sandbox.images import MANAGED_LABEL, TASK_LABEL, ImageManager, _content_hash, task_repository
+from terminal_agent.sandbox.images.export import task_source_hash
+from terminal_agent.sandbox.images.manager import MANAGED_LABEL, TASK_LABEL, ImageManager, _content_hash, task_repository
 from terminal_agent.tasks.model import Task, TaskLimits
 
 RUN_ID = uuid.uuid4().hex[:8]
@@ -229,7 +229,7 @@ def run_in(client, tag: str, command: str) -> str:
 @pytest.mark.docker
 def test_public_image_is_substituted_and_reported(manager, docker_client, caplog):
     task = make_task("alias", "FROM ubuntu:24.04 AS first\nRUN echo hi > /x\nFROM first\nRUN cat /x > /y\n")
-    with caplog.at_level(logging.WARNING, logger="terminal_agent.sandbox.images"):
+    with caplog.at_level(logging.WARNING, logger="terminal_agent.sandbox.images.manager"):
         tag = manager.ensure_task_image(task)
     assert ("ubuntu:24.04", BASE_IMAGE) in manager.stats.substitutions
     assert any("ubuntu:24.04" in r.getMessage() and BASE_IMAGE in r.getMessage() for r in caplog.records)
@@ -345,7 +345,7 @@ def test_concurrent_processes_build_once(manager, tmp_path):
     script = textwrap.dedent(
         f"""
         import pathlib, sys
-        from terminal_agent.sandbox.images import ImageManager
+        from terminal_agent.sandbox.images.manager import ImageManager
         from terminal_agent.tasks.model import Task
         task = Task.model_validate_json(pathlib.Path(sys.argv[1]).read_text())
         manager = ImageManager(cache_dir={str(manager.cache_dir)!r})

@@ -43,7 +43,7 @@ def test_agent_uses_override_template():
 
 @pytest.mark.docker
 def test_every_prompt_example_runs_in_a_container(docker_client):
-    from terminal_agent.sandbox.docker_sandbox import DockerSandbox
+    from terminal_agent.sandbox.docker.sandbox import DockerSandbox
 
     box = DockerSandbox.start(IMAGE, run_id="test-system-prompt")
     try:

@@ -50,7 +50,7 @@ def test_multi_edit_sequential_and_atomic():
 # --- against a real container ----------------------------------------------------------------
 @pytest.fixture(scope="module")
 def sandbox(docker_client):
-    from terminal_agent.sandbox.docker_sandbox import DockerSandbox
+    from terminal_agent.sandbox.docker.sandbox import DockerSandbox
 
     box = DockerSandbox.start(IMAGE, run_id="test-tools")
     yield box
@@ -256,7 +256,7 @@ def test_turn_order_errors_and_finish(ctx):
 
 @pytest.mark.docker
 def test_sandbox_errors_propagate(docker_client):
-    from terminal_agent.sandbox.docker_sandbox import DockerSandbox
+    from terminal_agent.sandbox.docker.sandbox import DockerSandbox
 
     box = DockerSandbox.start(IMAGE, run_id="test-tools-broken")
     ctx = ToolContext(sandbox=box)

@@ -5,7 +5,7 @@
                           └──► Grader ──► GradeResult ──► reward (+ Judge)
                                (by task.verifier.mode: weighted pytest, or Harbor's tests/test.sh -> reward file)
 
-Implementations live in their packages (``sandbox.docker_sandbox``, ``models.*``, ``rewards.grading``,
+Implementations live in their packages (``sandbox.docker``, ``sandbox.bwrap``, ``sandbox.ray``, ``models.*``, ``rewards.grading``,
 ``rewards.harbor_verifier``; task formats in ``tasks.formats``); everything else codes against these types.
 """
 

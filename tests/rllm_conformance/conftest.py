@@ -57,7 +57,7 @@ def tokenizer():
 def task_image():
     client = docker.from_env(timeout=30)
     client.ping()
-    from terminal_agent.sandbox.images import ensure_task_image
+    from terminal_agent.sandbox.images.manager import ensure_task_image
 
     return ensure_task_image(TASK)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from terminal_agent.sandbox.config import SandboxConfig
-from terminal_agent.sandbox.docker_sandbox import DockerSandbox
+from terminal_agent.sandbox.docker.sandbox import DockerSandbox
 from terminal_agent.tasks.model import TaskLimits
 
 BASE_IMAGE = "terminal-agent/base:bookworm"

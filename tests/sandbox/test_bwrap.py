@@ -21,10 +21,10 @@ from bwrap_support import bwrap_config
 from typer.testing import CliRunner
 
 from terminal_agent.errors import ImageNotAvailableError, SandboxUnavailableError
-from terminal_agent.sandbox import bwrap_state
+from terminal_agent.sandbox.bwrap import state as bwrap_state
 from terminal_agent.sandbox import labels as sandbox_labels
 from terminal_agent.sandbox.backends import resolve_task_image, start_sandbox
-from terminal_agent.sandbox.image_export import ExportedImages
+from terminal_agent.sandbox.images.export import ExportedImages
 from terminal_agent.tasks.model import Task, TaskLimits
 
 pytestmark = pytest.mark.docker  # for the export; the sandboxes themselves use no daemon

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from terminal_agent.sandbox import labels
 from terminal_agent.sandbox.cleanup import CleanupDaemon, find_leaked, sweep_leaked
-from terminal_agent.sandbox.docker_sandbox import docker_client
+from terminal_agent.sandbox.docker.sandbox import docker_client
 
 
 def _dead_pid() -> int:

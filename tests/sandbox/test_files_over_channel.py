@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from terminal_agent.sandbox.archive_files import CHANNEL_FILE_MAX_BYTES, server_has_file_ops
+from terminal_agent.sandbox.docker.archive_files import CHANNEL_FILE_MAX_BYTES, server_has_file_ops
 
 pytestmark = [
     pytest.mark.docker,

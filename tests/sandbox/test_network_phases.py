@@ -17,10 +17,11 @@ import pytest
 from test_self_check import HostListener, connect_probe, default_gateway
 
 from terminal_agent.errors import SandboxError
-from terminal_agent.sandbox import cleanup, docker_network
+from terminal_agent.sandbox import cleanup
+from terminal_agent.sandbox.docker import network as docker_network
 from terminal_agent.sandbox import labels as sandbox_labels
 from terminal_agent.sandbox.config import SandboxConfig
-from terminal_agent.sandbox.docker_sandbox import DockerSandbox, docker_client
+from terminal_agent.sandbox.docker.sandbox import DockerSandbox, docker_client
 from terminal_agent.tasks.model import TaskLimits
 
 pytestmark = pytest.mark.docker
@@ -106,8 +107,8 @@ def test_the_network_carries_owner_labels_and_is_swept_after_its_owner_is_killed
     script = textwrap.dedent(
         f"""
         import sys, time
-        from terminal_agent.sandbox.docker_sandbox import DockerSandbox
-        from terminal_agent.sandbox.docker_network import attached_networks
+        from terminal_agent.sandbox.docker.sandbox import DockerSandbox
+        from terminal_agent.sandbox.docker.network import attached_networks
         from terminal_agent.tasks.model import TaskLimits
         sandbox = DockerSandbox.start({base_image!r}, limits=TaskLimits(network=True), run_id="test-network-sweep")
         print(attached_networks(sandbox._client.api, sandbox.id)[0], sandbox.id, flush=True)
@@ -148,8 +149,8 @@ def test_without_isolation_sandboxes_use_dockers_default_bridge(base_image):
 def test_a_normal_exit_removes_the_network_even_with_a_sandbox_left_open(base_image):
     script = textwrap.dedent(
         f"""
-        from terminal_agent.sandbox.docker_sandbox import DockerSandbox
-        from terminal_agent.sandbox.docker_network import attached_networks
+        from terminal_agent.sandbox.docker.sandbox import DockerSandbox
+        from terminal_agent.sandbox.docker.network import attached_networks
         from terminal_agent.tasks.model import TaskLimits
         sandbox = DockerSandbox.start({base_image!r}, limits=TaskLimits(network=True), run_id="test-network-exit")
         print(attached_networks(sandbox._client.api, sandbox.id)[0], flush=True)

@@ -11,7 +11,7 @@ import pytest
 from terminal_agent.errors import SandboxError
 from terminal_agent.sandbox import labels
 from terminal_agent.sandbox.config import SandboxConfig
-from terminal_agent.sandbox.docker_sandbox import docker_client
+from terminal_agent.sandbox.docker.sandbox import docker_client
 from terminal_agent.sandbox.pool import SandboxPool
 from terminal_agent.tasks.model import TaskLimits
 

@@ -34,9 +34,9 @@ from terminal_agent.rollout.episode import run_episode  # noqa: E402
 from terminal_agent.sandbox import labels as sandbox_labels  # noqa: E402
 from terminal_agent.sandbox.backends import resolve_task_image, start_sandbox  # noqa: E402
 from terminal_agent.sandbox.config import SandboxConfig  # noqa: E402
-from terminal_agent.sandbox.ray_backend import fleet_for, sandbox_slots, shutdown_fleets  # noqa: E402
-from terminal_agent.sandbox.ray_config import DEFAULT_HOST_RESOURCE, RaySandboxConfig  # noqa: E402
-from terminal_agent.sandbox.ray_sandbox_proxy import RaySandbox  # noqa: E402
+from terminal_agent.sandbox.ray.backend import fleet_for, sandbox_slots, shutdown_fleets  # noqa: E402
+from terminal_agent.sandbox.ray.settings import DEFAULT_HOST_RESOURCE, RaySandboxConfig  # noqa: E402
+from terminal_agent.sandbox.ray.proxy import RaySandbox  # noqa: E402
 from terminal_agent.tasks.csv_format import read_tasks_csv  # noqa: E402
 from terminal_agent.tasks.model import TaskLimits  # noqa: E402
 from test_self_check import SandboxSelfCheck  # noqa: E402
@@ -90,7 +90,7 @@ def ray_cluster(docker_client):
 
 @pytest.fixture(scope="module")
 def task(ray_cluster):
-    from terminal_agent.sandbox.images import ensure_task_image
+    from terminal_agent.sandbox.images.manager import ensure_task_image
 
     chosen = {t.task_id: t for t in read_tasks_csv(DATASET).tasks}["fix-stats-script"]
     ensure_task_image(chosen)  # both "nodes" share this dockerd: the hosts then find it cached by content hash
@@ -112,7 +112,7 @@ class TestRaySandboxSelfCheck(SandboxSelfCheck):
         return make
 
     def sandbox_exists(self, sandbox) -> bool:
-        from terminal_agent.sandbox.docker_sandbox import docker_client
+        from terminal_agent.sandbox.docker.sandbox import docker_client
 
         return bool(docker_client().api.containers(all=True, filters={"id": sandbox.id}))
 
@@ -319,7 +319,7 @@ DRIVER = textwrap.dedent(
     import ray
     from terminal_agent.sandbox.backends import start_sandbox
     from terminal_agent.sandbox.config import SandboxConfig
-    from terminal_agent.sandbox.ray_config import RaySandboxConfig
+    from terminal_agent.sandbox.ray.settings import RaySandboxConfig
     from terminal_agent.tasks.model import TaskLimits
 
     ray.init(address=sys.argv[1], logging_level="ERROR", log_to_driver=False)

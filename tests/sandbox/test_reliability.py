@@ -15,8 +15,8 @@ import pytest
 from terminal_agent.errors import SandboxError, SandboxUnavailableError
 from terminal_agent.sandbox import labels
 from terminal_agent.sandbox.config import SandboxConfig
-from terminal_agent.sandbox.docker_network import NETWORK_PREFIX
-from terminal_agent.sandbox.docker_sandbox import DockerSandbox, docker_client
+from terminal_agent.sandbox.docker.network import NETWORK_PREFIX
+from terminal_agent.sandbox.docker.sandbox import DockerSandbox, docker_client
 from terminal_agent.tasks.model import TaskLimits
 
 pytestmark = pytest.mark.docker
@@ -33,7 +33,7 @@ def test_owner_sigkill_removes_its_containers_within_2_s(base_image, tmp_path: P
         textwrap.dedent(
             f"""
             import time
-            from terminal_agent.sandbox.docker_sandbox import DockerSandbox
+            from terminal_agent.sandbox.docker.sandbox import DockerSandbox
             boxes = [DockerSandbox.start({base_image!r}, run_id={run_id!r}) for _ in range(2)]
             boxes[0].exec("sleep 1000", block=False)
             boxes[1].exec("sleep 1000 &", timeout=5)

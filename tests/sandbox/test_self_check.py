@@ -322,7 +322,7 @@ class TestDockerSandboxSelfCheck(SandboxSelfCheck):
 
     @pytest.fixture(scope="class")
     def make_sandbox(self, base_image):
-        from terminal_agent.sandbox.docker_sandbox import DockerSandbox
+        from terminal_agent.sandbox.docker.sandbox import DockerSandbox
 
         def make(limits: TaskLimits | None = None, config: SandboxConfig | None = None, env=None):
             return DockerSandbox.start(base_image, limits=limits, config=config, run_id="test-self-check", env=env)
@@ -330,7 +330,7 @@ class TestDockerSandboxSelfCheck(SandboxSelfCheck):
         return make
 
     def sandbox_exists(self, sandbox) -> bool:
-        from terminal_agent.sandbox.docker_sandbox import docker_client
+        from terminal_agent.sandbox.docker.sandbox import docker_client
 
         return bool(docker_client().api.containers(all=True, filters={"id": sandbox.id}))
 

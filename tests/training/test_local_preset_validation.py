@@ -136,7 +136,7 @@ def test_a_run_with_test_freq_1_writes_val_metrics(docker_client, tmp_path):
     import json
 
     from local_helpers import alternating_client_factory, shipped_tasks
-    from terminal_agent.sandbox.images import ensure_task_image
+    from terminal_agent.sandbox.images.manager import ensure_task_image
     from terminal_agent.training.local_trainer import train_local
     from terminal_agent.training.training_metrics import read_metrics
 

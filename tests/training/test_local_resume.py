@@ -84,7 +84,7 @@ def _containers_of(docker_client, pid: int) -> list:
 @pytest.mark.model
 @pytest.mark.slow
 def test_killed_run_leaves_no_containers_and_resumes_from_its_last_checkpoint(docker_client, tmp_path):
-    from terminal_agent.sandbox.images import ensure_task_image
+    from terminal_agent.sandbox.images.manager import ensure_task_image
 
     for task in shipped_tasks("fix-stats-script", "count-log-levels"):
         ensure_task_image(task)

@@ -35,7 +35,7 @@ def _segments(mask: list[int]) -> list[tuple[int, int]]:
 
 @pytest.fixture(scope="module")
 def sampled(docker_client):
-    from terminal_agent.sandbox.images import ensure_task_image
+    from terminal_agent.sandbox.images.manager import ensure_task_image
 
     (task,) = shipped_tasks("count-log-levels")
     ensure_task_image(task)

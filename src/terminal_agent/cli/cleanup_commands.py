@@ -16,9 +16,9 @@ def cleanup(
 ) -> None:
     """Remove our labelled Docker objects and bwrap sandboxes whose owner is dead or TTL passed."""
     from terminal_agent.errors import DockerNotAvailableError
-    from terminal_agent.sandbox import bwrap_state
+    from terminal_agent.sandbox.bwrap import state as bwrap_state
     from terminal_agent.sandbox.cleanup import find_leaked, remove_object
-    from terminal_agent.sandbox.docker_sandbox import docker_client
+    from terminal_agent.sandbox.docker.sandbox import docker_client
 
     client = None
     leaked: list = []

@@ -22,7 +22,7 @@ def base(
     tag: str = typer.Option(None, "--tag", help="Image tag (default: terminal-agent/base:bookworm)."),
 ) -> None:
     """Make sure the offline base image exists (built by debootstrap only when absent or --rebuild)."""
-    from terminal_agent.sandbox.images import ImageManager
+    from terminal_agent.sandbox.images.manager import ImageManager
 
     manager = ImageManager()
     tag = tag or manager.base_image
@@ -44,7 +44,7 @@ def build(
 ) -> None:
     """Build (or find cached) the image of every task of a source (any task format); exits 1 if any fails."""
     from terminal_agent.errors import ImageError
-    from terminal_agent.sandbox.images import ImageManager
+    from terminal_agent.sandbox.images.manager import ImageManager
     from terminal_agent.tasks.loading import collect_tasks
 
     found, errors = collect_tasks(tasks_path)
@@ -58,7 +58,7 @@ def build(
             raise typer.Exit(1)
     settings = None
     if host_build_settings:
-        from terminal_agent.sandbox.host_build_settings import HostBuildSettings
+        from terminal_agent.sandbox.images.host_build_settings import HostBuildSettings
 
         settings = HostBuildSettings.from_host()
         console.print(
@@ -93,7 +93,7 @@ def build(
 @app.command("list")
 def list_images() -> None:
     """Our images: the base, substitutes and task images."""
-    from terminal_agent.sandbox.images import ImageManager
+    from terminal_agent.sandbox.images.manager import ImageManager
 
     table = Table("tag", "id", "size", "created", "task")
     table.columns[0].no_wrap = True
@@ -115,7 +115,7 @@ def export(
 ) -> None:
     """Write the base root filesystem (once, compressed) and each task's own layers, for the bwrap backend on nodes without Docker."""
     from terminal_agent.errors import ImageError, TaskFormatError
-    from terminal_agent.sandbox.image_export import export_images
+    from terminal_agent.sandbox.images.export import export_images
     from terminal_agent.tasks.loading import load_tasks
 
     tasks = []

@@ -22,8 +22,8 @@ def shell(
     """Build (or reuse) the task's image, start its sandbox and read commands until EOF or `exit`."""
     import tempfile
 
-    from terminal_agent.sandbox.docker_sandbox import DockerSandbox
-    from terminal_agent.sandbox.images import ensure_task_image
+    from terminal_agent.sandbox.docker.sandbox import DockerSandbox
+    from terminal_agent.sandbox.images.manager import ensure_task_image
     from terminal_agent.sandbox.task_env import resolve_sandbox_env
     from terminal_agent.tasks.loading import load_tasks
     from terminal_agent.tasks.task_dirs import write_file, write_tree

@@ -10,7 +10,7 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "DockerSandbox": "terminal_agent.sandbox.docker_sandbox",
+    "DockerSandbox": "terminal_agent.sandbox.docker.sandbox",
     "SandboxConfig": "terminal_agent.sandbox.config",
     "SandboxPool": "terminal_agent.sandbox.pool",
     "CleanupDaemon": "terminal_agent.sandbox.cleanup",

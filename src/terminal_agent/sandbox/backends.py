@@ -47,7 +47,7 @@ class DockerBackend:
     """Containers of the local Docker daemon, or of a remote one through ``DOCKER_HOST``."""
 
     def resolve_task_image(self, config: "SandboxConfig", task: "Task") -> str:
-        from terminal_agent.sandbox.images import ensure_task_image
+        from terminal_agent.sandbox.images.manager import ensure_task_image
 
         return ensure_task_image(task)
 
@@ -55,7 +55,7 @@ class DockerBackend:
         self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None, env: dict[str, str],
         *, verifier_network: bool | None = None,
     ) -> "Sandbox":
-        from terminal_agent.sandbox.docker_sandbox import DockerSandbox
+        from terminal_agent.sandbox.docker.sandbox import DockerSandbox
 
         return DockerSandbox.start(image_ref, limits=limits, config=config, run_id=run_id, env=env,
                                    verifier_network=verifier_network)
@@ -65,7 +65,7 @@ class BwrapBackend:
     """bubblewrap sandboxes on an overlay of exported image layers; no daemon needed."""
 
     def resolve_task_image(self, config: "SandboxConfig", task: "Task") -> str:
-        from terminal_agent.sandbox.image_export import ExportedImages
+        from terminal_agent.sandbox.images.export import ExportedImages
 
         return ExportedImages.open(config.bwrap.images_dir).image_for_task(task)
 
@@ -73,7 +73,7 @@ class BwrapBackend:
         self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None, env: dict[str, str],
         *, verifier_network: bool | None = None,
     ) -> "Sandbox":
-        from terminal_agent.sandbox.bwrap_sandbox import BwrapSandbox
+        from terminal_agent.sandbox.bwrap.sandbox import BwrapSandbox
 
         return BwrapSandbox.start(image_ref, limits=limits, config=config, run_id=run_id, env=env,
                                   verifier_network=verifier_network)
@@ -87,7 +87,7 @@ class _LazyRayBackend:
     """The Docker nodes of a Ray cluster (``sandbox/ray_backend.py``); Ray is imported on first use."""
 
     def resolve_task_image(self, config: "SandboxConfig", task: "Task") -> str:
-        from terminal_agent.sandbox.ray_backend import RayBackend
+        from terminal_agent.sandbox.ray.backend import RayBackend
 
         return RayBackend().resolve_task_image(config, task)
 
@@ -95,7 +95,7 @@ class _LazyRayBackend:
         self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None, env: dict[str, str],
         *, verifier_network: bool | None = None,
     ) -> "Sandbox":
-        from terminal_agent.sandbox.ray_backend import RayBackend
+        from terminal_agent.sandbox.ray.backend import RayBackend
 
         return RayBackend().start(config, image_ref, limits, run_id, env, verifier_network=verifier_network)
 

@@ -19,7 +19,7 @@ import docker.errors
 from terminal_agent.errors import DockerNotAvailableError
 from terminal_agent.sandbox import labels as sandbox_labels
 from terminal_agent.sandbox.config import SandboxConfig
-from terminal_agent.sandbox.docker_connection import docker_client
+from terminal_agent.sandbox.docker.connection import docker_client
 
 logger = logging.getLogger(__name__)
 
@@ -88,7 +88,7 @@ def remove_object(api: docker.APIClient, obj: LeakedObject) -> bool:
 
 def _leaked_bwrap(dry_run: bool, now: float | None) -> list[LeakedObject]:
     """bwrap sandboxes of dead owners under the default state dir (removed unless ``dry_run``)."""
-    from terminal_agent.sandbox import bwrap_state
+    from terminal_agent.sandbox.bwrap import state as bwrap_state
 
     found = bwrap_state.find_leaked(bwrap_state.state_root(), now)
     return [

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from terminal_agent.sandbox.ray_config import RaySandboxConfig
+from terminal_agent.sandbox.ray.settings import RaySandboxConfig
 
 
 class BwrapConfig(BaseModel):

@@ -22,7 +22,7 @@ import docker
 
 from terminal_agent.errors import SandboxError
 from terminal_agent.sandbox.config import SandboxConfig
-from terminal_agent.sandbox.docker_sandbox import DockerSandbox, docker_client
+from terminal_agent.sandbox.docker.sandbox import DockerSandbox, docker_client
 from terminal_agent.sandbox.task_env import env_key, resolve_sandbox_env
 from terminal_agent.tasks.model import TaskLimits
 

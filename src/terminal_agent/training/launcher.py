@@ -370,7 +370,7 @@ def check_sandbox_slots(preset: TrainingPreset) -> int | None:
     if preset.sandbox.backend != "ray":
         return None
     from terminal_agent.env import env_config_from_args
-    from terminal_agent.sandbox.ray_backend import sandbox_slots
+    from terminal_agent.sandbox.ray.backend import sandbox_slots
 
     config = env_config_from_args(workflow_args_for(preset)["env_args"]).sandbox
     report = sandbox_slots(config)

@@ -1,6 +1,6 @@
-"""``python -m terminal_agent.sandbox.bwrap_reaper OWNER_PID STATE_ROOT``: wait for the owner to die, then
+"""``python -m terminal_agent.sandbox.bwrap.reaper OWNER_PID STATE_ROOT``: wait for the owner to die, then
 remove the bwrap sandboxes it left (its processes die with it through ``--die-with-parent``; this
-removes their cgroups and overlay directories). Started by ``bwrap_state.ensure_reaper`` in its own session."""
+removes their cgroups and overlay directories). Started by ``state.ensure_reaper`` in its own session."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def main(argv: list[str]) -> int:
     if fd is not None:
         select.select([fd], [], [])  # readable when the owner has exited
         os.close(fd)
-    from terminal_agent.sandbox.bwrap_state import sweep_leaked
+    from terminal_agent.sandbox.bwrap.state import sweep_leaked
 
     for _ in range(3):  # a sandbox whose process is still dying is caught by the next pass
         sweep_leaked(root)

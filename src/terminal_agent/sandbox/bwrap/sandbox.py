@@ -1,8 +1,8 @@
 """BwrapSandbox: a bubblewrap sandbox on an overlay of exported image layers, with the persistent shell on its stdin/stdout.
 
-Start, in order: the export's layers are unpacked once (``bwrap_layers``); the sandbox gets a state
-dir with its owner record (``bwrap_state``), an overlay ``upper``/``work`` and limits
-(``bwrap_limits``: cgroup v2, v1, else rlimits). Then one process is spawned, from a thread that
+Start, in order: the export's layers are unpacked once (``layers``); the sandbox gets a state
+dir with its owner record (``state``), an overlay ``upper``/``work`` and limits
+(``limits``: cgroup v2, v1, else rlimits). Then one process is spawned, from a thread that
 lives as long as this process (``--die-with-parent`` follows the spawning *thread*)::
 
     unshare --mount --propagation private -- sh -c LAUNCH   # joins the cgroups, sets rlimits,
@@ -41,12 +41,12 @@ from terminal_agent.errors import SandboxError, SandboxUnavailableError
 from terminal_agent.interfaces import ExecResult, FilesystemChanges, WatchedPaths
 from terminal_agent.sandbox import labels as sandbox_labels
 from terminal_agent.sandbox import shell_protocol
-from terminal_agent.sandbox.archive_files import absolute_path
-from terminal_agent.sandbox.bwrap_layers import unpacked_layer
-from terminal_agent.sandbox.bwrap_limits import AppliedLimits, make_limits, remove_cgroups
-from terminal_agent.sandbox.bwrap_state import ensure_reaper, sandboxes_dir, state_root, write_record
+from terminal_agent.sandbox.docker.archive_files import absolute_path
+from terminal_agent.sandbox.bwrap.layers import unpacked_layer
+from terminal_agent.sandbox.bwrap.limits import AppliedLimits, make_limits, remove_cgroups
+from terminal_agent.sandbox.bwrap.state import ensure_reaper, sandboxes_dir, state_root, write_record
 from terminal_agent.sandbox.config import SandboxConfig
-from terminal_agent.sandbox.image_export import ExportedImages
+from terminal_agent.sandbox.images.export import ExportedImages
 from terminal_agent.sandbox.overlay_changes import in_layers, walk_upper_dir
 from terminal_agent.sandbox.shell_client import STDERR_TAIL, ShellServerClient
 from terminal_agent.sandbox.shell_protocol import bootstrap_payload

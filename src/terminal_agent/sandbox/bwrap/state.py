@@ -5,7 +5,7 @@ pid/host/start, run id, created, TTL, image; see ``labels.py``) plus the sandbox
 cgroups; beside it are the overlay's ``upper``/``work`` dirs and the ``merged`` mount point (mounted
 only inside the sandbox's own mount namespace, so it never outlives the sandbox's processes).
 :func:`find_leaked` judges records with :func:`labels.judge`; :func:`remove_sandbox_state` kills what
-is left, removes the cgroups and the directory. One reaper process per owner (``bwrap_reaper``) runs
+is left, removes the cgroups and the directory. One reaper process per owner (``reaper``) runs
 that removal when the owner dies, even by SIGKILL.
 """
 
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from terminal_agent.sandbox import labels as sandbox_labels
-from terminal_agent.sandbox.bwrap_limits import remove_cgroups
+from terminal_agent.sandbox.bwrap.limits import remove_cgroups
 
 logger = logging.getLogger(__name__)
 
@@ -119,7 +119,7 @@ def ensure_reaper(root: Path) -> None:
         if running is not None and running.poll() is None:
             return
         _REAPERS[key] = subprocess.Popen(
-            [sys.executable, "-m", "terminal_agent.sandbox.bwrap_reaper", str(os.getpid()), key],
+            [sys.executable, "-m", "terminal_agent.sandbox.bwrap.reaper", str(os.getpid()), key],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True, close_fds=True,
         )

@@ -10,7 +10,7 @@ import docker.errors
 from docker.types import LogConfig
 
 from terminal_agent.errors import SandboxUnavailableError
-from terminal_agent.sandbox import docker_network
+from terminal_agent.sandbox.docker import network as docker_network
 from terminal_agent.sandbox import labels as sandbox_labels
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.sandbox.shell_protocol import server_command

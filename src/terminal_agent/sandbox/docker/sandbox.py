@@ -6,10 +6,10 @@ holds through an attach socket opened before the container starts (``stdin_once`
 process dies - even by SIGKILL - the socket closes, stdin hits EOF, the server exits and Docker
 removes the container (``auto_remove``). Files move through the Engine API archive calls.
 
-Parts, each in its own module of this package: ``container_lifecycle`` (create the container with
+Parts, each in its own module of this package (``sandbox/docker/``): ``lifecycle`` (create the container with
 its limits and labels, remove it), ``attach_stream`` (the raw attach socket, Docker's frames),
-``shell_protocol`` (requests and replies of the shell server), ``archive_files`` (read_file /
-write_file / upload_dir) and ``docker_connection`` (the shared client, re-exported here as
+the core's ``shell_protocol`` (requests and replies of the shell server), ``archive_files`` (read_file /
+write_file / upload_dir) and ``connection`` (the shared client, re-exported here as
 :func:`docker_client`).
 """
 
@@ -30,12 +30,13 @@ import docker.errors
 
 from terminal_agent.errors import SandboxError, SandboxUnavailableError
 from terminal_agent.interfaces import ExecResult, FilesystemChanges, WatchedPaths
-from terminal_agent.sandbox.archive_files import ArchiveFiles
-from terminal_agent.sandbox.attach_stream import RECV_CHUNK, STDOUT, DockerStreamDemuxer, open_attach_socket
+from terminal_agent.sandbox.docker.archive_files import ArchiveFiles
+from terminal_agent.sandbox.docker.attach_stream import RECV_CHUNK, STDOUT, DockerStreamDemuxer, open_attach_socket
 from terminal_agent.sandbox.config import SandboxConfig
-from terminal_agent.sandbox import container_grading_ops, docker_network
-from terminal_agent.sandbox.container_lifecycle import create_sandbox_container, remove_container_quietly
-from terminal_agent.sandbox.docker_connection import docker_client
+from terminal_agent.sandbox.docker import grading_ops as container_grading_ops
+from terminal_agent.sandbox.docker import network as docker_network
+from terminal_agent.sandbox.docker.lifecycle import create_sandbox_container, remove_container_quietly
+from terminal_agent.sandbox.docker.connection import docker_client
 from terminal_agent.sandbox.shell_client import STDERR_TAIL, ShellServerClient
 from terminal_agent.sandbox.shell_protocol import bootstrap_payload
 from terminal_agent.tasks.model import TaskLimits
@@ -172,7 +173,7 @@ class DockerSandbox(ShellServerClient):
     def __repr__(self) -> str:
         return f"DockerSandbox({self._id[:12]}, image={self.image!r})"
 
-    # --- for the grader (see container_grading_ops.py) --------------------------------------------
+    # --- for the grader (see grading_ops.py) --------------------------------------------
     @property
     def network_enabled(self) -> bool:
         """Whether the container is connected to a network now."""

@@ -1,7 +1,7 @@
 """Public images that task Dockerfiles name, mapped onto images we can build without a registry.
 
 Only the decision lives here (which local image stands in for which public one, and how the
-``FROM`` lines of a Dockerfile are found and rewritten); :mod:`terminal_agent.sandbox.images`
+``FROM`` lines of a Dockerfile are found and rewritten); :mod:`terminal_agent.sandbox.images.manager`
 decides *when* to substitute (the image is absent and a pull failed) and builds the substitutes.
 """
 
@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from terminal_agent.sandbox.base_image import BASE_IMAGE
+from terminal_agent.sandbox.images.base_image import BASE_IMAGE
 
 PYTHON_IMAGE = "terminal-agent/python:bookworm"
 """Stand-in for the official ``python`` images: the base plus pip, venv and a ``python`` command."""

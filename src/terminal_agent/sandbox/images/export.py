@@ -7,7 +7,7 @@
     DIR/layers/<diff id>.tar.gz    each layer a task image adds over the base (from ``docker save``;
                                    whiteouts as ``.wh.`` entries), shared by every task that has it
 
-The bwrap backend (``bwrap_sandbox``) stacks the base and a task's layers as overlay lower dirs.
+The bwrap backend (``sandbox.bwrap``) stacks the base and a task's layers as overlay lower dirs.
 Copy DIR to a node without Docker and point ``sandbox.bwrap.images_dir`` (or
 ``TERMINAL_AGENT_IMAGES_DIR``) at it.
 """
@@ -212,7 +212,7 @@ def export_images(
 
     Raises :class:`ImageError` when an image cannot be built, or is not built on the base image.
     """
-    from terminal_agent.sandbox.images import ImageManager
+    from terminal_agent.sandbox.images.manager import ImageManager
 
     manager = manager or ImageManager()
     base_ref = base_image or manager.base_image

@@ -1,7 +1,7 @@
 """Images: the offline base, public images aliased onto local ones, and task images cached by content.
 
 A task image is built from the task's Dockerfile (``FROM`` lines resolved: present locally, else
-pulled with a short timeout, else an alias from :mod:`~terminal_agent.sandbox.image_aliases`) and
+pulled with a short timeout, else an alias from :mod:`~terminal_agent.sandbox.images.aliases`) and
 ``task.files`` as the build context - never the tests or the solution, which reach the container
 only after the episode. Its tag is a content hash, ``terminal-agent/task-<id>:<hash12>``, so an
 unchanged task is built once and every later request is a cache hit. A lock per tag (a thread
@@ -33,15 +33,15 @@ import requests
 import urllib3
 
 from terminal_agent.errors import ConfigError, ImageBuildError, ImageError, ImageNotAvailableError
-from terminal_agent.sandbox.base_image import BASE_IMAGE, MANAGED_LABEL, build_base_image
-from terminal_agent.sandbox.host_build_settings import (
+from terminal_agent.sandbox.images.base_image import BASE_IMAGE, MANAGED_LABEL, build_base_image
+from terminal_agent.sandbox.images.host_build_settings import (
     HostBuildSettings,
     buildx_available,
     buildx_command,
     mount_secrets,
     with_enable_hint,
 )
-from terminal_agent.sandbox.image_aliases import (
+from terminal_agent.sandbox.images.aliases import (
     ALIASED_IMAGES_HELP,
     SUBSTITUTE_DOCKERFILES,
     alias_for,
@@ -132,7 +132,7 @@ class ImageManager:
     ):
         self._client = client
         self.host_settings = host_settings
-        """Opt-in host proxy / CA bundle / pip index settings for builds (see sandbox/host_build_settings.py)."""
+        """Opt-in host proxy / CA bundle / pip index settings for builds (see sandbox/images/host_build_settings.py)."""
         self.base_image = base_image
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
         self.pull_timeout_s = pull_timeout_s
@@ -150,7 +150,7 @@ class ImageManager:
     def client(self) -> docker.DockerClient:
         """The Docker client given, else the process's shared one (raises ``DockerNotAvailableError``)."""
         if self._client is None:
-            from terminal_agent.sandbox.docker_connection import docker_client
+            from terminal_agent.sandbox.docker.connection import docker_client
 
             self._client = docker_client()
         return self._client

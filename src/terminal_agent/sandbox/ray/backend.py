@@ -5,10 +5,10 @@
 
 Every node that advertises the custom resource ``terminal_agent_sandbox_host`` (``ray start
 --resources '{"terminal_agent_sandbox_host": 1}'``) gets one
-:class:`~terminal_agent.sandbox.ray_sandbox_host.SandboxHost` actor, which claims it; the actor
+:class:`~terminal_agent.sandbox.ray.host.SandboxHost` actor, which claims it; the actor
 builds images and runs containers on its node's Docker daemon. The driver's
 :class:`RaySandboxFleet` starts each sandbox on the host with the fewest live sandboxes and hands
-back a :class:`~terminal_agent.sandbox.ray_sandbox_proxy.RaySandbox`, which serves the whole
+back a :class:`~terminal_agent.sandbox.ray.proxy.RaySandbox`, which serves the whole
 Sandbox contract through the actor.
 
 ``resolve_task_image`` builds nothing on the driver (it may have no Docker at all): it returns a
@@ -34,9 +34,9 @@ from typing import Any
 
 from terminal_agent.errors import SandboxError, SandboxUnavailableError
 from terminal_agent.sandbox.config import SandboxConfig
-from terminal_agent.sandbox.ray_config import RaySandboxConfig
-from terminal_agent.sandbox.ray_sandbox_host import CallOutcome, HostDescription, SandboxHost, StartedSandbox
-from terminal_agent.sandbox.ray_sandbox_proxy import RaySandbox
+from terminal_agent.sandbox.ray.settings import RaySandboxConfig
+from terminal_agent.sandbox.ray.host import CallOutcome, HostDescription, SandboxHost, StartedSandbox
+from terminal_agent.sandbox.ray.proxy import RaySandbox
 from terminal_agent.tasks.model import Task, TaskLimits
 
 logger = logging.getLogger(__name__)

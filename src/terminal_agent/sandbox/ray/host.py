@@ -1,10 +1,10 @@
 """SandboxHost: the Ray actor on one Docker node that owns that node's sandboxes.
 
 One per node (it claims 1 of the node's ``terminal_agent_sandbox_host`` resource). It builds task
-images there (cached by content hash, :func:`terminal_agent.sandbox.images.ensure_task_image`),
-starts :class:`~terminal_agent.sandbox.docker_sandbox.DockerSandbox` containers whose attach
+images there (cached by content hash, :func:`terminal_agent.sandbox.images.manager.ensure_task_image`),
+starts :class:`~terminal_agent.sandbox.docker.sandbox.DockerSandbox` containers whose attach
 sockets live in this actor's process, and serves the driver's calls on them
-(:class:`~terminal_agent.sandbox.ray_sandbox_proxy.RaySandbox`). It also runs the node's
+(:class:`~terminal_agent.sandbox.ray.proxy.RaySandbox`). It also runs the node's
 :class:`~terminal_agent.sandbox.cleanup.CleanupDaemon`.
 
 Who removes the containers when something dies:
@@ -97,7 +97,7 @@ class SandboxHost:
 
     def __init__(self, node_id: str, cleanup_interval_s: float = 120.0) -> None:
         from terminal_agent.sandbox.cleanup import CleanupDaemon
-        from terminal_agent.sandbox.docker_connection import docker_client
+        from terminal_agent.sandbox.docker.connection import docker_client
 
         self.node_id = node_id
         self._client = docker_client()  # raises DockerNotAvailableError when this node has no daemon
@@ -127,8 +127,8 @@ class SandboxHost:
     ) -> CallOutcome:
         """Start a sandbox of ``image`` (an image name, or a task whose image is built here first) with
         ``env`` (resolved on the driver) in its environment."""
-        from terminal_agent.sandbox.docker_sandbox import DockerSandbox
-        from terminal_agent.sandbox.images import ensure_task_image
+        from terminal_agent.sandbox.docker.sandbox import DockerSandbox
+        from terminal_agent.sandbox.images.manager import ensure_task_image
 
         try:
             image_ref = ensure_task_image(image) if isinstance(image, Task) else image

@@ -1,7 +1,7 @@
 """RaySandbox: the driver's handle on a sandbox that a SandboxHost actor runs on some node.
 
 It implements :class:`terminal_agent.interfaces.Sandbox` by calling the host actor
-(:mod:`terminal_agent.sandbox.ray_sandbox_host`): every method is one actor call that runs the
+(:mod:`terminal_agent.sandbox.ray.host`): every method is one actor call that runs the
 same method of the node's DockerSandbox, so the grader, the tools and the env use it unchanged.
 The caller's errors come back as they were raised there (``FileNotFoundError``, ``ValueError``,
 ``SandboxError``); a host that died or stopped answering makes the sandbox broken
@@ -25,7 +25,7 @@ from typing import Any
 from terminal_agent.errors import SandboxError
 from terminal_agent.interfaces import ExecResult, FilesystemChanges, WatchedPaths
 from terminal_agent.sandbox.config import SandboxConfig
-from terminal_agent.sandbox.ray_sandbox_host import CallOutcome, StartedSandbox
+from terminal_agent.sandbox.ray.host import CallOutcome, StartedSandbox
 from terminal_agent.tasks.model import TaskLimits
 
 logger = logging.getLogger(__name__)
