@@ -232,6 +232,18 @@ def run_failures(trials, max_error_rate: float | None) -> list[str]:  # noqa: AN
     return problems
 
 
+def read_results(path: Path):  # noqa: ANN201 - RunResults, imported lazily
+    """``RunResults.read(path)``; a file nested deep enough to make the JSON parser recurse is bad input too
+    (a ConfigError naming the file, exit 2), like any other file that is not a results record."""
+    from terminal_agent.errors import ConfigError
+    from terminal_agent.evaluation.results import RunResults
+
+    try:
+        return RunResults.read(path)
+    except RecursionError:
+        raise ConfigError(f"results file {path} is not JSON: nested too deeply") from None
+
+
 @app.command("report")
 def report(
     results_path: Path = typer.Argument(..., help="A results.json (or the run directory holding it)."),
@@ -241,9 +253,8 @@ def report(
 ) -> None:
     """Summarize a finished (or partial) run."""
     from terminal_agent.evaluation.report import run_report_markdown, summarize
-    from terminal_agent.evaluation.results import RunResults
 
-    results = RunResults.read(results_path)
+    results = read_results(results_path)
     summary = summarize(results)
     if as_json:
         typer.echo(json.dumps(summary, indent=2, default=str))
@@ -272,11 +283,10 @@ def compare(
 ) -> None:
     """Did B beat A? Paired per-task bootstrap of the difference of per-task means."""
     from terminal_agent.evaluation.report import compare_runs, comparison_markdown
-    from terminal_agent.evaluation.results import RunResults
 
     if metric not in {"reward", "pass"}:
         raise typer.BadParameter("must be 'reward' or 'pass'", param_hint="--metric")
-    run_a, run_b = RunResults.read(a), RunResults.read(b)
+    run_a, run_b = read_results(a), read_results(b)
     comparison = compare_runs(run_a, run_b, metric=metric, n_boot=n_boot, seed=seed)
     if as_json:
         typer.echo(json.dumps(comparison.to_dict(), indent=2, default=str))

@@ -136,8 +136,10 @@ def report(
 
     try:
         results = json.loads(results_path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{results_path}: cannot read judge benchmark results: {exc}") from exc
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{results_path}: cannot read judge benchmark results: {exc}") from None
+    except RecursionError:  # json recurses per level of nesting
+        raise ConfigError(f"{results_path}: cannot read judge benchmark results: JSON nested too deeply") from None
     markdown = judge_report_markdown(results)
     if output is None:
         typer.echo(markdown, nl=False)
