@@ -7,6 +7,8 @@ embedded model's real tokenizer, as a vLLM server would report them).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+from pathlib import Path
 
 import docker
 import pytest
@@ -201,3 +203,118 @@ def test_an_engine_refusing_a_long_prompt_cuts_the_episode_graded(task_image, to
     assert episode.termination_reason is TerminationReason.MAX_PROMPT_LENGTH_EXCEEDED
     [trajectory] = episode.trajectories
     assert trajectory.reward == pytest.approx(1.0) and len(trajectory.steps) == 1  # graded on what it left
+
+
+# --- our sandboxes through rLLM's Sandbox protocol (terminal_agent.compat.rllm_sandbox) ----------------
+def _labelled(run_id):
+    return docker.from_env().containers.list(all=True, filters={"label": f"{RUN_ID}={run_id}"})
+
+
+def test_our_sandbox_satisfies_rllm_sandbox_protocol_and_its_exec_contract(task_image, run_id, tmp_path):
+    import os
+    import time
+
+    from rllm.sandbox.protocol import Sandbox as RLLMSandboxProtocol
+    from rllm.sandbox.protocol import _safe_exec
+
+    from terminal_agent.compat.rllm_sandbox import RLLMCommandFailed, RLLMSandbox
+
+    sandbox = RLLMSandbox.start(task_image, run_id=run_id)
+    try:
+        assert isinstance(sandbox, RLLMSandboxProtocol)
+        assert sandbox.is_alive() and len(_labelled(run_id)) == 1
+        assert sandbox.exec("echo out; echo err >&2") == "out\n"  # stdout only, as rLLM's backends return
+        sandbox.exec("cd /tmp && export LEAK=1")
+        assert sandbox.exec("pwd; echo ${LEAK:-none}") == "/app\nnone\n"  # no state carries over between calls
+        with pytest.raises(RuntimeError, match=r"exit 3") as failed:
+            sandbox.exec("echo why >&2; exit 3")
+        assert isinstance(failed.value, RLLMCommandFailed) and failed.value.exit_code == 3
+        assert "why" in failed.value.stderr
+        assert "exit 3" in _safe_exec(sandbox, "exit 3")  # rLLM's own helper catches it as a failed command
+        started = time.monotonic()
+        with pytest.raises(RLLMCommandFailed, match="timed out") as late:
+            sandbox.exec("sleep 60", timeout=1)
+        assert late.value.timed_out and time.monotonic() - started < 10
+        assert sandbox.exec("pgrep -x sleep || echo gone").strip() == "gone"  # the deadline killed the command
+        assert sandbox.exec("id -un", user="nobody") == "nobody\n"
+        assert sandbox.exec("id -u", user="root") == "0\n"
+
+        script = tmp_path / "run.sh"
+        script.write_text("#!/bin/sh\necho ran\n")
+        os.chmod(script, 0o755)
+        tree = tmp_path / "tree"
+        (tree / "sub").mkdir(parents=True)
+        (tree / "sub" / "data.bin").write_bytes(bytes(range(256)))
+        sandbox.upload_file(str(script), "/opt/tools/run.sh")
+        assert sandbox.exec("/opt/tools/run.sh") == "ran\n"  # parents created, mode kept
+        sandbox.upload_dir(str(tree), "/srv/tree")
+        sandbox.download_file("/srv/tree/sub/data.bin", str(tmp_path / "back" / "data.bin"))
+        assert (tmp_path / "back" / "data.bin").read_bytes() == bytes(range(256))
+        with pytest.raises(FileNotFoundError):
+            sandbox.download_file("/srv/tree/absent", str(tmp_path / "absent"))
+    finally:
+        sandbox.close()
+    sandbox.close()  # idempotent
+    assert not sandbox.is_alive()
+
+
+def _rllm_task_context_fields():
+    """The fields of rLLM's TaskContext, read from its source (its module needs rLLM's gateway package)."""
+    import ast
+    import importlib.util
+
+    source = Path(importlib.util.find_spec("rllm.engine.agentflow_engine").origin).read_text()
+    [node] = [n for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ClassDef) and n.name == "TaskContext"]
+    return [item.target.id for item in node.body if isinstance(item, ast.AnnAssign)]
+
+
+def _harbor_task(root, name, solve):
+    """A Harbor task directory (task.toml, instruction, environment, solution, tests/test.sh -> reward.txt)."""
+    task = root / name
+    for sub in ("environment", "solution", "tests"):
+        (task / sub).mkdir(parents=True)
+    (task / "task.toml").write_text('version = "1.0"\n\n[verifier]\ntimeout_sec = 60.0\n\n[agent]\ntimeout_sec = 120.0\n')
+    (task / "instruction.md").write_text("Write the word hello into /app/hello.txt.\n")
+    (task / "environment" / "Dockerfile").write_text("FROM terminal-agent/base:bookworm\nWORKDIR /app\n")
+    (task / "solution" / "solve.sh").write_text(f"#!/bin/bash\n{solve}\n")
+    (task / "tests" / "test.sh").write_text(
+        "#!/bin/bash\nmkdir -p /logs/verifier\n"
+        'if [ "$(cat /app/hello.txt 2>/dev/null)" = hello ]; then echo 1; else echo 0; fi > /logs/verifier/reward.txt\n'
+    )
+    return task
+
+
+def test_an_rllm_sandboxed_agent_flow_runs_a_task_through_our_sandbox_hooks(task_image, run_id, tmp_path):
+    """rLLM's OracleHarness (a SandboxedAgentFlow) and rLLM's own test.sh verifier, on sandboxes from our hooks.
+
+    The engine's per-task sequence without its model gateway (the oracle calls no model): hooks.setup,
+    run_agent_flow(env=ctx.env), ctx.evaluator.evaluate, ctx.run_teardown.
+    """
+    from rllm.harnesses.oracle import OracleHarness
+    from rllm.sandbox.sandboxed_flow import SandboxedAgentFlow
+    from rllm.types import AgentConfig, Task as RLLMTask, run_agent_flow
+
+    from terminal_agent.compat.rllm_sandbox import RLLMSandbox, SandboxTaskContext, TerminalAgentTaskHooks
+
+    _harbor_task(tmp_path, "hello", "echo hello > /app/hello.txt")
+    _harbor_task(tmp_path, "wrong", "echo goodbye > /app/hello.txt")
+    hooks = TerminalAgentTaskHooks(run_id=run_id)
+    flow = OracleHarness()
+    assert isinstance(flow, SandboxedAgentFlow)
+    assert set(_rllm_task_context_fields()) == {f.name for f in dataclasses.fields(SandboxTaskContext)}
+    rewards = {}
+    for name in ("hello", "wrong"):
+        task = RLLMTask(id=name, instruction=(tmp_path / name / "instruction.md").read_text(),
+                        dataset_dir=tmp_path, sub_dir=Path(name))
+        ctx = hooks.setup(task, flow, f"{name}:0")
+        try:
+            assert isinstance(ctx.env, RLLMSandbox) and len(_labelled(run_id)) == 1
+            config = AgentConfig(base_url="http://127.0.0.1:9/v1", model="none", session_uid=f"{name}:0")
+            episode = asyncio.run(run_agent_flow(flow, task, config, env=ctx.env))
+            assert "[oracle error]" not in episode.trajectories[0].steps[0].output
+            rewards[name] = ctx.evaluator.evaluate(task, episode).reward
+        finally:
+            ctx.run_teardown()
+        assert not ctx.env.is_alive()
+    assert rewards == {"hello": 1.0, "wrong": 0.0}
+    # the run_id fixture then asserts 0 containers of this run are left
