@@ -5,10 +5,15 @@
 ... class BashTool: ...
 >>> TOOLS.get("bash") is BashTool
 True
+
+An entry can also be named by where it lives (``register_path(name, "package.module:attribute")``):
+its module is imported on the first ``get``, so that a registry of heavy plugins (sandbox backends)
+costs nothing to import and the plugins may import the module that holds the registry.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterator
 from typing import Generic, TypeVar
 
@@ -23,31 +28,54 @@ class Registry(Generic[T]):
     def __init__(self, kind: str):
         self.kind = kind
         self._entries: dict[str, T] = {}
+        self._paths: dict[str, str] = {}
+        """Names registered by path whose module is not imported yet: name -> ``module:attribute``."""
 
     def register(self, name: str) -> Callable[[T], T]:
         def decorator(obj: T) -> T:
-            if name in self._entries:
-                raise ConfigError(f"{self.kind} {name!r} is already registered")
+            self._claim(name)
             self._entries[name] = obj
             return obj
 
         return decorator
 
+    def register_path(self, name: str, path: str) -> None:
+        """Register the object at ``path`` (``package.module:attribute``) under ``name``, imported on first use."""
+        module, _, attribute = path.partition(":")
+        if not module or not attribute:
+            raise ConfigError(f"{self.kind} {name!r}: {path!r} is not 'package.module:attribute'")
+        self._claim(name)
+        self._paths[name] = path
+
     def get(self, name: str) -> T:
-        try:
+        if name in self._entries:
             return self._entries[name]
-        except KeyError:
-            valid = ", ".join(sorted(self._entries)) or "(none registered)"
+        path = self._paths.get(name)
+        if path is None:
+            valid = ", ".join(self.names()) or "(none registered)"
             raise ConfigError(f"unknown {self.kind} {name!r}; valid: {valid}") from None
+        module, _, attribute = path.partition(":")
+        obj = getattr(importlib.import_module(module), attribute)  # a broken plugin raises here, loudly
+        self._entries[name] = obj
+        self._paths.pop(name, None)  # another thread may have loaded it meanwhile
+        return obj
+
+    def loaded(self) -> dict[str, T]:
+        """The entries whose objects exist already (nothing is imported)."""
+        return dict(sorted(self._entries.items()))
 
     def names(self) -> list[str]:
-        return sorted(self._entries)
+        return sorted([*self._entries, *self._paths])
+
+    def _claim(self, name: str) -> None:
+        if name in self._entries or name in self._paths:
+            raise ConfigError(f"{self.kind} {name!r} is already registered")
 
     def __contains__(self, name: object) -> bool:
-        return name in self._entries
+        return name in self._entries or name in self._paths
 
     def __iter__(self) -> Iterator[str]:
-        return iter(sorted(self._entries))
+        return iter(self.names())
 
     def __len__(self) -> int:
-        return len(self._entries)
+        return len(self._entries) + len(self._paths)

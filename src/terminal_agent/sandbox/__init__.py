@@ -1,7 +1,10 @@
-"""Sandboxes: Docker containers with a persistent shell, a warm pool and label-scoped cleanup.
+"""Sandboxes: a persistent shell in an isolated machine, a warm pool and label-scoped cleanup.
 
-Submodules are imported lazily so that ``import terminal_agent.sandbox`` stays cheap and does
-not pull in the image builder.
+The core (this package's modules: ``backends`` and ``registry``, ``config``, ``shell_protocol`` /
+``shell_client``, ``pool``, ``cleanup``, ``labels``, ``task_env``, ``overlay_changes``, ``images/``) and
+one sub-package per backend (``docker/``, ``bwrap/``, ``ray/``), each registered by one line of
+``registry.py``. Names are imported lazily so that ``import terminal_agent.sandbox`` stays cheap and
+does not pull in Docker or the image builder.
 """
 
 from __future__ import annotations
@@ -15,6 +18,11 @@ _EXPORTS = {
     "SandboxPool": "terminal_agent.sandbox.pool",
     "CleanupDaemon": "terminal_agent.sandbox.cleanup",
     "sweep_leaked": "terminal_agent.sandbox.cleanup",
+    "find_leaked": "terminal_agent.sandbox.cleanup",
+    "LeakedObject": "terminal_agent.sandbox.backends",
+    "SANDBOX_BACKENDS": "terminal_agent.sandbox.registry",
+    "start_sandbox": "terminal_agent.sandbox.backends",
+    "resolve_task_image": "terminal_agent.sandbox.backends",
 }
 
 __all__ = sorted(_EXPORTS)

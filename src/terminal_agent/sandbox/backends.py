@@ -1,30 +1,54 @@
-"""The sandbox backend registry: name -> backend, each starting sandboxes under the same contract.
+"""What every sandbox backend provides, and the calls the rest of the code makes through the registry.
 
 >>> start_sandbox(SandboxConfig(backend="bwrap"), image_ref, TaskLimits(), run_id="r1")  # doctest: +SKIP
 
-Every backend has the same two methods: ``resolve_task_image(config, task) -> image_ref`` (the
-Docker backend builds or finds the task's image; bwrap looks it up in an export) and
-``start(config, image_ref, limits, run_id, env, *, verifier_network=None) -> Sandbox`` (``env``: the
-task's environment variables, templates already resolved by :func:`start_sandbox`; ``verifier_network``:
-the network the verifier phase will ask for through ``Sandbox.set_network``, None: the agent's). Env, runner and launcher pick one with
-``SandboxConfig.backend``; the grader needs nothing but the :class:`~terminal_agent.interfaces.Sandbox`
-contract, so every backend is graded the same way.
+A backend is one object in :data:`~terminal_agent.sandbox.registry.SANDBOX_BACKENDS` with the hooks of
+:class:`SandboxBackend`: ``resolve_task_image`` and ``start`` (the hot path), ``list_leaked`` and
+``sweep_leaked`` (cleanup: the runner's and the launcher's sweeps, the cleanup daemon, ``terminal-agent
+cleanup``), and ``close`` (what this process still holds). Env, runner, pool, cleanup and launcher pick a
+backend with ``SandboxConfig.backend`` or iterate the registry; none of them names one. The grader needs
+nothing but the :class:`~terminal_agent.interfaces.Sandbox` contract, so every backend is graded the same way.
 """
 
 from __future__ import annotations
 
+import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from terminal_agent.registry import Registry
+from terminal_agent.sandbox.registry import SANDBOX_BACKENDS
 
 if TYPE_CHECKING:
     from terminal_agent.interfaces import Sandbox
     from terminal_agent.sandbox.config import SandboxConfig
     from terminal_agent.tasks.model import Task, TaskLimits
 
+__all__ = [
+    "SANDBOX_BACKENDS", "LeakedObject", "SandboxBackend", "close_backends", "get_backend", "resolve_task_image",
+    "start_sandbox",
+]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class LeakedObject:
+    """One object of a backend (a container, network, volume, a bwrap state dir ...) that cleanup would remove."""
+
+    kind: str
+    """What it is, in the backend's words: ``container``, ``network``, ``volume``, ``bwrap`` ..."""
+    id: str
+    name: str
+    run_id: str
+    """The ``run-id`` label of the run that made it."""
+    reason: str
+    """Why it is leaked (owner gone, TTL passed), from :func:`terminal_agent.sandbox.labels.judge`."""
+    backend: str = ""
+    """The registry name of the backend whose ``sweep_leaked`` removes it."""
+
 
 class SandboxBackend(Protocol):
-    """One way of running sandboxes."""
+    """One way of running sandboxes: the hooks every entry of the registry has."""
 
     def resolve_task_image(self, config: "SandboxConfig", task: "Task") -> str:
         """The image reference ``start`` takes for ``task``. Raises ``ImageError`` when it cannot be had."""
@@ -34,78 +58,38 @@ class SandboxBackend(Protocol):
         self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None, env: dict[str, str],
         *, verifier_network: bool | None = None,
     ) -> "Sandbox":
-        """A started sandbox whose persistent shell has ``env`` in its environment, with a network only when
-        ``limits.network``, ready to switch to ``verifier_network`` later where the backend can.
+        """A started sandbox whose persistent shell has ``env`` (resolved already) in its environment, with a
+        network only when ``limits.network``, ready to switch to ``verifier_network`` later where the backend can.
         Raises ``SandboxUnavailableError`` when none can be started."""
         ...
 
+    def list_leaked(self, config: "SandboxConfig", now: float | None = None) -> list[LeakedObject]:
+        """This machine's objects of this backend whose owner is dead or whose TTL passed (only those carrying
+        our labels or owner records; nothing is removed). Raises ``SandboxUnavailableError`` when the backend
+        cannot be reached here (no daemon), so that cleanup can say what it did not check."""
+        ...
 
-SANDBOX_BACKENDS: Registry[SandboxBackend] = Registry("sandbox backend")
+    def sweep_leaked(
+        self, config: "SandboxConfig", leaked: list[LeakedObject] | None = None, now: float | None = None
+    ) -> list[LeakedObject]:
+        """Remove ``leaked`` (objects this backend listed; None: what ``list_leaked`` finds now); those removed,
+        one already gone counted. A removal that fails is logged and left out. Raises like ``list_leaked``."""
+        ...
 
-
-class DockerBackend:
-    """Containers of the local Docker daemon, or of a remote one through ``DOCKER_HOST``."""
-
-    def resolve_task_image(self, config: "SandboxConfig", task: "Task") -> str:
-        from terminal_agent.sandbox.images.manager import ensure_task_image
-
-        return ensure_task_image(task)
-
-    def start(
-        self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None, env: dict[str, str],
-        *, verifier_network: bool | None = None,
-    ) -> "Sandbox":
-        from terminal_agent.sandbox.docker.sandbox import DockerSandbox
-
-        return DockerSandbox.start(image_ref, limits=limits, config=config, run_id=run_id, env=env,
-                                   verifier_network=verifier_network)
+    def close(self) -> None:
+        """Close every sandbox this process still holds with this backend and free what they share (networks,
+        host actors). Idempotent, never raises; each backend also runs it at a normal interpreter exit."""
+        ...
 
 
-class BwrapBackend:
-    """bubblewrap sandboxes on an overlay of exported image layers; no daemon needed."""
-
-    def resolve_task_image(self, config: "SandboxConfig", task: "Task") -> str:
-        from terminal_agent.sandbox.images.export import ExportedImages
-
-        return ExportedImages.open(config.bwrap.images_dir).image_for_task(task)
-
-    def start(
-        self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None, env: dict[str, str],
-        *, verifier_network: bool | None = None,
-    ) -> "Sandbox":
-        from terminal_agent.sandbox.bwrap.sandbox import BwrapSandbox
-
-        return BwrapSandbox.start(image_ref, limits=limits, config=config, run_id=run_id, env=env,
-                                  verifier_network=verifier_network)
-
-
-SANDBOX_BACKENDS.register("docker")(DockerBackend())
-SANDBOX_BACKENDS.register("bwrap")(BwrapBackend())
-
-
-class _LazyRayBackend:
-    """The Docker nodes of a Ray cluster (``sandbox/ray_backend.py``); Ray is imported on first use."""
-
-    def resolve_task_image(self, config: "SandboxConfig", task: "Task") -> str:
-        from terminal_agent.sandbox.ray.backend import RayBackend
-
-        return RayBackend().resolve_task_image(config, task)
-
-    def start(
-        self, config: "SandboxConfig", image_ref: str, limits: "TaskLimits", run_id: str | None, env: dict[str, str],
-        *, verifier_network: bool | None = None,
-    ) -> "Sandbox":
-        from terminal_agent.sandbox.ray.backend import RayBackend
-
-        return RayBackend().start(config, image_ref, limits, run_id, env, verifier_network=verifier_network)
-
-
-SANDBOX_BACKENDS.register("ray")(_LazyRayBackend())
+def get_backend(name: str) -> SandboxBackend:
+    """The backend registered as ``name``. Raises :class:`~terminal_agent.errors.ConfigError` listing the valid ones."""
+    return SANDBOX_BACKENDS.get(name)
 
 
 def resolve_task_image(config: "SandboxConfig", task: "Task") -> str:
     """The image reference of ``task`` for the backend ``config.backend``."""
-    return SANDBOX_BACKENDS.get(config.backend).resolve_task_image(config, task)
+    return get_backend(config.backend).resolve_task_image(config, task)
 
 
 def start_sandbox(
@@ -133,5 +117,14 @@ def start_sandbox(
     from terminal_agent.tasks.model import TaskLimits
 
     resolved = resolve_sandbox_env(env, task_id=task_id)
-    backend = SANDBOX_BACKENDS.get(config.backend)
+    backend = get_backend(config.backend)
     return backend.start(config, image_ref, limits or TaskLimits(), run_id, resolved, verifier_network=verifier_network)
+
+
+def close_backends() -> None:
+    """Run the ``close`` hook of every backend this process has used (a backend never loaded holds nothing)."""
+    for name, backend in SANDBOX_BACKENDS.loaded().items():
+        try:
+            backend.close()
+        except Exception:  # noqa: BLE001 - close hooks must not raise; one that does must not stop the others
+            logger.warning("closing the %s sandbox backend failed", name, exc_info=True)

@@ -1,9 +1,11 @@
-"""Removal of leaked sandboxes: only objects carrying ``terminal-agent.managed=true``.
+"""Removal of leaked sandboxes, over every registered backend: only objects carrying our labels or owner records.
 
 An object is leaked when its owner process is gone (same host: pid missing, or reused by a
-process that started at another time) or its TTL passed (any host). Objects without our label
-are never listed, so they can never be removed. ``sweep_leaked()`` runs at the start of every run;
-``CleanupDaemon`` repeats it in a thread; ``terminal-agent cleanup`` is the manual form.
+process that started at another time) or its TTL passed (any host); each backend lists and removes
+its own through its ``list_leaked`` / ``sweep_leaked`` hooks (``terminal_agent.sandbox.backends``),
+so nothing here names a backend. ``sweep_leaked()`` runs at the start of every run; ``CleanupDaemon``
+repeats it in a thread; ``terminal-agent cleanup`` is the manual form (:func:`scan_leaked`).
+A backend that cannot be reached here (no Docker daemon on a bwrap node) is skipped and said so.
 """
 
 from __future__ import annotations
@@ -11,113 +13,90 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
-import docker
-import docker.errors
-
-from terminal_agent.errors import DockerNotAvailableError
-from terminal_agent.sandbox import labels as sandbox_labels
+from terminal_agent.errors import SandboxUnavailableError
+from terminal_agent.sandbox.backends import SANDBOX_BACKENDS, LeakedObject, get_backend
 from terminal_agent.sandbox.config import SandboxConfig
-from terminal_agent.sandbox.docker.connection import docker_client
+
+__all__ = ["CleanupDaemon", "LeakScan", "LeakedObject", "find_leaked", "remove_leaked", "scan_leaked", "sweep_leaked"]
 
 logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True)
-class LeakedObject:
-    """One labelled container, network or volume, or one bwrap sandbox, that cleanup would remove."""
+@dataclass
+class LeakScan:
+    """What one pass over the backends found."""
 
-    kind: str
-    """``container``, ``network``, ``volume`` or ``bwrap``."""
-    id: str
-    name: str
-    run_id: str
-    reason: str
+    leaked: list[LeakedObject] = field(default_factory=list)
+    """Objects whose owner is dead or whose TTL passed, backend by backend."""
+    unreachable: dict[str, str] = field(default_factory=dict)
+    """Backend name -> why it could not be checked here (its ``SandboxUnavailableError``)."""
 
 
-def find_leaked(client: docker.DockerClient | None = None, now: float | None = None) -> list[LeakedObject]:
-    """Our labelled objects whose owner is dead or whose TTL passed (nothing is removed)."""
-    api = (client or docker_client()).api
-    leaked: list[LeakedObject] = []
-    for container in api.containers(all=True, filters=sandbox_labels.MANAGED_FILTER):
-        labels = container.get("Labels") or {}
-        verdict = sandbox_labels.judge(labels, now)
-        if verdict.remove:
-            names = container.get("Names") or [""]
-            leaked.append(
-                LeakedObject("container", container["Id"], names[0].lstrip("/"), labels.get(sandbox_labels.RUN_ID, ""), verdict.reason)
-            )
-    for network in api.networks(filters=sandbox_labels.MANAGED_FILTER):
-        labels = network.get("Labels") or {}
-        verdict = sandbox_labels.judge(labels, now)
-        if verdict.remove:
-            leaked.append(
-                LeakedObject("network", network["Id"], network.get("Name", ""), labels.get(sandbox_labels.RUN_ID, ""), verdict.reason)
-            )
-    for volume in (api.volumes(filters=sandbox_labels.MANAGED_FILTER) or {}).get("Volumes") or []:
-        labels = volume.get("Labels") or {}
-        verdict = sandbox_labels.judge(labels, now)
-        if verdict.remove:
-            leaked.append(
-                LeakedObject("volume", volume["Name"], volume["Name"], labels.get(sandbox_labels.RUN_ID, ""), verdict.reason)
-            )
-    return leaked
+def _names(backends: Iterable[str] | None) -> list[str]:
+    return list(SANDBOX_BACKENDS.names() if backends is None else backends)
 
 
-def remove_object(api: docker.APIClient, obj: LeakedObject) -> bool:
-    """Remove one leaked object; False when it could not be removed (already gone counts as removed)."""
-    try:
-        if obj.kind == "container":
-            api.remove_container(obj.id, force=True, v=True)
-        elif obj.kind == "network":
-            api.remove_network(obj.id)
-        elif obj.kind == "volume":
-            api.remove_volume(obj.id, force=True)
-        else:
-            raise ValueError(f"unknown kind {obj.kind!r}")
-    except docker.errors.NotFound:
-        return True
-    except docker.errors.APIError as exc:
-        if obj.kind == "container" and exc.status_code == 409:  # removal already in progress
-            return True
-        logger.warning("could not remove %s %s: %s", obj.kind, obj.id[:12], exc)
-        return False
-    return True
+def scan_leaked(
+    config: SandboxConfig | None = None, *, backends: Iterable[str] | None = None, now: float | None = None
+) -> LeakScan:
+    """List (remove nothing) the leaked objects of ``backends`` (default: every registered one)."""
+    config = config or SandboxConfig()
+    scan = LeakScan()
+    for name in _names(backends):
+        try:
+            scan.leaked += get_backend(name).list_leaked(config, now)
+        except SandboxUnavailableError as exc:  # boundary: a backend without its service here is reported, not fatal
+            scan.unreachable[name] = str(exc)
+            logger.debug("leaks of the %s backend not checked: %s", name, exc)
+    return scan
 
 
-def _leaked_bwrap(dry_run: bool, now: float | None) -> list[LeakedObject]:
-    """bwrap sandboxes of dead owners under the default state dir (removed unless ``dry_run``)."""
-    from terminal_agent.sandbox.bwrap import state as bwrap_state
+def find_leaked(
+    config: SandboxConfig | None = None, *, backends: Iterable[str] | None = None, now: float | None = None
+) -> list[LeakedObject]:
+    """The leaked objects of ``backends`` (default: all) that can be checked here; nothing is removed."""
+    return scan_leaked(config, backends=backends, now=now).leaked
 
-    found = bwrap_state.find_leaked(bwrap_state.state_root(), now)
-    return [
-        LeakedObject("bwrap", item.id, str(item.directory), item.run_id, item.reason)
-        for item in found
-        if dry_run or bwrap_state.remove_sandbox_state(item.directory)
-    ]
+
+def remove_leaked(leaked: Iterable[LeakedObject], config: SandboxConfig | None = None) -> list[LeakedObject]:
+    """Remove these listed objects, each through its own backend's ``sweep_leaked``; those removed."""
+    config = config or SandboxConfig()
+    by_backend: dict[str, list[LeakedObject]] = {}
+    for obj in leaked:
+        by_backend.setdefault(obj.backend, []).append(obj)
+    removed: list[LeakedObject] = []
+    for name, objects in by_backend.items():
+        try:
+            removed += get_backend(name).sweep_leaked(config, objects)
+        except SandboxUnavailableError as exc:  # boundary: its service went away since the listing
+            logger.warning("could not remove %d leaked object(s) of the %s backend: %s", len(objects), name, exc)
+    return removed
 
 
 def sweep_leaked(
-    client: docker.DockerClient | None = None, *, dry_run: bool = False, now: float | None = None
+    config: SandboxConfig | None = None,
+    *,
+    backends: Iterable[str] | None = None,
+    dry_run: bool = False,
+    now: float | None = None,
 ) -> list[LeakedObject]:
-    """Remove (or with ``dry_run`` only list) leaked objects; containers go first so networks and volumes free up.
+    """Remove (or with ``dry_run`` only list) the leaked objects of ``backends`` (default: every registered one).
 
-    bwrap sandboxes of dead owners (default state dir) are swept too; without a ``client`` and
-    without a Docker daemon (a node that runs only bwrap) only they are.
+    Each backend sweeps its own (Docker: containers first, so that networks and volumes free up); one that
+    cannot be reached here is skipped.
     """
-    bwrap_leaked = _leaked_bwrap(dry_run, now)
-    if client is None:
-        try:
-            client = docker_client()
-        except DockerNotAvailableError:
-            if bwrap_leaked:
-                logger.info("removed %d leaked bwrap sandbox(es); no Docker daemon to sweep", len(bwrap_leaked))
-            return bwrap_leaked
-    leaked = find_leaked(client, now)
+    config = config or SandboxConfig()
     if dry_run:
-        return leaked + bwrap_leaked
-    removed = bwrap_leaked + [obj for obj in leaked if remove_object(client.api, obj)]
+        return find_leaked(config, backends=backends, now=now)
+    removed: list[LeakedObject] = []
+    for name in _names(backends):
+        try:
+            removed += get_backend(name).sweep_leaked(config, None, now)
+        except SandboxUnavailableError as exc:  # boundary: as in scan_leaked
+            logger.debug("leaks of the %s backend not swept: %s", name, exc)
     if removed:
         logger.info("removed %d leaked sandbox object(s)", len(removed))
     return removed
@@ -126,9 +105,14 @@ def sweep_leaked(
 class CleanupDaemon:
     """Runs :func:`sweep_leaked` every ``interval_s`` seconds (default: ``SandboxConfig.cleanup_interval_s``, 120) in a daemon thread."""
 
-    def __init__(self, interval_s: float | None = None, client: docker.DockerClient | None = None) -> None:
-        self.interval_s = SandboxConfig().cleanup_interval_s if interval_s is None else interval_s
-        self._client = client
+    def __init__(
+        self, interval_s: float | None = None, *, config: SandboxConfig | None = None,
+        backends: Iterable[str] | None = None,
+    ) -> None:
+        self.config = config or SandboxConfig()
+        self.interval_s = self.config.cleanup_interval_s if interval_s is None else interval_s
+        self.backends = None if backends is None else list(backends)
+        """The backends swept; None: every registered one at each sweep."""
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.sweeps = 0
@@ -158,7 +142,7 @@ class CleanupDaemon:
         while not self._stop.is_set():
             started = time.monotonic()
             try:
-                self.removed += len(sweep_leaked(self._client))
+                self.removed += len(sweep_leaked(self.config, backends=self.backends))
             except Exception as exc:  # noqa: BLE001 - the daemon must keep running through daemon hiccups
                 logger.warning("cleanup sweep failed: %s", exc)
             self.sweeps += 1

@@ -1,29 +1,18 @@
-"""Typed settings of the sandboxes (backend, Docker, bwrap), their warm pool and their cleanup daemon."""
+"""Typed settings of the sandboxes (backend, Docker, bwrap, ray), their warm pool and their cleanup daemon.
+
+A backend with settings of its own keeps their model in its sub-package (``bwrap/settings.py``,
+``ray/settings.py``: leaves that import nothing of the package) and has one section here.
+"""
 
 from __future__ import annotations
 
-from typing import Literal
-
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from terminal_agent.sandbox.bwrap.settings import BwrapConfig
 from terminal_agent.sandbox.ray.settings import RaySandboxConfig
+from terminal_agent.sandbox.registry import SANDBOX_BACKENDS
 
-
-class BwrapConfig(BaseModel):
-    """Settings of the ``bwrap`` backend (bubblewrap sandboxes on hosts without a Docker daemon)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    images_dir: str | None = None
-    """Directory written by ``terminal-agent images export``; None: ``$TERMINAL_AGENT_IMAGES_DIR``."""
-    state_dir: str | None = None
-    """Where sandboxes keep their overlay, owner record and extracted layers; None: ``$TERMINAL_AGENT_BWRAP_DIR``,
-    else ``terminal-agent-bwrap`` in the system's temporary directory."""
-    limits: Literal["auto", "cgroup", "rlimit"] = "auto"
-    """``auto``: cgroup v2 (or v1) when writable, else rlimits; ``cgroup``: fail when no cgroup is writable;
-    ``rlimit``: rlimits only (memory as address space; pids and cpu then unenforced, and recorded so)."""
-    bwrap_path: str | None = None
-    """The ``bwrap`` executable; None: found on PATH."""
+__all__ = ["BwrapConfig", "RaySandboxConfig", "SandboxConfig"]
 
 
 class SandboxConfig(BaseModel):
@@ -32,7 +21,7 @@ class SandboxConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     backend: str = "docker"
-    """Sandbox backend by name (``terminal_agent.sandbox.backends``): ``docker``, ``bwrap`` or ``ray``."""
+    """Sandbox backend by name (``terminal_agent.sandbox.registry``): ``docker``, ``bwrap``, ``ray``, or one registered there."""
     bwrap: BwrapConfig = Field(default_factory=BwrapConfig)
     """Settings used when ``backend`` is ``bwrap``."""
     ray: RaySandboxConfig = Field(default_factory=RaySandboxConfig)
@@ -70,7 +59,6 @@ class SandboxConfig(BaseModel):
     @field_validator("backend")
     @classmethod
     def _known_backend(cls, name: str) -> str:
-        from terminal_agent.sandbox.backends import SANDBOX_BACKENDS
-
-        SANDBOX_BACKENDS.get(name)  # raises ConfigError listing the valid names
+        if name not in SANDBOX_BACKENDS:  # checked by name: no backend is imported to read a config
+            SANDBOX_BACKENDS.get(name)  # raises ConfigError listing the valid names
         return name

@@ -1,11 +1,14 @@
 """A warm pool of fresh sandboxes per (image, limits, env), with teardown off the caller's path.
 
-* ``acquire`` hands out a container that was started ahead of time (milliseconds) or, when none
+* ``acquire`` hands out a sandbox that was started ahead of time (milliseconds) or, when none
   is warm, starts one now; either way it schedules a refill up to ``pool_size``.
-* ``release`` never reuses a container: it queues it for a background thread that closes it,
+* ``release`` never reuses a sandbox: it queues it for a background thread that closes it,
   so every rollout gets a fresh one and the caller does not wait for the removal.
-* Container creation goes through one gate of ``max_concurrent_starts`` so that a burst of
-  acquires does not overload the daemon.
+* Starts go through one gate of ``max_concurrent_starts`` so that a burst of acquires does not
+  overload the daemon (or the host).
+
+Sandboxes are started by the backend ``config.backend`` through its ``start`` hook
+(``terminal_agent.sandbox.backends``); the pool names none.
 """
 
 from __future__ import annotations
@@ -18,11 +21,10 @@ from collections import OrderedDict, deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-import docker
-
 from terminal_agent.errors import SandboxError
+from terminal_agent.interfaces import Sandbox
+from terminal_agent.sandbox.backends import get_backend
 from terminal_agent.sandbox.config import SandboxConfig
-from terminal_agent.sandbox.docker.sandbox import DockerSandbox, docker_client
 from terminal_agent.sandbox.task_env import env_key, resolve_sandbox_env
 from terminal_agent.tasks.model import TaskLimits
 
@@ -61,22 +63,22 @@ class PoolStats:
 
 
 class SandboxPool:
-    """Fresh, pre-started DockerSandboxes. Thread-safe."""
+    """Fresh, pre-started sandboxes of the backend ``config.backend``. Thread-safe."""
 
     def __init__(
         self,
         config: SandboxConfig | None = None,
         *,
         run_id: str | None = None,
-        client: docker.DockerClient | None = None,
         teardown_workers: int = 2,
     ) -> None:
         self.config = config or SandboxConfig()
         self.run_id = run_id
-        self._client = client
         self._gate = threading.BoundedSemaphore(self.config.max_concurrent_starts)
         self._lock = threading.Lock()
-        self._warm: OrderedDict[_PoolKey, deque[DockerSandbox]] = OrderedDict()
+        self._warm: OrderedDict[_PoolKey, deque[Sandbox]] = OrderedDict()
+        self._started_at: dict[int, float] = {}
+        """id() of a warm sandbox -> when it was started (monotonic), for the age check."""
         self._pending: dict[_PoolKey, int] = {}
         self._specs: dict[_PoolKey, _Spec] = {}
         self._closed = False
@@ -84,7 +86,7 @@ class SandboxPool:
         self._starter = ThreadPoolExecutor(
             max_workers=self.config.max_concurrent_starts, thread_name_prefix="sandbox-warm"
         )
-        self._teardown: queue.Queue[DockerSandbox | None] = queue.Queue()
+        self._teardown: queue.Queue[Sandbox | None] = queue.Queue()
         self._teardown_threads = [
             threading.Thread(target=self._teardown_loop, name=f"sandbox-teardown-{i}", daemon=True)
             for i in range(max(1, teardown_workers))
@@ -96,7 +98,7 @@ class SandboxPool:
     def acquire(
         self, image: str, limits: TaskLimits | None = None, *, env: dict[str, str] | None = None,
         task_id: str | None = None, verifier_network: bool | None = None,
-    ) -> DockerSandbox:
+    ) -> Sandbox:
         """A fresh running sandbox of ``image`` with ``limits`` and ``env`` (a task's env: its templates are
         resolved now, as :func:`~terminal_agent.sandbox.backends.start_sandbox` does; ``task_id`` is named
         in the error when one cannot be), ready for ``set_network(verifier_network)``.
@@ -127,7 +129,7 @@ class SandboxPool:
         self._refill(key)
         return self._start(image, spec)
 
-    def release(self, sandbox: DockerSandbox) -> None:
+    def release(self, sandbox: Sandbox) -> None:
         """Hand ``sandbox`` back; it is closed and removed in the background, never reused."""
         with self._lock:
             self.stats.released += 1
@@ -204,8 +206,10 @@ class SandboxPool:
             for sandbox in sandboxes:
                 self._teardown.put(sandbox)
 
-    def _usable(self, sandbox: DockerSandbox) -> bool:
-        too_old = time.monotonic() - sandbox.created_at > self.config.ttl_s / 2
+    def _usable(self, sandbox: Sandbox) -> bool:
+        with self._lock:
+            started = self._started_at.pop(id(sandbox), time.monotonic())
+        too_old = time.monotonic() - started > self.config.ttl_s / 2
         return not too_old and sandbox.is_alive()
 
     def _refill(self, key: _PoolKey) -> None:
@@ -226,6 +230,7 @@ class SandboxPool:
 
     def _warm_one(self, key: _PoolKey, spec: _Spec) -> None:
         sandbox = None
+        started = time.monotonic()
         try:
             sandbox = self._start(key[0], spec)
         except Exception as exc:  # noqa: BLE001 - a failed warm start is retried by the next acquire
@@ -238,19 +243,15 @@ class SandboxPool:
                 keep = sandbox is not None and not self._closed and key in self._warm
                 if keep:
                     self._warm[key].append(sandbox)
+                    self._started_at[id(sandbox)] = started
         if sandbox is not None and not keep:
             self._teardown.put(sandbox)
 
-    def _start(self, image: str, spec: _Spec) -> DockerSandbox:
+    def _start(self, image: str, spec: _Spec) -> Sandbox:
+        backend = get_backend(self.config.backend)
         with self._gate:
-            sandbox = DockerSandbox.start(
-                image,
-                limits=spec.limits,
-                config=self.config,
-                run_id=self.run_id,
-                client=self._client or docker_client(self.config.docker_timeout_s),
-                env=spec.env,
-                verifier_network=spec.verifier_network,
+            sandbox = backend.start(
+                self.config, image, spec.limits, self.run_id, spec.env, verifier_network=spec.verifier_network
             )
         with self._lock:
             self.stats.started += 1
@@ -265,4 +266,5 @@ class SandboxPool:
                 sandbox.close()
             finally:
                 with self._lock:
+                    self._started_at.pop(id(sandbox), None)
                     self.stats.torn_down += 1

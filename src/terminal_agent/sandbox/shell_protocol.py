@@ -5,7 +5,7 @@ Wire format (the server is ``assets/shell_server.py``):
 * host -> container (stdin): one ASCII JSON object per line. ASCII-only keeps Docker's
   detach-key sequence (ctrl-p ctrl-q) out of the stream.
 * container -> host: the attach socket multiplexes stdout and stderr in frames of an 8-byte
-  header because the container has no TTY (``attach_stream.py`` reads them). On stdout the
+  header because the container has no TTY (``docker/attach_stream.py`` reads them). On stdout the
   server writes replies: ``b"TA1 " + %08x header length + %08x body length + b"\\n"``, then the
   header JSON and the body, whose parts' lengths the header lists in ``parts``.
 * bootstrap: the container starts ``python3 -c BOOTSTRAP``, which reads one decimal length line
@@ -17,6 +17,7 @@ Wire format (the server is ``assets/shell_server.py``):
 from __future__ import annotations
 
 import json
+import posixpath
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -196,3 +197,10 @@ def bound_timeout(timeout: float | None, default_s: float, max_s: float) -> floa
     if timeout != timeout:  # NaN would reach the server's select() and leave the command without a deadline
         raise ValueError("command timeout is NaN; give a number of seconds")
     return float(min(max(timeout, 0.001), max_s))
+
+
+def absolute_path(path: str) -> str:
+    """``path`` normalized; a ``ValueError`` unless it is an absolute string."""
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise ValueError(f"sandbox paths must be absolute, got {path!r}")
+    return posixpath.normpath(path)

@@ -426,13 +426,15 @@ def _launch_verl(plan: LaunchPlan) -> None:
 
     validate_with_verl(plan.trainer_config)  # level 2 in-process now that verl imports: refuse before Ray starts
     workflow_class = _load_object(WORKFLOW_CLASS_PATH, "the rLLM Workflow")
+    from terminal_agent.env import env_config_from_args
+    from terminal_agent.sandbox.backends import close_backends
     from terminal_agent.sandbox.cleanup import CleanupDaemon, sweep_leaked
 
-    daemon = None
-    if preset.sandbox.backend == "docker":  # the label-scoped sweep and daemon are Docker's
-        removed = sweep_leaked()
-        logger.info("removed %d leaked sandbox object(s) of dead runs", len(removed))
-        daemon = CleanupDaemon().start()
+    # every registered backend sweeps its own leaks on this node (one not reachable here is skipped)
+    sandbox_config = env_config_from_args(plan.workflow_args["env_args"]).sandbox
+    removed = sweep_leaked(sandbox_config)
+    logger.info("removed %d leaked sandbox object(s) of dead runs", len(removed))
+    daemon = CleanupDaemon(config=sandbox_config).start()
     try:
         write_parquet_files(plan)
         os.environ["WANDB_MODE"] = preset.trainer.wandb_mode
@@ -450,8 +452,8 @@ def _launch_verl(plan: LaunchPlan) -> None:
                                config=plan.trainer_config, train_dataset=None, val_dataset=None, backend="verl")
         trainer.train()
     finally:
-        if daemon is not None:
-            daemon.stop()
+        daemon.stop()
+        close_backends()  # before Ray goes: the ray backend ends its host actors here
 
 
 def launch(plan: LaunchPlan) -> None:

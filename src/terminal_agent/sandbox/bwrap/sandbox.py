@@ -41,7 +41,6 @@ from terminal_agent.errors import SandboxError, SandboxUnavailableError
 from terminal_agent.interfaces import ExecResult, FilesystemChanges, WatchedPaths
 from terminal_agent.sandbox import labels as sandbox_labels
 from terminal_agent.sandbox import shell_protocol
-from terminal_agent.sandbox.docker.archive_files import absolute_path
 from terminal_agent.sandbox.bwrap.layers import unpacked_layer
 from terminal_agent.sandbox.bwrap.limits import AppliedLimits, make_limits, remove_cgroups
 from terminal_agent.sandbox.bwrap.state import ensure_reaper, sandboxes_dir, state_root, write_record
@@ -49,7 +48,7 @@ from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.sandbox.images.export import ExportedImages
 from terminal_agent.sandbox.overlay_changes import in_layers, walk_upper_dir
 from terminal_agent.sandbox.shell_client import STDERR_TAIL, ShellServerClient
-from terminal_agent.sandbox.shell_protocol import bootstrap_payload
+from terminal_agent.sandbox.shell_protocol import absolute_path, bootstrap_payload
 from terminal_agent.tasks.model import TaskLimits
 
 __all__ = ["BwrapSandbox", "find_bwrap"]
@@ -428,7 +427,8 @@ class BwrapSandbox(ShellServerClient):
 
 
 @atexit.register
-def _close_live_sandboxes() -> None:
-    """Backstop for a normal interpreter exit (SIGKILL runs none of this: the dead-man switch and the reaper cover it)."""
+def close_live_sandboxes() -> None:
+    """Close every live sandbox of this process: the backend's ``close`` hook, and the backstop of a normal
+    interpreter exit (SIGKILL runs none of this: the dead-man switch and the reaper cover it)."""
     for sandbox in list(_LIVE):
         sandbox.close()

@@ -29,6 +29,7 @@ import docker
 import docker.errors
 
 from terminal_agent.errors import SandboxError
+from terminal_agent.sandbox.shell_protocol import absolute_path, server_source
 
 SPOOL_MAX_BYTES = 32 << 20
 """Archives up to this size are built in memory, larger ones in a temporary file."""
@@ -40,8 +41,6 @@ CHANNEL_FILE_MAX_BYTES = 16 << 20
 @functools.cache
 def server_has_file_ops() -> bool:
     """Whether the shell server this package streams into containers serves ``read_file`` / ``write_file``."""
-    from terminal_agent.sandbox.shell_protocol import server_source
-
     return b"def op_read_file(" in server_source() and b"def op_write_file(" in server_source()
 
 
@@ -200,9 +199,3 @@ def daemon_message(exc: docker.errors.APIError) -> str:
     text = str(exc.explanation or exc)
     return re.sub(r"/\S*/merged(?=/)", "", text)
 
-
-def absolute_path(path: str) -> str:
-    """``path`` normalized; a ``ValueError`` unless it is an absolute string."""
-    if not isinstance(path, str) or not path.startswith("/"):
-        raise ValueError(f"sandbox paths must be absolute, got {path!r}")
-    return posixpath.normpath(path)

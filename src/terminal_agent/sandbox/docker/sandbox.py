@@ -279,7 +279,8 @@ class DockerSandbox(ShellServerClient):
                 logger.debug("shell server stderr (%s): %r", self._id[:12], payload[-500:])
 
 @atexit.register
-def _close_live_sandboxes() -> None:
-    """Backstop for a normal interpreter exit (SIGKILL runs none of this: the dead-man switch covers it)."""
+def close_live_sandboxes() -> None:
+    """Close every live sandbox of this process: the backend's ``close`` hook, and the backstop of a normal
+    interpreter exit (SIGKILL runs none of this: the dead-man switch covers it)."""
     for sandbox in list(_LIVE):
         sandbox.close()

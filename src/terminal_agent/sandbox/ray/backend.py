@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from terminal_agent.errors import SandboxError, SandboxUnavailableError
+from terminal_agent.sandbox.backends import LeakedObject
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.sandbox.ray.settings import RaySandboxConfig
 from terminal_agent.sandbox.ray.host import CallOutcome, HostDescription, SandboxHost, StartedSandbox
@@ -405,5 +406,22 @@ class RayBackend:
                 "the ray sandbox backend needs Ray: pip install 'terminal-agent[ray]'"
             ) from exc
 
+    def list_leaked(self, config: SandboxConfig, now: float | None = None) -> list[LeakedObject]:
+        """Nothing on the driver: a ray sandbox is a container on a host node, removed when its host actor
+        dies (the dead-man switch), and each host's cleanup daemon sweeps its node's Docker objects."""
+        return []
 
-__all__ = ["RayBackend", "RaySandboxFleet", "SlotReport", "fleet_for", "sandbox_slots", "shutdown_fleets"]
+    def sweep_leaked(
+        self, config: SandboxConfig, leaked: list[LeakedObject] | None = None, now: float | None = None
+    ) -> list[LeakedObject]:
+        return []
+
+    def close(self) -> None:
+        """End this process's fleets: their sandboxes are closed and their host actors ended."""
+        shutdown_fleets()
+
+
+BACKEND = RayBackend()
+"""The object the registry's ``ray`` line names (Ray itself is imported on the first start)."""
+
+__all__ = ["BACKEND", "RayBackend", "RaySandboxFleet", "SlotReport", "fleet_for", "sandbox_slots", "shutdown_fleets"]

@@ -104,7 +104,7 @@ class SandboxHost:
         self._docker_version = str(self._client.version().get("Version", ""))
         self._sandboxes: dict[str, Any] = {}
         self._lock = threading.Lock()
-        self._cleanup = CleanupDaemon(interval_s=cleanup_interval_s, client=self._client).start()
+        self._cleanup = CleanupDaemon(interval_s=cleanup_interval_s).start()  # every backend's leaks on this node
 
     # --- host -----------------------------------------------------------------------------------
     def describe(self) -> HostDescription:

@@ -1,6 +1,6 @@
 """Typed settings of the ``ray`` sandbox backend (sandboxes spread over the Docker nodes of a Ray cluster).
 
-Kept apart from ``ray_backend`` so that reading a config never imports Ray.
+Kept apart from ``backend`` so that reading a config never imports Ray.
 """
 
 from __future__ import annotations
