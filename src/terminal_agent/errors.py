@@ -107,6 +107,21 @@ class ImageNotAvailableError(ImageError):
     """A base image is not present, cannot be pulled and has no local alias."""
 
 
+class ImageExportError(ImageNotAvailableError):
+    """An image export on disk (``terminal-agent images export``) is truncated, stale or malformed.
+
+    ``path`` names the file at fault (the manifest or an archive), ``field`` the manifest entry when one is
+    (``tasks['t1'].source_hash``). The export is the user's input: the CLI exits 2; inside a run the episodes
+    that need it are flagged image failures. The fix is always to export again.
+    """
+
+    def __init__(self, message: str, *, path: str, field: str | None = None):
+        self.path = str(path)
+        self.field = field
+        self.reason = message
+        super().__init__(f"{path}: " + (f"[{field}] " if field else "") + message)
+
+
 class ModelProviderError(InfrastructureError):
     """The model endpoint failed (network, rate limit, server error) after retries."""
 
@@ -151,7 +166,7 @@ UNTRUSTED_CONTENT_ERRORS: tuple[type[Exception], ...] = (
 )
 
 #: The families of the *user's* fault: the CLI exits 2 (a usage error) with one line naming the file and field.
-USER_INPUT_ERRORS: tuple[type[TerminalAgentError], ...] = (TaskFormatError, ConfigError)
+USER_INPUT_ERRORS: tuple[type[TerminalAgentError], ...] = (TaskFormatError, ConfigError, ImageExportError)
 
 
 def exit_code_for(exc: BaseException) -> int:

@@ -9,14 +9,16 @@ ones: ``.wh.NAME`` becomes a 0/0 character device ``NAME``, ``.wh..wh..opq`` the
 from __future__ import annotations
 
 import fcntl
+import gzip
 import hashlib
 import logging
 import os
 import shutil
 import subprocess
+import zlib
 from pathlib import Path
 
-from terminal_agent.errors import SandboxUnavailableError
+from terminal_agent.errors import ImageExportError, SandboxUnavailableError
 
 logger = logging.getLogger(__name__)
 
@@ -52,9 +54,25 @@ def _convert_whiteouts(root: Path) -> None:
                 os.unlink(marker)
 
 
+def archive_damage(archive: Path) -> str | None:
+    """What is wrong with the gzip stream of ``archive`` (cut short, corrupt), or None when it reads to its end."""
+    try:
+        with gzip.open(archive, "rb") as stream:
+            while stream.read(1 << 20):
+                pass
+    except EOFError:
+        return f"is truncated ({archive.stat().st_size:,} bytes: the compressed stream ends early)"
+    except (gzip.BadGzipFile, zlib.error) as exc:
+        return f"is corrupt ({exc})"
+    except OSError:
+        return None  # unreadable here: a host problem, reported as such by the caller
+    return None
+
+
 def unpacked_layer(archive: Path, layers_root: Path) -> Path:
     """The directory holding ``archive`` unpacked (done now when it is not yet); raises
-    :class:`SandboxUnavailableError` when it cannot be unpacked."""
+    :class:`ImageExportError` naming the archive when it is cut short or corrupt, :class:`SandboxUnavailableError`
+    when it cannot be unpacked here for another reason."""
     layers_root.mkdir(parents=True, exist_ok=True)
     target = layers_root / _key(archive)
     if (target / ".ta-complete").is_file():
@@ -72,6 +90,10 @@ def unpacked_layer(archive: Path, layers_root: Path) -> Path:
         )
         if done.returncode != 0:
             shutil.rmtree(target, ignore_errors=True)
+            damage = archive_damage(archive)
+            if damage is not None:  # the export's fault, not this host's (a full disk, a missing tar)
+                raise ImageExportError(f"{damage}: the archive cannot be unpacked; export again "
+                                       "(`terminal-agent images export`) and copy it whole", path=str(archive))
             raise SandboxUnavailableError(f"cannot unpack {archive}: {done.stderr.decode(errors='replace')[-500:]}")
         _convert_whiteouts(target / "root")
         (target / ".ta-complete").write_text(str(archive))

@@ -7,6 +7,11 @@
     DIR/layers/<diff id>.tar.gz    each layer a task image adds over the base (from ``docker save``;
                                    whiteouts as ``.wh.`` entries), shared by every task that has it
 
+The manifest records each archive's size (``files``), so that a copy cut short is caught when an image is
+opened, before anything is unpacked; an archive of an older export without sizes is caught when it does not
+unpack (``bwrap/layers.py``). Either, a manifest that is not whole, or a task changed since its export, is one
+:class:`~terminal_agent.errors.ImageExportError` naming the file and the entry.
+
 The bwrap backend (``sandbox.bwrap``) stacks the base and a task's layers as overlay lower dirs.
 Copy DIR to a node without Docker and point ``sandbox.bwrap.images_dir`` (or
 ``TERMINAL_AGENT_IMAGES_DIR``) at it.
@@ -27,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from terminal_agent.errors import ImageError, ImageNotAvailableError
+from terminal_agent.errors import ImageError, ImageExportError, ImageNotAvailableError
 from terminal_agent.tasks.model import Task, encode_file_map
 
 logger = logging.getLogger(__name__)
@@ -83,40 +88,46 @@ class ExportedImages:
         if not where:
             raise ImageNotAvailableError(f"the bwrap backend needs exported images and none is configured: {HOW_TO_EXPORT}")
         root = Path(where)
-        path = root / MANIFEST_NAME
-        try:
-            manifest = json.loads(path.read_text())
-        except FileNotFoundError:
-            raise ImageNotAvailableError(f"no image export at {root} ({MANIFEST_NAME} is missing): {HOW_TO_EXPORT}") from None
-        except (OSError, ValueError) as exc:
-            raise ImageError(f"{path} cannot be read: {exc}") from exc
-        if manifest.get("format") != EXPORT_FORMAT:
-            raise ImageError(f"{path}: format {manifest.get('format')!r} is not {EXPORT_FORMAT!r}; export again")
-        return cls(root, manifest)
+        if not (root / MANIFEST_NAME).is_file():
+            raise ImageNotAvailableError(f"no image export at {root} ({MANIFEST_NAME} is missing): {HOW_TO_EXPORT}")
+        return cls(root, read_manifest(root / MANIFEST_NAME))
 
     def image_for_task(self, task: Task) -> str:
         """The exported image ref of ``task``; an error when the task was not exported or changed since."""
         entry = (self.manifest.get("tasks") or {}).get(task.task_id)
         if entry is None:
             raise ImageNotAvailableError(f"task {task.task_id!r} is not in the image export at {self.root}: {HOW_TO_EXPORT}")
+        field = f"tasks[{task.task_id!r}]"
+        if not isinstance(entry, dict) or not isinstance(entry.get("image"), str):
+            raise ImageExportError(f"is not an object with an 'image' string; {HOW_TO_EXPORT}",
+                                   path=str(self.root / MANIFEST_NAME), field=field)
         if entry.get("source_hash") != task_source_hash(task):
-            raise ImageNotAvailableError(
-                f"the export of task {task.task_id!r} at {self.root} is stale (its Dockerfile or files changed): {HOW_TO_EXPORT}"
+            raise ImageExportError(
+                f"the export of task {task.task_id!r} is stale: its Dockerfile or files changed since it was exported "
+                f"(exported {entry.get('source_hash')!r}, now {task_source_hash(task)!r}); {HOW_TO_EXPORT}",
+                path=str(self.root / MANIFEST_NAME), field=f"{field}.source_hash",
             )
-        return str(entry["image"])
+        return entry["image"]
 
     def image(self, ref: str) -> ExportedImage:
         entry = (self.manifest.get("images") or {}).get(ref)
         if entry is None:
             known = ", ".join(sorted(self.manifest.get("images") or {})[:8]) or "none"
             raise ImageNotAvailableError(f"image {ref!r} is not in the export at {self.root} (it has: {known}): {HOW_TO_EXPORT}")
-        base = (self.manifest.get("bases") or {}).get(entry["base"])
-        if base is None:
-            raise ImageError(f"{self.root / MANIFEST_NAME}: image {ref!r} names a base that is not exported")
-        archives = [self.root / base["file"], *(self.root / layer for layer in entry.get("layers", []))]
-        missing = [str(a) for a in archives if not a.is_file()]
-        if missing:
-            raise ImageNotAvailableError(f"image {ref!r}: export files missing: {', '.join(missing)}; {HOW_TO_EXPORT}")
+        manifest_path = str(self.root / MANIFEST_NAME)
+        field = f"images[{ref!r}]"
+        layers = entry.get("layers", []) if isinstance(entry, dict) else None
+        if not isinstance(entry, dict) or not isinstance(layers, list) or not all(isinstance(x, str) for x in layers):
+            raise ImageExportError(f"is not an object with a 'layers' list of file names; {HOW_TO_EXPORT}",
+                                   path=manifest_path, field=field)
+        base = (self.manifest.get("bases") or {}).get(entry.get("base"))
+        if not isinstance(base, dict) or not isinstance(base.get("file"), str):
+            raise ImageExportError(f"names a base that is not exported ({entry.get('base')!r}); {HOW_TO_EXPORT}",
+                                   path=manifest_path, field=f"{field}.base")
+        names = [base["file"], *layers]
+        for name in names:
+            self._check_archive(name)
+        archives = [self.root / name for name in names]
         config = entry.get("config") or {}
         return ExportedImage(
             ref=ref,
@@ -126,6 +137,55 @@ class ExportedImages:
             workdir=config.get("WorkingDir") or "/",
             user=config.get("User") or "",
         )
+
+
+    def _check_archive(self, name: str) -> None:
+        """``name`` (relative to the export) is a file inside it of the size the manifest recorded."""
+        path = self.root / name
+        if Path(name).is_absolute() or ".." in Path(name).parts:
+            raise ImageExportError(f"names {name!r}, which is not a file inside the export; {HOW_TO_EXPORT}",
+                                   path=str(self.root / MANIFEST_NAME), field=f"files[{name!r}]")
+        if not path.is_file():
+            raise ImageExportError(f"is missing from the export; {HOW_TO_EXPORT}", path=str(path))
+        recorded = (self.manifest.get("files") or {}).get(name)
+        if recorded is None:
+            return  # an export of an older version: a cut archive shows when it is unpacked
+        size = path.stat().st_size
+        if size < recorded:
+            raise ImageExportError(f"is truncated: {size:,} of the {recorded:,} bytes the manifest records "
+                                   f"(a copy cut short?); {HOW_TO_EXPORT}", path=str(path))
+        if size != recorded:
+            raise ImageExportError(f"is {size:,} bytes, not the {recorded:,} the manifest records: it was replaced "
+                                   f"after the export (stale); {HOW_TO_EXPORT}", path=str(path))
+
+
+def read_manifest(path: Path) -> dict[str, Any]:
+    """The manifest at ``path``; :class:`ImageExportError` naming it and what is wrong when it is not whole."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ImageExportError(f"is not UTF-8 text (byte {exc.start}); {HOW_TO_EXPORT}", path=str(path)) from None
+    except OSError as exc:
+        raise ImageExportError(f"cannot be read ({exc.strerror or exc}); {HOW_TO_EXPORT}", path=str(path)) from None
+    try:
+        manifest = json.loads(text)
+    except json.JSONDecodeError as exc:
+        stripped = text.rstrip()
+        cut = not stripped or not stripped.endswith("}") or exc.pos >= len(stripped)  # an object that never closes
+        where = f"line {exc.lineno} column {exc.colno}: {exc.msg}"
+        what = f"ends early: it was cut short (JSON stops at {where})" if cut else f"is not valid JSON at {where}"
+        raise ImageExportError(f"{what}; {HOW_TO_EXPORT}", path=str(path)) from None
+    except RecursionError:
+        raise ImageExportError(f"is nested too deeply to be a manifest; {HOW_TO_EXPORT}", path=str(path)) from None
+    if not isinstance(manifest, dict):
+        raise ImageExportError(f"is a JSON {type(manifest).__name__}, not an object; {HOW_TO_EXPORT}", path=str(path))
+    if manifest.get("format") != EXPORT_FORMAT:
+        raise ImageExportError(f"is {manifest.get('format')!r}, not {EXPORT_FORMAT!r}; {HOW_TO_EXPORT}",
+                               path=str(path), field="format")
+    for key in ("bases", "images", "tasks", "files"):
+        if not isinstance(manifest.get(key, {}), dict):
+            raise ImageExportError(f"is not an object; {HOW_TO_EXPORT}", path=str(path), field=key)
+    return manifest
 
 
 # --- writing an export (needs Docker) -------------------------------------------------------------
@@ -210,26 +270,32 @@ def export_images(
 ) -> ExportReport:
     """Build (or find) each task's image and write the export to ``out_dir`` (merged into an existing one).
 
-    Raises :class:`ImageError` when an image cannot be built, or is not built on the base image.
+    Raises :class:`ImageError` when an image cannot be built, or is not built on the base image, and
+    :class:`ImageExportError` (before any Docker work) when an export at ``out_dir`` is there but not whole.
     """
     from terminal_agent.sandbox.images.manager import ImageManager
 
+    root = Path(out_dir)
+    path = root / MANIFEST_NAME
+    manifest: dict[str, Any] = {"format": EXPORT_FORMAT, "bases": {}, "images": {}, "tasks": {}, "files": {}}
+    if path.is_file():  # extended; a broken one is an error naming it, never silently replaced
+        try:
+            manifest = {**manifest, **read_manifest(path)}
+        except ImageExportError as exc:
+            if exc.field != "format":
+                raise ImageExportError(f"{exc.reason.split('; ')[0]}, so the export cannot be extended: remove {root} "
+                                       "or export to a new directory", path=exc.path, field=exc.field) from None
+            # another format (an older version's export): started afresh, as before
     manager = manager or ImageManager()
     base_ref = base_image or manager.base_image
-    root = Path(out_dir)
     (root / "layers").mkdir(parents=True, exist_ok=True)
     report = ExportReport(root)
     api = manager.client.api
     manager.ensure_base_image()
     base_id, base_layers, base_config = _export_base(api, base_ref, root, report)
-    path = root / MANIFEST_NAME
-    manifest: dict[str, Any] = {"format": EXPORT_FORMAT, "bases": {}, "images": {}, "tasks": {}}
-    if path.is_file():
-        previous = json.loads(path.read_text())
-        if previous.get("format") == EXPORT_FORMAT:
-            manifest = previous
     manifest["bases"][base_id] = {"file": report.base_file, "image": base_ref, "layers": base_layers}
     manifest["images"][base_ref] = {"base": base_id, "layers": [], "config": _config(base_config)}
+    manifest["files"][report.base_file] = (root / report.base_file).stat().st_size
     for task in tasks:
         if progress:
             progress(f"{task.task_id}: image")
@@ -242,6 +308,8 @@ def export_images(
             progress(f"{task.task_id}: {len(extra)} layer(s)")
         _save_layers(api, tag, set(extra), root, report)
         manifest["images"][tag] = {"base": base_id, "layers": [_layer_file(d) for d in extra], "config": _config(config)}
+        for name in manifest["images"][tag]["layers"]:
+            manifest["files"][name] = (root / name).stat().st_size
         manifest["tasks"][task.task_id] = {"image": tag, "source_hash": task_source_hash(task)}
         report.images[task.task_id] = tag
     temp = path.with_name(path.name + f".tmp{os.getpid()}")
