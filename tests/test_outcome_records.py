@@ -82,3 +82,43 @@ def test_new_trials_write_enum_values_and_eval_compare_reads_an_old_run_beside_a
     comparison = json.loads(proc.stdout)
     # old: hello 1.0 and 0.0 -> 0.5, stats 0.5; new: both 1.0 (error trials left out on both sides)
     assert comparison["difference"] == pytest.approx(0.5)
+
+
+@pytest.mark.docker
+def test_an_unscored_grade_is_an_infrastructure_ending_and_reaches_the_agent_through_its_episode(docker_client):
+    import docker
+
+    from terminal_agent.agent import TerminalBenchAgent
+    from terminal_agent.compat.rllm import step_metadata
+    from terminal_agent.env import DockerIsolatedEnv
+    from terminal_agent.outcome_handoff import HANDOFF_KEY
+    from terminal_agent.tasks.model import Task
+
+    task = Task(
+        task_id="outcome-hello",
+        instruction="Write hello to /app/hello.txt",
+        dockerfile="FROM terminal-agent/base:bookworm\nWORKDIR /app\n",
+        test_source="def test_hello():\n    assert open('/app/hello.txt').read().strip() == 'hello'\n",
+        test_weights={"test_hello": 1.0},
+    )
+    env = DockerIsolatedEnv(task)
+    agent = TerminalBenchAgent()
+    try:
+        observation, info = env.reset()
+        agent.update_from_env(observation, 0.0, False, info)
+        assert HANDOFF_KEY not in info
+        action = agent.update_from_model("<bash>\ncmd: ls /app\n</bash>")
+        _, _, done, step_info = env.step(action.action)
+        assert not done
+        agent.update_from_env("", 0.0, False, step_info)
+        docker.from_env().containers.get(env.sandbox.id).kill()  # the container dies before the engine's grading call
+        assert env.compute_final_reward(Termination.MAX_STEPS) == 0.0
+    finally:
+        env.close()
+    outcome = env.outcome
+    assert not outcome.scored and outcome.reward is None and not outcome.trainable
+    assert outcome.termination.is_infrastructure and outcome.termination is Termination.for_error_kind(outcome.error_kind)
+    assert env.final_info == outcome.final_info() and env.final_info["agent_ending"] == "max_steps"
+    last = agent.trajectory.steps[-1]  # the engine reads the trajectory after compute_final_reward
+    assert step_metadata(last)["termination"] == outcome.termination.value and step_metadata(last)["scored"] is False
+    assert last.done
