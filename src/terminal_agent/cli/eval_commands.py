@@ -10,7 +10,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from terminal_agent.cli.eval_behaviour_command import behaviour
+
 app = typer.Typer(no_args_is_help=True)
+app.command("behaviour")(behaviour)  # `eval behaviour`: its own module
 console = Console(stderr=True)
 
 DEFAULT_TASKS = Path("dataset/latest_verified.csv")
