@@ -210,52 +210,79 @@ def _labelled(run_id):
     return docker.from_env().containers.list(all=True, filters={"label": f"{RUN_ID}={run_id}"})
 
 
-def test_our_sandbox_satisfies_rllm_sandbox_protocol_and_its_exec_contract(task_image, run_id, tmp_path):
+def _check_the_protocol(sandbox, tmp_path, *, switches_users: bool):
     import os
     import time
 
     from rllm.sandbox.protocol import Sandbox as RLLMSandboxProtocol
     from rllm.sandbox.protocol import _safe_exec
 
-    from terminal_agent.compat.rllm_sandbox import RLLMCommandFailed, RLLMSandbox
+    from terminal_agent.compat.rllm_sandbox import RLLMCommandFailed
+
+    assert isinstance(sandbox, RLLMSandboxProtocol) and sandbox.is_alive()
+    assert sandbox.exec("echo out; echo err >&2") == "out\n"  # stdout only, as rLLM's backends return
+    sandbox.exec("cd /tmp && export LEAK=1")
+    assert sandbox.exec("pwd; echo ${LEAK:-none}") == "/app\nnone\n"  # no state carries over between calls
+    with pytest.raises(RuntimeError, match=r"exit 3") as failed:
+        sandbox.exec("echo why >&2; exit 3")
+    assert isinstance(failed.value, RLLMCommandFailed) and failed.value.exit_code == 3
+    assert "why" in failed.value.stderr
+    assert "exit 3" in _safe_exec(sandbox, "exit 3")  # rLLM's own helper catches it as a failed command
+    started = time.monotonic()
+    with pytest.raises(RLLMCommandFailed, match="timed out") as late:
+        sandbox.exec("sleep 60", timeout=1)
+    assert late.value.timed_out and time.monotonic() - started < 10
+    assert sandbox.exec("pgrep -x sleep || echo gone").strip() == "gone"  # the deadline killed the command
+    assert sandbox.exec("id -u", user="root") == "0\n"  # the shell's own user: no switch needed
+    if switches_users:
+        assert sandbox.exec("id -un", user="nobody") == "nobody\n"
+    else:  # a backend that cannot switch users says so; the command never runs as root instead
+        with pytest.raises(RLLMCommandFailed, match="runuser"):
+            sandbox.exec("id -un", user="nobody")
+
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/sh\necho ran\n")
+    os.chmod(script, 0o755)
+    tree = tmp_path / "tree"
+    (tree / "sub").mkdir(parents=True)
+    (tree / "sub" / "data.bin").write_bytes(bytes(range(256)))
+    sandbox.upload_file(str(script), "/opt/tools/run.sh")
+    assert sandbox.exec("/opt/tools/run.sh") == "ran\n"  # parents created, mode kept
+    sandbox.upload_dir(str(tree), "/srv/tree")
+    sandbox.download_file("/srv/tree/sub/data.bin", str(tmp_path / "back" / "data.bin"))
+    assert (tmp_path / "back" / "data.bin").read_bytes() == bytes(range(256))
+    with pytest.raises(FileNotFoundError):
+        sandbox.download_file("/srv/tree/absent", str(tmp_path / "absent"))
+
+
+def test_our_docker_sandbox_satisfies_rllm_sandbox_protocol_and_its_exec_contract(task_image, run_id, tmp_path):
+    from terminal_agent.compat.rllm_sandbox import RLLMSandbox
 
     sandbox = RLLMSandbox.start(task_image, run_id=run_id)
     try:
-        assert isinstance(sandbox, RLLMSandboxProtocol)
-        assert sandbox.is_alive() and len(_labelled(run_id)) == 1
-        assert sandbox.exec("echo out; echo err >&2") == "out\n"  # stdout only, as rLLM's backends return
-        sandbox.exec("cd /tmp && export LEAK=1")
-        assert sandbox.exec("pwd; echo ${LEAK:-none}") == "/app\nnone\n"  # no state carries over between calls
-        with pytest.raises(RuntimeError, match=r"exit 3") as failed:
-            sandbox.exec("echo why >&2; exit 3")
-        assert isinstance(failed.value, RLLMCommandFailed) and failed.value.exit_code == 3
-        assert "why" in failed.value.stderr
-        assert "exit 3" in _safe_exec(sandbox, "exit 3")  # rLLM's own helper catches it as a failed command
-        started = time.monotonic()
-        with pytest.raises(RLLMCommandFailed, match="timed out") as late:
-            sandbox.exec("sleep 60", timeout=1)
-        assert late.value.timed_out and time.monotonic() - started < 10
-        assert sandbox.exec("pgrep -x sleep || echo gone").strip() == "gone"  # the deadline killed the command
-        assert sandbox.exec("id -un", user="nobody") == "nobody\n"
-        assert sandbox.exec("id -u", user="root") == "0\n"
-
-        script = tmp_path / "run.sh"
-        script.write_text("#!/bin/sh\necho ran\n")
-        os.chmod(script, 0o755)
-        tree = tmp_path / "tree"
-        (tree / "sub").mkdir(parents=True)
-        (tree / "sub" / "data.bin").write_bytes(bytes(range(256)))
-        sandbox.upload_file(str(script), "/opt/tools/run.sh")
-        assert sandbox.exec("/opt/tools/run.sh") == "ran\n"  # parents created, mode kept
-        sandbox.upload_dir(str(tree), "/srv/tree")
-        sandbox.download_file("/srv/tree/sub/data.bin", str(tmp_path / "back" / "data.bin"))
-        assert (tmp_path / "back" / "data.bin").read_bytes() == bytes(range(256))
-        with pytest.raises(FileNotFoundError):
-            sandbox.download_file("/srv/tree/absent", str(tmp_path / "absent"))
+        assert len(_labelled(run_id)) == 1
+        _check_the_protocol(sandbox, tmp_path, switches_users=True)
     finally:
         sandbox.close()
     sandbox.close()  # idempotent
     assert not sandbox.is_alive()
+    # the run_id fixture then asserts 0 containers of this run are left
+
+
+def test_our_bwrap_sandbox_satisfies_rllm_sandbox_protocol_too(task_image, run_id, tmp_path):
+    from bwrap_support import bwrap_config
+
+    from terminal_agent.compat.rllm_sandbox import RLLMSandbox
+    from terminal_agent.sandbox.backends import resolve_task_image
+
+    config = bwrap_config([TASK])
+    sandbox = RLLMSandbox.start(resolve_task_image(config, TASK), config, run_id=run_id)
+    try:
+        _check_the_protocol(sandbox, tmp_path, switches_users=False)
+    finally:
+        sandbox.close()
+    assert not sandbox.is_alive()
+    assert not list(Path(config.bwrap.state_dir).rglob(sandbox.name))  # its state dir is gone: nothing leaked
 
 
 def _rllm_task_context_fields():

@@ -67,6 +67,7 @@ class RLLMSandbox:
         """The wrapped sandbox (our contract: ``read_file``, ``write_file``, grading hooks ...)."""
         self.default_timeout_s = default_timeout_s
         self.name = sandbox.id
+        self._shell_user: tuple[str, str] | None = None
 
     @classmethod
     def start(
@@ -86,10 +87,12 @@ class RLLMSandbox:
 
         ``timeout`` (default :attr:`default_timeout_s`) is the command's deadline, capped at the sandbox
         config's ``max_command_timeout_s``; at the deadline its process group is killed and
-        :class:`RLLMCommandFailed` raised with ``timed_out``. ``user`` runs it as that user (``runuser``;
-        the sandbox's shell runs as root). Raises ``SandboxError`` when the sandbox is broken.
+        :class:`RLLMCommandFailed` raised with ``timed_out``. ``user`` (a name or uid) other than the
+        shell's own runs it through ``runuser``; where the backend cannot switch users (bwrap) that
+        fails as a command (:class:`RLLMCommandFailed`), never silently as the shell's user. Raises
+        ``SandboxError`` when the sandbox is broken.
         """
-        if user is not None:
+        if user is not None and str(user) not in self._own_user():
             command = f"runuser -u {shlex.quote(str(user))} -- bash -c {shlex.quote(command)}"
         result = self.sandbox.exec(
             command, self.default_timeout_s if timeout is None else timeout, merge_stderr=False, stateless=True,
@@ -97,6 +100,16 @@ class RLLMSandbox:
         if not result.ok:
             raise RLLMCommandFailed(command, result, self.name)
         return result.output
+
+    def _own_user(self) -> tuple[str, str]:
+        """The shell's user name and uid, asked once."""
+        if self._shell_user is None:
+            result = self.sandbox.exec("id -un; id -u", 10.0, merge_stderr=False, stateless=True)
+            if not result.ok:
+                raise RLLMCommandFailed("id -un; id -u", result, self.name)
+            name, uid = (result.output.split() + ["", ""])[:2]
+            self._shell_user = (name, uid)
+        return self._shell_user
 
     def upload_file(self, local_path: str, remote_path: str) -> None:
         """Copy a local file to ``remote_path`` (parents created), keeping its permission bits."""
