@@ -1,18 +1,60 @@
 """Typed settings of the sandboxes (backend, Docker, bwrap, ray), their warm pool and their cleanup daemon.
 
-A backend with settings of its own keeps their model in its sub-package (``bwrap/settings.py``,
-``ray/settings.py``: leaves that import nothing of the package) and has one section here.
+A backend with settings of its own has one section here (``bwrap``, ``ray``). Reading a config imports no
+backend (nor Docker or Ray): the backend name is checked against the registry's table by name.
 """
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from terminal_agent.sandbox.bwrap.settings import BwrapConfig
-from terminal_agent.sandbox.ray.settings import RaySandboxConfig
 from terminal_agent.sandbox.registry import SANDBOX_BACKENDS
 
-__all__ = ["BwrapConfig", "RaySandboxConfig", "SandboxConfig"]
+__all__ = ["DEFAULT_HOST_RESOURCE", "BwrapConfig", "RaySandboxConfig", "SandboxConfig"]
+
+
+class BwrapConfig(BaseModel):
+    """Settings of the ``bwrap`` backend (bubblewrap sandboxes on hosts without a Docker daemon)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    images_dir: str | None = None
+    """Directory written by ``terminal-agent images export``; None: ``$TERMINAL_AGENT_IMAGES_DIR``."""
+    state_dir: str | None = None
+    """Where sandboxes keep their overlay, owner record and extracted layers; None: ``$TERMINAL_AGENT_BWRAP_DIR``,
+    else ``terminal-agent-bwrap`` in the system's temporary directory."""
+    limits: Literal["auto", "cgroup", "rlimit"] = "auto"
+    """``auto``: cgroup v2 (or v1) when writable, else rlimits; ``cgroup``: fail when no cgroup is writable;
+    ``rlimit``: rlimits only (memory as address space; pids and cpu then unenforced, and recorded so)."""
+    bwrap_path: str | None = None
+    """The ``bwrap`` executable; None: found on PATH."""
+
+
+DEFAULT_HOST_RESOURCE = "terminal_agent_sandbox_host"
+
+
+class RaySandboxConfig(BaseModel):
+    """How the driver finds the sandbox hosts of a Ray cluster and how many sandboxes each may run."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    address: str | None = None
+    """Cluster to join when this process has not called ``ray.init`` yet (``ray://...``, ``host:port``);
+    None: ``auto`` (``RAY_ADDRESS``, else the cluster started on this machine by ``ray start``)."""
+    host_resource: str = Field(DEFAULT_HOST_RESOURCE, min_length=1)
+    """Custom resource a node advertises when it has a Docker daemon (``ray start --resources
+    '{"terminal_agent_sandbox_host": 1}'``); each node's one SandboxHost actor claims 1 of it."""
+    max_sandboxes_per_node: int = Field(50, ge=1)
+    """Live sandboxes one node may carry; a start beyond every node's share is refused (SandboxUnavailableError)."""
+    host_start_timeout_s: float = Field(120.0, gt=0)
+    """How long a new SandboxHost actor may take to come up (Ray worker start, Docker ping, first sweep)."""
+    call_grace_s: float = Field(30.0, gt=0)
+    """Time granted to an actor call past the sandbox's own deadline before the host is declared lost."""
+    refresh_interval_s: float = Field(30.0, gt=0)
+    """How often the driver looks for nodes that joined (or hosts that died) when it starts a sandbox."""
+
 
 
 class SandboxConfig(BaseModel):

@@ -18,7 +18,7 @@ from terminal_agent.interfaces import Sandbox
 from terminal_agent.sandbox import labels as sandbox_labels
 from terminal_agent.sandbox.backends import LeakedObject
 from terminal_agent.sandbox.config import SandboxConfig
-from terminal_agent.sandbox.docker.connection import docker_client
+from terminal_agent.sandbox.docker_connection import docker_client
 from terminal_agent.tasks.model import Task, TaskLimits
 
 logger = logging.getLogger(__name__)

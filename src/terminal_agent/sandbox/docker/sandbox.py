@@ -9,7 +9,7 @@ removes the container (``auto_remove``). Files move through the Engine API archi
 Parts, each in its own module of this package (``sandbox/docker/``): ``lifecycle`` (create the container with
 its limits and labels, remove it), ``attach_stream`` (the raw attach socket, Docker's frames),
 the core's ``shell_protocol`` (requests and replies of the shell server), ``archive_files`` (read_file /
-write_file / upload_dir) and ``connection`` (the shared client, re-exported here as
+write_file / upload_dir) and the core's ``docker_connection`` (the shared client, re-exported here as
 :func:`docker_client`).
 """
 
@@ -36,7 +36,7 @@ from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.sandbox.docker import grading_ops as container_grading_ops
 from terminal_agent.sandbox.docker import network as docker_network
 from terminal_agent.sandbox.docker.lifecycle import create_sandbox_container, remove_container_quietly
-from terminal_agent.sandbox.docker.connection import docker_client
+from terminal_agent.sandbox.docker_connection import docker_client
 from terminal_agent.sandbox.shell_client import STDERR_TAIL, ShellServerClient
 from terminal_agent.sandbox.shell_protocol import bootstrap_payload
 from terminal_agent.tasks.model import TaskLimits

@@ -150,7 +150,7 @@ class ImageManager:
     def client(self) -> docker.DockerClient:
         """The Docker client given, else the process's shared one (raises ``DockerNotAvailableError``)."""
         if self._client is None:
-            from terminal_agent.sandbox.docker.connection import docker_client
+            from terminal_agent.sandbox.docker_connection import docker_client
 
             self._client = docker_client()
         return self._client

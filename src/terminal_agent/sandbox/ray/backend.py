@@ -34,8 +34,7 @@ from typing import Any
 
 from terminal_agent.errors import SandboxError, SandboxUnavailableError
 from terminal_agent.sandbox.backends import LeakedObject
-from terminal_agent.sandbox.config import SandboxConfig
-from terminal_agent.sandbox.ray.settings import RaySandboxConfig
+from terminal_agent.sandbox.config import RaySandboxConfig, SandboxConfig
 from terminal_agent.sandbox.ray.host import CallOutcome, HostDescription, SandboxHost, StartedSandbox
 from terminal_agent.sandbox.ray.proxy import RaySandbox
 from terminal_agent.tasks.model import Task, TaskLimits

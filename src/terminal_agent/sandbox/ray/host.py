@@ -97,7 +97,7 @@ class SandboxHost:
 
     def __init__(self, node_id: str, cleanup_interval_s: float = 120.0) -> None:
         from terminal_agent.sandbox.cleanup import CleanupDaemon
-        from terminal_agent.sandbox.docker.connection import docker_client
+        from terminal_agent.sandbox.docker_connection import docker_client
 
         self.node_id = node_id
         self._client = docker_client()  # raises DockerNotAvailableError when this node has no daemon
