@@ -19,6 +19,7 @@ from typing import Any
 
 from terminal_agent.errors import ConfigError, TerminalAgentError
 from terminal_agent.interfaces import ModelResponse
+from terminal_agent.user_files import read_user_text
 
 Reply = str | ModelResponse
 ReplyFunction = Callable[[list[dict[str, str]]], Reply]
@@ -124,24 +125,7 @@ def load_replies_file(path: Path | str | None) -> list[str]:
         raise ConfigError("scripted model: no replies file given (spec scripted:FILE)")
     path = Path(path)
     where = f"scripted model: replies file {path}"
-    if not path.exists():
-        raise ConfigError(f"{where} does not exist")
-    if not path.is_file():
-        raise ConfigError(f"{where} is not a regular file")
-    try:
-        size = path.stat().st_size
-        if size > MAX_REPLIES_FILE_BYTES:
-            raise ConfigError(f"{where} is {size} bytes, more than the {MAX_REPLIES_FILE_BYTES} a replies file may hold")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"scripted model: cannot read replies file {path}: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(
-            f"scripted model: cannot read replies file {path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset "
-            f"{exc.start})"
-        ) from None
+    text = read_user_text(path, kind="replies file", max_bytes=MAX_REPLIES_FILE_BYTES, prefix="scripted model: ")
     replies = _parse_replies_text(text, path)
     if not isinstance(replies, list):
         raise ConfigError(f"{where} must hold a list of reply strings, not {type(replies).__name__}")

@@ -23,7 +23,6 @@ import json
 import logging
 import os
 import socket
-import stat
 import tempfile
 import threading
 from datetime import datetime, timezone
@@ -32,6 +31,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from terminal_agent.errors import ConfigError
+from terminal_agent.user_files import read_user_text
 
 logger = logging.getLogger(__name__)
 
@@ -95,21 +95,9 @@ def read_control(path: Path) -> JudgeSetting:
     value). A file that is not a regular file, larger than :data:`MAX_CONTROL_BYTES`, not UTF-8, not JSON (or nested
     deep enough to recurse) or not a JSON object is refused the same way."""
     path = Path(path)
+    text = read_user_text(path, kind="judge control file", max_bytes=MAX_CONTROL_BYTES)
     try:
-        # O_NONBLOCK: a FIFO planted at the path must not block the reader until someone writes to it
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise ConfigError(f"{path}: the judge control file is not a regular file")
-            raw = handle.read(MAX_CONTROL_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the judge control file: {exc.strerror or exc}") from None
-    if len(raw) > MAX_CONTROL_BYTES:
-        raise ConfigError(f"{path}: the judge control file is larger than {MAX_CONTROL_BYTES} bytes")
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: the judge control file is not UTF-8 text (byte at offset {exc.start})") from None
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path}: the judge control file is not valid JSON: {exc}") from None
     except RecursionError:  # json recurses per level of nesting

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import logging
@@ -277,6 +278,12 @@ def find_test_functions(test_source: str) -> list[str]:
     Methods in classes are reported as ``Class::method`` in junit but referenced by their bare
     name in weights, which is how the CSV format has always named them.
     """
+    return list(_test_function_names(test_source))
+
+
+@functools.lru_cache(maxsize=256)
+def _test_function_names(test_source: str) -> tuple[str, ...]:
+    # remembered per source: validating one task parses its tests several times (weights, guards, properties)
     try:
         with _AST_LOCK:  # CPython 3.11's parser is not thread-safe: concurrent parses can raise SystemError
             tree = ast.parse(test_source)
@@ -290,7 +297,7 @@ def find_test_functions(test_source: str) -> list[str]:
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name.startswith("test"):
                     names.append(item.name)
-    return names
+    return tuple(names)
 
 
 class Task(BaseModel):

@@ -211,7 +211,8 @@ class LocalTrainingConfig(BaseModel):
             first = exc.errors()[0]
             field = str(first["loc"][0]) if first.get("loc") else ""
             key = field if field in overrides else PRESET_KEY_OF_FIELD.get(field, field or f"preset {preset.name!r}")
-            shown = f" (got {shown_input(first['input'])})" if "input" in first and not isinstance(first["input"], dict) else ""
+            shown = (f" (got {shown_input(first['input'])})"
+                     if "input" in first and not isinstance(first["input"], dict) else "")
             message = str(first.get("msg", exc)).removeprefix("Value error, ")
             raise ConfigError(f"{key}: {message} for the local trainer{shown}{where}") from None
 
@@ -382,7 +383,8 @@ def sandbox_config_of(preset: Any) -> SandboxConfig:
         loc = [str(part) for part in first.get("loc", ())]
         key = "sandbox.backend" if loc == ["backend"] else ".".join(["sandbox.env.sandbox", *loc])
         message = "unknown key" if first.get("type") == "extra_forbidden" else str(first.get("msg", exc))
-        shown = f" (got {shown_input(first['input'])})" if "input" in first and not isinstance(first["input"], dict) else ""
+        shown = (f" (got {shown_input(first['input'])})"
+                 if "input" in first and not isinstance(first["input"], dict) else "")
         raise ConfigError(f"{key}: {message.removeprefix('Value error, ')}{shown}") from None
 
 

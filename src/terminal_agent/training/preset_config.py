@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.rewards.reward import RewardConfig
+from terminal_agent.user_files import read_user_text
 
 PRESET_PACKAGE = "terminal_agent.training.presets"
 #: Loss aggregation modes verl 0.9.1 accepts (``ActorConfig.__post_init__``).
@@ -364,23 +365,6 @@ MAX_PRESET_BYTES = 1024 * 1024
 """Largest preset file read (the packaged ones are about 2 KiB)."""
 
 
-def _read_preset_file(path: Path) -> str:
-    """The text of a preset file the user named; ConfigError naming it when it is no readable UTF-8 file."""
-    if not path.is_file():
-        raise ConfigError(f"{path}: a preset must be a YAML file, and this is not a regular file")
-    try:
-        size = path.stat().st_size
-        if size > MAX_PRESET_BYTES:
-            raise ConfigError(f"{path}: {size} bytes, more than the {MAX_PRESET_BYTES} a preset file may hold")
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the preset: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})") from None
-
-
 def _read_yaml(text: str, where: str) -> dict[str, Any]:
     try:
         data = yaml.safe_load(text)
@@ -399,7 +383,8 @@ def _read_yaml(text: str, where: str) -> dict[str, Any]:
 def _source_of(name_or_path: str | Path) -> str:
     """How messages name a preset: the path of a YAML file, or ``preset NAME`` for a packaged one."""
     path = Path(name_or_path)
-    return str(path) if path.suffix in {".yaml", ".yml"} and (path.exists() or path.is_symlink()) else f"preset {name_or_path}"
+    is_file = path.suffix in {".yaml", ".yml"} and (path.exists() or path.is_symlink())
+    return str(path) if is_file else f"preset {name_or_path}"
 
 
 def shown_input(value: Any, limit: int = 120) -> str:
@@ -412,7 +397,8 @@ def _raw_preset(name_or_path: str | Path, seen: tuple[str, ...] = ()) -> dict[st
     """The preset's mapping with ``extends:`` merged in (parent first)."""
     path = Path(name_or_path)
     if path.suffix in {".yaml", ".yml"} and (path.exists() or path.is_symlink()):
-        data, name = _read_yaml(_read_preset_file(path), str(path)), path.stem
+        text = read_user_text(path, kind="preset file", max_bytes=MAX_PRESET_BYTES)
+        data, name = _read_yaml(text, str(path)), path.stem
     else:
         name = str(name_or_path)
         resource = resources.files(PRESET_PACKAGE) / f"{name}.yaml"
