@@ -14,14 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from terminal_agent.evaluation.behaviour import (
-    behaviour_json,
-    behaviour_markdown,
-    pair_by_task,
-    summarize_episodes,
-    summarize_run,
-)
-from terminal_agent.evaluation.behaviour_records import EpisodeBehaviour, _first_word
+from terminal_agent.evaluation.behaviour import behaviour_json, behaviour_markdown
+from terminal_agent.evaluation.behaviour_records import EpisodeBehaviour, first_word, summarize_episodes, summarize_run
+from terminal_agent.evaluation.behaviour_report import pair_by_task
 from terminal_agent.outcome import Termination
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -153,7 +148,7 @@ def test_counts_replies_tools_commands_and_tokens_and_names_every_unusable_trans
     assert summary.mean_reply_tokens == pytest.approx((4 + 8 + 6) / 3)  # token ids first, else the client's count
     assert summary.tools_per_turn == pytest.approx({"bash": 2 / 6, "finish": 1 / 6})
     assert summary.top_bash_words == [("python3", 0.5), ("ls", 0.5)]
-    assert summary.pass_rate == pytest.approx(1 / 4) and summary.mean_turns == pytest.approx(20 / 7)
+    assert summary.pass_rate == pytest.approx(1 / 4) and summary.mean_turns == pytest.approx(16 / 4)
     markdown = behaviour_markdown({"hand": run})
     assert "| ended by episode_timeout | 28.6% |" in markdown and "| ended by sandbox_error | 14.3% |" in markdown
     assert "`hand` (" in markdown and "5 transcript(s) not used" in markdown and "`transcripts/c/attempt-0.json`: missing" in markdown
@@ -178,9 +173,9 @@ def test_pairing_by_task_counts_tasks_where_the_later_run_finished_more_often():
 
 
 def test_first_word_of_a_bash_command_skips_assignments_and_paths():
-    assert _first_word("FOO=1 BAR=x /usr/bin/python3 -c 'x'") == "python3"
-    assert _first_word("  cd /app && ls") == "cd"
-    assert _first_word("A=1") is None and _first_word("") is None
+    assert first_word("FOO=1 BAR=x /usr/bin/python3 -c 'x'") == "python3"
+    assert first_word("  cd /app && ls") == "cd"
+    assert first_word("A=1") is None and first_word("") is None
 
 
 def test_bad_run_directories_exit_2_naming_the_path(tmp_path):

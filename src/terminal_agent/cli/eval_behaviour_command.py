@@ -44,7 +44,8 @@ def behaviour(
     later run paired with the first by task). A missing or corrupt transcript is counted and named, never fatal;
     a path that is not a run directory exits 2 naming it.
     """
-    from terminal_agent.evaluation.behaviour import behaviour_json, behaviour_tables, summarize_runs
+    from terminal_agent.evaluation.behaviour import behaviour_json, summarize_runs
+    from terminal_agent.evaluation.behaviour_report import behaviour_tables
 
     labels = run_names(run_dirs, names)
     runs = summarize_runs(dict(zip(labels, run_dirs)), top=top)

@@ -2,9 +2,9 @@
 
 >>> print(behaviour_markdown({"base": Path("runs/eval-base"), "trained": Path("runs/eval-trained")}))  # doctest: +SKIP
 
-One :class:`RunBehaviour` per run (:func:`summarize_run`: endings, format errors, replies cut at the token
-cap, tools per turn, the first words of bash commands, reply length, pass rate and mean reward), read by
-:mod:`terminal_agent.evaluation.behaviour_records`; the tables by
+One :class:`~terminal_agent.evaluation.behaviour_records.RunBehaviour` per run (endings, format errors, replies
+cut at the token cap, tools per turn, the first words of bash commands, reply length, pass rate and mean reward),
+read by :mod:`terminal_agent.evaluation.behaviour_records`; the tables and the pairing by task are
 :mod:`terminal_agent.evaluation.behaviour_report`. ``terminal-agent eval behaviour RUN_DIR ...`` prints them.
 """
 
@@ -14,19 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from terminal_agent.evaluation.behaviour_records import (
-    DEFAULT_TOP_WORDS,
-    EpisodeBehaviour,
-    PairedMeasure,
-    RunBehaviour,
-    TranscriptProblem,
-    pair_by_task,
-    read_episodes,
-    read_run_results,
-    summarize_episodes,
-    summarize_run,
-)
-from terminal_agent.evaluation.behaviour_report import behaviour_tables
+from terminal_agent.evaluation.behaviour_records import DEFAULT_TOP_WORDS, RunBehaviour, summarize_run
+from terminal_agent.evaluation.behaviour_report import behaviour_tables, pair_by_task
 
 
 def summarize_runs(run_dirs: Mapping[str, Path | str], *, top: int = DEFAULT_TOP_WORDS) -> list[RunBehaviour]:
@@ -52,19 +41,4 @@ def behaviour_json(runs: list[RunBehaviour]) -> dict[str, Any]:
     }
 
 
-__all__ = [
-    "DEFAULT_TOP_WORDS",
-    "EpisodeBehaviour",
-    "PairedMeasure",
-    "RunBehaviour",
-    "TranscriptProblem",
-    "behaviour_json",
-    "behaviour_markdown",
-    "behaviour_tables",
-    "pair_by_task",
-    "read_episodes",
-    "read_run_results",
-    "summarize_episodes",
-    "summarize_run",
-    "summarize_runs",
-]
+__all__ = ["behaviour_json", "behaviour_markdown", "summarize_runs"]

@@ -13,9 +13,8 @@ directory (``terminal-agent eval run -o DIR``, or the learning experiment's ``ev
   is missing, not JSON or not shaped like one is counted and named in :attr:`RunBehaviour.problems`;
   its trial still counts for the terminations and the rewards.
 
-:func:`summarize_run` gives a :class:`RunBehaviour`; :func:`pair_by_task` compares two runs task by task.
-The tables are :mod:`terminal_agent.evaluation.behaviour_report`; :mod:`terminal_agent.evaluation.behaviour`
-is the entry point.
+:func:`summarize_run` gives a :class:`RunBehaviour`. The tables and the pairing by task are
+:mod:`terminal_agent.evaluation.behaviour_report`; :mod:`terminal_agent.evaluation.behaviour` is the entry point.
 """
 
 from __future__ import annotations
@@ -101,7 +100,7 @@ class RunBehaviour:
     transcripts_read: int
     """Trials whose transcript was read."""
     mean_turns: float | None
-    """Model calls per episode."""
+    """Model calls per scored episode (as ``eval report`` counts them; an infrastructure error's are left out)."""
     terminations: dict[str, float]
     """Share of episodes per :class:`Termination` value (only those that occur)."""
     finished_share: float | None
@@ -163,7 +162,7 @@ def _as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _first_word(command: str) -> str | None:
+def first_word(command: str) -> str | None:
     """The program a bash command starts with: ``FOO=1 /usr/bin/python3 x.py`` -> ``python3``."""
     for word in command.split():
         if _ASSIGNMENT.match(word):
@@ -196,7 +195,7 @@ def _read_replies(episode: EpisodeBehaviour, transcript: dict[str, Any]) -> None
             episode.tools[name] += 1
             command = _as_dict(action.get("args")).get("cmd")
             if name == "bash" and isinstance(command, str):
-                word = _first_word(command)
+                word = first_word(command)
                 if word:
                     episode.bash_first_words[word] += 1
     for call in _as_list(transcript.get("model_calls")):
@@ -272,7 +271,8 @@ def read_episodes(run_dir: Path) -> tuple[list[EpisodeBehaviour], list[Transcrip
 
 
 # --- summarizing --------------------------------------------------------------------------------
-def _share(part: int, whole: int) -> float | None:
+def share_of(part: int, whole: int) -> float | None:
+    """``part / whole``; None for nothing to share."""
     return part / whole if whole else None
 
 
@@ -287,6 +287,7 @@ def summarize_episodes(
 ) -> RunBehaviour:
     """The :class:`RunBehaviour` of these episodes."""
     n = len(episodes)
+    scored = [e for e in episodes if e.scored]
     endings = Counter(e.termination for e in episodes)
     steps = sum(e.steps for e in episodes)
     replies = sum(e.replies for e in episodes)
@@ -305,15 +306,15 @@ def summarize_episodes(
         path=path,
         episodes=n,
         transcripts_read=sum(e.transcript_read for e in episodes),
-        mean_turns=sum(e.turns for e in episodes) / n if n else None,
+        mean_turns=sum(e.turns for e in scored) / len(scored) if scored else None,
         terminations={t.value: endings[t] / n for t in Termination if endings[t]},
-        finished_share=_share(endings[Termination.FINISHED], n),
-        format_errors_share=_share(endings[Termination.FORMAT_ERRORS], n),
-        max_steps_share=_share(endings[Termination.MAX_STEPS], n),
-        timeout_share=_share(sum(endings[t] for t in TIMEOUTS), n),
-        infrastructure_share=_share(sum(c for t, c in endings.items() if t.is_infrastructure), n),
-        format_error_reply_share=_share(sum(e.format_error_steps for e in episodes), steps),
-        length_cut_reply_share=_share(sum(e.length_cut_replies for e in episodes), replies),
+        finished_share=share_of(endings[Termination.FINISHED], n),
+        format_errors_share=share_of(endings[Termination.FORMAT_ERRORS], n),
+        max_steps_share=share_of(endings[Termination.MAX_STEPS], n),
+        timeout_share=share_of(sum(endings[t] for t in TIMEOUTS), n),
+        infrastructure_share=share_of(sum(c for t, c in endings.items() if t.is_infrastructure), n),
+        format_error_reply_share=share_of(sum(e.format_error_steps for e in episodes), steps),
+        length_cut_reply_share=share_of(sum(e.length_cut_replies for e in episodes), replies),
         mean_reply_tokens=sum(tokens) / len(tokens) if tokens else None,
         tools_per_turn={tool: count / steps for tool, count in sorted(tools.items())} if steps else {},
         bash_commands=bash,
@@ -332,62 +333,15 @@ def summarize_run(run_dir: Path | str, name: str | None = None, *, top: int = DE
     return summarize_episodes(name or run_dir.name, str(run_dir), episodes, problems, top=top)
 
 
-# --- pairing by task ----------------------------------------------------------------------------
-@dataclass
-class PairedMeasure:
-    """One per-task measure of two runs, over the tasks both ran: on how many tasks it rose or fell."""
-
-    measure: str
-    """What is compared per task (each task's share of its attempts)."""
-    tasks: int
-    """Tasks present in both runs."""
-    higher_in_b: float | None
-    """Share of those tasks where the measure is higher in B than in A."""
-    lower_in_b: float | None
-    """Share of those tasks where it is lower in B."""
-
-
-PAIRED_MEASURES: dict[str, Any] = {
-    "ended by finish": lambda e: e.finished,
-    "ended by format errors": lambda e: e.termination is Termination.FORMAT_ERRORS,
-    "used up max steps": lambda e: e.termination is Termination.MAX_STEPS,
-    "passed": lambda e: e.passed,
-}
-"""Per-episode yes/no measures compared task by task (a task's value: the share of its attempts)."""
-
-
-def pair_by_task(a: RunBehaviour, b: RunBehaviour) -> list[PairedMeasure]:
-    """For each of :data:`PAIRED_MEASURES`: the share of common tasks where B is higher / lower than A
-    (with one attempt per task, "higher in B" of ``ended by finish`` is "B finished and A did not")."""
-    def by_task(run: RunBehaviour) -> dict[str, list[EpisodeBehaviour]]:
-        grouped: dict[str, list[EpisodeBehaviour]] = defaultdict(list)
-        for episode in run.episode_records:
-            grouped[episode.task_id].append(episode)
-        return grouped
-
-    tasks_a, tasks_b = by_task(a), by_task(b)
-    common = sorted(set(tasks_a) & set(tasks_b))
-    paired = []
-    for measure, test in PAIRED_MEASURES.items():
-        higher = lower = 0
-        for task in common:
-            value_a = sum(map(test, tasks_a[task])) / len(tasks_a[task])
-            value_b = sum(map(test, tasks_b[task])) / len(tasks_b[task])
-            higher += value_b > value_a
-            lower += value_b < value_a
-        paired.append(PairedMeasure(measure, len(common), _share(higher, len(common)), _share(lower, len(common))))
-    return paired
-
-
 __all__ = [
     "DEFAULT_TOP_WORDS",
     "EpisodeBehaviour",
-    "PairedMeasure",
     "RunBehaviour",
     "TranscriptProblem",
-    "read_run_results",
-    "pair_by_task",
+    "first_word",
+    "share_of",
     "read_episodes",
+    "read_run_results",
     "summarize_episodes",
     "summarize_run",
 ]

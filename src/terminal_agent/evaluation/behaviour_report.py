@@ -3,16 +3,18 @@
 Rows are measures, columns the runs in the order given, and a last column the difference of the last run
 minus the first (percentage points for shares). A second table compares the first words of bash commands,
 a third pairs every later run with the first task by task, and the transcripts that could not be used are
-listed by run.
+listed by run. :func:`pair_by_task` is the pairing: per task, the share of its attempts that ended by ``finish``
+(or by format errors, by max steps, or passed), compared between two runs.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from terminal_agent.evaluation.behaviour_records import RunBehaviour, pair_by_task
+from terminal_agent.evaluation.behaviour_records import EpisodeBehaviour, RunBehaviour, share_of
 from terminal_agent.outcome import Termination
 
 MAX_PROBLEMS_LISTED = 20
@@ -54,6 +56,52 @@ def _rows(runs: Sequence[RunBehaviour]) -> list[_Row]:
     tools = sorted({tool for r in runs for tool in r.tools_per_turn})
     rows += [_Row(f"`{tool}` actions per turn", lambda r, tool=tool: r.tools_per_turn.get(tool, 0.0), "mean") for tool in tools]
     return rows
+
+
+@dataclass
+class PairedMeasure:
+    """One per-task measure of two runs, over the tasks both ran: on how many tasks it rose or fell."""
+
+    measure: str
+    """What is compared per task (each task's share of its attempts)."""
+    tasks: int
+    """Tasks present in both runs."""
+    higher_in_b: float | None
+    """Share of those tasks where the measure is higher in B than in A."""
+    lower_in_b: float | None
+    """Share of those tasks where it is lower in B."""
+
+
+PAIRED_MEASURES: dict[str, Any] = {
+    "ended by finish": lambda e: e.finished,
+    "ended by format errors": lambda e: e.termination is Termination.FORMAT_ERRORS,
+    "used up max steps": lambda e: e.termination is Termination.MAX_STEPS,
+    "passed": lambda e: e.passed,
+}
+"""Per-episode yes/no measures compared task by task (a task's value: the share of its attempts)."""
+
+
+def pair_by_task(a: RunBehaviour, b: RunBehaviour) -> list[PairedMeasure]:
+    """For each of :data:`PAIRED_MEASURES`: the share of common tasks where B is higher / lower than A
+    (with one attempt per task, "higher in B" of ``ended by finish`` is "B finished and A did not")."""
+    def by_task(run: RunBehaviour) -> dict[str, list[EpisodeBehaviour]]:
+        grouped: dict[str, list[EpisodeBehaviour]] = defaultdict(list)
+        for episode in run.episode_records:
+            grouped[episode.task_id].append(episode)
+        return grouped
+
+    tasks_a, tasks_b = by_task(a), by_task(b)
+    common = sorted(set(tasks_a) & set(tasks_b))
+    paired = []
+    for measure, test in PAIRED_MEASURES.items():
+        higher = lower = 0
+        for task in common:
+            value_a = sum(map(test, tasks_a[task])) / len(tasks_a[task])
+            value_b = sum(map(test, tasks_b[task])) / len(tasks_b[task])
+            higher += value_b > value_a
+            lower += value_b < value_a
+        paired.append(PairedMeasure(measure, len(common), share_of(higher, len(common)), share_of(lower, len(common))))
+    return paired
 
 
 def _value(value: float | None, kind: str) -> str:
@@ -160,4 +208,4 @@ def behaviour_tables(runs: Sequence[RunBehaviour]) -> str:
     return "\n\n".join(parts) + "\n"
 
 
-__all__ = ["behaviour_tables", "bash_words_table", "measures_table", "paired_table", "problems_markdown"]
+__all__ = ["PAIRED_MEASURES", "PairedMeasure", "behaviour_tables", "pair_by_task", "bash_words_table", "measures_table", "paired_table", "problems_markdown"]
