@@ -106,7 +106,7 @@ def replace_a_value(rng: random.Random, text: str, separator: str) -> str:
 
 def random_json_value(rng: random.Random) -> object:
     return rng.choice([None, True, -1, 0, 1e300, float("nan"), "x", "", "\x00", [], {}, [1, "a"], {"a": [None]},
-                       {"../../escape.txt": "x"}, {"/etc/passwd": "x"}, {"a/../../b": "x"}, {"f": {"base64": "!!"}},
+                       {"../../escape.txt": "x"}, {"/etc/passwd": "x"}, "../evil", {"a/../../b": "x"}, {"f": {"base64": "!!"}},
                        "[" * 1200, "x" * 200_000, "\ud800", {"a\udcff": "x"}, {"cpus": -1}, {"memory_mb": "lots"}, {"test_a": "heavy"}])
 
 
@@ -196,7 +196,8 @@ def make_csv(rng: random.Random, case_dir: Path) -> tuple[Path, bool]:
         choice = rng.random()
         if choice < 0.5:
             value = random_json_value(rng)
-            target[index] = value if isinstance(value, str) else json.dumps(value)
+            plain = isinstance(value, str) and value.isascii()  # else its JSON (a lone surrogate as a \ud800 escape)
+            target[index] = value if plain else json.dumps(value)
         elif choice < 0.7:
             target[index] = rng.choice(["../evil", "a/b", "", "x" * 200, ".", "..", "\x00id", "ok id"])
         else:
@@ -513,3 +514,18 @@ def test_a_csv_cell_over_its_bound_is_that_rows_error_and_the_other_rows_load(tm
     assert sorted(task.task_id for task in tasks) == ["first-row", "last-row"]
     (error,) = errors
     assert error.field == "prompt" and "t.csv:" in str(error) and "more than" in str(error)
+
+
+def test_images_export_refuses_bad_tasks_and_a_bad_splits_file_with_exit_2(tmp_path, capsys):
+    broken = tmp_path / "broken.csv"
+    broken.write_text("task_id,prompt\nx,y\n")  # no dockerfile / test columns
+    good = write_tasks_csv([plain_task()], tmp_path / "tasks.csv")
+    splits = tmp_path / "splits.json"
+    splits.write_text("[" * 10)
+    before = snapshot(tmp_path)
+    code, err = run_main(["images", "export", str(broken), "-o", str(tmp_path / "export")], capsys)
+    assert_refused_by_cli(code, err, "broken.csv:1")
+    code, err = run_main(["images", "export", str(good), "-o", str(tmp_path / "export"), "--splits", str(splits)],
+                         capsys)
+    assert_refused_by_cli(code, err, "splits.json")
+    assert changed_outside(before, snapshot(tmp_path), []) == []

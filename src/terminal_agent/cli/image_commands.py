@@ -123,8 +123,8 @@ def export(
         for path in tasks_paths:
             tasks.extend(load_tasks(path))
     except TaskFormatError as exc:
-        console.print(f"[red]bad tasks:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        raise typer.Exit(1) from None
+        console.print(f"[red]error:[/red] bad tasks: {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None  # bad input, as everywhere
     if task_ids:
         missing = sorted(set(task_ids) - {task.task_id for task in tasks})
         if missing:
@@ -139,8 +139,8 @@ def export(
             document = read_splits(splits)
             tasks = [task for name in sorted(document["splits"]) for task in resolve_split(document, name, tasks)]
         except ConfigError as exc:
-            console.print(f"[red]bad splits:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
-            raise typer.Exit(1) from None
+            console.print(f"[red]error:[/red] bad splits: {escape(str(exc))}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
     started = time.monotonic()
     with console.status(f"exporting {len(tasks)} task image(s) to {escape(str(out_dir))} ...") as status:
         try:
