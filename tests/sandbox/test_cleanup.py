@@ -143,3 +143,22 @@ def test_daemon_sweeps_periodically(leak_set):
             time.sleep(0.1)
     assert daemon.sweeps >= 1 and daemon.removed >= 1
     assert _exists("container", leak_set["foreign_container"])
+
+
+def test_a_backend_that_cannot_be_reached_is_skipped_and_said_so(tmp_path):
+    """No Docker daemon here (DOCKER_HOST names no socket): the other backends are still checked and swept."""
+    import json
+    import os
+
+    leaked_dir = tmp_path / "sandboxes" / "bw-000000000009"
+    leaked_dir.mkdir(parents=True)
+    (leaked_dir / "owner.json").write_text(json.dumps({"labels": _labels("test-unreachable", **{labels.OWNER_PID: str(_dead_pid())}), "cgroups": []}))
+    env = {**os.environ, "DOCKER_HOST": f"unix://{tmp_path}/no-daemon.sock", "COLUMNS": "250"}
+    command = [sys.executable, "-m", "terminal_agent", "cleanup", "--bwrap-dir", str(tmp_path)]
+    listed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    assert "docker: not checked (no Docker daemon answers" in " ".join(listed.stdout.split())
+    assert "bw-000000000009" in listed.stdout and leaked_dir.exists()
+    applied = subprocess.run([*command, "--apply"], env=env, capture_output=True, text=True, timeout=120)
+    assert applied.returncode == 0 and "removed 1 object(s)" in applied.stdout, applied.stdout + applied.stderr
+    assert not leaked_dir.exists()
