@@ -27,7 +27,7 @@ from rich.console import Console  # noqa: E402
 from rich.markup import escape  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from terminal_agent.errors import ConfigError, TrainingSetupError  # noqa: E402
+from terminal_agent.errors import USER_INPUT_ERRORS, TrainingSetupError  # noqa: E402
 from terminal_agent.training.launcher import launch, plan_launch, write_dry_run  # noqa: E402
 from terminal_agent.training.preset_config import load_preset, preset_names  # noqa: E402
 
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
             return 0
         console.print(f"[green]valid[/green]; launching {escape(plan.preset.name)} into {escape(str(plan.run_dir))}")
         launch(plan)
-    except (ConfigError, TrainingSetupError) as exc:
+    except (*USER_INPUT_ERRORS, TrainingSetupError) as exc:  # bad input (a preset, its tasks) or this machine
         console.print(f"[red]error[/red]: {escape(str(exc))}", highlight=False, soft_wrap=True)
         return 2
     return 0

@@ -107,6 +107,10 @@ def load_cases(directory: Path) -> list[JudgeCase]:
             cases.append(JudgeCase.model_validate(data))
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{path}: cannot read the judge case: {exc}") from None
+        except RecursionError:  # the YAML parser recurses per level of nesting
+            raise ConfigError(f"{path}: not valid YAML: nested too deeply") from None
         except ValidationError as exc:
             problems = "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'file'}: {e['msg']}" for e in exc.errors())
             raise ConfigError(f"{path}: bad judge case: {problems}") from None

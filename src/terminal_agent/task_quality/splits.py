@@ -166,6 +166,8 @@ def read_splits(path: Path) -> dict[str, Any]:
         document = json.loads(Path(path).read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path}: not a readable splits file: {exc}") from None
+    except RecursionError:  # json recurses per level of nesting
+        raise ConfigError(f"{path}: not a readable splits file: JSON nested too deeply") from None
     if not isinstance(document, dict):
         raise ConfigError(f"{path}: a splits file holds a JSON object")
     expected = canonical_sha256({k: v for k, v in document.items() if k != "content_sha256"})
