@@ -208,6 +208,8 @@ def test_seeds_0_and_1_end_to_end(docker_client, tmp_path):
     assert comparisons["trained_vs_base"]["reward"]["pooled"]["tasks_per_seed"] == {"0": 2, "1": 2}
     assert set(comparisons["trained_vs_base"]["pass"]["per_seed"]) == {"0", "1"}
     assert "The learning experiment over seeds" in proc.stdout
+    behaviour = (seed_dir(out, 0) / "comparison.md").read_text().split("### Behaviour on the held-out tasks", 1)
+    assert len(behaviour) == 2 and "base" in behaviour[1] and "trained" in behaviour[1]  # eval behaviour's tables
     # the base model is the same for both seeds: only the seed (torch's, set by load_policy) makes their
     # sampled replies differ; with the seed not passed on, both would sample from the same seed source
     def base_replies(seed):

@@ -9,7 +9,8 @@ Layout of the output directory::
     eval_trained/results.json  the same tasks, attempts and sampling with the trained adapter
     comparison.md / comparison.json  paired bootstraps (reward and pass rate): trained minus base, and with
                            a warm start also trained minus warm start (GRPO's own effect) and warm start
-                           minus base (the SFT's effect)
+                           minus base (the SFT's effect); comparison.md ends with the behaviour tables
+                           (``eval behaviour``: endings, format errors, commands, per-task pairing)
     splits.json            which task ids were trained on and which were held out
 
 Held-out tasks never reach the trainer (nor its SFT warm start): the split is made here, by task
@@ -144,6 +145,10 @@ def run_learning_experiment(
             comparison = compare_runs(runs[a], runs[b], metric=metric, n_boot=n_boot, seed=0)
             comparisons[f"{prefix}{metric}"] = comparison.to_dict()
             parts.append(comparison_markdown(runs[a], runs[b], comparison, metric))
+    from terminal_agent.evaluation.behaviour import behaviour_markdown
+
+    # what the models do differently (endings, format errors, commands), from the evaluations' transcripts
+    parts.append("### Behaviour on the held-out tasks\n\n" + behaviour_markdown({name: path.parent for name, path in results.items()}))
     markdown = "\n\n".join(parts)
     (out_dir / "comparison.md").write_text(markdown + "\n")
     (out_dir / "comparison.json").write_text(json.dumps(comparisons, indent=2, default=str))
