@@ -529,3 +529,22 @@ def test_images_export_refuses_bad_tasks_and_a_bad_splits_file_with_exit_2(tmp_p
                          capsys)
     assert_refused_by_cli(code, err, "splits.json")
     assert changed_outside(before, snapshot(tmp_path), []) == []
+
+
+def test_a_splits_file_and_judge_cases_nested_too_deeply_exit_2(tmp_path, capsys):
+    import launch_training
+
+    splits = tmp_path / "splits.json"
+    splits.write_text("[" * 100_000)
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "deep.yaml").write_text("id: " + "[" * 3000)
+    before = snapshot(tmp_path)
+    tasks = REPO / "dataset" / "smoke" / "count_matches_train.csv"
+    code = launch_training.main(["local_cpu_smoke", f"data.tasks={tasks}", f"data.splits={splits}",
+                                 f"trainer.output_dir={tmp_path / 'runs'}", "--dry-run"])
+    err = capsys.readouterr().err
+    assert code == 2 and "data.splits" in err and "splits.json" in err and "Traceback" not in err, err
+    code, err = run_main(["judge", "eval", "--cases", str(cases), "-o", str(tmp_path / "judge-out")], capsys)
+    assert_refused_by_cli(code, err, "deep.yaml")
+    assert changed_outside(before, snapshot(tmp_path), []) == []
