@@ -240,6 +240,9 @@ class LocalBackend:
                 removed.append(obj)
         return removed
 
+    def capacity(self, config: SandboxConfig) -> None:
+        return None
+
     def close(self) -> None:
         for sandbox in list(_LIVE):
             sandbox.close()

@@ -40,7 +40,7 @@ def test_reading_a_config_imports_no_backend():
 def test_a_built_in_backend_is_loaded_on_first_use_and_has_every_hook():
     for name in ("docker", "bwrap", "ray"):
         backend = SANDBOX_BACKENDS.get(name)
-        for hook in ("resolve_task_image", "start", "list_leaked", "sweep_leaked", "close"):
+        for hook in ("resolve_task_image", "start", "list_leaked", "sweep_leaked", "capacity", "close"):
             assert callable(getattr(backend, hook)), (name, hook)
     assert set(SANDBOX_BACKENDS.loaded()) >= {"docker", "bwrap", "ray"}
 

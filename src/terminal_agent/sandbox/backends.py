@@ -5,7 +5,8 @@
 A backend is one object in :data:`~terminal_agent.sandbox.registry.SANDBOX_BACKENDS` with the hooks of
 :class:`SandboxBackend`: ``resolve_task_image`` and ``start`` (the hot path), ``list_leaked`` and
 ``sweep_leaked`` (cleanup: the runner's and the launcher's sweeps, the cleanup daemon, ``terminal-agent
-cleanup``), and ``close`` (what this process still holds). Env, runner, pool, cleanup and launcher pick a
+cleanup``), ``capacity`` (the launcher's check that a cluster can hold a run's episodes) and ``close``
+(what this process still holds). Env, runner, pool, cleanup and launcher pick a
 backend with ``SandboxConfig.backend`` or iterate the registry; none of them names one. The grader needs
 nothing but the :class:`~terminal_agent.interfaces.Sandbox` contract, so every backend is graded the same way.
 """
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from terminal_agent.tasks.model import Task, TaskLimits
 
 __all__ = [
-    "SANDBOX_BACKENDS", "LeakedObject", "SandboxBackend", "close_backends", "get_backend", "resolve_task_image",
+    "SANDBOX_BACKENDS", "LeakedObject", "SandboxBackend", "SandboxCapacity", "close_backends", "get_backend", "resolve_task_image",
     "start_sandbox",
 ]
 
@@ -45,6 +46,17 @@ class LeakedObject:
     """Why it is leaked (owner gone, TTL passed), from :func:`terminal_agent.sandbox.labels.judge`."""
     backend: str = ""
     """The registry name of the backend whose ``sweep_leaked`` removes it."""
+
+
+@dataclass(frozen=True)
+class SandboxCapacity:
+    """How many sandboxes a backend spread over several hosts can hold at once."""
+
+    total: int
+    detail: str
+    """Where the number comes from (``2 node(s) advertising 'x' x 50``)."""
+    advice: str
+    """How to get more."""
 
 
 class SandboxBackend(Protocol):
@@ -74,6 +86,12 @@ class SandboxBackend(Protocol):
     ) -> list[LeakedObject]:
         """Remove ``leaked`` (objects this backend listed; None: what ``list_leaked`` finds now); those removed,
         one already gone counted. A removal that fails is logged and left out. Raises like ``list_leaked``."""
+        ...
+
+    def capacity(self, config: "SandboxConfig") -> SandboxCapacity | None:
+        """The sandboxes the backend's hosts can hold at once, for the launcher to check against a run's parallel
+        episodes; None for a backend bounded by this machine alone. Raises ``SandboxUnavailableError`` when its
+        hosts cannot be reached."""
         ...
 
     def close(self) -> None:

@@ -364,25 +364,23 @@ def check_ray_cluster(preset: TrainingPreset) -> None:
 
 
 def check_sandbox_slots(preset: TrainingPreset) -> int | None:
-    """After ``ray.init``: for ``sandbox.backend: ray``, the cluster's sandbox slots (host nodes x
+    """After ``ray.init``: the sandbox backend's capacity (its ``capacity`` hook; ray: host nodes x
     ``max_sandboxes_per_node``) must cover ``agent.parallel_episodes`` (each episode holds one
-    container); the slot count, or None for a backend that runs on this node only."""
-    if preset.sandbox.backend != "ray":
-        return None
+    sandbox); the slot count, or None for a backend that runs on this node only."""
     from terminal_agent.env import env_config_from_args
-    from terminal_agent.sandbox.ray.backend import sandbox_slots
+    from terminal_agent.sandbox.backends import get_backend
 
     config = env_config_from_args(workflow_args_for(preset)["env_args"]).sandbox
-    report = sandbox_slots(config)
+    capacity = get_backend(config.backend).capacity(config)
+    if capacity is None:
+        return None
     needed = preset.agent.parallel_episodes
-    if report.total < needed:
+    if capacity.total < needed:
         raise TrainingSetupError(
-            f"agent.parallel_episodes is {needed} but the Ray cluster has {report.total} sandbox slot(s) "
-            f"({len(report.nodes)} node(s) advertising {config.ray.host_resource!r} x {report.per_node}): start Ray on "
-            f"more Docker nodes with --resources '{{\"{config.ray.host_resource}\": 1}}', or raise "
-            "sandbox.env.sandbox.ray.max_sandboxes_per_node"
+            f"agent.parallel_episodes is {needed} but the {config.backend} sandbox backend has {capacity.total} "
+            f"sandbox slot(s) ({capacity.detail}): {capacity.advice}"
         )
-    return report.total
+    return capacity.total
 
 
 def check_wandb(preset: TrainingPreset) -> None:

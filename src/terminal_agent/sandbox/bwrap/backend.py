@@ -45,6 +45,9 @@ class BwrapBackend:
         return [obj for obj in found if state.remove_sandbox_state(state.sandboxes_dir(
             state.state_root(config.bwrap.state_dir)) / obj.id)]
 
+    def capacity(self, config: SandboxConfig) -> None:
+        return None  # this machine's own sandboxes: nothing to count
+
     def close(self) -> None:
         from terminal_agent.sandbox.bwrap.sandbox import close_live_sandboxes
 

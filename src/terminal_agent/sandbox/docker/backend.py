@@ -101,6 +101,9 @@ class DockerBackend:
         except requests.RequestException as exc:  # the daemon went away during the sweep
             raise SandboxUnavailableError(f"the Docker daemon failed during the leak sweep: {exc}") from exc
 
+    def capacity(self, config: SandboxConfig) -> None:
+        return None  # this machine's own sandboxes: nothing to count
+
     def close(self) -> None:
         from terminal_agent.sandbox.docker.network import remove_own_networks
         from terminal_agent.sandbox.docker.sandbox import close_live_sandboxes

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from terminal_agent.errors import SandboxError, SandboxUnavailableError
-from terminal_agent.sandbox.backends import LeakedObject
+from terminal_agent.sandbox.backends import LeakedObject, SandboxCapacity
 from terminal_agent.sandbox.config import RaySandboxConfig, SandboxConfig
 from terminal_agent.sandbox.ray.host import CallOutcome, HostDescription, SandboxHost, StartedSandbox
 from terminal_agent.sandbox.ray.proxy import RaySandbox
@@ -414,6 +414,16 @@ class RayBackend:
         self, config: SandboxConfig, leaked: list[LeakedObject] | None = None, now: float | None = None
     ) -> list[LeakedObject]:
         return []
+
+    def capacity(self, config: SandboxConfig) -> SandboxCapacity:
+        """Host nodes x ``max_sandboxes_per_node`` (joins the cluster if need be)."""
+        report = sandbox_slots(config)
+        return SandboxCapacity(
+            report.total,
+            f"{len(report.nodes)} node(s) advertising {config.ray.host_resource!r} x {report.per_node}",
+            f"start Ray on more Docker nodes with --resources '{{\"{config.ray.host_resource}\": 1}}', or raise "
+            "sandbox.env.sandbox.ray.max_sandboxes_per_node",
+        )
 
     def close(self) -> None:
         """End this process's fleets: their sandboxes are closed and their host actors ended."""
