@@ -84,7 +84,9 @@ class DecodeGraphs:
         if self._pool is None:
             self._pool = torch.cuda.graph_pool_handle()
         graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph, pool=self._pool):
+        # thread_local: the trainer's forward and backward passes on another thread (a streamed update) neither
+        # break this capture nor are refused while it runs; the capture stream is a non-blocking pool stream
+        with torch.cuda.graph(graph, pool=self._pool, capture_error_mode="thread_local"):
             self._step(*shape)
         restore()
         torch.cuda.synchronize()
