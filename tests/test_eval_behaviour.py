@@ -176,6 +176,8 @@ def test_first_word_of_a_bash_command_skips_assignments_and_paths():
     assert first_word("FOO=1 BAR=x /usr/bin/python3 -c 'x'") == "python3"
     assert first_word("  cd /app && ls") == "cd"
     assert first_word("A=1") is None and first_word("") is None
+    assert first_word("#!/bin/bash\n# dedupe\n\nawk '{print $1}' f") == "awk"  # a script: its first real command
+    assert first_word("#!/bin/bash\n") is None
 
 
 def test_bad_run_directories_exit_2_naming_the_path(tmp_path):

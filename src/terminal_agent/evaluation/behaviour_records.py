@@ -163,11 +163,17 @@ def _as_list(value: Any) -> list[Any]:
 
 
 def first_word(command: str) -> str | None:
-    """The program a bash command starts with: ``FOO=1 /usr/bin/python3 x.py`` -> ``python3``."""
-    for word in command.split():
-        if _ASSIGNMENT.match(word):
+    """The program a bash command starts with: ``FOO=1 /usr/bin/python3 x.py`` -> ``python3``.
+
+    Blank lines, a ``#!`` line and comment lines are skipped: a script written as one command
+    (``#!/bin/bash`` then ``awk ...``) counts as its first real command, ``awk``."""
+    for line in command.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
             continue
-        return word.rsplit("/", 1)[-1] or word
+        for word in line.split():
+            if _ASSIGNMENT.match(word):
+                continue
+            return word.rsplit("/", 1)[-1] or word
     return None
 
 
