@@ -143,6 +143,6 @@ def test_images_export_refuses_to_extend_a_broken_export_naming_it(tmp_path):
     tasks_csv = write_tasks_csv([TASK], tmp_path / "tasks.csv")
     result = CliRunner().invoke(app, ["images", "export", str(tasks_csv), "-o", str(tmp_path / "export")],
                                 env={"COLUMNS": "400"})
-    assert result.exit_code != 0
+    assert result.exit_code == 2  # bad input: the export named by -o
     assert str(manifest) in " ".join(result.output.split()) and "cannot be extended" in result.output
     assert manifest.read_bytes() == manifest.read_bytes()[:100]  # left as it was

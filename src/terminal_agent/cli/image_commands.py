@@ -146,8 +146,10 @@ def export(
         try:
             report = export_images(tasks, out_dir, progress=lambda line: status.update(escape(line[:100])))
         except ImageError as exc:
+            from terminal_agent.errors import exit_code_for
+
             console.print(f"[red]export failed:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
-            raise typer.Exit(1) from None
+            raise typer.Exit(exit_code_for(exc)) from None  # a broken export given as -o is bad input (2)
     for task_id, tag in sorted(report.images.items()):
         console.print(f"[green]ok[/green] {escape(task_id)} -> {escape(tag)}", highlight=False)
     console.print(
