@@ -43,3 +43,13 @@ def test_unknown_task_id_exits_1(tmp_path):
     csv_path = write_tasks_csv([_task()], tmp_path / "tasks.csv")
     result = CliRunner().invoke(app, ["sandbox", "shell", "nope", "--tasks", str(csv_path)])
     assert result.exit_code == 1
+
+
+def test_an_unknown_backend_exits_2_naming_it(tmp_path):
+    from terminal_agent.cli import app
+
+    csv_path = write_tasks_csv([_task()], tmp_path / "tasks.csv")
+    result = CliRunner().invoke(app, ["sandbox", "shell", "sandbox-shell-cli", "--tasks", str(csv_path),
+                                      "--backend", "nosuch"], env={"COLUMNS": "300"})
+    assert result.exit_code == 2
+    assert "nosuch" in result.output

@@ -18,13 +18,14 @@ def shell(
     tasks: Path = typer.Option(Path("dataset/latest_verified.csv"), "--tasks", exists=True, help="Tasks source (CSV, parquet or task directory)."),
     timeout: float = typer.Option(None, "--timeout", help="Deadline of each command in seconds (default: the task's)."),
     with_tests: bool = typer.Option(False, "--with-tests", help="Copy the task's tests into /tests first."),
+    backend: str = typer.Option("docker", "--backend", help="Sandbox backend (docker, bwrap, ...; see docs/sandbox.md)."),
 ) -> None:
     """Build (or reuse) the task's image, start its sandbox and read commands until EOF or `exit`."""
     import tempfile
 
-    from terminal_agent.sandbox.docker.sandbox import DockerSandbox
-    from terminal_agent.sandbox.images.manager import ensure_task_image
-    from terminal_agent.sandbox.task_env import resolve_sandbox_env
+    from terminal_agent.errors import ConfigError, ImageError
+    from terminal_agent.sandbox.backends import resolve_task_image, start_sandbox
+    from terminal_agent.sandbox.config import SandboxConfig
     from terminal_agent.tasks.loading import load_tasks
     from terminal_agent.tasks.task_dirs import write_file, write_tree
 
@@ -33,10 +34,16 @@ def shell(
         console.print(f"[red]no task {escape(repr(task_id))} in {escape(str(tasks))}[/red]")
         raise typer.Exit(1)
     task = matches[0]
-    with console.status(f"image of {escape(task_id)} ..."):
-        image = ensure_task_image(task)
-    env = resolve_sandbox_env(task.env, task_id=task.task_id)  # the task's [environment.env], as in an episode
-    with DockerSandbox.start(image, limits=task.limits, run_id=f"shell-{task_id}", env=env) as sandbox:
+    try:
+        config = SandboxConfig(backend=backend)
+        with console.status(f"image of {escape(task_id)} ..."):
+            image = resolve_task_image(config, task)
+    except (ConfigError, ImageError, ValueError) as exc:  # an unknown backend, or no image for it
+        console.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+    # the task's [environment.env] as in an episode, through the configured backend (no backend named here)
+    sandbox = start_sandbox(config, image, task.limits, f"shell-{task_id}", env=task.env, task_id=task.task_id)
+    try:
         if with_tests:
             with tempfile.TemporaryDirectory() as tmp:
                 root = Path(tmp)
@@ -61,6 +68,8 @@ def shell(
             if result.output:
                 typer.echo(result.output, nl=not result.output.endswith("\n"))
             if result.timed_out:
-                console.print(f"[yellow]timed out after {sandbox.bound_timeout(timeout):.0f} s (processes killed)[/yellow]")
+                console.print("[yellow]timed out (processes killed)[/yellow]")
             elif result.exit_code:
                 console.print(f"[red]exit {result.exit_code}[/red]" + (" (out of memory)" if result.oom_killed else ""))
+    finally:
+        sandbox.close()
