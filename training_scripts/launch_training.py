@@ -73,7 +73,15 @@ def main(argv: list[str] | None = None) -> int:
             console.print(f"[green]valid[/green]; resolved launch saved to {escape(str(path))} (nothing started)")
             return 0
         console.print(f"[green]valid[/green]; launching {escape(plan.preset.name)} into {escape(str(plan.run_dir))}")
-        launch(plan)
+        if plan.preset.backend == "local":  # the local trainer is quiet; the progress bars and summary are this CLI's
+            from terminal_agent.cli.local_training_view import RichTrainingProgress, print_training_summary
+
+            config = plan.local_config
+            with RichTrainingProgress(steps=config.steps, episodes_per_step=config.tasks_per_step * config.group_size) as view:
+                summary = launch(plan, progress=view)
+            print_training_summary(summary)
+        else:
+            launch(plan)
     except (*USER_INPUT_ERRORS, TrainingSetupError) as exc:  # bad input (a preset, its tasks) or this machine
         console.print(f"[red]error[/red]: {escape(str(exc))}", highlight=False, soft_wrap=True)
         return 2

@@ -454,15 +454,16 @@ def _launch_verl(plan: LaunchPlan) -> None:
         close_backends()  # before Ray goes: the ray backend ends its host actors here
 
 
-def launch(plan: LaunchPlan) -> None:
-    """Run the validated plan (blocks until training ends)."""
+def launch(plan: LaunchPlan, *, progress: Any = None) -> Any:
+    """Run the validated plan (blocks until training ends). A local run reports to ``progress`` (a
+    ``TrainingProgress``; None: quiet) and returns its ``TrainingSummary``; a verl run returns None."""
     plan.run_dir.mkdir(parents=True, exist_ok=True)
     write_dry_run(plan)  # the resolved, redacted config of every real run is kept beside its outputs
     if plan.preset.backend == "local":
         run_local_training = _load_object(LOCAL_TRAINER_PATH, "the local trainer")
-        run_local_training(plan.preset, plan.run_dir)
-        return
+        return run_local_training(plan.preset, plan.run_dir, progress=progress)
     _launch_verl(plan)
+    return None
 
 
 __all__ = [

@@ -382,23 +382,16 @@ def train_local(
 
 
 def run_local_training(preset: Any, run_dir: Path, *, progress: TrainingProgress | None = None, **overrides: Any) -> TrainingSummary:
-    """Entry point of ``launch_training.py`` for a ``backend: local`` preset.
+    """Entry point of the launcher for a ``backend: local`` preset.
 
     Loads the preset's train and held-out splits (``data.splits``, or ``data.tasks`` split by
     ``data.val_fraction`` and ``data.split_seed``), trains on the first and validates on the second
     when the preset asks (``trainer.test_freq``, ``trainer.val_before_train``); ``overrides`` set
-    :class:`LocalTrainingConfig` fields. With no ``progress`` the CLI's rich view is used (this
-    function is the CLI's; :func:`train_local` is the quiet library call).
+    :class:`LocalTrainingConfig` fields. Quiet unless ``progress`` is given (``launch_training.py``
+    passes the CLI's rich view).
     """
     config = LocalTrainingConfig.from_preset(preset, **overrides)
     train, held_out = local_task_split(preset)
-    if progress is None:
-        from terminal_agent.cli.local_training_view import RichTrainingProgress, print_training_summary
-
-        with RichTrainingProgress(steps=config.steps, episodes_per_step=config.tasks_per_step * config.group_size) as view:
-            summary = train_local(config, train, run_dir, progress=view, val_tasks=held_out)
-        print_training_summary(summary)
-        return summary
     return train_local(config, train, run_dir, progress=progress, val_tasks=held_out)
 
 
