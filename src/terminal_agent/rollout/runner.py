@@ -43,6 +43,7 @@ from terminal_agent.tasks.model import Task
 __all__ = [
     "RESULTS_FILE",
     "MeteredModel",
+    "AttemptCallback",
     "ProgressCallback",
     "RolloutConfig",
     "RolloutRunner",
@@ -79,6 +80,12 @@ class RolloutConfig(BaseModel):
     """Remove sandboxes leaked by dead earlier runs before starting, and keep a CleanupDaemon sweeping while the run lasts."""
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
     """Where the default env runs episodes: the sandbox backend (``docker``, ``bwrap``, ``ray``) and its settings."""
+    retries: int = Field(default=0, ge=0)
+    """Extra attempts of an episode flagged with a kind in ``retry_error_kinds``; the last attempt is the trial kept."""
+    retry_error_kinds: list[str] = Field(default_factory=lambda: ["sandbox"])
+    """Error kinds worth another attempt (a lost container or daemon); a grader timeout or a bug would only repeat."""
+    retry_delay_s: float = Field(default=5.0, ge=0)
+    """Wait before the first retry of an episode, doubled for each later one (a restarting daemon needs seconds)."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +98,9 @@ class TrialSpec:
 
 ProgressCallback = Callable[[int, int, TrialResult], None]
 """``(finished, total, trial)`` after each trial; called from the event loop thread."""
+
+AttemptCallback = Callable[[TrialSpec, TrialResult, bool], None]
+"""``(spec, trial, final)`` after every attempt, retried ones included (``final`` False); from the event loop thread."""
 
 
 def _default_env_factory(task: Task, config: RolloutConfig) -> Any:
@@ -150,6 +160,7 @@ class RolloutRunner:
         episode_fn: Callable[..., Any] | None = None,
         on_progress: ProgressCallback | None = None,
         model_for_trial: Callable[[TrialSpec], ModelClient] | None = None,
+        on_attempt: AttemptCallback | None = None,
     ):
         self.model = model
         self.model_for_trial = model_for_trial
@@ -158,6 +169,7 @@ class RolloutRunner:
         self.agent_factory = agent_factory or _default_agent_factory
         self.episode_fn = episode_fn
         self.on_progress = on_progress
+        self.on_attempt = on_attempt
         self._model_lock = threading.Lock()  # used for every client that is not thread-safe (shared or per-trial)
 
     # --- public API -------------------------------------------------------------------------
@@ -215,8 +227,7 @@ class RolloutRunner:
 
         async def one(spec: TrialSpec) -> None:
             nonlocal finished
-            async with semaphore:
-                trial = await self._run_with_deadline(loop, executor, spec)
+            trial = await self._run_with_retries(loop, executor, semaphore, spec)
             results.trials.append(trial)
             finished += 1
             results.run.wall_s = time.monotonic() - started
@@ -248,6 +259,27 @@ class RolloutRunner:
         if self.config.episode_timeout_s is not None:
             return self.config.episode_timeout_s
         return task.limits.agent_timeout_s + task.limits.test_timeout_s + 60.0
+
+    async def _run_with_retries(
+        self, loop: asyncio.AbstractEventLoop, executor: concurrent.futures.Executor, semaphore: asyncio.Semaphore,
+        spec: TrialSpec,
+    ) -> TrialResult:
+        """The trial of ``spec``: its first attempt, or the last of up to ``retries`` more after retryable flags."""
+        config = self.config
+        retry = 0
+        while True:
+            async with semaphore:
+                trial = await self._run_with_deadline(loop, executor, spec)
+            kind = trial.error.kind if trial.error is not None else None
+            final = kind is None or kind not in config.retry_error_kinds or retry == config.retries
+            if self.on_attempt is not None:
+                self.on_attempt(spec, trial, final)
+            if final:
+                return trial
+            retry += 1
+            logger.warning("%s attempt %d: retrying after a %s error (retry %d of %d)",
+                           spec.task.task_id, spec.attempt, kind, retry, config.retries)
+            await asyncio.sleep(config.retry_delay_s * 2 ** (retry - 1))  # outside the semaphore: others go on
 
     async def _run_with_deadline(
         self, loop: asyncio.AbstractEventLoop, executor: concurrent.futures.Executor, spec: TrialSpec

@@ -29,6 +29,7 @@ import docker
 import docker.errors
 
 from terminal_agent.errors import SandboxError
+from terminal_agent.sandbox.docker.daemon_errors import DAEMON_ERRORS
 from terminal_agent.sandbox.shell_protocol import absolute_path, server_source
 
 SPOOL_MAX_BYTES = 32 << 20
@@ -136,7 +137,7 @@ class ArchiveFiles:
                 message = daemon_message(exc)
                 code = errno.ELOOP if "too many links" in message else errno.EIO
                 raise OSError(code, f"cannot read: {message}", path) from None
-            except docker.errors.DockerException as exc:
+            except DAEMON_ERRORS as exc:
                 raise self._broken_error(f"get_archive({path}) failed: {exc}") from exc
             file_mode = int(stat.get("mode", 0))
             if file_mode & (1 << 31):  # Go's os.ModeDir
@@ -180,7 +181,7 @@ class ArchiveFiles:
                 if self.container_gone():
                     raise self._broken_error(f"put_archive({what}) failed: {exc}") from exc
                 raise OSError(errno.EIO, f"cannot write: {daemon_message(exc)}", what) from None
-            except docker.errors.DockerException as exc:
+            except DAEMON_ERRORS as exc:
                 raise self._broken_error(f"put_archive({what}) failed: {exc}") from exc
 
     def container_gone(self) -> bool:
@@ -190,7 +191,7 @@ class ArchiveFiles:
             return not state.get("Running", False)
         except docker.errors.NotFound:
             return True
-        except docker.errors.DockerException:
+        except DAEMON_ERRORS:  # an unreachable daemon cannot serve this container any more
             return True
 
 

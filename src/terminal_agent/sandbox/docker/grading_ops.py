@@ -17,6 +17,7 @@ import docker
 import docker.errors
 
 from terminal_agent.errors import SandboxError
+from terminal_agent.sandbox.docker.daemon_errors import DAEMON_ERRORS
 from terminal_agent.interfaces import ExecResult, FilesystemChanges, PathChange, WatchedPaths
 from terminal_agent.sandbox.overlay_changes import in_layers, walk_upper_dir
 
@@ -46,7 +47,7 @@ def list_container_changes(
         if prefer_host_read and upper:
             return FilesystemChanges(walk_upper_dir(upper, lowers, watched), "upperdir")
         entries = api.diff(container_id) or []
-    except docker.errors.DockerException as exc:
+    except DAEMON_ERRORS as exc:
         raise SandboxError(f"cannot list the changes of {container_id[:12]}: {exc}") from exc
     parents = {posixpath.dirname(e["Path"]) for e in entries}
     changes = [PathChange(e["Path"], _DIFF_KINDS.get(e["Kind"], "C"), e["Path"] in parents) for e in entries]
@@ -60,7 +61,7 @@ def container_image_has(api: docker.APIClient, container_id: str, paths: list[st
         if upper:
             return {path: in_layers(lowers, path) for path in paths}
         kinds = {e["Path"]: _DIFF_KINDS.get(e["Kind"], "C") for e in api.diff(container_id) or []}
-    except docker.errors.DockerException as exc:
+    except DAEMON_ERRORS as exc:
         raise SandboxError(f"cannot inspect {container_id[:12]}: {exc}") from exc
     found: dict[str, bool] = {}
     for path in paths:
@@ -79,7 +80,7 @@ def _present_now(api: docker.APIClient, container_id: str, path: str) -> bool:
         stream, _ = api.get_archive(container_id, path)
     except docker.errors.NotFound:
         return False
-    except docker.errors.DockerException as exc:
+    except DAEMON_ERRORS as exc:
         raise SandboxError(f"cannot stat {path} in {container_id[:12]}: {exc}") from exc
     if hasattr(stream, "close"):
         stream.close()
@@ -92,7 +93,7 @@ def run_privileged_exec(api: docker.APIClient, container_id: str, argv: list[str
     box: dict[str, Any] = {}
     try:
         exec_id = api.exec_create(container_id, argv, user="0", workdir="/", environment={"LC_ALL": "C.UTF-8"})["Id"]
-    except docker.errors.DockerException as exc:
+    except DAEMON_ERRORS as exc:
         raise SandboxError(f"cannot exec in {container_id[:12]}: {exc}") from exc
 
     def target() -> None:
@@ -111,7 +112,7 @@ def run_privileged_exec(api: docker.APIClient, container_id: str, argv: list[str
         raise SandboxError(f"exec in {container_id[:12]} failed: {box['error']}") from box["error"]
     try:
         exit_code = api.exec_inspect(exec_id).get("ExitCode")
-    except docker.errors.DockerException as exc:
+    except DAEMON_ERRORS as exc:
         raise SandboxError(f"cannot inspect an exec in {container_id[:12]}: {exc}") from exc
     output = (box.get("output") or b"").decode("utf-8", errors="replace")
     return ExecResult(exit_code=int(exit_code if exit_code is not None else -1), output=output,
@@ -122,7 +123,7 @@ def _kill_everything(api: docker.APIClient, container_id: str) -> None:
     try:
         exec_id = api.exec_create(container_id, ["kill", "-9", "-1"], user="0")["Id"]
         api.exec_start(exec_id)
-    except docker.errors.DockerException:
+    except DAEMON_ERRORS:  # best effort: a lost daemon or container has nothing left to kill
         logger.debug("kill after a privileged exec's deadline failed", exc_info=True)
 
 
@@ -133,5 +134,5 @@ def put_container_archive(api: docker.APIClient, container_id: str, dest_dir: st
         raise FileNotFoundError(2, "No such file or directory", dest_dir) from None
     except docker.errors.APIError as exc:
         raise OSError(5, f"cannot write: {exc.explanation or exc}", dest_dir) from None
-    except docker.errors.DockerException as exc:
+    except DAEMON_ERRORS as exc:
         raise SandboxError(f"put_archive into {container_id[:12]} failed: {exc}") from exc

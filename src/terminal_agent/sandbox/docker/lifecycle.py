@@ -7,10 +7,12 @@ import time
 
 import docker
 import docker.errors
+import requests
 from docker.types import LogConfig
 
 from terminal_agent.errors import SandboxUnavailableError
 from terminal_agent.sandbox.docker import network as docker_network
+from terminal_agent.sandbox.docker.daemon_errors import DAEMON_ERRORS
 from terminal_agent.sandbox import labels as sandbox_labels
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.sandbox.shell_protocol import server_command
@@ -77,13 +79,13 @@ def create_sandbox_container(
         raise SandboxUnavailableError(
             f"image {image!r} is not present (build it with `terminal-agent images ...`)"
         ) from exc
-    except docker.errors.DockerException as exc:
+    except DAEMON_ERRORS as exc:
         raise SandboxUnavailableError(f"cannot create a container of {image!r}: {exc}") from exc
     container_id = created["Id"]
     if network == docker_network.DEFAULT_BRIDGE and not limits.network:
         try:
             api.disconnect_container_from_network(container_id, network, force=True)
-        except docker.errors.DockerException as exc:
+        except DAEMON_ERRORS as exc:
             remove_container_quietly(api, container_id)
             raise SandboxUnavailableError(f"cannot take the network away from a container of {image!r}: {exc}") from exc
     return container_id
@@ -109,13 +111,16 @@ def remove_container_quietly(api: docker.APIClient, container_id: str, wait_s: f
         if exc.status_code != 409:
             logger.warning("could not remove container %s: %s", container_id[:12], exc)
             return
+    except requests.RequestException as exc:  # the daemon is gone: it removes auto-remove containers when it is back
+        logger.warning("could not remove container %s, the daemon is gone: %s", container_id[:12], exc)
+        return
     deadline = time.monotonic() + wait_s
     while time.monotonic() < deadline:
         try:
             api.inspect_container(container_id)
         except docker.errors.NotFound:
             return
-        except docker.errors.APIError:  # the daemon is busy or going away: stop waiting, nothing to do
+        except (docker.errors.APIError, requests.RequestException):  # the daemon is busy or going away: stop waiting
             return
         time.sleep(0.05)
     logger.warning("container %s was still being removed after %.0f s", container_id[:12], wait_s)

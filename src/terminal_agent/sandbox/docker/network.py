@@ -28,6 +28,7 @@ import docker
 import docker.errors
 
 from terminal_agent.errors import SandboxUnavailableError
+from terminal_agent.sandbox.docker.daemon_errors import DAEMON_ERRORS
 from terminal_agent.sandbox import labels as sandbox_labels
 
 logger = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ def sandbox_network(api: docker.APIClient, run_id: str, *, recreate: bool = Fals
         labels = sandbox_labels.owner_labels(run_id, 0)  # no TTL: it lives as long as its owner process
         try:
             api.create_network(name, driver="bridge", options=_NO_ICC, labels=labels, check_duplicate=True)
-        except docker.errors.DockerException as exc:
+        except DAEMON_ERRORS as exc:
             if "address pool" not in str(exc) and "non-overlapping" not in str(exc):
                 raise SandboxUnavailableError(f"cannot create the sandbox network {name}: {exc}") from exc
             logger.warning(

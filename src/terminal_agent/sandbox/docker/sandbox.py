@@ -29,6 +29,7 @@ import docker
 import docker.errors
 
 from terminal_agent.errors import SandboxError, SandboxUnavailableError
+from terminal_agent.sandbox.docker.daemon_errors import DAEMON_ERRORS
 from terminal_agent.interfaces import ExecResult, FilesystemChanges, WatchedPaths
 from terminal_agent.sandbox.docker.archive_files import ArchiveFiles
 from terminal_agent.sandbox.docker.attach_stream import RECV_CHUNK, STDOUT, DockerStreamDemuxer, open_attach_socket
@@ -199,7 +200,7 @@ class DockerSandbox(ShellServerClient):
                     docker_network.connect(api, self._id, self.run_id, isolated=self.config.isolate_networks)
                 else:
                     docker_network.disconnect_all(api, self._id)
-            except docker.errors.DockerException as exc:
+            except DAEMON_ERRORS as exc:
                 if enabled:
                     raise SandboxError(f"sandbox {self._short_id}: cannot connect it to a network: {exc}") from exc
                 # a sandbox that may still have a network it must not have is not usable any more
