@@ -14,6 +14,7 @@ import docker.errors
 import requests
 
 from terminal_agent.errors import SandboxUnavailableError
+from terminal_agent.sandbox.docker.daemon_errors import DAEMON_ERRORS
 from terminal_agent.interfaces import Sandbox
 from terminal_agent.sandbox import labels as sandbox_labels
 from terminal_agent.sandbox.backends import LeakedObject
@@ -73,7 +74,10 @@ class DockerBackend:
     def resolve_task_image(self, config: SandboxConfig, task: Task) -> str:
         from terminal_agent.sandbox.images.manager import ensure_task_image
 
-        return ensure_task_image(task)
+        try:
+            return ensure_task_image(task)
+        except DAEMON_ERRORS as exc:  # the daemon went away while the image was looked up: a sandbox failure
+            raise SandboxUnavailableError(f"the Docker daemon failed while the image of {task.task_id} was resolved: {exc}") from exc
 
     def start(
         self, config: SandboxConfig, image_ref: str, limits: TaskLimits, run_id: str | None, env: dict[str, str],
@@ -87,7 +91,7 @@ class DockerBackend:
     def list_leaked(self, config: SandboxConfig, now: float | None = None) -> list[LeakedObject]:
         try:
             return find_leaked_objects(docker_client(config.docker_timeout_s).api, now)
-        except (docker.errors.DockerException, requests.RequestException) as exc:
+        except DAEMON_ERRORS as exc:
             raise SandboxUnavailableError(f"the Docker daemon failed while its leaks were listed: {exc}") from exc
 
     def sweep_leaked(
