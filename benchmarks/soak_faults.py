@@ -295,6 +295,9 @@ def main() -> int:
     parser.add_argument("--grader-timeouts", type=int, default=1)
     parser.add_argument("--retries", type=int, default=3, help="RolloutConfig.retries for sandbox failures.")
     parser.add_argument("--retry-delay", type=float, default=5.0, help="RolloutConfig.retry_delay_s.")
+    parser.add_argument("--budget-s", type=float, default=None,
+                        help="Wall time the faulty run may take: fewer episodes than --episodes when the fault-free "
+                             "rate says they would not fit (it assumes the faults cost a third of the throughput).")
     args = parser.parse_args()
 
     problems: list[str] = []
@@ -311,6 +314,11 @@ def main() -> int:
         if any(remaining.values()):
             problems.append(f"fault-free run left {remaining}")
 
+    if args.budget_s and clean_rate:
+        fits = int(clean_rate * args.budget_s * 0.67) // 10 * 10
+        if fits < args.episodes:
+            print(f"only {fits} of {args.episodes} episodes fit in {args.budget_s:.0f} s at the fault-free rate: running {fits}")
+            args.episodes = fits
     hang = {int(args.episodes * (i + 1) / (args.grader_timeouts + 2)) + 3 for i in range(args.grader_timeouts)}
     print(f"faulty run: {args.episodes} episodes, {args.concurrency} at a time, grader timeouts at {sorted(hang)}", file=sys.stderr)
     soak, wall = run(args, args.episodes, faults=True, hang=hang)
