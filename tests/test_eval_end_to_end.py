@@ -193,8 +193,12 @@ def test_eval_run_refuses_an_unknown_sandbox_backend_and_a_stray_images_dir(tmp_
     from terminal_agent.cli import app
 
     shipped = Path(__file__).resolve().parents[1] / "dataset" / "latest_verified.csv"
-    bad = CliRunner().invoke(app, ["eval", "run", str(shipped), "-t", "count-log-levels", "--sandbox", "podman"])
-    assert bad.exit_code == 2 and "valid: bwrap, docker, ray" in bad.output
+    bad = CliRunner().invoke(app, ["eval", "run", str(shipped), "-t", "count-log-levels", "--sandbox", "podman"],
+                             env={"COLUMNS": "400"})
+    # the registered backends are listed (a test may have registered its own `local` one in this process)
+    valid = " ".join(bad.output.split()).split("valid: ", 1)[-1]
+    assert bad.exit_code == 2 and "podman" in bad.output
+    assert all(name in valid for name in ("bwrap", "docker", "ray")), bad.output
     stray = CliRunner().invoke(app, ["eval", "run", str(shipped), "-t", "count-log-levels", "--images-dir", str(tmp_path)])
     assert stray.exit_code == 2 and "--sandbox bwrap" in stray.output
     assert not any(tmp_path.iterdir()), "nothing may be written when the arguments are refused"

@@ -10,7 +10,7 @@ each pad query attend to itself (``PAD_ATTENTION = "self"``). These tests pin th
   shapes and summation order; measured up to 2.3e-5) and equal today's padding mask within
   ``SAME_PACKING_TOLERANCE`` (measured: bit-identical), under SDPA and eager attention;
 * the failing shape (rows hundreds of tokens apart, the longest 64 mod 128 tokens) gives finite
-  gradients and an optimizer step through ``grpo_update`` in float32 and bfloat16;
+  gradients and an optimizer step through ``grpo_update`` in float32 (bfloat16: the ``gpu`` test);
 * ``update/skipped_steps`` carries the run's count across a resume;
 * on a GPU (``gpu``): the same shape keeps finite gradients under every SDPA backend.
 """
@@ -104,7 +104,9 @@ def test_packed_logprobs_match_one_row_at_a_time(implementation):
 
 
 @pytest.mark.model
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+# bfloat16 runs in the gpu test below (every SDPA backend); on this CPU, without bf16 matrix units, the same
+# update took 431 s against 21 s in float32 (the whole CI run's slowest test), for a shape fp32 already covers
+@pytest.mark.parametrize("dtype", ["float32"])
 def test_failing_shape_gives_finite_gradients_through_grpo_update(dtype):
     policy = policy_in(dtype)
     params = [p for p in policy.model.parameters() if p.requires_grad]
