@@ -138,7 +138,7 @@ def mid_episode_container(run_id: str, rng: random.Random, hit: set[str]) -> tup
             top = api.top(container["Id"], ps_args="-o pid,args")
         except DAEMON_ERRORS:  # it ended meanwhile: look at the next one
             continue
-        if any(p[-1].startswith("sleep 1") for p in top["Processes"]):
+        if any(p[-1].startswith("sleep 1") for p in top.get("Processes") or []):
             hit.add(container["Id"])
             return container["Id"], top
     return None
@@ -159,7 +159,7 @@ def kill_shell_server(run_id: str, rng: random.Random, hit: set[str]) -> str | N
     container_id, top = found
     pid_at = top["Titles"].index("PID")
     # the server runs as ta-sandbox (its renamed interpreter) under docker-init; the oldest one is the server itself
-    servers = [int(p[pid_at]) for p in top["Processes"] if "ta-sandbox" in p[-1] and "docker-init" not in p[-1]]
+    servers = [int(p[pid_at]) for p in top.get("Processes") or [] if "ta-sandbox" in p[-1] and "docker-init" not in p[-1]]
     if not servers:
         return None
     os.kill(min(servers), signal.SIGKILL)
