@@ -20,6 +20,19 @@ environment() {
   export PYTHONUNBUFFERED=1 WANDB_MODE=disabled TOKENIZERS_PARALLELISM=false
 }
 
+# bounded SCRIPT ARGS...: run a Python script under TA_TRAIN_TIMEOUT (before the call's 10-minute limit); sets rc.
+bounded() {
+  rc=0
+  timeout -k 20 "${TA_TRAIN_TIMEOUT:-480}" "$PY" "$@" || rc=$?
+  [ "$rc" = 124 ] && echo "stopped at ${TA_TRAIN_TIMEOUT:-480} s: run the same command again to resume (from the last checkpoint)"
+  return 0
+}
+# out_arg ARGS...: the value after --out
+out_arg() {
+  local prev="" a
+  for a in "$@"; do [ "$prev" = "--out" ] && echo "$a"; prev="$a"; done
+  return 0
+}
 case "${1:-}" in
   stage)
     shift
@@ -51,13 +64,8 @@ case "${1:-}" in
     copy_to="$1"; shift
     environment
     mkdir -p "$copy_to"
-    rc=0
-    # ends the trainer before the call's 10-minute limit; the run resumes from its last checkpoint next call
-    timeout -k 20 "${TA_TRAIN_TIMEOUT:-480}" "$PY" "$HERE/train_steps.py" "$@" || rc=$?
-    [ "$rc" = 124 ] && echo "trainer stopped at ${TA_TRAIN_TIMEOUT:-480} s: run the same train command again to resume"
-    # whatever happened, bring back the metrics and the summary (the run dir is the --out argument)
-    run_dir=""; prev=""
-    for a in "$@"; do [ "$prev" = "--out" ] && run_dir="$a"; prev="$a"; done
+    bounded "$HERE/train_steps.py" "$@"  # the run resumes from its last checkpoint next call
+    run_dir="$(out_arg "$@")"  # whatever happened, bring back the metrics and the summary
     if [ -n "$run_dir" ] && [ -d "$run_dir" ]; then
       for f in metrics.jsonl summary.json curves.png; do [ -f "$run_dir/$f" ] && cp "$run_dir/$f" "$copy_to/"; done
       [ -f "$run_dir/metrics.jsonl" ] && "$PY" "$HERE/summarize_step_times.py" "$run_dir/metrics.jsonl" > "$copy_to/step_times.txt"  # train_steps.py printed it already
@@ -69,13 +77,10 @@ case "${1:-}" in
     copy_to="$1"; shift
     environment
     mkdir -p "$copy_to"
-    rc=0
     # the learning experiment (train, then base / warm start / trained on the held-out tasks); a stopped run
     # resumes its training from the last checkpoint on the same --out, and a finished seed is skipped
-    timeout -k 20 "${TA_TRAIN_TIMEOUT:-480}" "$PY" "$REPO/training_scripts/local_learning_experiment.py" "$@" || rc=$?
-    [ "$rc" = 124 ] && echo "experiment stopped at ${TA_TRAIN_TIMEOUT:-480} s: run the same command again to resume"
-    out_dir=""; prev=""
-    for a in "$@"; do [ "$prev" = "--out" ] && out_dir="$a"; prev="$a"; done
+    bounded "$REPO/training_scripts/local_learning_experiment.py" "$@"
+    out_dir="$(out_arg "$@")"
     if [ -n "$out_dir" ] && [ -d "$out_dir" ]; then  # at most 8 files of 16 MiB come back: two tars
       (cd "$out_dir" && find . -path '*/transcripts' -prune -o -path '*/checkpoints' -prune -o \
         \( -name '*.json' -o -name '*.jsonl' -o -name '*.md' \) -print0 | tar --null -czf "$copy_to/experiment.tgz" --files-from=-) || true
