@@ -29,24 +29,79 @@ ADAPTER_DIR = "adapter"
 LATEST_FILE = "latest"
 
 
+#: Curriculum level of each task difficulty (``Task.difficulty``); any other value counts as medium.
+DIFFICULTY_LEVELS: dict[str, int] = {"easy": 0, "medium": 1, "hard": 2}
+
+
 class TaskOrder:
     """The order in which train tasks are drawn: a fresh seeded permutation per epoch.
 
     ``next_batch(k)`` returns the next ``k`` task indices, crossing into the next epoch as needed.
     Its whole state is ``(epoch, position)``; together with the seed and the task count it
     reproduces every later draw exactly.
+
+    With ``levels`` (one curriculum level per task, see :meth:`easy_to_hard`) the order opens the
+    tasks level by level: the first ``opening_draws`` draws are split into equal parts, one fewer
+    than there are levels, and part ``i`` draws only tasks of level ``i`` or lower (seeded
+    permutations of that pool, one after another); from draw ``opening_draws`` on, every task. Its
+    state is then the number of draws made (``position``); every draw is a function of it.
     """
 
-    def __init__(self, count: int, seed: int, epoch: int = 0, position: int = 0):
+    def __init__(self, count: int, seed: int, epoch: int = 0, position: int = 0, *,
+                 levels: list[int] | None = None, opening_draws: int = 0):
         if count < 1:
             raise ValueError("TaskOrder needs at least one task")
+        if levels is not None and len(levels) != count:
+            raise ValueError(f"TaskOrder got {len(levels)} curriculum levels for {count} tasks")
         self.count, self.seed, self.epoch, self.position = count, seed, epoch, position
+        self.levels = list(levels) if levels is not None else None
+        self.opening_draws = max(0, int(opening_draws))
+        self._pools: dict[int, list[int]] = {}
+        self._perms: dict[tuple[int, int], list[int]] = {}
+
+    @classmethod
+    def easy_to_hard(cls, difficulties: list[str], seed: int, opening_draws: int) -> "TaskOrder":
+        """The curriculum order of tasks with these difficulties (``easy``, ``medium``, ``hard``)."""
+        levels = [DIFFICULTY_LEVELS.get(str(d).lower(), DIFFICULTY_LEVELS["medium"]) for d in difficulties]
+        return cls(len(levels), seed, levels=levels, opening_draws=opening_draws)
 
     def _permutation(self, epoch: int) -> list[int]:
         return np.random.default_rng([self.seed, epoch]).permutation(self.count).tolist()
 
+    def stage_of(self, draw: int) -> int:
+        """The curriculum stage of draw number ``draw`` (0: the easiest level only); without levels, 0."""
+        if self.levels is None:
+            return 0
+        last = len(set(self.levels)) - 1
+        if last == 0 or self.opening_draws == 0 or draw >= self.opening_draws:
+            return last
+        return min(last, draw * last // self.opening_draws)
+
+    def _stage_start(self, stage: int) -> int:
+        last = len(set(self.levels or [0])) - 1
+        if last == 0 or self.opening_draws == 0:
+            return 0
+        return -(-stage * self.opening_draws // last)  # the first draw d with d * last // opening >= stage
+
+    def _curriculum_task(self, draw: int) -> int:
+        stage = self.stage_of(draw)
+        pool = self._pools.get(stage)
+        if pool is None:
+            level = sorted(set(self.levels or []))[stage]
+            pool = self._pools[stage] = [i for i, v in enumerate(self.levels or []) if v <= level]
+        j = draw - self._stage_start(stage)
+        cycle = j // len(pool)
+        perm = self._perms.get((stage, cycle))
+        if perm is None:
+            perm = self._perms[(stage, cycle)] = np.random.default_rng([self.seed, 1_000 + stage, cycle]).permutation(len(pool)).tolist()
+        return pool[perm[j % len(pool)]]
+
     def next_batch(self, k: int) -> list[int]:
         out: list[int] = []
+        if self.levels is not None:
+            out = [self._curriculum_task(d) for d in range(self.position, self.position + k)]
+            self.position += k
+            return out
         while len(out) < k:
             perm = self._permutation(self.epoch)
             take = min(k - len(out), self.count - self.position)
@@ -58,14 +113,18 @@ class TaskOrder:
 
     def peek_batch(self, k: int) -> list[int]:
         """What ``next_batch(k)`` will return, without drawing it (the state is unchanged)."""
-        return TaskOrder(self.count, self.seed, self.epoch, self.position).next_batch(k)
+        return TaskOrder.from_state(self.state_dict()).next_batch(k)
 
-    def state_dict(self) -> dict[str, int]:
-        return {"count": self.count, "seed": self.seed, "epoch": self.epoch, "position": self.position}
+    def state_dict(self) -> dict[str, Any]:
+        state: dict[str, Any] = {"count": self.count, "seed": self.seed, "epoch": self.epoch, "position": self.position}
+        if self.levels is not None:
+            state.update(levels=list(self.levels), opening_draws=self.opening_draws)
+        return state
 
     @classmethod
-    def from_state(cls, state: dict[str, int]) -> "TaskOrder":
-        return cls(state["count"], state["seed"], state["epoch"], state["position"])
+    def from_state(cls, state: dict[str, Any]) -> "TaskOrder":
+        return cls(state["count"], state["seed"], state["epoch"], state["position"],
+                   levels=state.get("levels"), opening_draws=state.get("opening_draws", 0))
 
 
 def rng_state() -> dict[str, Any]:
@@ -210,6 +269,7 @@ def load_adapter_weights(model: Any, path: Path) -> None:
 
 
 __all__ = [
+    "DIFFICULTY_LEVELS",
     "TaskOrder",
     "TrainerCheckpoint",
     "latest_checkpoint",

@@ -100,6 +100,11 @@ class LocalTrainingConfig(BaseModel):
     """GRPO steps."""
     seed: int = 0
     """Seed of data order, sampling and LoRA init."""
+    curriculum: Literal["none", "easy_to_hard"] = "none"
+    """Train-task order: ``none`` draws every task from the start; ``easy_to_hard`` draws easy tasks first
+    and opens medium, then hard ones over the first ``curriculum_share`` of the steps (``TaskOrder``)."""
+    curriculum_share: float = Field(0.5, gt=0.0, le=1.0)
+    """Share of the steps over which ``easy_to_hard`` opens the harder levels, one level per equal part."""
     save_freq: int = Field(1, ge=-1)
     """Checkpoint every this many steps (-1: only at the end)."""
     keep_checkpoints: int | None = Field(2, ge=1)
@@ -258,6 +263,8 @@ PRESET_KEY_OF_FIELD: dict[str, str] = {
     "reject_zero_variance_groups": "algorithm.reject_zero_variance_groups",
     "steps": "local.steps",
     "seed": "local.seed",
+    "curriculum": "local.curriculum",
+    "curriculum_share": "local.curriculum_share",
     "stream_update": "local.stream_update",
     "micro_batch_tokens": "local.micro_batch_tokens",
     "save_freq": "trainer.save_freq",

@@ -78,6 +78,33 @@ def evaluate_policy(client: Any, tasks: Sequence[Task], out_dir: Path, *, attemp
     return out_dir / "results.json"
 
 
+#: Written beside an evaluation's results.json once it finished: what it ran (a resumed experiment
+#: reuses an evaluation whose settings are the same instead of running it again).
+EVALUATION_SETTINGS = "evaluation.json"
+
+
+def evaluation_settings(config: LocalTrainingConfig, tasks: Sequence[Task], adapter: Path | None, *, attempts: int,
+                        max_steps: int, max_tokens: int, temperature: float, **_: Any) -> dict[str, Any]:
+    """What makes two evaluations the same: the model, the adapter checkpoint, the tasks, attempts and sampling."""
+    return {
+        "model": config.model_path, "seed": config.seed, "adapter": adapter.name if adapter is not None else None,
+        "tasks": sorted(t.task_id for t in tasks), "attempts": attempts, "max_steps": max_steps,
+        "max_tokens": max_tokens, "temperature": temperature, "sandbox": config.sandbox.backend,
+    }
+
+
+def finished_evaluation(eval_dir: Path, settings: dict[str, Any]) -> Path | None:
+    """``eval_dir``'s results.json when an evaluation with ``settings`` finished there; else None."""
+    results, marker = eval_dir / "results.json", eval_dir / EVALUATION_SETTINGS
+    if not (results.is_file() and marker.is_file()):
+        return None
+    try:
+        recorded = json.loads(marker.read_text())
+    except (OSError, ValueError):  # a marker cut short by a kill: run the evaluation again
+        return None
+    return results if recorded == json.loads(json.dumps(settings)) else None
+
+
 def run_learning_experiment(
     config: LocalTrainingConfig,
     train_tasks: Sequence[Task],
@@ -114,25 +141,32 @@ def run_learning_experiment(
                        temperature=eval_temperature, concurrency=eval_concurrency, on_progress=on_eval_progress,
                        sandbox=config.sandbox)
 
-    def evaluate(name: str, subdir: str) -> Path:
+    def evaluate(name: str, subdir: str, adapter: Path | None) -> Path:
+        settings = evaluation_settings(config, held_out_tasks, adapter, **eval_kwargs)
+        finished = finished_evaluation(out_dir / subdir, settings)
+        if finished is not None:  # a resumed experiment: this evaluation ran to the end before
+            logger.info("%s: reusing the finished evaluation in %s", name, finished.parent)
+            return finished
         # `terminal-agent eval run --adapter` samples through the same client (training.local_models)
         client = policy_eval_client(policy, config, concurrency=eval_concurrency, name=name)
         try:
-            return evaluate_policy(client, held_out_tasks, out_dir / subdir, **eval_kwargs)
+            path = evaluate_policy(client, held_out_tasks, out_dir / subdir, **eval_kwargs)
         finally:
             close = getattr(client, "close", None)  # the continuous sampler's worker and cache; the batched one has none
             if callable(close):
                 close()
+        (out_dir / subdir / EVALUATION_SETTINGS).write_text(json.dumps(settings, indent=2, sort_keys=True) + "\n")
+        return path
 
     results: dict[str, Path] = {}
     with policy.model.disable_adapter():
-        results["base"] = evaluate("base", "eval_base")
+        results["base"] = evaluate("base", "eval_base", None)
     warm_start = warm_start_checkpoint(out_dir / "train")
     if warm_start is not None:
         load_adapter_weights(policy.model, warm_start)
-        results["warm_start"] = evaluate("warm start (SFT)", "eval_warm_start")
+        results["warm_start"] = evaluate("warm start (SFT)", "eval_warm_start", warm_start)
     load_adapter_weights(policy.model, checkpoint)
-    results["trained"] = evaluate(f"trained ({checkpoint.name})", "eval_trained")
+    results["trained"] = evaluate(f"trained ({checkpoint.name})", "eval_trained", checkpoint)
 
     runs = {name: RunResults.read(path) for name, path in results.items()}
     comparisons: dict[str, Any] = {}
@@ -156,4 +190,5 @@ def run_learning_experiment(
                             warm_start_results=results.get("warm_start"))
 
 
-__all__ = ["ExperimentResult", "evaluate_policy", "run_learning_experiment"]
+__all__ = ["EVALUATION_SETTINGS", "ExperimentResult", "evaluate_policy", "evaluation_settings", "finished_evaluation",
+           "run_learning_experiment"]

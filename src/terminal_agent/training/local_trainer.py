@@ -192,6 +192,14 @@ def _make_optimizer(policy: LocalPolicy, lr: float, weight_decay: float) -> Any:
     return torch.optim.AdamW(policy.trainable_parameters(), lr=lr, weight_decay=weight_decay)
 
 
+def task_order_of(tasks: Sequence[Task], config: LocalTrainingConfig) -> TaskOrder:
+    """The draw order of a fresh run: seeded epochs, or the ``easy_to_hard`` curriculum (``local.curriculum``)."""
+    if config.curriculum == "easy_to_hard":
+        opening_steps = max(1, round(config.curriculum_share * config.steps))
+        return TaskOrder.easy_to_hard([t.difficulty for t in tasks], config.seed, opening_steps * config.tasks_per_step)
+    return TaskOrder(len(tasks), config.seed)
+
+
 def train_local(
     config: LocalTrainingConfig,
     train_tasks: Sequence[Task],
@@ -221,7 +229,7 @@ def train_local(
     run_dir.mkdir(parents=True, exist_ok=True)
     policy = policy or load_policy(config)
     optimizer = _make_optimizer(policy, config.lr, config.weight_decay)
-    order = TaskOrder(len(tasks), config.seed)
+    order = task_order_of(tasks, config)
     resumed_from: int | None = None
     wandb_id: str | None = None
     sft_info: dict[str, Any] | None = None

@@ -290,6 +290,11 @@ class LocalSection(_Section):
     """Start each graded group's forward and backward passes while the step's other episodes still run."""
     micro_batch_tokens: int = Field(4096, ge=64)
     """Token budget of one forward and backward pass of the update (rows x longest row)."""
+    curriculum: Literal["none", "easy_to_hard"] = "none"
+    """Train-task order: ``none`` draws every task from the start; ``easy_to_hard`` opens the train split by
+    the tasks' difficulty (easy, then medium, then hard) over the first ``curriculum_share`` of the steps."""
+    curriculum_share: float = Field(0.5, gt=0.0, le=1.0)
+    """Share of ``local.steps`` over which ``easy_to_hard`` opens the harder levels, one level per equal part."""
 
 
 class TrainingPreset(_Section):
