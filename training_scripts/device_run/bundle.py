@@ -122,13 +122,33 @@ def unpack(args: argparse.Namespace) -> int:
     if digest.hexdigest() != record["sha256"]:
         print("error: the staged parts do not add up to the packed bundle (sha256 differs)", file=sys.stderr)
         return 2
-    for name in json.loads((stage / "regzip.json").read_text()):
+    regzipped = json.loads((stage / "regzip.json").read_text())
+    for name in regzipped:
         subprocess.run(["gzip", "-1", "-f", str(stage / name)], check=True)  # -> NAME.gz, as the export had it
+    record_regzipped_sizes(stage, regzipped)
     for part in record["parts"]:
         (stage / part["name"]).unlink()
     (stage / ".unpacked").write_text(record["sha256"])
     print(f"unpacked {record['bytes'] / MIB:.1f} MiB into {stage}: {record['tasks']} exported task(s)")
     return 0
+
+
+def record_regzipped_sizes(stage: Path, regzipped: list[str]) -> None:
+    """Record in the export's manifest the sizes of the archives gzipped again here.
+
+    The export checks each archive against the size its manifest records (a replaced archive is stale).
+    The archives gzipped here hold the same bytes as the export's (the bundle's sha256 was checked), but
+    this gzip compresses them to another size, so the manifest takes the sizes written here."""
+    path = stage / "export" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    files = manifest.get("files")
+    if not isinstance(files, dict):
+        return  # an export of an older version records no sizes
+    for name in regzipped:
+        archive = name.removeprefix("export/") + ".gz"
+        if archive in files:
+            files[archive] = (stage / "export" / archive).stat().st_size
+    path.write_text(json.dumps(manifest, indent=1, sort_keys=True))
 
 
 def main(argv: list[str] | None = None) -> int:
