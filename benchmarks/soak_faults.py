@@ -2,6 +2,7 @@
 
     python benchmarks/soak_faults.py [--episodes 2000] [--concurrency 16] [--clean-episodes 200]
                                      [--kill-every 50] [--dockerd-restarts 2] [--shell-kills 1] [--grader-timeouts 1]
+    python benchmarks/soak_faults.py --backend ray --episodes 200 --concurrency 8 --clean-episodes 40 --host-kills 1
 
 Each episode is the project's own stack end to end: ``RolloutRunner`` -> ``DockerIsolatedEnv`` -> a Docker sandbox, a
 scripted model client (``scripted``: two shell turns with a short sleep, then finish) and the real grader (pytest in
@@ -13,6 +14,8 @@ Faults, injected from a thread while the runner works (counted by episodes finis
 * ``dockerd-restart``: ``--dockerd-restarts`` times, evenly spread, dockerd is stopped (SIGTERM to the pid in its pid
   file) and started again by the set-up's own start script (``scripts/ensure_docker.sh``);
 * ``shell-kill``: ``--shell-kills`` times, the shell server of a running sandbox is SIGKILLed (its host pid);
+* ``host-kill`` (``--backend ray`` only): ``--host-kills`` times, a Ray host actor with sandboxes open is killed
+  (``ray.kill``); its episodes are sandbox failures and the next start brings a new host up on that node;
 * ``grader-timeout``: ``--grader-timeouts`` episodes leave a marker that makes their test hang past the grader's
   deadline (the test blocks SIGALRM, so only the host-side deadline ends it).
 
@@ -69,7 +72,8 @@ def test_no_hang():
         signal.pthread_sigmask(signal.SIG_BLOCK, {{signal.SIGALRM}})
         time.sleep(600)
 """
-SANDBOX_KINDS = {"container-kill", "shell-kill", "dockerd-restart"}
+SANDBOX_KINDS = {"container-kill", "shell-kill", "dockerd-restart", "host-kill"}
+FAULTS = ("container-kill", "shell-kill", "dockerd-restart", "host-kill", "grader-timeout", "unattributed")
 
 
 def soak_task() -> Task:
@@ -166,6 +170,45 @@ def kill_shell_server(run_id: str, rng: random.Random, hit: set[str]) -> str | N
     return f"{container_id[:12]} pid {min(servers)}"
 
 
+def sandbox_config(args: argparse.Namespace) -> SandboxConfig:
+    """Docker sandboxes here, or (``--backend ray``) the same through the Ray host actors of the local cluster."""
+    if args.backend == "ray":
+        from terminal_agent.sandbox.config import RaySandboxConfig
+
+        return SandboxConfig(backend="ray", max_concurrent_starts=4,
+                             ray=RaySandboxConfig(max_sandboxes_per_node=max(8, args.concurrency)))
+    return SandboxConfig(max_concurrent_starts=4)
+
+
+def kill_host(config: SandboxConfig, rng: random.Random) -> str | None:
+    """SIGKILL-like end of one Ray host actor that has sandboxes open (``ray.kill``, no restart)."""
+    import ray
+
+    from terminal_agent.sandbox.ray.backend import fleet_for
+
+    busy = [slot for slot in fleet_for(config).hosts() if slot.live > 0 and slot.lost is None]
+    if not busy:
+        return None
+    slot = rng.choice(busy)
+    ray.kill(slot.handle, no_restart=True)
+    return f"host on node {slot.node_id[:12]} with {slot.live} sandboxes"
+
+
+def start_ray_cluster() -> object:
+    """A two-node Ray cluster on this machine, each node advertising the sandbox host resource."""
+    import ray
+    from ray.cluster_utils import Cluster
+
+    from terminal_agent.sandbox.config import DEFAULT_HOST_RESOURCE
+
+    cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1, "resources": {DEFAULT_HOST_RESOURCE: 1},
+                                                            "include_dashboard": False})
+    cluster.add_node(num_cpus=1, resources={DEFAULT_HOST_RESOURCE: 1})
+    cluster.wait_for_nodes()
+    ray.init(address=cluster.address, logging_level="ERROR", log_to_driver=False)
+    return cluster
+
+
 def restart_dockerd() -> str:
     pid = int(Path("/var/run/docker.pid").read_text().strip())
     os.kill(pid, signal.SIGTERM)
@@ -181,6 +224,7 @@ def injector(soak: Soak, args: argparse.Namespace, total: int, stop: threading.E
     hit: set[str] = set()
     restarts_at = [int(total * (i + 1) / (args.dockerd_restarts + 1)) for i in range(args.dockerd_restarts)]
     shells_at = [int(total * (i + 0.5) / (args.shell_kills + 1)) for i in range(args.shell_kills)]
+    hosts_at = [int(total * (i + 0.7) / (args.host_kills + 1)) for i in range(args.host_kills)] if args.backend == "ray" else []
     next_kill = args.kill_every
     while not stop.is_set():
         done = soak.finished
@@ -188,6 +232,8 @@ def injector(soak: Soak, args: argparse.Namespace, total: int, stop: threading.E
         if restarts_at and done >= restarts_at[0]:
             restarts_at.pop(0)
             fault, action = "dockerd-restart", restart_dockerd
+        elif hosts_at and done >= hosts_at[0]:
+            fault, action = "host-kill", lambda: kill_host(sandbox_config(args), rng)
         elif shells_at and done >= shells_at[0]:
             fault, action = "shell-kill", lambda: kill_shell_server(soak.run_id, rng, hit)
         elif args.kill_every and done >= next_kill:
@@ -206,6 +252,8 @@ def injector(soak: Soak, args: argparse.Namespace, total: int, stop: threading.E
             continue
         if fault == "shell-kill":
             shells_at.pop(0)
+        elif fault == "host-kill":
+            hosts_at.pop(0)
         elif fault == "container-kill":
             next_kill += args.kill_every
         with soak.lock:
@@ -219,7 +267,7 @@ def run(args: argparse.Namespace, episodes: int, faults: bool, hang: set[int]) -
     config = RolloutConfig(
         attempts=episodes, max_steps=4, concurrency=args.concurrency, sweep_leaked=False, run_id=run_id,
         episode_timeout_s=180.0, retries=args.retries, retry_delay_s=args.retry_delay,
-        sandbox=SandboxConfig(max_concurrent_starts=4),
+        sandbox=sandbox_config(args),
     )
 
     def on_attempt(spec: TrialSpec, trial: TrialResult, final: bool) -> None:
@@ -290,7 +338,10 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--clean-episodes", type=int, default=200, help="Fault-free baseline run first (0: none).")
     parser.add_argument("--kill-every", type=int, default=50, help="Kill a running container every N episodes (0: never).")
-    parser.add_argument("--dockerd-restarts", type=int, default=2)
+    parser.add_argument("--backend", choices=("docker", "ray"), default="docker",
+                        help="ray: the same episodes through the host actors of a two-node Ray cluster started here")
+    parser.add_argument("--dockerd-restarts", type=int, default=None, help="default 2 (docker), 0 (ray)")
+    parser.add_argument("--host-kills", type=int, default=1, help="Ray host actors killed mid-run (--backend ray)")
     parser.add_argument("--shell-kills", type=int, default=1)
     parser.add_argument("--grader-timeouts", type=int, default=1)
     parser.add_argument("--retries", type=int, default=3, help="RolloutConfig.retries for sandbox failures.")
@@ -299,7 +350,23 @@ def main() -> int:
                         help="Wall time the faulty run may take: fewer episodes than --episodes when the fault-free "
                              "rate says they would not fit (it assumes the faults cost a third of the throughput).")
     args = parser.parse_args()
+    if args.dockerd_restarts is None:
+        args.dockerd_restarts = 2 if args.backend == "docker" else 0
+    cluster = start_ray_cluster() if args.backend == "ray" else None
+    try:
+        return soak_and_report(args)
+    finally:
+        if cluster is not None:
+            import ray
 
+            from terminal_agent.sandbox.ray.backend import shutdown_fleets
+
+            shutdown_fleets()
+            ray.shutdown()
+            cluster.shutdown()  # type: ignore[attr-defined]
+
+
+def soak_and_report(args: argparse.Namespace) -> int:
     problems: list[str] = []
     clean_rate = None
     if args.clean_episodes:
@@ -374,7 +441,7 @@ def main() -> int:
     for index, fault in blame.items():
         flagged_by[fault].append(soak.attempts[index])
     print(f"{'fault':<16} {'injected':>8} {'attempts hit':>12} {'retried':>8} {'final flags':>11} {'lost s':>8}  kinds")
-    for fault in ("container-kill", "shell-kill", "dockerd-restart", "grader-timeout", "unattributed"):
+    for fault in FAULTS:
         hit = flagged_by.get(fault, [])
         if not hit and not injected.get(fault):
             continue

@@ -128,3 +128,53 @@ def test_the_cleanup_daemon_sweeps_local_leaks_and_close_ends_live_sandboxes():
     live = start_sandbox(LOCAL, local_backend.IMAGE, run_id="test-local-close")
     get_backend("local").close()  # the close hook: every live sandbox of this process
     assert not live.is_alive() and not Path(live.image_workdir).parent.exists()
+
+
+class _DaemonLikeBackend(local_backend.LocalBackend):
+    """The local backend behind a "daemon" that is down until ``wait_ready`` has waited for it (once)."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self.up = False
+        self.waits: list[float] = []
+        self.refused = 0
+        self.started = 0
+
+    def start(self, config, image_ref, limits, run_id, env, *, verifier_network=None):  # noqa: ANN001
+        from terminal_agent.errors import SandboxUnavailableError
+
+        if not self.up:
+            self.refused += 1
+            raise SandboxUnavailableError("the daemon is restarting")
+        self.started += 1
+        return super().start(config, image_ref, limits, run_id, env, verifier_network=verifier_network)
+
+    def wait_ready(self, config, timeout_s: float) -> bool:  # noqa: ANN001
+        self.waits.append(timeout_s)
+        self.up = True
+        return True
+
+
+def test_a_sandbox_retry_waits_for_the_backend_to_answer(tmp_path):
+    from terminal_agent.rollout.runner import RolloutConfig, RolloutRunner
+
+    backend = _DaemonLikeBackend(tmp_path)
+    SANDBOX_BACKENDS.register("local-restarting")(backend)
+    config = RolloutConfig(attempts=1, max_steps=3, concurrency=1, sweep_leaked=False, retries=1, retry_delay_s=0.0,
+                           retry_wait_ready_s=7.0, sandbox=SandboxConfig(backend="local-restarting"))
+    attempts: list = []
+    runner = RolloutRunner(ScriptedModelClient([bash("echo 42 > answer.txt"), "<finish>\nmessage: done\n</finish>"]),
+                           config, on_attempt=lambda spec, trial, final: attempts.append((trial.error, final)))
+    trials = runner.run([TASK]).trials
+    assert backend.refused == 1 and backend.waits == [7.0]  # the retry asked the backend before starting again
+    assert backend.started == 1 and len(trials) == 1 and [final for _, final in attempts] == [False, True]
+    assert attempts[0][0].kind == "sandbox" and "restarting" in attempts[0][0].message
+    # the retry's episode ran in a started sandbox (this test backend runs no grader, so it is not scored)
+    assert "restarting" not in (trials[0].error.message if trials[0].error else "")
+
+
+def test_without_a_wait_ready_hook_a_backend_counts_as_ready():
+    from terminal_agent.sandbox.backends import wait_until_ready
+
+    assert not hasattr(local_backend.BACKEND, "wait_ready")
+    assert wait_until_ready(LOCAL, 0.1) is True

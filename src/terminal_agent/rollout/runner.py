@@ -37,6 +37,7 @@ from terminal_agent.rollout.trial_records import (
     trial_from_exception,
     wall_clock_trial,
 )
+from terminal_agent.sandbox.backends import wait_until_ready
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.tasks.model import Task
 
@@ -86,6 +87,9 @@ class RolloutConfig(BaseModel):
     """Error kinds worth another attempt (a lost container or daemon); a grader timeout or a bug would only repeat."""
     retry_delay_s: float = Field(default=5.0, ge=0)
     """Wait before the first retry of an episode, doubled for each later one (a restarting daemon needs seconds)."""
+    retry_wait_ready_s: float = Field(default=60.0, ge=0)
+    """Before retrying a ``sandbox`` flag, wait up to this long for the sandbox backend to answer again (the docker
+    backend pings its daemon): a restarting dockerd costs the retry its wait, not the retry itself. 0: no wait."""
 
 
 @dataclass(frozen=True)
@@ -280,6 +284,8 @@ class RolloutRunner:
             logger.warning("%s attempt %d: retrying after a %s error (retry %d of %d)",
                            spec.task.task_id, spec.attempt, kind, retry, config.retries)
             await asyncio.sleep(config.retry_delay_s * 2 ** (retry - 1))  # outside the semaphore: others go on
+            if kind == "sandbox" and config.retry_wait_ready_s > 0:
+                await loop.run_in_executor(None, wait_until_ready, config.sandbox, config.retry_wait_ready_s)
 
     async def _run_with_deadline(
         self, loop: asyncio.AbstractEventLoop, executor: concurrent.futures.Executor, spec: TrialSpec

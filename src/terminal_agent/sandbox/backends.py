@@ -94,10 +94,22 @@ class SandboxBackend(Protocol):
         hosts cannot be reached."""
         ...
 
+    # optional: ``wait_ready(config, timeout_s) -> bool`` blocks until sandboxes can be started again (a
+    # daemon answering) and says whether they can; see :func:`wait_until_ready`.
+
     def close(self) -> None:
         """Close every sandbox this process still holds with this backend and free what they share (networks,
         host actors). Idempotent, never raises; each backend also runs it at a normal interpreter exit."""
         ...
+
+
+def wait_until_ready(config: "SandboxConfig", timeout_s: float) -> bool:
+    """Block until ``config.backend`` can start sandboxes again, at most ``timeout_s``; True when it can.
+
+    The optional ``wait_ready(config, timeout_s)`` hook of a backend (the docker backend pings its daemon); a
+    backend without one is always ready. The runner calls it before retrying a sandbox failure."""
+    hook = getattr(get_backend(config.backend), "wait_ready", None)
+    return True if hook is None else bool(hook(config, timeout_s))
 
 
 def get_backend(name: str) -> SandboxBackend:

@@ -108,6 +108,20 @@ class DockerBackend:
     def capacity(self, config: SandboxConfig) -> None:
         return None  # this machine's own sandboxes: nothing to count
 
+    def wait_ready(self, config: SandboxConfig, timeout_s: float) -> bool:
+        """Ping the daemon until it answers (a restarting dockerd takes seconds), at most ``timeout_s``."""
+        import time
+
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                docker_client(config.docker_timeout_s).ping()
+                return True
+            except DAEMON_ERRORS:
+                if time.monotonic() >= deadline:
+                    return False
+                time.sleep(0.5)
+
     def close(self) -> None:
         from terminal_agent.sandbox.docker.network import remove_own_networks
         from terminal_agent.sandbox.docker.sandbox import close_live_sandboxes
