@@ -76,7 +76,7 @@ def test_local_1gpu_samples_and_updates_on_cuda(tmp_path):
     with torch.no_grad():
         worst = 0.0
         for row in rows:
-            packed = pack_rows([row], pad_id=policy.tokenizer.pad_token_id or 0, device=policy.device)
+            packed = pack_rows([row], pad_id=policy.pad_id, device=policy.device)
             lp, _ = forward_response_logprobs(policy.model, packed, config.temperature)
             mask = packed.response_mask[0].bool()
             worst = max(worst, float((lp[0][mask].float().cpu() - torch.tensor(row.old_logprobs)[mask.cpu()]).abs().max()))
@@ -84,7 +84,7 @@ def test_local_1gpu_samples_and_updates_on_cuda(tmp_path):
     optimizer = torch.optim.AdamW(policy.trainable_parameters(), lr=config.lr)
     torch.cuda.synchronize()
     stats = grpo_update(policy.model, optimizer, rows, config.actor_loss_config(), temperature=config.temperature,
-                        grad_clip=config.grad_clip, pad_id=policy.tokenizer.pad_token_id or 0,
+                        grad_clip=config.grad_clip, pad_id=policy.pad_id,
                         micro_batch_tokens=config.micro_batch_tokens)
     torch.cuda.synchronize()
     after = policy.adapter_state()

@@ -59,7 +59,7 @@ def test_masked_tokens_decode_to_exactly_the_assistant_turns(sampled):
         assert sum(len(r.turns) for r in mine) == len(record.texts) == len(record.outcome.turn_tokens) >= 1
         decoded = []
         for row in mine:
-            packed = pack_rows([row], pad_id=tok.pad_token_id)
+            packed = pack_rows([row], pad_id=policy.pad_id)
             mask = packed.loss_mask_over_input()[0].tolist()
             ids = packed.input_ids[0].tolist()
             spans = _segments([int(m) for m in mask])
@@ -77,7 +77,7 @@ def test_sampler_and_trainer_logprobs_agree(sampled):
     worst = 0.0
     policy.model.eval()
     for row in rows:
-        packed = pack_rows([row], pad_id=policy.tokenizer.pad_token_id)
+        packed = pack_rows([row], pad_id=policy.pad_id)
         with torch.no_grad():
             trainer, _ = forward_response_logprobs(policy.model, packed, config.temperature)
         mask = packed.response_mask[0].bool()

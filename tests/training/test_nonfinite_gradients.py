@@ -76,7 +76,7 @@ def rows_of(shape: list[tuple[int, int]], seed: int = 0) -> list[TrainingRow]:
 @pytest.mark.parametrize("implementation", ["sdpa", "eager"])
 def test_packed_logprobs_match_one_row_at_a_time(implementation):
     policy = policy_in("float32")
-    model, pad = policy.model, policy.tokenizer.pad_token_id
+    model, pad = policy.model, policy.pad_id
     model.set_attn_implementation(implementation)
     try:
         rows = rows_of(COMPARED_SHAPE)
@@ -113,7 +113,7 @@ def test_failing_shape_gives_finite_gradients_through_grpo_update(dtype):
     before = [p.detach().clone() for p in params]
     optimizer = torch.optim.AdamW(params, lr=1e-3)
     stats = grpo_update(policy.model, optimizer, rows_of(FAILING_SHAPE, seed=1), ActorLossConfig(),
-                        temperature=1.0, grad_clip=1.0, pad_id=policy.tokenizer.pad_token_id)
+                        temperature=1.0, grad_clip=1.0, pad_id=policy.pad_id)
     assert stats.stepped and not stats.skipped
     assert 0.0 < stats.grad_norm < float("inf")
     assert any(not torch.equal(a, p.detach()) for a, p in zip(before, params)), "the adapter did not change"
@@ -152,6 +152,6 @@ def test_failing_shape_keeps_gradients_finite_on_every_sdpa_backend(backend):
     for seed in range(8):  # the H200 run's shape: the longest row 832 = 64 mod 128 tokens
         with sdpa_kernel([forced[backend]]) if backend in forced else contextlib.nullcontext():
             stats = grpo_update(policy.model, optimizer, rows_of([(576, 256), (165, 135), (40, 100)], seed=seed),
-                                ActorLossConfig(), temperature=1.0, grad_clip=1.0, pad_id=policy.tokenizer.pad_token_id)
+                                ActorLossConfig(), temperature=1.0, grad_clip=1.0, pad_id=policy.pad_id)
         bad += int(stats.skipped)
     assert bad == 0

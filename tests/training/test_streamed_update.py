@@ -132,7 +132,7 @@ def test_the_unnormalised_loss_over_the_normaliser_is_the_batch_loss(mode):
 @pytest.mark.parametrize("mode", ["token-mean", "seq-mean-token-sum-norm"])
 def test_streamed_update_takes_the_whole_batch_step(mode):
     pol = policy()
-    model, pad = pol.model, pol.tokenizer.pad_token_id
+    model, pad = pol.model, pol.pad_id
     config = ActorLossConfig(loss_agg_mode=mode)
     rows = [r for group in GROUPS for r in group]
     reference = reference_gradients(model, rows, config, pad)
@@ -161,7 +161,7 @@ def test_streamed_update_takes_the_whole_batch_step(mode):
 def test_streamed_update_without_a_normaliser_would_be_caught():
     """The reference tells a scale error apart: the first group alone, normalised by itself, differs."""
     pol = policy()
-    model, pad = pol.model, pol.tokenizer.pad_token_id
+    model, pad = pol.model, pol.pad_id
     config = ActorLossConfig(loss_agg_mode="token-mean")
     rows = [r for group in GROUPS for r in group]
     reference = reference_gradients(model, rows, config, pad)
@@ -180,7 +180,7 @@ def test_an_empty_streamed_update_takes_no_step():
     pol = policy()
     optimizer = torch.optim.SGD(trained_params(pol.model), lr=1.0)
     update = StreamedUpdate(pol.model, optimizer, ActorLossConfig(), temperature=1.0, grad_clip=1.0,
-                            pad_id=pol.tokenizer.pad_token_id)
+                            pad_id=pol.pad_id)
     update.add([])
     stats = update.finish()
     assert (stats.rows, stats.stepped, stats.skipped) == (0, False, False)

@@ -29,6 +29,18 @@ class LocalPolicy:
     tokenizer: Any
     device: Any
 
+    @property
+    def pad_id(self) -> int:
+        """The id that pads packed rows: the tokenizer's pad token, else its EOS token, else 0.
+
+        A tokenizer converted from the GGUF by some transformers releases has no pad token (seen on the
+        H200 node with transformers 5.17), so every caller takes the id from here rather than the tokenizer.
+        """
+        pad = self.tokenizer.pad_token_id
+        if pad is not None:
+            return int(pad)
+        return int(self.tokenizer.eos_token_id or 0)
+
     def trainable_parameters(self) -> list[Any]:
         return [p for p in self.model.parameters() if p.requires_grad]
 

@@ -260,7 +260,7 @@ def train_local(
     collector = LocalRolloutCollector(client, config, run_id=run_id, env_factory=env_factory, image_builder=image_builder)
     validation = HeldOutValidation(client, config, val_tasks, run_id=run_id, train_tasks=tasks, env_factory=env_factory,
                                    image_builder=image_builder, progress=progress)
-    pad_id = policy.tokenizer.pad_token_id if policy.tokenizer.pad_token_id is not None else (policy.tokenizer.eos_token_id or 0)
+    pad_id = policy.pad_id
     summary = TrainingSummary(
         run_dir=run_dir, steps=config.steps, steps_this_session=0, resumed_from=resumed_from, checkpoint=checkpoint_path,
         metrics_path=metrics_logger.path, curves_path=None, wandb_dir=metrics_logger.wandb_dir, sft=sft_info,
