@@ -106,8 +106,8 @@ def main() -> int:
 
         # --- files (Engine API archive calls) -------------------------------------------------------
         blob = bytes(4096)
-        record("files: write_file 4 KiB (put_archive)", timed(lambda: box.write_file("/tmp/bench.bin", blob), 20))
-        record("files: read_file 4 KiB (get_archive)", timed(lambda: box.read_file("/tmp/bench.bin"), 20))
+        record("files: write_file 4 KiB (shell channel)", timed(lambda: box.write_file("/tmp/bench.bin", blob), 20))
+        record("files: read_file 4 KiB (shell channel)", timed(lambda: box.read_file("/tmp/bench.bin"), 20))
 
         # --- throughput over N containers --------------------------------------------------------
         ours = throughput([lambda b=b: b.exec("true") for b in boxes], args.seconds)
