@@ -99,7 +99,8 @@ def test_adapters_that_cannot_be_used_are_config_errors_naming_the_path(checkpoi
     # the CLI refuses them as usage errors (exit 2) before loading a model or starting a sandbox
     runner = CliRunner()
     for path, why in ((other, "another base model"), (no_weights, "no adapter weights")):
-        result = runner.invoke(app, ["eval", "run", str(SHIPPED), "--limit", "1", "--adapter", str(path)])
+        result = runner.invoke(app, ["eval", "run", str(SHIPPED), "--limit", "1", "--adapter", str(path)],
+                               env={"COLUMNS": "400"})  # the error names a long temporary path: keep it on one line
         assert result.exit_code == 2, result.output
         assert why in result.output and path.name in result.output
     result = runner.invoke(app, ["eval", "run", str(SHIPPED), "--limit", "1", "--model", "openai/x", "--adapter", str(step)])

@@ -27,7 +27,8 @@ from terminal_agent.sandbox.backends import resolve_task_image, start_sandbox
 from terminal_agent.sandbox.images.export import ExportedImages
 from terminal_agent.tasks.model import Task, TaskLimits
 
-pytestmark = pytest.mark.docker  # for the export; the sandboxes themselves use no daemon
+# docker for the export (the sandboxes themselves use no daemon); serial: it leaves leaked bwrap state machine-wide
+pytestmark = [pytest.mark.docker, pytest.mark.serial]
 
 BASE = "terminal-agent/base:bookworm"
 TASK = Task(

@@ -14,6 +14,8 @@ from terminal_agent.sandbox import labels
 from terminal_agent.sandbox.cleanup import CleanupDaemon, find_leaked, sweep_leaked
 from terminal_agent.sandbox.docker.sandbox import docker_client
 
+pytestmark = pytest.mark.serial  # leaves or sweeps leaked sandboxes machine-wide: runs alone (scripts/test.sh)
+
 
 def _dead_pid() -> int:
     process = subprocess.Popen([sys.executable, "-c", "pass"])

@@ -30,6 +30,8 @@ from terminal_agent.sandbox.pool import SandboxPool
 from terminal_agent.sandbox.registry import SANDBOX_BACKENDS
 from terminal_agent.tasks.model import Task, TaskLimits
 
+pytestmark = pytest.mark.serial  # leaves or sweeps leaked sandboxes machine-wide: runs alone (scripts/test.sh)
+
 LOCAL = SandboxConfig(backend="local")
 TASK = Task(
     task_id="local-answer",

@@ -24,7 +24,7 @@ from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.sandbox.docker.sandbox import DockerSandbox, docker_client
 from terminal_agent.tasks.model import TaskLimits
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.serial]  # leaves or sweeps leaked sandboxes machine-wide: runs alone (scripts/test.sh)
 
 DEVICES = "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort"
 

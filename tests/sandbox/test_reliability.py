@@ -19,7 +19,7 @@ from terminal_agent.sandbox.docker.network import NETWORK_PREFIX
 from terminal_agent.sandbox.docker.sandbox import DockerSandbox, docker_client
 from terminal_agent.tasks.model import TaskLimits
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, pytest.mark.serial]  # leaves or sweeps leaked sandboxes machine-wide: runs alone (scripts/test.sh)
 
 
 def _containers(**filters):
