@@ -56,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the packaged presets")
     parser.add_argument("--verl-python", default=None,
                         help="interpreter with verl for level-2 validation (default: in-process where verl imports)")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)  # options may follow the preset and its overrides
     if args.list:
         list_presets()
         return 0

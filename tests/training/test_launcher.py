@@ -65,6 +65,16 @@ def test_bad_input_exits_2_naming_the_key_and_starts_nothing(tmp_path, args, nam
     assert list(tmp_path.iterdir()) == []  # no run directory: nothing was launched
 
 
+def test_options_may_come_between_the_preset_and_its_overrides(tmp_path):
+    """`PRESET --dry-run KEY=VALUE`, as a user types it: the override is read (and its bad value named), not refused."""
+    done = run_script("local_1gpu", "--dry-run", f"trainer.output_dir={tmp_path}", "algorithm.kl_loss_type=kl")
+    assert done.returncode == 2, done.stderr
+    assert "algorithm.kl_loss_type" in done.stderr and "unrecognized arguments" not in done.stderr
+    good = run_script("local_1gpu", "--dry-run", f"trainer.output_dir={tmp_path}", "local.seed=3")
+    assert good.returncode == 0, good.stderr
+    assert "seed: 3" in good.stdout, good.stdout[-2000:]
+
+
 def test_unknown_preset_exits_2():
     done = run_script("prod_999_gpus", "--dry-run")
     assert done.returncode == 2 and "unknown preset 'prod_999_gpus'" in done.stderr
