@@ -24,8 +24,6 @@ from terminal_agent.training.local_policy import load_policy
 from terminal_agent.training.local_update import TrainingRow, grpo_update
 from terminal_agent.training.training_metrics import read_metrics
 
-pytestmark = pytest.mark.serial  # leaves or sweeps leaked sandboxes machine-wide: runs alone (scripts/test.sh)
-
 HERE = Path(__file__).resolve().parent
 
 
