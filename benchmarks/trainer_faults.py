@@ -69,32 +69,6 @@ def child_config(args: argparse.Namespace) -> Any:
     )
 
 
-def demonstration_factory(tasks: list) -> Any:
-    from terminal_agent.training.demonstration_client import DemonstrationClient
-    from terminal_agent.training.sft_warm_start import FINISH_REPLY, bash_reply
-
-    solutions = {t.instruction: t.solution for t in tasks}
-
-    def factory(policy: Any, config: Any) -> Any:
-        counts: dict[str, int] = {}
-        lock = threading.Lock()
-
-        def reply(messages: list[dict[str, str]]) -> str:
-            if any(m["role"] == "assistant" for m in messages):
-                return FINISH_REPLY
-            user = "\n".join(m["content"] for m in messages if m["role"] == "user")
-            solution = next((s for instruction, s in solutions.items() if instruction in user), None)
-            if solution is None:
-                return FINISH_REPLY
-            with lock:
-                k = counts[solution] = counts.get(solution, -1) + 1
-            return bash_reply(solution) if k % 2 == 0 else FINISH_REPLY
-
-        return DemonstrationClient(policy.model, policy.tokenizer, reply, temperature=config.temperature)
-
-    return factory
-
-
 class JsonLinesProgress:
     """The trainer's progress as JSON lines on stdout, flushed at once (the parent acts on them)."""
 
@@ -120,11 +94,12 @@ class JsonLinesProgress:
 
 
 def child(args: argparse.Namespace) -> int:
+    from terminal_agent.training.demonstration_client import alternating_demonstrations
     from terminal_agent.training.local_trainer import train_local
 
     tasks = shipped(TASK_IDS)
     summary = train_local(child_config(args), tasks, Path(args.child), progress=JsonLinesProgress(),
-                          client_factory=demonstration_factory(tasks))
+                          client_factory=alternating_demonstrations(tasks, strict=False))
     JsonLinesProgress._emit(event="done", resumed_from=summary.resumed_from, steps_this_session=summary.steps_this_session,
                             masked_infrastructure=summary.masked_infrastructure)
     return 0

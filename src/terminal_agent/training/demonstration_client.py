@@ -80,4 +80,38 @@ class DemonstrationClient:
         )
 
 
-__all__ = ["DemonstrationClient"]
+def alternating_demonstrations(tasks: Sequence[Any], *, strict: bool = True) -> Callable[[Any, Any], DemonstrationClient]:
+    """A ``client_factory`` for ``train_local`` whose groups have real reward variance, through the real env and grader.
+
+    Within each task, the first episode to ask runs the task's reference solution and then finishes (reward 1),
+    the next finishes at once (partial credit or 0), and so on alternately. ``strict``: a first prompt that names
+    no known task instruction is an error (the tests); otherwise that episode just finishes (the benchmarks).
+    """
+    from terminal_agent.training.sft_warm_start import FINISH_REPLY, bash_reply
+
+    by_instruction = {t.instruction: t.solution for t in tasks}
+
+    def factory(policy: Any, config: Any) -> DemonstrationClient:
+        counts: dict[str, int] = {}
+        lock = threading.Lock()
+
+        def reply(messages: list[dict[str, str]]) -> str:
+            if any(m["role"] == "assistant" for m in messages):
+                return FINISH_REPLY
+            user = "\n".join(m["content"] for m in messages if m["role"] == "user")
+            solution = next((s for instruction, s in by_instruction.items() if instruction in user), None)
+            if solution is None:
+                if strict:
+                    raise LookupError("no known task instruction in the first prompt")
+                return FINISH_REPLY
+            with lock:
+                k = counts.get(solution, 0)
+                counts[solution] = k + 1
+            return bash_reply(solution) if k % 2 == 0 else FINISH_REPLY
+
+        return DemonstrationClient(policy.model, policy.tokenizer, reply, temperature=config.temperature)
+
+    return factory
+
+
+__all__ = ["DemonstrationClient", "alternating_demonstrations"]
