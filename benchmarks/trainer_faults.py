@@ -188,7 +188,7 @@ def restart_dockerd() -> None:
 def run_clean(run_dir: Path, args: argparse.Namespace) -> float:
     started = time.monotonic()
     runner = Child.start(run_dir, args)
-    while (event := runner.next_event(900))["event"] not in ("done", "eof"):
+    while runner.next_event(900)["event"] not in ("done", "eof"):
         pass
     runner.process.wait(timeout=60)
     if runner.process.returncode != 0:
