@@ -147,6 +147,8 @@ class RunInfo(BaseModel):
     """Wall clock of the run so far."""
     sampling: dict[str, Any] = Field(default_factory=dict)
     """Sampling keywords passed to every model call."""
+    sandbox_backend: str | None = None
+    """The sandbox backend the episodes ran in (docker, bwrap, ray); None in results written before it was recorded."""
 
 
 class RunResults(BaseModel):

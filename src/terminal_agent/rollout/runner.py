@@ -221,6 +221,7 @@ class RolloutRunner:
                 concurrency=config.concurrency,
                 started_at=started_at.isoformat(timespec="seconds"),
                 sampling=config.sampling,
+                sandbox_backend=config.sandbox.backend,
             )
         )
         semaphore = asyncio.Semaphore(config.concurrency)

@@ -38,6 +38,7 @@ from terminal_agent.interfaces import ModelClient
 from terminal_agent.evaluation.results import TrialResult
 from terminal_agent.task_quality.no_work_rule import NO_WORK_MAX_SCORE, ORACLE_SCORE, SCORE_TOLERANCE, rule_problems
 from terminal_agent.rollout.runner import ProgressCallback, RolloutConfig, RolloutRunner, TrialSpec
+from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.tasks.model import Task
 
 logger = logging.getLogger(__name__)
@@ -227,10 +228,13 @@ def validate_tasks(
     output_dir: Path | None = None,
     on_progress: ProgressCallback | None = None,
     runner_options: dict[str, Any] | None = None,
+    sandbox: SandboxConfig | None = None,
 ) -> list[TaskValidation]:
     """Run the no-op, empty-output and oracle episodes of every task; return one :class:`TaskValidation` each.
 
     ``output_dir`` keeps the episodes' results and transcripts (``noop/``, ``empty/`` and ``oracle/``).
+    ``sandbox`` picks the backend the episodes run in (default: Docker), e.g. bwrap on an image export, so a
+    node without Docker checks the very images its training and evaluations use.
     """
     by_id = {task.task_id: task for task in tasks}
     outputs = {task.task_id: empty_output_paths(task) for task in tasks}
@@ -251,6 +255,7 @@ def validate_tasks(
             max_steps=max_steps,
             output_dir=output_dir / kind if output_dir else None,
             sweep_leaked=kind == "noop",
+            sandbox=sandbox if sandbox is not None else SandboxConfig(),
         )
         runner = RolloutRunner(
             _scripted([], f"{kind}-oracle"),
