@@ -85,6 +85,16 @@ def test_finished_command_does_not_wait_for_background_children(small_sandbox):
     assert small_sandbox.exec("pgrep -f '[s]leep 402' || echo none", 10).output.strip() == "none"
 
 
+def test_background_children_outlive_the_zygote_being_replaced(small_sandbox):
+    """A command that changes the environment replaces the zygote after it; its background child (a server
+    started with ``&``) must survive that. Killing a not-yet-reaped subshell's process group lost it in 3 of 15."""
+    for i in range(15):
+        assert small_sandbox.exec(f"export TA_PROBE_{i}=1; sleep 41{i % 10} & echo started", timeout=10).output == "started\n"
+        alive = small_sandbox.exec(f"pgrep -f '[s]leep 41{i % 10}' || echo none", 10).output.strip()
+        assert alive != "none", f"command {i}: its background child was killed after the command returned"
+        assert small_sandbox.kill_agent_processes() >= 1
+
+
 def test_fork_bomb_stays_inside_the_pids_limit(small_sandbox):
     cgroup = Path(f"/sys/fs/cgroup/pids/docker/{small_sandbox.id}")
     result = small_sandbox.exec(":(){ :|:& };:", timeout=3)

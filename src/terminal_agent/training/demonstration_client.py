@@ -17,6 +17,16 @@ from typing import Any
 from terminal_agent.interfaces import ModelResponse
 from terminal_agent.models.scripted import ScriptExhaustedError
 
+FINISH_REPLY = "<finish>\nmessage: done\n</finish>"
+"""The agent's ``finish`` action, as a demonstration writes it."""
+
+
+def bash_reply(command: str) -> str:
+    """The agent's ``bash`` action running ``command`` (YAML block scalar, as the parser reads it)."""
+    import yaml
+
+    return "<bash>\n" + yaml.safe_dump({"cmd": command}, default_style="|", width=10_000) + "</bash>"
+
 ReplyFunction = Callable[[list[dict[str, str]]], str]
 
 
@@ -87,8 +97,6 @@ def alternating_demonstrations(tasks: Sequence[Any], *, strict: bool = True) -> 
     the next finishes at once (partial credit or 0), and so on alternately. ``strict``: a first prompt that names
     no known task instruction is an error (the tests); otherwise that episode just finishes (the benchmarks).
     """
-    from terminal_agent.training.sft_warm_start import FINISH_REPLY, bash_reply
-
     by_instruction = {t.instruction: t.solution for t in tasks}
 
     def factory(policy: Any, config: Any) -> DemonstrationClient:
@@ -114,4 +122,4 @@ def alternating_demonstrations(tasks: Sequence[Any], *, strict: bool = True) -> 
     return factory
 
 
-__all__ = ["DemonstrationClient", "alternating_demonstrations"]
+__all__ = ["FINISH_REPLY", "DemonstrationClient", "alternating_demonstrations", "bash_reply"]

@@ -20,25 +20,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import yaml
 
 from terminal_agent.evaluation.results import PASS_THRESHOLD
 from terminal_agent.tasks.model import Task
-from terminal_agent.training.demonstration_client import DemonstrationClient
+from terminal_agent.training.demonstration_client import FINISH_REPLY, DemonstrationClient, bash_reply
 from terminal_agent.training.local_config import LocalTrainingConfig
 from terminal_agent.training.local_policy import LocalPolicy
 from terminal_agent.training.local_rollouts import LocalRolloutCollector
 from terminal_agent.training.local_update import TrainingRow, forward_response_logprobs, micro_batches, pack_rows, rows_from_turns
 
 logger = logging.getLogger(__name__)
-
-FINISH_REPLY = "<finish>\nmessage: done\n</finish>"
-
-
-def bash_reply(command: str) -> str:
-    """The agent's ``bash`` action running ``command`` (YAML block scalar, as the parser reads it)."""
-    return "<bash>\n" + yaml.safe_dump({"cmd": command}, default_style="|", width=10_000) + "</bash>"
-
 
 def solution_replies(task: Task) -> list[str]:
     if not task.solution:

@@ -523,9 +523,12 @@ class Zygote:
             self.lines.extend(complete)
 
     def close(self, tag=None):
-        """Kill the zygote and any subshell it forked (when ``tag`` is given, the command's processes too)."""
+        """Kill the zygote and any subshell it forked (when ``tag`` is given, the command's processes too).
+
+        A zombie child is a finished command not yet reaped: its process group is what it left running in the
+        background (a server started with ``&``), which must outlive the zygote being replaced."""
         close_quietly(self.go_w)
-        for child in children_of(self.proc.pid):
+        for child in children_of(self.proc.pid, live_only=True):
             try:
                 os.killpg(child, signal.SIGKILL)
             except OSError:
@@ -786,14 +789,15 @@ def list_pids():
     return pids
 
 
-def children_of(parent):
-    """Pids whose parent is ``parent`` (from /proc/PID/stat)."""
+def children_of(parent, live_only=False):
+    """Pids whose parent is ``parent`` (from /proc/PID/stat); ``live_only``: not zombies."""
     found = []
     for pid in list_pids():
         try:
             with open("/proc/%d/stat" % pid, "rb") as handle:
                 stat = handle.read()
-            if int(stat[stat.rindex(b")") + 2:].split()[1]) == parent:
+            fields = stat[stat.rindex(b")") + 2:].split()
+            if int(fields[1]) == parent and not (live_only and fields[0] == b"Z"):
                 found.append(pid)
         except (OSError, ValueError, IndexError):
             continue
