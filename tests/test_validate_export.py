@@ -1,4 +1,4 @@
-"""Task validation in bwrap from an image export: the library argument, `tasks validate --backend`, and the
+"""Task validation in bwrap from an image export: the library argument, `tasks validate --sandbox`, and the
 device runbook's `validate_export.py` (does a held-out zero rest on tasks the sandboxes can solve?)."""
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ def _run_cli(*args: str):
 
 def test_validate_refuses_an_images_dir_without_bwrap_and_an_unknown_backend(tmp_path):
     wrong_pair = _run_cli("--images-dir", str(tmp_path))
-    assert wrong_pair.exit_code == 2 and "--backend bwrap" in wrong_pair.output
-    unknown = _run_cli("--backend", "nope")
+    assert wrong_pair.exit_code == 2 and "--sandbox bwrap" in wrong_pair.output
+    unknown = _run_cli("--sandbox", "nope")
     assert unknown.exit_code == 2 and "unknown sandbox backend 'nope'" in unknown.output
 
 
@@ -44,7 +44,7 @@ def test_validate_with_bwrap_runs_its_episodes_in_the_named_export(tmp_path):
     task_id = load_tasks(SHIPPED)[0].task_id
     empty = tmp_path / "empty-export"
     empty.mkdir()
-    result = _run_cli("--task", task_id, "--backend", "bwrap", "--images-dir", str(empty), "-o", str(tmp_path / "out"))
+    result = _run_cli("--task", task_id, "--sandbox", "bwrap", "--images-dir", str(empty), "-o", str(tmp_path / "out"))
     assert result.exit_code == 1
     manifest = json.loads((tmp_path / "out" / "validation.json").read_text())
     assert "no image export" in json.dumps(manifest) and str(empty) in json.dumps(manifest)

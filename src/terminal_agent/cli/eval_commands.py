@@ -11,6 +11,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from terminal_agent.cli.eval_behaviour_command import behaviour
+from terminal_agent.cli.sandbox_options import sandbox_config_from_options
 
 app = typer.Typer(no_args_is_help=True)
 app.command("behaviour")(behaviour)  # `eval behaviour`: its own module
@@ -132,7 +133,7 @@ def run(
     tasks = _select(load_tasks(tasks_path), task_ids, limit)
     if not tasks:
         raise typer.BadParameter("no tasks selected", param_hint="TASKS")
-    sandbox = _sandbox_config(sandbox_backend, images_dir)
+    sandbox = sandbox_config_from_options(sandbox_backend, images_dir)
     sampling = {}
     if max_tokens is not None:
         sampling["max_tokens"] = max_tokens
@@ -207,20 +208,6 @@ def _local_model_config(model: str, adapter: Path | None, device: str, dtype: st
         except ConfigError as exc:
             raise typer.BadParameter(str(exc), param_hint="--adapter") from exc
     return local
-
-
-def _sandbox_config(backend: str, images_dir: Path | None):  # noqa: ANN202 - SandboxConfig, imported lazily
-    """The evaluation's sandbox settings; an unknown backend is a usage error that lists the known ones."""
-    from pydantic import ValidationError
-
-    from terminal_agent.sandbox.config import BwrapConfig, SandboxConfig
-
-    if images_dir is not None and backend != "bwrap":
-        raise typer.BadParameter("--images-dir is for --sandbox bwrap", param_hint="--images-dir")
-    try:
-        return SandboxConfig(backend=backend, bwrap=BwrapConfig(images_dir=str(images_dir) if images_dir else None))
-    except ValidationError as exc:  # the config's own check names the valid backends
-        raise typer.BadParameter(exc.errors()[0]["msg"], param_hint="--sandbox") from exc
 
 
 def run_failures(trials, max_error_rate: float | None) -> list[str]:  # noqa: ANN001 - TrialResult records

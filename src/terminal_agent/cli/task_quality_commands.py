@@ -31,8 +31,8 @@ def validate(
     output_dir: Path = typer.Option(Path("runs/validation"), "--output-dir", "-o", help="Episode results and transcripts."),
     concurrency: int = typer.Option(2, "--concurrency", "-c", min=1, help="Episodes at once."),
     task_ids: list[str] = typer.Option(None, "--task", "-t", help="Only these task ids (repeatable)."),
-    backend: str = typer.Option("docker", "--backend", help="Sandbox backend of the episodes: docker, or bwrap on an image export."),
-    images_dir: Path = typer.Option(None, "--images-dir", help="The export of `terminal-agent images export` (--backend bwrap; "
+    backend: str = typer.Option("docker", "--sandbox", help="Sandbox backend of the episodes: docker, bwrap (no daemon; needs an export) or ray."),
+    images_dir: Path = typer.Option(None, "--images-dir", help="The export of `terminal-agent images export` (--sandbox bwrap; "
                                     "default: $TERMINAL_AGENT_IMAGES_DIR)."),
 ) -> None:
     """Build every task and check the no-work rule: a no-op agent scores at most 0.05, empty outputs score no
@@ -42,19 +42,12 @@ def validate(
     absolute paths its tests name that do not exist in the container). Exits 1 when any task is invalid or could
     not be checked.
     """
-    from pydantic import ValidationError
-
-    from terminal_agent.sandbox.config import SandboxConfig
+    from terminal_agent.cli.sandbox_options import sandbox_config_from_options
     from terminal_agent.tasks.loading import load_tasks
     from terminal_agent.task_quality.no_work_rule import NO_WORK_MAX_SCORE
     from terminal_agent.task_quality.validation import validate_tasks, validation_manifest, write_manifest
 
-    if images_dir is not None and backend != "bwrap":
-        raise typer.BadParameter("--images-dir is the bwrap backend's export: pass --backend bwrap too", param_hint="--images-dir")
-    try:
-        sandbox = SandboxConfig(backend=backend, bwrap={"images_dir": str(images_dir) if images_dir else None})
-    except ValidationError as exc:
-        raise typer.BadParameter(exc.errors()[0]["msg"], param_hint="--backend") from exc
+    sandbox = sandbox_config_from_options(backend, images_dir)
     tasks = load_tasks(tasks_path)
     if task_ids:
         missing = sorted(set(task_ids) - {t.task_id for t in tasks})
