@@ -240,3 +240,40 @@ def test_an_image_holding_a_layer_twice_mounts_each_lower_dir_once(docker_client
         assert len(lowers) == len(set(lowers)) >= 2, mountinfo
         # the task's own files are there: the merged tree is the image's
         assert sandbox.exec("ls /app", 10).exit_code == 0
+
+
+def test_sandboxes_start_while_another_owner_sweeps_the_state_root(docker_client):
+    """A dead owner's reaper sweeps the whole state root; starts of a live owner must survive it.
+
+    Before sandbox directories were renamed into place with their record, a sweep that came between
+    a start's ``mkdir`` and its record removed the directory ("no owner record"): 17 episodes of two
+    side-by-side training runs on the GPU node ended as infrastructure errors that way.
+    """
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    config = bwrap_config()
+    root = bwrap_state.state_root(config.bwrap.state_dir)
+    stop = threading.Event()
+    sweeps = []
+
+    def sweep() -> None:
+        while not stop.is_set():
+            bwrap_state.sweep_leaked(root)
+            sweeps.append(1)
+
+    sweeper = threading.Thread(target=sweep, daemon=True)
+    sweeper.start()
+
+    def start_and_run(index: int) -> str:
+        with start_sandbox(config, BASE, TaskLimits(), run_id="test-bwrap-sweep") as sandbox:
+            return sandbox.exec(f"echo box {index}", 10).output
+
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            outputs = list(pool.map(start_and_run, range(16)))
+    finally:
+        stop.set()
+        sweeper.join(10)
+    assert outputs == [f"box {index}\n" for index in range(16)]
+    assert len(sweeps) > 16, "the sweeper hardly ran while the sandboxes started"

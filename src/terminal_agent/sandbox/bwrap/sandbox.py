@@ -43,7 +43,7 @@ from terminal_agent.sandbox import labels as sandbox_labels
 from terminal_agent.sandbox import shell_protocol
 from terminal_agent.sandbox.bwrap.layers import unpacked_layer
 from terminal_agent.sandbox.bwrap.limits import AppliedLimits, make_limits, remove_cgroups
-from terminal_agent.sandbox.bwrap.state import ensure_reaper, sandboxes_dir, state_root, write_record
+from terminal_agent.sandbox.bwrap.state import create_sandbox_directory, ensure_reaper, state_root, write_record
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.sandbox.images.export import ExportedImages
 from terminal_agent.sandbox.overlay_changes import in_layers, walk_upper_dir
@@ -176,12 +176,9 @@ class BwrapSandbox(ShellServerClient):
         root = state_root(config.bwrap.state_dir)
         lowers = overlay_lower_dirs(unpacked_layer(a, root / "layers") for a in [exported.base_archive, *exported.layer_archives])
         sandbox_id = f"bw-{secrets.token_hex(6)}"
-        directory = sandboxes_dir(root) / sandbox_id
-        for part in ("upper", "work", "merged"):
-            (directory / part).mkdir(parents=True)
         ensure_reaper(root)
         record: dict[str, Any] = {"labels": sandbox_labels.owner_labels(run_id, config.ttl_s, image), "cgroups": []}
-        write_record(directory, record)
+        directory = create_sandbox_directory(root, sandbox_id, record)
         sandbox: BwrapSandbox | None = None
         applied: AppliedLimits | None = None
         try:

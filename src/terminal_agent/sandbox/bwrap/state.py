@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,10 @@ logger = logging.getLogger(__name__)
 
 STATE_DIR_ENV = "TERMINAL_AGENT_BWRAP_DIR"
 OWNER_FILE = "owner.json"
+NEW_PREFIX = ".new-"
+"""A sandbox directory being made: it gets its record first, then is renamed to its ``bw-`` id."""
+UNRECORDED_GRACE_S = 600.0
+"""A directory being made that has no record yet is judged leaked only once it is this old (seconds)."""
 _REAPERS: dict[str, subprocess.Popen] = {}
 _REAPER_LOCK = threading.Lock()
 
@@ -48,6 +53,28 @@ def write_record(directory: Path, record: dict[str, Any]) -> None:
     temp = directory / f".{OWNER_FILE}.tmp"
     temp.write_text(json.dumps(record, sort_keys=True))
     os.replace(temp, directory / OWNER_FILE)
+
+
+def create_sandbox_directory(root: Path, sandbox_id: str, record: dict[str, Any]) -> Path:
+    """Make ``sandboxes/<sandbox_id>`` with its record and overlay dirs already inside it.
+
+    The directory is assembled under a ``.new-`` name and renamed into place, so a ``bw-`` directory
+    always has a record: another process's sweep (a dead owner's reaper, ``cleanup``) can never take
+    a sandbox that is being started for one without an owner.
+    """
+    base = sandboxes_dir(root)
+    base.mkdir(parents=True, exist_ok=True)
+    building = Path(tempfile.mkdtemp(prefix=f"{NEW_PREFIX}{sandbox_id}-", dir=base))
+    try:
+        write_record(building, record)
+        for part in ("upper", "work", "merged"):
+            (building / part).mkdir()
+        final = base / sandbox_id
+        os.rename(building, final)
+    except BaseException:
+        shutil.rmtree(building, ignore_errors=True)
+        raise
+    return final
 
 
 def read_record(directory: Path) -> dict[str, Any] | None:
@@ -73,17 +100,28 @@ def find_leaked(root: Path | None = None, now: float | None = None) -> list[Leak
     leaked: list[LeakedSandbox] = []
     if not base.is_dir():
         return leaked
+    clock = time.time() if now is None else now
     for directory in sorted(base.iterdir()):
         record = read_record(directory)
         if record is None:
-            # a directory without a record: its start died before writing it, or it is not ours
+            # a directory without a record: its start died before writing it, or it is not ours; one
+            # still being made (``.new-``) gets a grace period, since its record is being written now
             if directory.name.startswith("bw-"):
                 leaked.append(LeakedSandbox(directory.name, directory, "", "no owner record"))
+            elif directory.name.startswith(NEW_PREFIX) and _age_s(directory, clock) > UNRECORDED_GRACE_S:
+                leaked.append(LeakedSandbox(directory.name, directory, "", "an unfinished start without an owner record"))
             continue
         verdict = sandbox_labels.judge(record.get("labels") or {}, now)
         if verdict.remove:
             leaked.append(LeakedSandbox(directory.name, directory, record["labels"].get(sandbox_labels.RUN_ID, ""), verdict.reason))
     return leaked
+
+
+def _age_s(directory: Path, now: float) -> float:
+    try:
+        return now - directory.stat().st_mtime
+    except OSError:  # removed meanwhile: nothing to judge
+        return 0.0
 
 
 def _kill_recorded_process(record: dict[str, Any]) -> None:
