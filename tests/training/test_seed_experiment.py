@@ -30,6 +30,7 @@ from terminal_agent.training.seed_experiment import (
     parse_seeds,
     run_seed_experiments,
     seed_dir,
+    training_trend,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -168,6 +169,36 @@ def test_a_finished_seed_is_skipped_and_every_seed_directory_is_pooled(tmp_path)
     assert f"## {FAMILY_GROUP}" in markdown and f"## {HAND_WRITTEN_GROUP}" in markdown
     assert "GRPO's own effect" in markdown and "**+0.550 [" in markdown
     assert "seed_2" in markdown and "config.steps" in markdown
+    assert document["training"] == {"0": None, "1": None}  # these seed directories kept no training metrics
+    assert "| 0 | no metrics |" in markdown
+
+
+def _metrics_line(step, reward, passed, *, stepped=1, kept=4):
+    return json.dumps({"step": step, "rollout/reward_mean": reward, "rollout/pass_rate": passed,
+                       "update/stepped": stepped, "update/skipped_steps": 1 - stepped,
+                       "batch/groups_kept": kept, "batch/groups": 8})
+
+
+def test_the_training_trend_averages_the_first_and_last_steps_and_a_redone_step_counts_once(tmp_path):
+    lines = [_metrics_line(s, 0.1, 0.0) for s in range(1, 4)]
+    lines.append(_metrics_line(3, 0.9, 0.5))  # step 3 redone after a resume: its last record counts
+    lines.append("{not json")  # a torn line of a killed run is skipped
+    lines += [_metrics_line(s, 0.4, 0.25, stepped=0 if s == 6 else 1) for s in range(4, 7)]
+    (tmp_path / "train").mkdir()
+    (tmp_path / "train" / "metrics.jsonl").write_text("\n".join(lines) + "\n")
+
+    trend = training_trend(tmp_path, window=3)
+
+    assert trend["steps"] == 6 and trend["first_steps"] == [1, 3] and trend["last_steps"] == [4, 6]
+    assert trend["reward"]["first"] == pytest.approx((0.1 + 0.1 + 0.9) / 3)
+    assert trend["reward"]["last"] == pytest.approx(0.4) and trend["pass"]["first"] == pytest.approx(0.5 / 3)
+    assert trend["optimizer_steps"] == 5 and trend["skipped_steps"] == 1
+    assert trend["groups_kept"] == 24 and trend["groups"] == 48
+    stored = tmp_path / "stored"  # a stored copy keeps metrics.jsonl beside the evaluations
+    stored.mkdir()
+    (stored / "metrics.jsonl").write_text((tmp_path / "train" / "metrics.jsonl").read_text())
+    assert training_trend(stored, window=3) == trend
+    assert training_trend(tmp_path / "nothing-here") is None
 
 
 @pytest.mark.docker

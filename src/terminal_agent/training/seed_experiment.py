@@ -47,6 +47,8 @@ POOLED_COMPARISONS = tuple((f"{b}_vs_{a}", title, a, b) for _, title, a, b in CO
 """``(key, title, a, b)``: trained_vs_base, trained_vs_warm_start, warm_start_vs_base."""
 _NOT_COMPARED = ("seed", "config.seed", "config.experiment")
 """Settings (dotted) that differ between seeds on purpose."""
+TREND_WINDOW = 10
+"""Steps at each end of a seed's training that :func:`training_trend` averages."""
 _FAMILY_TASK_ID = re.compile(r"^gen-(?P<family>[a-z0-9-]+)-[0-9a-f]{10}$")
 """The id of a family instance (``TaskFamily.instance``: ``gen-<family>-<10 hex digits>``)."""
 
@@ -163,6 +165,70 @@ def settings_differences(by_seed: Mapping[str, Mapping[str, Any] | None]) -> dic
     return differences
 
 
+def read_training_metrics(directory: Path) -> dict[int, dict[str, Any]]:
+    """Step -> the trainer's metrics record of a seed directory (``train/metrics.jsonl``, or a stored
+    copy's ``metrics.jsonl``). A step recorded twice (it was redone after a resume) keeps its last
+    record; unreadable lines are skipped. Empty when there is no metrics file."""
+    directory = Path(directory)
+    path = next((p for p in (directory / "train" / "metrics.jsonl", directory / "metrics.jsonl") if p.is_file()), None)
+    steps: dict[int, dict[str, Any]] = {}
+    if path is None:
+        return steps
+    for line in path.read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("step"), int):
+            steps[record["step"]] = record
+    return steps
+
+
+def training_trend(directory: Path, window: int = TREND_WINDOW) -> dict[str, Any] | None:
+    """The on-policy train reward and pass rate over a seed's first and last ``window`` steps, with the
+    optimizer steps taken and skipped and the groups kept; ``None`` without training metrics."""
+    steps = read_training_metrics(directory)
+    if not steps:
+        return None
+    order = sorted(steps)
+    first, last = [steps[s] for s in order[:window]], [steps[s] for s in order[-window:]]
+
+    def mean(records: list[dict[str, Any]], key: str) -> float | None:
+        values = [float(r[key]) for r in records if isinstance(r.get(key), (int, float))]
+        return sum(values) / len(values) if values else None
+
+    def total(key: str) -> int:
+        return int(sum(r.get(key) or 0 for r in steps.values()))
+
+    return {
+        "steps": len(order), "first_steps": [order[0], order[min(window, len(order)) - 1]],
+        "last_steps": [order[max(0, len(order) - window)], order[-1]],
+        "reward": {"first": mean(first, "rollout/reward_mean"), "last": mean(last, "rollout/reward_mean")},
+        "pass": {"first": mean(first, "rollout/pass_rate"), "last": mean(last, "rollout/pass_rate")},
+        "optimizer_steps": total("update/stepped"), "skipped_steps": total("update/skipped_steps"),
+        "groups_kept": total("batch/groups_kept"), "groups": total("batch/groups"),
+    }
+
+
+def _trend_markdown(trends: Mapping[str, dict[str, Any] | None]) -> str:
+    def num(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    lines = ["", "## Training (on-policy, train tasks)", "",
+             "| seed | steps | reward, first -> last steps | pass, same | optimizer steps (skipped) | groups kept |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for seed, trend in trends.items():
+        if trend is None:
+            lines.append(f"| {seed} | no metrics | - | - | - | - |")
+            continue
+        a, b = trend["first_steps"], trend["last_steps"]
+        lines.append(
+            f"| {seed} | {trend['steps']} | {num(trend['reward']['first'])} -> {num(trend['reward']['last'])}"
+            f" (steps {a[0]}-{a[1]} -> {b[0]}-{b[1]}) | {num(trend['pass']['first'])} -> {num(trend['pass']['last'])}"
+            f" | {trend['optimizer_steps']} ({trend['skipped_steps']}) | {trend['groups_kept']} / {trend['groups']} |")
+    return "\n".join(lines) + "\n"
+
+
 @dataclass
 class PooledResult:
     """The pooled analysis of every finished seed directory."""
@@ -173,7 +239,7 @@ class PooledResult:
     """Seed directories present but not finished (left out)."""
     document: dict[str, Any]
     """What pooled.json holds (:func:`~terminal_agent.evaluation.pooled_bootstrap.pooled_analysis`, plus
-    ``unfinished_seeds`` and ``settings_differences``)."""
+    ``unfinished_seeds``, ``settings_differences`` and ``training``: :func:`training_trend` per seed)."""
     markdown: str
     """What pooled.md holds."""
 
@@ -214,7 +280,9 @@ def pool_seed_directories(out_dir: Path, *, n_boot: int = 10_000, confidence: fl
     differences = settings_differences({str(seed): read_settings(path) for seed, path in finished.items()})
     document["unfinished_seeds"] = unfinished
     document["settings_differences"] = differences
-    markdown = pooled_markdown(document, title="The learning experiment over seeds")
+    trends = {str(seed): training_trend(path) for seed, path in finished.items()}
+    document["training"] = trends
+    markdown = pooled_markdown(document, title="The learning experiment over seeds") + _trend_markdown(trends)
     notes = []
     if unfinished:
         notes.append(f"- Left out, not finished: {', '.join(f'{SEED_DIR_PREFIX}{s}' for s in unfinished)}.")
@@ -279,6 +347,6 @@ def run_seed_experiments(
 __all__ = [
     "EVAL_DIRS", "FAMILY_GROUP", "HAND_WRITTEN_GROUP", "POOLED_JSON", "POOLED_MARKDOWN", "PooledResult",
     "SeedExperimentResult", "check_task_groups", "experiment_settings", "family_of_task_id", "is_family_instance",
-    "parse_seeds", "pool_seed_directories", "read_settings", "run_seed_experiments", "seed_directories",
-    "seed_dir", "seed_is_finished", "settings_differences",
+    "parse_seeds", "pool_seed_directories", "read_settings", "read_training_metrics", "run_seed_experiments",
+    "seed_directories", "seed_dir", "seed_is_finished", "settings_differences", "training_trend",
 ]
