@@ -38,3 +38,43 @@ def test_regzipped_archives_get_their_new_sizes_and_nothing_else_changes(tmp_pat
     assert recorded["files"] == {"base-1.tar.gz": new_size, "layers/kept.tar.gz": 17}
     assert recorded["tasks"] == manifest["tasks"]
     assert gzip.decompress((export / "base-1.tar.gz").read_bytes()) == payload
+
+
+def _packed(directory: Path, payload: bytes, part_bytes: int) -> dict:
+    import hashlib
+
+    directory.mkdir()
+    parts = []
+    for index, start in enumerate(range(0, len(payload), part_bytes), 1):
+        chunk = payload[start:start + part_bytes]
+        (directory / f"part{index}").write_bytes(chunk)
+        parts.append({"name": f"part{index}", "bytes": len(chunk), "sha256": hashlib.sha256(chunk).hexdigest()})
+    record = {"bytes": len(payload), "sha256": hashlib.sha256(payload).hexdigest(), "parts": parts, "tasks": 3}
+    (directory / "bundle.json").write_text(json.dumps(record))
+    return record
+
+
+def test_split_cuts_the_same_stream_into_smaller_parts(tmp_path):
+    payload = bytes(range(256)) * 10_000  # 2.56 MB in 2 parts
+    record = _packed(tmp_path / "carry", payload, 1_500_000)
+
+    assert _bundle_module().main(["split", str(tmp_path / "carry"), "--part-mib", "0.5"]) == 0
+
+    after = json.loads((tmp_path / "carry" / "bundle.json").read_text())
+    assert [p["name"] for p in after["parts"]] == ["part1", "part2", "part3", "part4", "part5"]
+    assert all(p["bytes"] <= 1 << 19 for p in after["parts"])
+    assert after["sha256"] == record["sha256"] and after["tasks"] == 3
+    assert b"".join((tmp_path / "carry" / p["name"]).read_bytes() for p in after["parts"]) == payload
+    assert sorted(p.name for p in (tmp_path / "carry").iterdir()) == ["bundle.json", *(f"part{i}" for i in range(1, 6))]
+
+
+def test_split_refuses_a_part_that_is_not_the_recorded_one_and_changes_nothing(tmp_path, capsys):
+    payload = bytes(range(256)) * 1000
+    _packed(tmp_path / "carry", payload, 100_000)
+    (tmp_path / "carry" / "part2").write_bytes(b"x" * 100_000)  # same size, other bytes
+    before = {p.name: p.read_bytes() for p in (tmp_path / "carry").iterdir()}
+
+    assert _bundle_module().main(["split", str(tmp_path / "carry"), "--part-mib", "0.05"]) == 2
+
+    assert "part2 is not the part bundle.json records" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in (tmp_path / "carry").iterdir()} == before

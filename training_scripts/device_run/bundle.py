@@ -2,7 +2,8 @@
 """Pack what a device run needs into parts that fit the device link, and unpack them there.
 
     python training_scripts/device_run/bundle.py pack --export EXPORT_DIR --gguf GGUF --model-manifest MANIFEST \
-        --wheels WHEEL_DIR --deb BUBBLEWRAP_DEB -o .device_carry [--part-mib 55] [--max-layer-mb 60]
+        --wheels WHEEL_DIR --deb BUBBLEWRAP_DEB -o .device_carry [--part-mib 40] [--max-layer-mb 60]
+    python training_scripts/device_run/bundle.py split .device_carry --part-mib 38   # re-slice, no repacking
     python training_scripts/device_run/bundle.py unpack STAGE_DIR     # on the device, after the parts are staged
 
 ``pack`` writes one xz-compressed tar split into ``part1``, ``part2`` ... of at most ``--part-mib`` MiB, and
@@ -12,6 +13,10 @@ about 42 MB), ``model/`` (the GGUF, the bf16 tensor manifest, the reference's co
 ``whl/`` and ``deb/``. Tasks whose image needs a layer over ``--max-layer-mb`` (gzip size) are left out of
 the export's manifest (listed in ``bundle.json``): the dev-tools layer (gcc, git, perl: 219 MB gzip)
 would need two more parts on its own.
+
+A call carries the working tree and one part: as the tree grows, a part must shrink. ``split`` cuts the
+packed parts again into slices of at most ``--part-mib`` (the whole stream's sha256 is checked first and
+stays what ``bundle.json`` records), without the export or the slow ``xz -9`` again.
 
 ``unpack`` (standard library and the system's ``gzip`` only) checks the staged parts against
 ``bundle.json``, streams them through xz into ``STAGE_DIR``, and gzips the archives back (the bwrap
@@ -81,18 +86,57 @@ def pack(args: argparse.Namespace) -> int:
             subprocess.run(["xz", "-9", f"-T{args.threads}", "-c"], stdin=tar.stdout, stdout=handle, check=True)
             if tar.wait() != 0:
                 raise SystemExit("tar failed")
-        digest, parts, size = hashlib.sha256(), [], stream.stat().st_size
+        size = stream.stat().st_size
         with open(stream, "rb") as handle:
-            while chunk := handle.read(int(args.part_mib * MIB)):
-                digest.update(chunk)
-                part = out / f"part{len(parts) + 1}"
-                part.write_bytes(chunk)
-                parts.append({"name": part.name, "bytes": len(chunk), "sha256": hashlib.sha256(chunk).hexdigest()})
-    record = {"bytes": size, "sha256": digest.hexdigest(), "parts": parts, "tasks": len(manifest["tasks"]),
+            digest, parts = _write_parts(handle.read, out, args.part_mib)
+    record = {"bytes": size, "sha256": digest, "parts": parts, "tasks": len(manifest["tasks"]),
               "dropped_tasks_big_layer": dropped, "max_layer_mb": args.max_layer_mb}
     (out / "bundle.json").write_text(json.dumps(record, indent=1) + "\n")
     print(f"{size / MIB:.1f} MiB in {len(parts)} part(s) of at most {args.part_mib} MiB under {out}; "
           f"{len(manifest['tasks'])} task(s) in the export, {len(dropped)} left out (a layer over {args.max_layer_mb} MB)")
+    return 0
+
+
+def _write_parts(read, out: Path, part_mib: float) -> tuple[str, list[dict]]:
+    """Cut a stream (``read(n)``) into ``out/part1`` ... of at most ``part_mib`` MiB: the whole stream's
+    sha256 and each part's record (name, bytes, sha256)."""
+    digest, parts = hashlib.sha256(), []
+    while chunk := read(int(part_mib * MIB)):
+        digest.update(chunk)
+        part = out / f"part{len(parts) + 1}"
+        part.write_bytes(chunk)
+        parts.append({"name": part.name, "bytes": len(chunk), "sha256": hashlib.sha256(chunk).hexdigest()})
+    return digest.hexdigest(), parts
+
+
+def split(args: argparse.Namespace) -> int:
+    out = Path(args.directory)
+    record = json.loads((out / "bundle.json").read_text())
+    if args.part_mib * MIB < 1:
+        print(f"error: --part-mib {args.part_mib} is under one byte", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="ta-bundle-split-", dir=out) as scratch:
+        whole = Path(scratch) / "bundle.tar.xz"
+        digest = hashlib.sha256()
+        with open(whole, "wb") as handle:
+            for part in record["parts"]:
+                data = (out / part["name"]).read_bytes()
+                if len(data) != part["bytes"] or hashlib.sha256(data).hexdigest() != part["sha256"]:
+                    print(f"error: {out / part['name']} is not the part bundle.json records", file=sys.stderr)
+                    return 2
+                digest.update(data)
+                handle.write(data)
+        if digest.hexdigest() != record["sha256"]:
+            print("error: the parts do not add up to the packed bundle (sha256 differs)", file=sys.stderr)
+            return 2
+        for old in record["parts"]:
+            (out / old["name"]).unlink()
+        with open(whole, "rb") as handle:
+            total, parts = _write_parts(handle.read, out, args.part_mib)
+    assert total == record["sha256"]  # the same bytes, cut elsewhere
+    record["parts"] = parts
+    (out / "bundle.json").write_text(json.dumps(record, indent=1) + "\n")
+    print(f"{record['bytes'] / MIB:.1f} MiB in {len(parts)} part(s) of at most {args.part_mib} MiB under {out}")
     return 0
 
 
@@ -161,14 +205,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--wheels", required=True)
     p.add_argument("--deb", required=True)
     p.add_argument("-o", "--output", required=True)
-    p.add_argument("--part-mib", type=float, default=55.0)
+    p.add_argument("--part-mib", type=float, default=40.0,
+                   help="a call carries the working tree (about 9 MiB) and one part: keep the sum well under 64 MiB")
     p.add_argument("--max-layer-mb", type=float, default=60.0)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--scratch", default=None, help="where the uncompressed bundle is assembled (default: the temp dir)")
+    c = sub.add_parser("split")
+    c.add_argument("directory", help="the folder pack wrote (bundle.json and its parts)")
+    c.add_argument("--part-mib", type=float, required=True)
     u = sub.add_parser("unpack")
     u.add_argument("stage")
     args = parser.parse_args(argv)
-    return pack(args) if args.command == "pack" else unpack(args)
+    return {"pack": pack, "split": split, "unpack": unpack}[args.command](args)
 
 
 if __name__ == "__main__":
