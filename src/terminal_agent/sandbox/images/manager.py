@@ -18,7 +18,6 @@ import json
 import logging
 import os
 import re
-import socket
 import subprocess
 import tempfile
 import threading
@@ -26,7 +25,6 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import docker
 import requests
@@ -34,6 +32,12 @@ import urllib3
 
 from terminal_agent.errors import ConfigError, ImageBuildError, ImageError, ImageNotAvailableError
 from terminal_agent.sandbox.images.base_image import BASE_IMAGE, MANAGED_LABEL, build_base_image
+from terminal_agent.sandbox.images.build_watchdog import (
+    BuildWatchdog,
+    build_timeout_message,
+    expect_build_response,
+    install_response_capture,
+)
 from terminal_agent.sandbox.images.host_build_settings import (
     HostBuildSettings,
     buildx_available,
@@ -392,11 +396,11 @@ class ImageManager:
         A watchdog shuts the build's connection at the deadline: the daemon then cancels the build
         (measured on 20.10: its RUN container is gone within a second) and the stream ends."""
         api = self.client.api
-        _install_response_capture(api)
-        watchdog = _BuildWatchdog(deadline_s)
+        install_response_capture(api)
+        watchdog = BuildWatchdog(deadline_s)
         with tempfile.TemporaryDirectory(prefix="ta-build-") as context:
             dockerfile_name = _write_context(Path(context), dockerfile, files)
-            _CAPTURE.watchdog = watchdog
+            expect_build_response(watchdog)
             try:
                 for event in api.build(
                     path=context,
@@ -411,7 +415,7 @@ class ImageManager:
                     network_mode=BUILD_NETWORK_MODE,
                     buildargs=self.host_settings.build_args() if self.host_settings else None,
                 ):
-                    _CAPTURE.watchdog = None
+                    expect_build_response(None)
                     if watchdog.fired:
                         break
                     text = event.get("stream") or event.get("status") or ""
@@ -430,14 +434,14 @@ class ImageManager:
             except (docker.errors.DockerException, OSError, requests.exceptions.RequestException,
                     urllib3.exceptions.HTTPError) as exc:  # API errors, resets, timeouts, a shut stream
                 if watchdog.fired:
-                    raise ImageBuildError(_timeout_message(what, deadline_s), "\n".join(tail)) from None
+                    raise ImageBuildError(build_timeout_message(what, deadline_s), "\n".join(tail)) from None
                 reason = getattr(exc, "explanation", None) or exc
                 raise ImageBuildError(f"building the image of {what} failed: {reason}", "\n".join(tail)) from exc
             finally:
-                _CAPTURE.watchdog = None
+                expect_build_response(None)
                 watchdog.cancel()
         if watchdog.fired:
-            raise ImageBuildError(_timeout_message(what, deadline_s), "\n".join(tail))
+            raise ImageBuildError(build_timeout_message(what, deadline_s), "\n".join(tail))
 
     def _build_with_secrets(self, settings: HostBuildSettings, tag: str, dockerfile: str, files: dict[str, FileContent],
                             labels: dict[str, str], what: str, deadline_s: float) -> None:
@@ -460,7 +464,7 @@ class ImageManager:
             except subprocess.TimeoutExpired as exc:  # the CLI was killed, which cancels its BuildKit build
                 output = (exc.stdout or b"") + (exc.stderr or b"")
                 text = output.decode("utf-8", "replace") if isinstance(output, bytes) else str(output)
-                raise ImageBuildError(_timeout_message(what, deadline_s), "\n".join(text.splitlines()[-40:])) from None
+                raise ImageBuildError(build_timeout_message(what, deadline_s), "\n".join(text.splitlines()[-40:])) from None
             except (OSError, subprocess.SubprocessError) as exc:  # the CLI could not run
                 raise ImageBuildError(f"building the image of {what} with buildx failed: {exc}") from exc
         if result.returncode != 0:
@@ -515,78 +519,6 @@ def _write_context(context: Path, dockerfile: str, files: dict[str, FileContent]
         name = "_" + name
     (context / name).write_text(dockerfile, encoding="utf-8")
     return name
-
-
-def _timeout_message(what: str, deadline_s: float) -> str:
-    return (
-        f"building the image of {what} timed out after {deadline_s:.0f} s (limits.build_timeout_s; the build was "
-        "cancelled): raise the task's build timeout, or make its environment quicker to build"
-    )
-
-
-class _BuildWatchdog:
-    """Shuts the socket of the build request it is handed at the deadline (``fired`` tells it did)."""
-
-    def __init__(self, deadline_s: float) -> None:
-        self.fired = False
-        self._socket: socket.socket | None = None
-        self._lock = threading.Lock()
-        self._timer = threading.Timer(deadline_s, self._fire)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def attach(self, response: Any) -> None:
-        """Remember the socket of the streaming build ``response`` (shut at once when the deadline passed)."""
-        raw = getattr(getattr(getattr(getattr(response, "raw", None), "_fp", None), "fp", None), "raw", None)
-        sock = getattr(raw, "_sock", raw)
-        if not isinstance(sock, socket.socket):
-            logger.debug("build watchdog: no socket in the response (%r); the deadline falls back to socket reads", raw)
-            return
-        with self._lock:
-            self._socket = sock
-            late = self.fired
-        if late:
-            self._shut()
-
-    def _fire(self) -> None:
-        with self._lock:
-            self.fired = True
-        self._shut()
-
-    def _shut(self) -> None:
-        with self._lock:
-            sock = self._socket
-        if sock is not None:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:  # closed already: the build ended meanwhile
-                pass
-
-    def cancel(self) -> None:
-        self._timer.cancel()
-
-
-class _ResponseCapture(threading.local):
-    watchdog: _BuildWatchdog | None = None
-
-
-_CAPTURE = _ResponseCapture()
-"""The watchdog waiting for the response of this thread's build request (None when none is)."""
-
-
-def _install_response_capture(api: docker.APIClient) -> None:
-    """Hook ``api``'s responses once: the one a thread's pending build request gets goes to its watchdog."""
-    hooks = api.hooks.setdefault("response", [])
-    if _capture_response not in hooks:
-        hooks.append(_capture_response)
-
-
-def _capture_response(response: Any, *args: Any, **kwargs: Any) -> Any:
-    watchdog = _CAPTURE.watchdog
-    if watchdog is not None and "/build" in str(getattr(response, "url", "")):
-        _CAPTURE.watchdog = None
-        watchdog.attach(response)
-    return response
 
 
 # --- module-level convenience ------------------------------------------------------------------
