@@ -78,3 +78,16 @@ def test_split_refuses_a_part_that_is_not_the_recorded_one_and_changes_nothing(t
 
     assert "part2 is not the part bundle.json records" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in (tmp_path / "carry").iterdir()} == before
+
+
+def test_split_keeps_the_old_parts_when_the_stream_is_not_the_recorded_one(tmp_path, capsys):
+    payload = bytes(range(256)) * 1000
+    record = _packed(tmp_path / "carry", payload, 100_000)
+    record["sha256"] = "0" * 64  # every part as recorded, the whole not
+    (tmp_path / "carry" / "bundle.json").write_text(json.dumps(record))
+    before = {p.name: p.read_bytes() for p in (tmp_path / "carry").iterdir()}
+
+    assert _bundle_module().main(["split", str(tmp_path / "carry"), "--part-mib", "0.05"]) == 2
+
+    assert "do not add up" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in (tmp_path / "carry").iterdir()} == before

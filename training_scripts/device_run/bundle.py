@@ -29,6 +29,7 @@ import argparse
 import gzip
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -109,31 +110,55 @@ def _write_parts(read, out: Path, part_mib: float) -> tuple[str, list[dict]]:
     return digest.hexdigest(), parts
 
 
+class _ChainedParts:
+    """``read(n)`` over the parts in order, as if they were one file."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self._paths, self._handle = list(paths), None
+
+    def read(self, n: int) -> bytes:
+        out = bytearray()
+        while len(out) < n and (self._handle is not None or self._paths):
+            if self._handle is None:
+                self._handle = open(self._paths.pop(0), "rb")
+            chunk = self._handle.read(n - len(out))
+            if chunk:
+                out += chunk
+            else:
+                self._handle.close()
+                self._handle = None
+        return bytes(out)
+
+
+def _sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(4 * MIB):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def split(args: argparse.Namespace) -> int:
     out = Path(args.directory)
     record = json.loads((out / "bundle.json").read_text())
     if args.part_mib * MIB < 1:
         print(f"error: --part-mib {args.part_mib} is under one byte", file=sys.stderr)
         return 2
+    old = [out / part["name"] for part in record["parts"]]
+    for path, part in zip(old, record["parts"]):
+        if not path.is_file() or path.stat().st_size != part["bytes"] or _sha256_of(path) != part["sha256"]:
+            print(f"error: {path} is not the part bundle.json records", file=sys.stderr)
+            return 2
+    # the new parts are cut beside the old ones and moved in only when they add up to the same stream
     with tempfile.TemporaryDirectory(prefix="ta-bundle-split-", dir=out) as scratch:
-        whole = Path(scratch) / "bundle.tar.xz"
-        digest = hashlib.sha256()
-        with open(whole, "wb") as handle:
-            for part in record["parts"]:
-                data = (out / part["name"]).read_bytes()
-                if len(data) != part["bytes"] or hashlib.sha256(data).hexdigest() != part["sha256"]:
-                    print(f"error: {out / part['name']} is not the part bundle.json records", file=sys.stderr)
-                    return 2
-                digest.update(data)
-                handle.write(data)
-        if digest.hexdigest() != record["sha256"]:
+        total, parts = _write_parts(_ChainedParts(old).read, Path(scratch), args.part_mib)
+        if total != record["sha256"]:
             print("error: the parts do not add up to the packed bundle (sha256 differs)", file=sys.stderr)
             return 2
-        for old in record["parts"]:
-            (out / old["name"]).unlink()
-        with open(whole, "rb") as handle:
-            total, parts = _write_parts(handle.read, out, args.part_mib)
-    assert total == record["sha256"]  # the same bytes, cut elsewhere
+        for path in old:
+            path.unlink()
+        for part in parts:
+            os.replace(Path(scratch) / part["name"], out / part["name"])
     record["parts"] = parts
     (out / "bundle.json").write_text(json.dumps(record, indent=1) + "\n")
     print(f"{record['bytes'] / MIB:.1f} MiB in {len(parts)} part(s) of at most {args.part_mib} MiB under {out}")

@@ -20,7 +20,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-
 from terminal_agent.evaluation.results import PASS_THRESHOLD
 from terminal_agent.tasks.model import Task
 from terminal_agent.training.demonstration_client import FINISH_REPLY, DemonstrationClient, bash_reply
