@@ -5,6 +5,12 @@
 #   bash training_scripts/device_run/device.sh train OUT_COPY_DIR [trainer args ...]
 #   bash training_scripts/device_run/device.sh experiment OUT_COPY_DIR [local_learning_experiment.py args ...]
 #   bash training_scripts/device_run/device.sh env         # print the exports that setup made (for a shell)
+#   bash training_scripts/device_run/device.sh runtime     # unpack the staged rLLM + verl + vLLM runtime (verl_runtime.py)
+#   bash training_scripts/device_run/device.sh warmstart OUT_COPY_DIR RUN_DIR [local_1gpu overrides ...]
+#                                                          # SFT warm start, merged into a plain model dir RUN_DIR/merged
+#   bash training_scripts/device_run/device.sh verl OUT_COPY_DIR RUN_DIR [launch_training.py args ...]
+#                                                          # start a verl run in its own session, then wait (see wait)
+#   bash training_scripts/device_run/device.sh wait OUT_COPY_DIR RUN_DIR   # wait for it (TA_WAIT_S), copy results out
 # TA_TRAIN_TIMEOUT (default 480 s) bounds the trainer; TA_DEVICE_SKIP_WHEELS=1 skips the wheels (a CPU rehearsal).
 # STAGE (default $HOME/ta-device-stage) lives outside the checkout, so it survives between calls on a warm machine.
 set -euo pipefail
@@ -18,6 +24,47 @@ environment() {
   export PYTHONPATH="$REPO/src:$STAGE/site${PYTHONPATH:+:$PYTHONPATH}"
   export TERMINAL_AGENT_IMAGES_DIR="$STAGE/export"
   export PYTHONUNBUFFERED=1 WANDB_MODE=disabled TOKENIZERS_PARALLELISM=false
+}
+
+# The verl path: the unpacked runtime first on PYTHONPATH (its dist-info pins what importlib.metadata reads),
+# and the settings vLLM and Ray need on a node without flashinfer or a network (device/verl-on-h200.md).
+verl_environment() {
+  environment
+  export PYTHONPATH="$STAGE/rt:$PYTHONPATH"
+  export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 VLLM_NO_USAGE_STATS=1 DO_NOT_TRACK=1 VLLM_USE_FLASHINFER_SAMPLER=0 \
+    VLLM_HOST_IP=127.0.0.1 RAY_memory_monitor_refresh_ms=0 RLLM_HOME="$STAGE/rllm_home" RAY_DEDUP_LOGS=0 \
+    NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+}
+
+# copy_verl_results COPY_DIR RUN_DIR: what comes back of a verl run (at most 8 files)
+copy_verl_results() {
+  local copy_to=$1 run_dir=$2
+  mkdir -p "$copy_to"
+  for f in verl_metrics.jsonl launch.log; do [ -f "$run_dir/$f" ] && cp "$run_dir/$f" "$copy_to/"; done
+  [ -f "$run_dir/verl_metrics.jsonl" ] && "$PY" "$HERE/summarize_verl_steps.py" "$run_dir/verl_metrics.jsonl" \
+    --json "$copy_to/verl_steps.json" > "$copy_to/verl_steps.txt" 2>&1
+  [ -f "$run_dir/launch/dry_run.yaml" ] && cp "$run_dir/launch/dry_run.yaml" "$copy_to/"
+  if [ -d /tmp/ray/session_latest/logs ]; then
+    tar -czhf "$copy_to/ray_logs.tgz" -C /tmp/ray/session_latest logs 2>/dev/null || true
+    [ "$(stat -c %s "$copy_to/ray_logs.tgz" 2>/dev/null || echo 0)" -lt 15000000 ] || rm -f "$copy_to/ray_logs.tgz"
+  fi
+  return 0
+}
+
+# wait_for_run COPY_DIR RUN_DIR: wait until the run's process ends or TA_WAIT_S passes; print its log's tail
+wait_for_run() {
+  local copy_to=$1 run_dir=$2 pid waited=0
+  pid=$(cat "$run_dir/launch.pid" 2>/dev/null || true)
+  while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ "$waited" -lt "${TA_WAIT_S:-540}" ]; do
+    sleep 5; waited=$((waited + 5))
+  done
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+    echo "the run is still going after ${waited} s (pid $pid): call 'wait' again"
+  else
+    echo "the run ended: $(cat "$run_dir/launch.rc" 2>/dev/null || echo 'no exit status recorded')"
+  fi
+  copy_verl_results "$copy_to" "$run_dir"
+  tail -n 40 "$run_dir/launch.log" 2>/dev/null || true
 }
 
 # bounded SCRIPT ARGS...: run a Python script under TA_TRAIN_TIMEOUT (before the call's 10-minute limit); sets rc.
@@ -90,6 +137,43 @@ case "${1:-}" in
       done
     fi
     exit $rc
+    ;;
+  runtime)
+    t0=$(date +%s)
+    "$PY" "$HERE/verl_runtime.py" unpack "$STAGE" "$STAGE/rt"
+    verl_environment
+    "$PY" -c "import importlib.metadata as m, time; t = time.time(); import vllm, verl, ray, rllm, hydra; print(', '.join(f'{n} {m.version(n)}' for n in ('vllm', 'verl', 'ray', 'rllm', 'torch', 'transformers', 'pydantic')), f'imported in {time.time() - t:.1f} s')"
+    echo "runtime ready in $(( $(date +%s) - t0 )) s"
+    ;;
+  warmstart)
+    shift
+    copy_to="$1"; run_dir="$2"; shift 2
+    environment
+    mkdir -p "$copy_to"
+    bounded "$HERE/train_steps.py" local_1gpu --out "$run_dir" --only-exported local.steps=1 "$@"
+    [ "$rc" = 0 ] || exit $rc
+    "$PY" -c "import sys; from terminal_agent.training.model_export import export_merged_model as e; r = e(sys.argv[1], sys.argv[2], model=sys.argv[3], dtype='bfloat16', force=True); print('merged', r.parameters, 'parameters into', r.out_dir)" \
+      "$run_dir/warm_start" "$run_dir/merged" "$STAGE/model/bf16"
+    [ -f "$run_dir/summary.json" ] && cp "$run_dir/summary.json" "$copy_to/warmstart_summary.json"
+    ;;
+  verl)
+    shift
+    copy_to="$1"; run_dir="$2"; shift 2
+    verl_environment
+    mkdir -p "$run_dir" "$copy_to"
+    export VERL_FILE_LOGGER_PATH="$run_dir/verl_metrics.jsonl"
+    # its own session: the run outlives this call while the machine stays warm, and 'wait' picks it up
+    rm -f "$run_dir/launch.rc"
+    RUN_DIR="$run_dir" setsid bash -c 'timeout -k 30 "$0" "$1" "$2" "${@:3}" > "$RUN_DIR/launch.log" 2>&1; echo "exit $?" > "$RUN_DIR/launch.rc"' \
+      "${TA_VERL_TIMEOUT:-1500}" "$PY" "$REPO/training_scripts/launch_training.py" "$@" < /dev/null &
+    echo $! > "$run_dir/launch.pid"
+    echo "started pid $(cat "$run_dir/launch.pid") at $(date +%T)"
+    wait_for_run "$copy_to" "$run_dir"
+    ;;
+  wait)
+    shift
+    verl_environment
+    wait_for_run "$1" "$2"
     ;;
   env)
     environment
