@@ -8,6 +8,7 @@ input (:data:`~terminal_agent.errors.USER_INPUT_ERRORS`), 1 otherwise.
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 import typer
@@ -42,11 +43,26 @@ app.command("cleanup", help="Remove our leaked containers, networks and volumes.
 
 
 @app.callback()
-def _configure(verbose: bool = typer.Option(False, "--verbose", "-v", help="Log library debug messages.")) -> None:
+def _configure(
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="Log library debug messages."),
+    ca_bundle: str = typer.Option(
+        None, "--ca-bundle", envvar="TERMINAL_AGENT_CA_BUNDLE", metavar="auto|none|PATH",
+        help="Behind a TLS-intercepting proxy: install extra CA certificates (auto: those this host trusts beyond its "
+        "distribution's; or a PEM file or directory) and the host's proxy variables as a first layer under every "
+        "task image, so builds, sandboxes and episode commands trust them (docs/images.md). Default: none.",
+    ),
+) -> None:
     logging.basicConfig(
         level=logging.DEBUG if verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if ca_bundle is not None:
+        from terminal_agent.sandbox.images.host_trust import CA_SETTING_ENV, resolve_host_trust
+
+        trust = resolve_host_trust(ca_bundle)  # a bad path is a ConfigError: exit 2 before any work
+        os.environ[CA_SETTING_ENV] = ca_bundle  # read by every image manager of this process and its workers
+        if trust is not None:
+            logging.getLogger(__name__).info("--ca-bundle %s: %s", ca_bundle, trust.describe())
 
 
 def main() -> None:

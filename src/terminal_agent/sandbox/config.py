@@ -83,6 +83,12 @@ class SandboxConfig(BaseModel):
     """Extra time past a command's deadline to wait for the server's reply before the sandbox is declared broken."""
     user: str | None = None
     """User the shell server runs as; None keeps the image's user."""
+    ca: str | None = None
+    """Extra CA certificates and proxy variables installed as a first layer under every task image, so builds,
+    sandboxes and the episode's commands trust a TLS-intercepting proxy (``docs/images.md``): ``auto`` (the CAs
+    this host trusts beyond its distribution's, and its proxy variables), ``none``, or a PEM file or directory of
+    CA certificates. None: ``$TERMINAL_AGENT_CA_BUNDLE`` (``terminal-agent --ca-bundle``), else ``none``. Docker
+    builds the images; the bwrap backend runs exports of them (``images export`` under the same setting)."""
     isolate_networks: bool = True
     """Docker: sandboxes with a network share one bridge network of this process with inter-container traffic
     off, so that rollouts cannot reach each other (a cold start costs ~100 ms more than on Docker's default

@@ -75,7 +75,7 @@ class DockerBackend:
         from terminal_agent.sandbox.images.manager import ensure_task_image
 
         try:
-            return ensure_task_image(task)
+            return ensure_task_image(task, ca=config.ca)
         except DAEMON_ERRORS as exc:  # the daemon went away while the image was looked up: a sandbox failure
             raise SandboxUnavailableError(f"the Docker daemon failed while the image of {task.task_id} was resolved: {exc}") from exc
 

@@ -36,8 +36,10 @@ CA_TARGET = f"/run/secrets/{CA_SECRET_ID}"
 PIP_CONF_TARGET = "/etc/pip.conf"
 DEFAULT_CA_BUNDLES = ("/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt")
 ENABLE_HINT = (
-    "behind a TLS-intercepting proxy or with a private package index? Pass the host's proxy, CA bundle and pip "
-    "index settings into builds only (never into the image): `terminal-agent images build TASKS "
+    "behind a TLS-intercepting proxy or a private CA? Install the host's extra CAs and proxy variables into "
+    "images and sandboxes: `terminal-agent --ca-bundle auto ...` (or a PEM path; sandbox.ca, "
+    "$TERMINAL_AGENT_CA_BUNDLE; no BuildKit needed). With a private package index, pass the host's proxy, CA bundle "
+    "and pip index settings into builds only (never into the image): `terminal-agent images build TASKS "
     "--host-build-settings` (images are then cached for every later run), or "
     "ImageManager(host_settings=HostBuildSettings.from_host()); the CA bundle and pip settings need docker buildx"
 )

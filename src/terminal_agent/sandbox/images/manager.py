@@ -45,6 +45,13 @@ from terminal_agent.sandbox.images.host_build_settings import (
     mount_secrets,
     with_enable_hint,
 )
+from terminal_agent.sandbox.images.host_trust import (
+    HOST_TRUST_LABEL,
+    HostTrust,
+    ca_setting,
+    derived_base_tag,
+    resolve_host_trust,
+)
 from terminal_agent.sandbox.images.aliases import (
     ALIASED_IMAGES_HELP,
     SUBSTITUTE_DOCKERFILES,
@@ -133,10 +140,15 @@ class ImageManager:
         pull_timeout_s: float = 20.0,
         build_timeout_s: float = 3600.0,
         host_settings: HostBuildSettings | None = None,
+        ca: str | HostTrust | None = None,
     ):
         self._client = client
         self.host_settings = host_settings
         """Opt-in host proxy / CA bundle / pip index settings for builds (see sandbox/images/host_build_settings.py)."""
+        self.host_trust = ca if isinstance(ca, HostTrust) else resolve_host_trust(ca)
+        """Opt-in extra CAs and proxy variables installed as a first layer under every task image
+        (``ca``: ``auto``, ``none``, a PEM path or a :class:`HostTrust`; None: ``$TERMINAL_AGENT_CA_BUNDLE``;
+        see sandbox/images/host_trust.py). None when there is nothing to install."""
         self.base_image = base_image
         self.cache_dir = Path(cache_dir) if cache_dir else default_cache_dir()
         self.pull_timeout_s = pull_timeout_s
@@ -290,16 +302,33 @@ class ImageManager:
 
         def resolve(reference: str) -> str:
             name, image_id = self.resolve_image(reference)
+            if self.host_trust is not None:
+                name, image_id = self._with_host_trust(name, image_id)
             ids.append(image_id)
             return name
 
         return rewrite_from_lines(dockerfile, resolve), ids
 
+    def _with_host_trust(self, name: str, image_id: str) -> tuple[str, str]:
+        """(tag, id) of the image ``name`` with the host's CAs and proxy variables installed (built once per
+        base image and setting; ``host_trust.HostTrust.layer``)."""
+        trust = self.host_trust
+        assert trust is not None
+        tag = derived_base_tag(image_id, trust)
+        with self._locked(tag):
+            existing = self._image_id(tag)
+            if existing:
+                return tag, existing
+            dockerfile, files = trust.layer(name)
+            logger.info("installing the host's CAs and proxy variables over %s as %s (%s)", name, tag, trust.describe())
+            labels = {HASH_LABEL: tag.rsplit(":", 1)[1], HOST_TRUST_LABEL: trust.fingerprint()[:16]}
+            return tag, self._build(tag, dockerfile, files, labels, progress=None, what=f"the host CA layer over {name}")
+
     # --- task images ------------------------------------------------------------------------------
     def task_image_tag(self, task: Task) -> tuple[str, str]:
         """(tag, rewritten Dockerfile) of ``task``'s image; resolves (and may substitute) its bases."""
         dockerfile, base_ids = self.prepare_dockerfile(task.dockerfile)
-        content_hash = _content_hash(dockerfile, task.files, base_ids)
+        content_hash = _content_hash(dockerfile, task.files, base_ids, self.host_trust)
         return f"{task_repository(task.task_id)}:{content_hash[:12]}", dockerfile
 
     def ensure_task_image(self, task: Task, progress: Progress | None = None) -> str:
@@ -318,6 +347,8 @@ class ImageManager:
                 with self._stats_lock:
                     self.stats.prebuilt_used += 1
                 logger.debug("task %s: using its docker_image %s", task.task_id, task.docker_image)
+                if self.host_trust is not None:
+                    return self._with_host_trust(task.docker_image, self._image_id(task.docker_image) or "")[0]
                 return task.docker_image
             with self._stats_lock:
                 self.stats.prebuilt_fallbacks += 1
@@ -413,7 +444,7 @@ class ImageManager:
                     decode=True,
                     timeout=deadline_s + 30.0,  # socket reads; the watchdog holds the wall-clock deadline
                     network_mode=BUILD_NETWORK_MODE,
-                    buildargs=self.host_settings.build_args() if self.host_settings else None,
+                    buildargs=self._build_args() or None,
                 ):
                     expect_build_response(None)
                     if watchdog.fired:
@@ -428,7 +459,7 @@ class ImageManager:
                         detail = event.get("errorDetail", {}).get("message") or event["error"]
                         tail.append(detail.strip())
                         message = f"building the image of {what} failed: {detail.strip()}"
-                        if self.host_settings is None:
+                        if self.host_settings is None and self.host_trust is None:
                             message = with_enable_hint(message, "\n".join(tail))
                         raise ImageBuildError(message, "\n".join(tail))
             except (docker.errors.DockerException, OSError, requests.exceptions.RequestException,
@@ -442,6 +473,14 @@ class ImageManager:
                 watchdog.cancel()
         if watchdog.fired:
             raise ImageBuildError(build_timeout_message(what, deadline_s), "\n".join(tail))
+
+    def _build_args(self) -> dict[str, str]:
+        """Proxy build args: the host's (with ``ca`` set; values with credentials reach builds only this way)
+        and those of ``host_settings``. Docker keeps these predefined args out of the image's history."""
+        args = dict(self.host_trust.proxies) if self.host_trust else {}
+        if self.host_settings:
+            args.update(self.host_settings.build_args())
+        return args
 
     def _build_with_secrets(self, settings: HostBuildSettings, tag: str, dockerfile: str, files: dict[str, FileContent],
                             labels: dict[str, str], what: str, deadline_s: float) -> None:
@@ -489,10 +528,12 @@ class ImageManager:
         return sorted(found.values(), key=lambda item: item.tag)
 
 
-def _content_hash(dockerfile: str, files: dict[str, FileContent], base_ids: list[str]) -> str:
+def _content_hash(dockerfile: str, files: dict[str, FileContent], base_ids: list[str],
+                  host_trust: HostTrust | None = None) -> str:
     """sha256 of what an image is built from. A text file enters as its string, a binary one as
     ``{"base64": ...}`` (``encode_file_map``), so a text-only task hashes exactly as before binary files
-    existed and its cached image stays valid."""
+    existed and its cached image stays valid. The host CA layer (``host_trust``) enters only when set, so
+    images without it keep their tags."""
     digest = hashlib.sha256()
     payload = {
         "scheme": _HASH_SCHEME,
@@ -500,6 +541,8 @@ def _content_hash(dockerfile: str, files: dict[str, FileContent], base_ids: list
         "files": sorted(encode_file_map(files).items()),
         "bases": base_ids,
     }
+    if host_trust is not None:
+        payload["host_trust"] = host_trust.fingerprint()
     digest.update(json.dumps(payload, sort_keys=True).encode())
     return digest.hexdigest()
 
@@ -522,17 +565,18 @@ def _write_context(context: Path, dockerfile: str, files: dict[str, FileContent]
 
 
 # --- module-level convenience ------------------------------------------------------------------
-_default_manager: ImageManager | None = None
+_default_managers: dict[str, ImageManager] = {}
 _default_lock = threading.Lock()
 
 
-def default_manager() -> ImageManager:
-    """The process-wide :class:`ImageManager` (the default Docker client, the default cache)."""
-    global _default_manager
+def default_manager(ca: str | None = None) -> ImageManager:
+    """The process-wide :class:`ImageManager` of the ``ca`` setting (None: ``$TERMINAL_AGENT_CA_BUNDLE``, else
+    none; see ``host_trust``), with the default Docker client and cache."""
+    setting = ca_setting(ca)
     with _default_lock:
-        if _default_manager is None:
-            _default_manager = ImageManager()
-        return _default_manager
+        if setting not in _default_managers:
+            _default_managers[setting] = ImageManager(ca=setting)
+        return _default_managers[setting]
 
 
 def ensure_base_image(rebuild: bool = False) -> str:
@@ -540,6 +584,7 @@ def ensure_base_image(rebuild: bool = False) -> str:
     return default_manager().ensure_base_image(rebuild=rebuild)
 
 
-def ensure_task_image(task: Task, progress: Progress | None = None) -> str:
-    """Tag of ``task``'s image (see :meth:`ImageManager.ensure_task_image`)."""
-    return default_manager().ensure_task_image(task, progress=progress)
+def ensure_task_image(task: Task, progress: Progress | None = None, *, ca: str | None = None) -> str:
+    """Tag of ``task``'s image (see :meth:`ImageManager.ensure_task_image`), with the host CA layer of the
+    ``ca`` setting (None: ``$TERMINAL_AGENT_CA_BUNDLE``, else none)."""
+    return default_manager(ca).ensure_task_image(task, progress=progress)
