@@ -345,3 +345,7 @@ def test_an_rllm_sandboxed_agent_flow_runs_a_task_through_our_sandbox_hooks(task
         assert not ctx.env.is_alive()
     assert rewards == {"hello": 1.0, "wrong": 0.0}
     # the run_id fixture then asserts 0 containers of this run are left
+
+
+# --- the chat parser (its own module: scripts/test_rllm_conformance.sh collects test_rllm_<version>.py only) ---
+from test_rllm_head_chat_parser import *  # noqa: E402,F401,F403

@@ -3,7 +3,10 @@
 * :class:`RolloutEngineModelClient` - an rLLM ``RolloutEngine`` (vLLM through verl in training) seen as
   our synchronous :class:`~terminal_agent.interfaces.ModelClient`, so that the one episode loop
   (:func:`terminal_agent.rollout.episode.run_episode`) drives rLLM's training rollouts too. It is
-  called from a worker thread and hands each request to the event loop that owns the engine.
+  called from a worker thread and hands each request to the event loop that owns the engine. With an
+  engine that takes token ids (``supports_token_in_token_out``: verl's) it renders the prompt ids
+  itself (:mod:`terminal_agent.training.rllm_chat_parser`), each turn extending the last token for
+  token, and never uses the engine's chat parser.
 * :class:`ModelClientRolloutEngine` - any of our clients (the scripted one, the embedded model, a
   litellm endpoint) seen as an rLLM ``RolloutEngine``: rLLM's own engines (v0.2.1's
   ``AgentExecutionEngine``, HEAD's ``AgentWorkflowEngine``) then run against it. Clients that give
@@ -24,6 +27,7 @@ from terminal_agent.compat.rllm import RLLM_AVAILABLE
 from terminal_agent.errors import ConfigError, ModelProviderError
 from terminal_agent.interfaces import ModelClient, ModelResponse
 from terminal_agent.models.base import ContextWindowExceededError
+from terminal_agent.training.rllm_chat_parser import TurnPromptBuilder, chat_parser_for
 
 if not RLLM_AVAILABLE:  # ModuleNotFoundError naming rllm: callers tell "rLLM missing" from a broken install
     raise ModuleNotFoundError(
@@ -39,6 +43,26 @@ logger = logging.getLogger(__name__)
 
 ENGINE_ONLY_KEYS = ("application_id", "enforce_max_prompt_length", "validate", "meta_info")
 """Keywords rLLM's engines pass along that a plain model client does not take."""
+
+PARSER_ONLY_KEYS = ("tools", "accumulate_reasoning", "reasoning_effort")
+"""Keywords of ``get_model_response`` that go to the engine's chat parser, never to the sampler."""
+
+
+def engine_takes_token_ids(engine: Any) -> bool:
+    """The engine samples from prompt ids (``get_token_output_from_token_input``) and has a tokenizer."""
+    return bool(getattr(engine, "supports_token_in_token_out", False)) and getattr(engine, "tokenizer", None) is not None
+
+
+def engine_disables_thinking(engine: Any) -> bool:
+    """``rllm.disable_thinking`` as the engine applies it (its parser's flag, else its config's)."""
+    parser = getattr(engine, "chat_parser", None)
+    if hasattr(parser, "disable_thinking"):
+        return bool(parser.disable_thinking)
+    config = getattr(engine, "config", None)
+    try:
+        return bool(config.get("rllm", {}).get("disable_thinking", False))  # type: ignore[union-attr]
+    except AttributeError:
+        return False
 
 
 def model_output_to_response(output: Any) -> ModelResponse:
@@ -70,6 +94,16 @@ class RolloutEngineModelClient:
     server's ``max_model_len``) and turns that event, if an engine still raises it, into our
     :class:`~terminal_agent.models.base.ContextWindowExceededError`: the episode is then cut and
     graded like any other context overflow, not lost as a provider failure.
+
+    Token in, token out (``token_in_token_out``: None uses it when the engine supports it; True
+    requires it; False never): the client builds each prompt's ids with ``chat_parser`` (default
+    :func:`~terminal_agent.training.rllm_chat_parser.chat_parser_for` the engine's tokenizer) through a
+    :class:`~terminal_agent.training.rllm_chat_parser.TurnPromptBuilder`, so turn k+1's prompt is turn
+    k's prompt + completion (+ the end-of-turn ids the template adds) + the new messages, calls the
+    engine's public ``get_token_output_from_token_input`` and builds rLLM's ``ModelOutput`` itself.
+    rLLM's engines otherwise re-render the whole chat each turn with a parser picked by the model's
+    name, which fails for templates rLLM does not know (no ``parse_completion``) and re-tokenizes
+    history. Other engines get ``get_model_response(messages)``.
     """
 
     is_thread_safe = True
@@ -80,6 +114,8 @@ class RolloutEngineModelClient:
         loop: asyncio.AbstractEventLoop,
         *,
         timeout_s: float | None = None,
+        token_in_token_out: bool | None = None,
+        chat_parser: Any = None,
         **engine_kwargs: Any,
     ) -> None:
         self.name = f"rllm/{type(engine).__name__}"
@@ -89,15 +125,73 @@ class RolloutEngineModelClient:
         self.engine_kwargs = {"enforce_max_prompt_length": False, **engine_kwargs}
         self.outputs: list[Any] = []
         self._lock = threading.Lock()
+        takes_ids = engine_takes_token_ids(engine)
+        if token_in_token_out and not takes_ids:
+            raise ConfigError(
+                f"token_in_token_out=true: the rollout engine {type(engine).__name__} takes no token ids "
+                "(supports_token_in_token_out is false or it has no tokenizer)"
+            )
+        self.token_in_token_out = takes_ids if token_in_token_out is None else bool(token_in_token_out)
+        self.chat_parser = None
+        self.prompts: TurnPromptBuilder | None = None
+        if self.token_in_token_out:
+            self.chat_parser = chat_parser or chat_parser_for(engine.tokenizer, disable_thinking=engine_disables_thinking(engine))
+            self.prompts = TurnPromptBuilder(self.chat_parser, engine.tokenizer)
 
     def complete(self, messages: list[dict[str, str]], **sampling: Any) -> ModelResponse:
         if threading.get_ident() == getattr(self.loop, "_thread_id", None):  # would deadlock: the loop waits on us
             raise RuntimeError("RolloutEngineModelClient.complete() must not run on the engine's event loop thread")
-        future = asyncio.run_coroutine_threadsafe(
-            self.engine.get_model_response(messages, **{**self.engine_kwargs, **sampling}), self.loop
-        )
+        if self.token_in_token_out:
+            output = self._complete_from_token_ids(messages, sampling)
+        else:
+            output = self._await(self.engine.get_model_response(messages, **{**self.engine_kwargs, **sampling}))
+        with self._lock:
+            self.outputs.append(output)
+        return model_output_to_response(output)
+
+    def _complete_from_token_ids(self, messages: list[dict[str, str]], sampling: dict[str, Any]) -> Any:
+        assert self.prompts is not None and self.chat_parser is not None
         try:
-            output = future.result(self.timeout_s)
+            with self._lock:
+                prompt_ids = self.prompts.prompt_ids(messages)
+        except ConfigError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a template that cannot render this chat is the setup's fault
+            raise ConfigError(f"chat parser {type(self.chat_parser).__name__}: {type(exc).__name__}: {exc}") from exc
+        weight_version = getattr(self.engine, "weight_version", None)
+        kwargs = {k: v for k, v in {**self.engine_kwargs, **sampling}.items() if k not in PARSER_ONLY_KEYS}
+        token_output = self._await(self.engine.get_token_output_from_token_input(token_input=list(prompt_ids), **kwargs))
+        completion_ids = [int(token) for token in token_output.token_ids]
+        logprobs = getattr(token_output, "log_probs", None)
+        try:
+            parsed = self.chat_parser.parse_completion(completion_ids)
+        except Exception as exc:  # noqa: BLE001 - an unparsable reply is still a reply: keep its text as content
+            logger.warning("chat parser %s could not parse a completion: %s", type(self.chat_parser).__name__, exc)
+            parsed = {"content": None, "reasoning": None, "tool_calls": None}
+        text = self.engine.tokenizer.decode(completion_ids, skip_special_tokens=True)  # as rLLM's VerlEngine reports it
+        output = ModelOutput(
+            text=text,
+            content=parsed.get("content") if parsed.get("content") is not None else text,
+            reasoning=parsed.get("reasoning"),
+            tool_calls=parsed.get("tool_calls") or None,
+            prompt_ids=list(prompt_ids),
+            completion_ids=completion_ids,
+            logprobs=list(logprobs) if logprobs is not None else None,
+            prompt_length=len(prompt_ids),
+            completion_length=len(completion_ids),
+            finish_reason=getattr(token_output, "stop_reason", None) or "stop",
+        )
+        if weight_version is not None and hasattr(output, "weight_version"):
+            output.weight_version = weight_version
+        with self._lock:
+            self.prompts.record(messages, prompt_ids, completion_ids)
+        return output
+
+    def _await(self, coroutine: Any) -> Any:
+        """Run ``coroutine`` on the engine's loop; engine failures become our provider/context errors."""
+        future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+        try:
+            return future.result(self.timeout_s)
         except concurrent.futures.TimeoutError:
             future.cancel()
             raise ModelProviderError(f"rollout engine gave no reply within {self.timeout_s} s") from None
@@ -109,9 +203,6 @@ class RolloutEngineModelClient:
             raise
         except Exception as exc:  # noqa: BLE001 - any engine failure is the provider's, never the model's answer
             raise ModelProviderError(f"rollout engine failed: {type(exc).__name__}: {exc}") from exc
-        with self._lock:
-            self.outputs.append(output)
-        return model_output_to_response(output)
 
 
 class ModelClientRolloutEngine(RolloutEngine):
@@ -165,4 +256,10 @@ class ModelClientRolloutEngine(RolloutEngine):
         return list(rendered), completion
 
 
-__all__ = ["ModelClientRolloutEngine", "RolloutEngineModelClient", "model_output_to_response"]
+__all__ = [
+    "ModelClientRolloutEngine",
+    "RolloutEngineModelClient",
+    "engine_disables_thinking",
+    "engine_takes_token_ids",
+    "model_output_to_response",
+]

@@ -26,18 +26,30 @@ the local trainer use) in a worker thread, with rLLM's rollout engine seen as a 
 ``max_tokens_per_turn`` (the per-reply cap, sent as ``max_tokens``), ``max_context_tokens`` (stop,
 graded, before a turn whose prompt plus reply cap could not fit), ``compaction`` (must stay off in
 training; True is refused), ``sampling`` (more sampling keys), ``max_total_tokens``,
-``stop_on_output_limit``, ``model_timeout_s``, ``infra_retries``, and rLLM's own ``timeout`` (the episode's wall clock). The task of each episode is rLLM's ``extra_info`` dict (a flat task row,
+``stop_on_output_limit``, ``model_timeout_s``, ``infra_retries``, ``token_in_token_out`` (None, the
+default: render prompt ids ourselves whenever the engine takes token ids, as verl's ``VerlEngine``
+does; False: always the engine's ``get_model_response``; True: require it), ``chat_parser`` (an import
+path ``"package.module:Name"`` of a parser class or factory called with the engine's tokenizer, for a
+template our parser cannot render turn by turn; default ``chat_parser_for``), and rLLM's own ``timeout``
+(the episode's wall clock). The task of each episode is rLLM's ``extra_info`` dict (a flat task row,
 ``terminal_agent.tasks.parquet_rows``).
+
+With token ids (see :class:`~terminal_agent.training.rllm_engines.RolloutEngineModelClient`) the chat
+parser is :func:`~terminal_agent.training.rllm_chat_parser.chat_parser_for` the engine's tokenizer, built
+once per pooled workflow, and every turn's prompt extends the previous turn's prompt and completion
+token for token.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 from copy import deepcopy
 from typing import Any
 
 from terminal_agent.compat.rllm import RLLM_AVAILABLE, step_metadata
+from terminal_agent.errors import ConfigError
 from terminal_agent.outcome import EpisodeOutcome, Termination
 
 if not RLLM_AVAILABLE:  # ModuleNotFoundError naming rllm: callers tell "rLLM missing" from a broken install
@@ -53,7 +65,7 @@ from rllm.workflows.workflow import TerminationReason, Workflow  # noqa: E402
 from terminal_agent.agent import TerminalBenchAgent  # noqa: E402
 from terminal_agent.env import DockerIsolatedEnv  # noqa: E402
 from terminal_agent.rollout.episode import EpisodeResult, run_episode  # noqa: E402
-from terminal_agent.training.rllm_engines import RolloutEngineModelClient  # noqa: E402
+from terminal_agent.training.rllm_engines import RolloutEngineModelClient, engine_takes_token_ids  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -99,6 +111,8 @@ class TerminalTaskWorkflow(Workflow):
         stop_on_output_limit: bool = True,
         model_timeout_s: float | None = None,
         infra_retries: int = 1,
+        token_in_token_out: bool | None = None,
+        chat_parser: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(rollout_engine=rollout_engine, executor=executor, **kwargs)
@@ -117,6 +131,10 @@ class TerminalTaskWorkflow(Workflow):
         self.stop_on_output_limit = stop_on_output_limit
         self.model_timeout_s = model_timeout_s
         self.infra_retries = max(0, int(infra_retries))
+        self.token_in_token_out = token_in_token_out
+        self.chat_parser_path = chat_parser
+        self.chat_parser: Any = None
+        """The parser the token-in-token-out client renders with (built on the first episode, then reused)."""
         self.last_result: EpisodeResult | None = None
         """The last episode's result (outcome, timings), for callers that want more than rLLM's Episode."""
 
@@ -131,8 +149,15 @@ class TerminalTaskWorkflow(Workflow):
         for attempt in range(self.infra_retries + 1):
             self.reset(task=task, uid=uid)
             client = RolloutEngineModelClient(
-                self.rollout_engine, asyncio.get_running_loop(), timeout_s=self.model_timeout_s, application_id=uid, **kwargs
+                self.rollout_engine,
+                asyncio.get_running_loop(),
+                timeout_s=self.model_timeout_s,
+                token_in_token_out=self.token_in_token_out,
+                chat_parser=self.chat_parser or self._configured_chat_parser(),
+                application_id=uid,
+                **kwargs,
             )
+            self.chat_parser = client.chat_parser
             result: EpisodeResult = await self.run_in_executor(
                 run_episode,
                 self.env,
@@ -150,6 +175,18 @@ class TerminalTaskWorkflow(Workflow):
                 break
             logger.warning("task %s: attempt %d ended by %s", result.outcome.task_id, attempt + 1, result.outcome.error)
         return self._episode(result, client.outputs, task, uid)
+
+    def _configured_chat_parser(self) -> Any:
+        """The ``chat_parser`` of ``workflow_args`` built for the engine's tokenizer (None: the client picks one)."""
+        if not self.chat_parser_path or not engine_takes_token_ids(self.rollout_engine):
+            return None
+        module_name, _, name = str(self.chat_parser_path).partition(":")
+        try:
+            factory = getattr(importlib.import_module(module_name), name)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise ConfigError(f"workflow_args.chat_parser {self.chat_parser_path!r}: {type(exc).__name__}: {exc} "
+                              "(expected 'package.module:Name')") from exc
+        return factory(self.rollout_engine.tokenizer)
 
     def _episode(self, result: EpisodeResult, outputs: list[Any], task: Any, uid: str) -> Episode:
         outcome: EpisodeOutcome = result.outcome
