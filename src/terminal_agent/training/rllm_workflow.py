@@ -49,6 +49,7 @@ from copy import deepcopy
 from typing import Any
 
 from terminal_agent.compat.rllm import RLLM_AVAILABLE, step_metadata
+from terminal_agent.evaluation.results import PASS_THRESHOLD
 from terminal_agent.errors import ConfigError
 from terminal_agent.outcome import EpisodeOutcome, Termination
 
@@ -230,6 +231,8 @@ class TerminalTaskWorkflow(Workflow):
         episode.metrics.update(
             {
                 "scored": float(outcome.scored),
+                # rLLM logs each of these as batch/<name> (the mean over the step's episodes)
+                "pass_rate": float(outcome.trainable and outcome.reward >= PASS_THRESHOLD),
                 "turns": float(outcome.turns),
                 "model_s": result.model_s,
                 "env_s": result.env_s,
