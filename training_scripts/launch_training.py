@@ -4,19 +4,26 @@
     python training_scripts/launch_training.py --list
     python training_scripts/launch_training.py prod_32b_8_gpus --dry-run
     python training_scripts/launch_training.py prod_32b_8_gpus rollout.n=16 trainer.resume=disable
+    python training_scripts/launch_training.py verl_1gpu actor_rollout_ref.actor.ppo_epochs=2 +ray_kwargs.ray_init.num_gpus=1
 
-Overrides are dotted ``key=value`` on the preset (see docs/training.md). Everything is validated
+Overrides are dotted ``key=value`` on the preset, or raw rLLM/verl hydra keys (``+key=value`` adds
+one); a key whose whole path is a preset key, or that lies in a section only the preset has, is a
+preset key; the rest are hydra keys, composed after the preset's and checked against verl's schema
+(see docs/training.md). Everything is validated
 before anything starts; a bad key, a bad value, a missing package or an impossible geometry exits
 with status 2 and one message naming the key. For a ``backend: local`` preset that includes the
 local trainer's own config, built as the launch builds it, and the verl-only keys it would ignore.
-``--dry-run`` prints the resolved launch (secrets redacted; ``local_config`` for a local preset) and
-saves it as ``<run dir>/launch/dry_run.yaml``.
+``--dry-run`` prints the resolved launch (secrets redacted; ``local_config`` for a local preset; for a
+verl preset ``hydra_key_sources``: where each hydra key's value comes from) and saves it as
+``<run dir>/launch/dry_run.yaml``. ``--rehearse`` runs a verl launch on a machine without GPUs or vLLM
+up to its first GPU call (Ray, verl's validation, the parquet, the workers), to check an installation.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -27,9 +34,10 @@ from rich.console import Console  # noqa: E402
 from rich.markup import escape  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from terminal_agent.errors import USER_INPUT_ERRORS, TrainingSetupError  # noqa: E402
+from terminal_agent.errors import USER_INPUT_ERRORS, ConfigError, TrainingSetupError  # noqa: E402
 from terminal_agent.training.launcher import launch, plan_launch, write_dry_run  # noqa: E402
 from terminal_agent.training.preset_config import load_preset, preset_names  # noqa: E402
+from terminal_agent.training.verl_overrides import split_overrides  # noqa: E402
 
 console = Console(stderr=True)
 
@@ -48,23 +56,43 @@ def list_presets() -> None:
     Console().print(table)
 
 
+def level2_python(given: str | None) -> str | None:
+    """The interpreter of level 2: ``--verl-python``, TERMINAL_AGENT_VERL_PYTHON, none where verl imports here
+    (in-process), else the CI venv when it exists."""
+    if given or os.environ.get("TERMINAL_AGENT_VERL_PYTHON"):
+        return given or os.environ["TERMINAL_AGENT_VERL_PYTHON"]
+    from terminal_agent.training.verl_schema import default_verl_python, verl_importable
+
+    return None if verl_importable() else default_verl_python()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("preset", nargs="?", help="preset name or path to a preset YAML file")
-    parser.add_argument("overrides", nargs="*", help="dotted key=value overrides (e.g. rollout.n=16)")
+    parser.add_argument("overrides", nargs="*",
+                        help="dotted key=value overrides: preset keys (rollout.n=16) or rLLM/verl hydra keys "
+                             "(actor_rollout_ref.rollout.enforce_eager=true, +key=value)")
     parser.add_argument("--dry-run", action="store_true", help="validate, print and save the launch; start nothing")
     parser.add_argument("--list", action="store_true", help="list the packaged presets")
+    parser.add_argument("--rehearse", action="store_true",
+                        help="verl preset on a machine without GPUs or vLLM: run the launch up to its first GPU call")
     parser.add_argument("--verl-python", default=None,
-                        help="interpreter with verl for level-2 validation (default: in-process where verl imports)")
+                        help="interpreter with verl for level-2 validation (default: TERMINAL_AGENT_VERL_PYTHON, else "
+                             "in-process where verl imports, else the venv of scripts/setup_verl_check_venv.sh)")
+    parser.add_argument("--skip-level2", action="store_true", help="do not run verl's own validate_config (level 2)")
     args = parser.parse_intermixed_args(argv)  # options may follow the preset and its overrides
     if args.list:
         list_presets()
         return 0
     if not args.preset:
         parser.error("a preset is needed (--list shows them)")
+    if args.rehearse and args.dry_run:
+        parser.error("--rehearse runs the launch; --dry-run starts nothing: choose one")
     try:
         with console.status("validating the preset ..."):
-            plan = plan_launch(load_preset(args.preset, args.overrides), verl_python=args.verl_python)
+            preset_keys, raw_keys = split_overrides(args.overrides)
+            plan = plan_launch(load_preset(args.preset, preset_keys), raw_overrides=raw_keys,
+                               level2=not args.skip_level2, verl_python=level2_python(args.verl_python))
         for note in plan.notes:
             console.print(f"[yellow]note[/yellow] {escape(note)}", highlight=False)
         if args.dry_run:
@@ -72,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
             print(text, end="")
             console.print(f"[green]valid[/green]; resolved launch saved to {escape(str(path))} (nothing started)")
             return 0
+        if args.rehearse and plan.preset.backend != "verl":
+            raise ConfigError(f"--rehearse: preset {plan.preset.name!r} is backend {plan.preset.backend}; a rehearsal "
+                              "is a verl launch without GPUs")
         console.print(f"[green]valid[/green]; launching {escape(plan.preset.name)} into {escape(str(plan.run_dir))}")
         if plan.preset.backend == "local":  # the local trainer is quiet; the progress bars and summary are this CLI's
             from terminal_agent.cli.local_training_view import RichTrainingProgress, print_training_summary
@@ -81,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
                 summary = launch(plan, progress=view)
             print_training_summary(summary)
         else:
-            launch(plan)
+            launch(plan, rehearse=args.rehearse)
     except (*USER_INPUT_ERRORS, TrainingSetupError) as exc:  # bad input (a preset, its tasks) or this machine
         console.print(f"[red]error[/red]: {escape(str(exc))}", highlight=False, soft_wrap=True)
         return 2

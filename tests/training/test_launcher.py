@@ -24,8 +24,8 @@ SECRETS = {"LITE_LLM_API_KEY": "sk-test-0123456789abcdef", "WANDB_API_KEY": "wan
 def run_script(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     environment = {**os.environ, "PYTHONPATH": str(REPO / "src"), **(env or {})}
     environment.pop("TERMINAL_AGENT_VERL_PYTHON", None)  # level 2 is tested in test_presets
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, env=environment,
-                          timeout=300, cwd=REPO)
+    return subprocess.run([sys.executable, str(SCRIPT), *args, "--skip-level2"], capture_output=True, text=True,
+                          env=environment, timeout=300, cwd=REPO)
 
 
 def test_dry_run_prints_and_saves_the_launch_with_secrets_redacted(tmp_path, verl_schema_sources):

@@ -33,6 +33,7 @@ READ_ELSEWHERE = {
     "cluster.gpus_per_node", "batch.ppo_mini_batch_size", "agent.compaction", "trainer.loggers",  # checked values
     "sandbox.backend", "sandbox.env",  # sandbox_config_of reads sandbox.env.sandbox; other env keys are refused
     "lengths.max_prompt_length",  # verl-only, required by the schema: documented in docs/training.md
+    *launcher.VERL_PATH_KEYS,  # verl-only keys the launcher refuses for a local preset (plan_launch)
 }
 
 

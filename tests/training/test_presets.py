@@ -10,7 +10,8 @@ from terminal_agent.training.geometry_checks import GEOMETRY_RULES, check_geomet
 from terminal_agent.training.preset_config import load_preset, preset_names
 from terminal_agent.training.verl_overrides import HydraOverride, verl_overrides
 
-SEED_PRESETS = ["test_8b_2_gpus", "runway_32b_4_gpus", "prod_32b_8_gpus", "prod_32b_2x8_h100", "prod_32b_4x8_h100"]
+SEED_PRESETS = ["test_8b_2_gpus", "runway_32b_4_gpus", "prod_32b_8_gpus", "prod_32b_2x8_h100", "prod_32b_4x8_h100",
+                "verl_1gpu"]
 LOCAL_PRESETS = ["local_cpu_smoke", "local_1gpu"]
 VERL_PRESETS = [name for name in preset_names() if load_preset(name).backend == "verl"]
 
@@ -102,6 +103,8 @@ MUTATIONS = {
     "heads_by_sp": ("prod_32b_8_gpus", ["model.path=Qwen/Qwen2.5-7B-Instruct", "parallel.sequence_parallel=8"],
                     "parallel.sequence_parallel"),
     "tp_replicas": ("prod_32b_8_gpus", ["parallel.rollout_replicas=3"], "parallel.tensor_parallel"),
+    # the padded (sdpa) path of verl_1gpu with Ulysses SP
+    "sp_remove_padding": ("prod_32b_8_gpus", ["model.use_remove_padding=false"], "model.use_remove_padding"),
     # the seed's "4k per response" passed as the whole context
     "context": ("prod_32b_8_gpus", ["lengths.max_model_len=4096"], "lengths.max_model_len"),
     "lora_rank": ("runway_32b_4_gpus", ["model.lora_rank=1024"], "model.lora_rank"),

@@ -9,6 +9,7 @@ has loaded a 32B model:
 * ``mini_batch``       the mini batch splits evenly over data-parallel ranks and micro batches;
 * ``sp_in_node``       Ulysses SP at most the GPUs of one node, and dividing them (all-to-all stays on NVLink);
 * ``heads_by_sp``      attention heads divisible by SP (Ulysses splits heads across the SP group);
+* ``sp_remove_padding`` SP above 1 only with ``model.use_remove_padding`` (Ulysses splits the packed sequence);
 * ``tp_replicas``      vLLM TP x replicas at most the GPU count, TP inside one node, heads divisible by TP;
 * ``context``          whole context at least first prompt + one reply;
 * ``lora_rank``        a LoRA rank vLLM can serve (verl rounds it up to one of vLLM's ranks, at most 512;
@@ -163,6 +164,15 @@ def check_heads_by_sp(preset: TrainingPreset, heads: AttentionHeads) -> list[Geo
                                         f"{preset.model.path} has {heads.key_value} key/value heads: neither a "
                                         f"multiple nor a divisor of sequence_parallel {sp}"))
     return problems
+
+
+@GEOMETRY_RULES.register("sp_remove_padding")
+def check_sp_remove_padding(preset: TrainingPreset, heads: AttentionHeads) -> list[GeometryProblem]:
+    if _gpu_rules_apply(preset) and preset.parallel.sequence_parallel > 1 and not preset.model.use_remove_padding:
+        return [GeometryProblem("sp_remove_padding", "model.use_remove_padding",
+                                f"sequence_parallel {preset.parallel.sequence_parallel} needs use_remove_padding: "
+                                "Ulysses splits the packed (padding-free) sequence across the group")]
+    return []
 
 
 @GEOMETRY_RULES.register("tp_replicas")

@@ -1,14 +1,17 @@
 """Resolve, validate, show and launch a training preset.
 
-    plan = plan_launch(load_preset("prod_32b_8_gpus", ["rollout.n=16"]))   # validates everything
+    preset_keys, raw = split_overrides(["rollout.n=16", "actor_rollout_ref.rollout.enforce_eager=true"])
+    plan = plan_launch(load_preset("prod_32b_8_gpus", preset_keys), raw_overrides=raw)   # validates everything
     write_dry_run(plan)                                                    # redacted, saved in the run dir
     launch(plan)                                                           # the real run
 
 :func:`plan_launch` is everything that can be checked without GPUs: the typed preset, the
 geometry rules, our env/agent arguments against their own configs, level 1 (every rLLM/verl key
-composed with Hydra against the real YAML) and, where verl imports, level 2 (verl's
-``validate_config``). A failure is a :class:`ConfigError` naming the key, or a
-:class:`TrainingSetupError` naming what to install; nothing has been started then.
+composed with Hydra against the real YAML, the command line's raw hydra keys after them) and, where
+verl imports, level 2 (verl's ``validate_config``). It resolves what the preset leaves to the machine:
+``sandbox.backend: auto`` (docker where a daemon answers, else bwrap) and ``model.path: embedded``
+(the packaged model's converted directory, on the verl path). A failure is a :class:`ConfigError`
+naming the key, or a :class:`TrainingSetupError` naming what to install; nothing has been started then.
 
 For ``backend: local`` the plan holds the local trainer's config, built by
 :meth:`LocalTrainingConfig.from_preset` (the function the launch itself calls), so a dry run
@@ -20,6 +23,11 @@ leaked sandboxes and keeps the cleanup daemon running, writes the parquet files 
 converter, and hands our Workflow class to rLLM's ``AgentTrainer`` through its Python API, with a
 Ray ``runtime_env`` that ships this package to every worker. rLLM is used as installed, never
 patched. For ``backend: local`` it calls the local trainer.
+
+``launch(plan, rehearse=True)`` runs that same verl launch on a machine without GPUs (or vLLM):
+the vLLM and GPU checks become log lines, Ray is started with ``cluster.gpus_per_node`` GPUs it
+does not have, and the run goes as far as it can (Ray, verl's validation, the parquet, the
+trainer's workers) until the first call that needs a GPU or vLLM fails. CI drives it so.
 """
 
 from __future__ import annotations
@@ -39,7 +47,7 @@ import yaml
 from terminal_agent.errors import ConfigError, TrainingSetupError
 from terminal_agent.training.geometry_checks import require_sound_geometry
 from terminal_agent.training.preset_config import TrainingPreset
-from terminal_agent.training.verl_overrides import HydraOverride, verl_overrides, workflow_args_for
+from terminal_agent.training.verl_overrides import HydraOverride, RawOverride, verl_overrides, workflow_args_for
 
 logger = logging.getLogger(__name__)
 
@@ -72,6 +80,10 @@ class LaunchPlan:
     """Parquet the run trains on (written at launch when converted from ``data.tasks``)."""
     val_files: str | None = None
     hydra_overrides: list[HydraOverride] = field(default_factory=list)
+    raw_overrides: list[RawOverride] = field(default_factory=list)
+    """rLLM/verl hydra keys of the command line, composed after the preset's (verl backend)."""
+    model_path: str | None = None
+    """Where ``model.path`` resolved to (``embedded``: the converted directory; verl backend)."""
     trainer_config: Any = None
     """The composed rLLM/verl DictConfig (verl backend)."""
     workflow_args: dict[str, Any] = field(default_factory=dict)
@@ -88,6 +100,94 @@ def _check_training_agent(preset: TrainingPreset) -> None:
     if preset.backend == "verl" and preset.agent.compaction:
         raise ConfigError("agent.compaction: must be false for verl: compaction rewrites earlier turns, and rLLM's "
                           "token mode then sets every response mask to 0 (the run would train on nothing)")
+
+
+AUTO_SANDBOX = "auto"
+
+
+def docker_daemon_answers() -> bool:
+    """Whether a Docker daemon answers here (a ping, a few seconds at most)."""
+    try:
+        from terminal_agent.sandbox.docker_connection import docker_client
+    except ImportError:  # the docker package is missing: no daemon can be used either
+        return False
+    from terminal_agent.errors import DockerNotAvailableError
+
+    try:
+        docker_client(5.0)
+    except DockerNotAvailableError:
+        return False
+    return True
+
+
+def resolve_sandbox_backend(preset: TrainingPreset, notes: list[str]) -> TrainingPreset:
+    """``preset`` with ``sandbox.backend: auto`` resolved: docker where a daemon answers, else bwrap (a copy;
+    any other backend: ``preset`` itself)."""
+    if preset.sandbox.backend != AUTO_SANDBOX:
+        return preset
+    chosen = "docker" if docker_daemon_answers() else "bwrap"
+    resolved = preset.model_copy(deep=True)
+    resolved.sandbox.backend = chosen
+    resolved._source, resolved._command_line = preset._source, preset._command_line
+    notes.append(f"sandbox.backend auto -> {chosen} ({'a Docker daemon answers' if chosen == 'docker' else 'no Docker daemon answers here'})")
+    return resolved
+
+
+def resolve_model_path(preset: TrainingPreset) -> str:
+    """The directory or hub id verl loads: ``model.path``, or for ``embedded`` the packaged model's converted
+    transformers directory (converted once into the cache)."""
+    if preset.model.path != "embedded":
+        return preset.model.path
+    from terminal_agent.models.embedded import ensure_embedded_model_cached
+
+    try:
+        return str(ensure_embedded_model_cached())
+    except ImportError as exc:
+        raise TrainingSetupError(f"model.path embedded: the conversion needs {exc.name!r} "
+                                 "(pip install -e '.[model]')") from None
+
+
+def _check_ambiguous_keys(preset: TrainingPreset, overrides: list[HydraOverride]) -> None:
+    """A preset key of the command line whose path rLLM/verl's config has too must map onto that very key with
+    the same value; otherwise the user cannot know which one they set."""
+    from terminal_agent.training.verl_schema import base_trainer_schema, schema_has_key
+
+    schema = base_trainer_schema()
+    for key in preset.command_line_keys:
+        if not schema_has_key(schema, key):
+            continue
+        mapped = [o for o in overrides if o.source == key]
+        value = preset
+        for part in key.split("."):
+            value = getattr(value, part) if not isinstance(value, dict) else value[part]
+        if not any(o.key == key and o.value == value for o in mapped):
+            targets = ", ".join(o.key for o in mapped) or "no rLLM/verl key"
+            raise ConfigError(f"{key}: ambiguous: a preset key (mapped to {targets}) and a different rLLM/verl key of "
+                              "the same name; set the preset key in a preset file, or the rLLM/verl key as "
+                              f"++{key}=VALUE")
+
+
+#: Preset keys only the verl path reads, each with why (a local preset must leave them at their defaults).
+VERL_PATH_KEYS = {
+    "model.attn_implementation": "the local trainer loads the model with transformers' default attention",
+    "model.use_remove_padding": "verl's padding-free forward; the local trainer has its own",
+    "rollout.enforce_eager": "a vLLM setting; the local sampler is not vLLM",
+    "data.task_ids": "the local trainer's scripts choose tasks with --only-exported / --limit-train",
+    "data.only_exported": "the local trainer's scripts take --only-exported",
+    "runtime_env.env_vars": "Ray workers' environment; the local trainer runs no Ray (set variables in the shell)",
+}
+
+
+def _check_verl_path_keys(preset: TrainingPreset) -> None:
+    if preset.backend == "verl":
+        return
+    for key, why in VERL_PATH_KEYS.items():
+        section_key, _, name = key.rpartition(".")
+        section = getattr(preset, section_key)
+        default = type(section).model_fields[name].get_default(call_default_factory=True)
+        if getattr(section, name) != default:
+            raise ConfigError(f"{key}: verl path only ({why}); leave it out or at its default {default!r} for "
+                              f"backend {preset.backend}")
 
 
 def _check_sandbox_backend(preset: TrainingPreset) -> None:
@@ -129,10 +229,16 @@ def _check_data_paths(preset: TrainingPreset) -> None:
             raise ConfigError(f"{key}: {value} is not a file")
     if data.train_files is None and data.tasks is not None and not Path(data.tasks).expanduser().exists():
         raise ConfigError(f"data.tasks: {data.tasks} does not exist (a CSV, a task directory or a directory of them)")
+    if data.task_ids is not None and not data.task_ids:
+        raise ConfigError("data.task_ids: an empty list keeps no task (null keeps all)")
+    if data.only_exported:
+        images_dir = exported_images_dir(preset)
+        if not images_dir:
+            raise ConfigError("data.only_exported: needs sandbox.env.sandbox.bwrap.images_dir (or "
+                              "TERMINAL_AGENT_IMAGES_DIR): the export whose manifest.json lists the tasks")
+        if not (Path(images_dir).expanduser() / "manifest.json").is_file():
+            raise ConfigError(f"data.only_exported: no manifest.json in the export {images_dir}")
     if data.splits is not None:
-        if preset.backend != "local":
-            raise ConfigError("data.splits: read by the local trainer only; the verl path splits data.tasks by "
-                              "data.val_fraction")
         from terminal_agent.task_quality.splits import read_splits
 
         path = Path(data.splits).expanduser()
@@ -190,10 +296,27 @@ def _check_workflow_signature(workflow_args: dict[str, Any], notes: list[str]) -
         raise ConfigError(f"agent / sandbox: the Workflow does not take these arguments: {exc}") from None
 
 
-def plan_launch(preset: TrainingPreset, *, level2: bool = True, verl_python: str | None = None) -> LaunchPlan:
-    """Validate ``preset`` completely (nothing is started). Raises ConfigError / TrainingSetupError."""
-    plan = LaunchPlan(preset=preset, run_dir=preset.run_dir)
+def exported_images_dir(preset: TrainingPreset) -> str | None:
+    """The bwrap export the run's sandboxes read (``sandbox.env.sandbox.bwrap.images_dir``, else
+    ``$TERMINAL_AGENT_IMAGES_DIR``), or None."""
+    sandbox = dict(preset.sandbox.env.get("sandbox") or preset.sandbox.env.get("sandbox_config") or {})
+    bwrap = sandbox.get("bwrap") if isinstance(sandbox.get("bwrap"), dict) else {}
+    return bwrap.get("images_dir") or os.environ.get("TERMINAL_AGENT_IMAGES_DIR") or None
+
+
+def plan_launch(preset: TrainingPreset, *, raw_overrides: list[RawOverride] | tuple[RawOverride, ...] = (),
+                level2: bool = True, verl_python: str | None = None) -> LaunchPlan:
+    """Validate ``preset`` and the command line's raw rLLM/verl keys completely (nothing is started).
+    Raises ConfigError / TrainingSetupError."""
+    notes: list[str] = []
+    if raw_overrides and preset.backend != "verl":
+        first = raw_overrides[0]
+        raise ConfigError(f"{first.key}: not a key of the preset, and rLLM/verl hydra keys are for backend verl "
+                          f"(preset {preset.name!r} is backend {preset.backend})")
+    preset = resolve_sandbox_backend(preset, notes)
+    plan = LaunchPlan(preset=preset, run_dir=preset.run_dir, raw_overrides=list(raw_overrides), notes=notes)
     _check_training_agent(preset)
+    _check_verl_path_keys(preset)
     _check_sandbox_backend(preset)
     require_sound_geometry(preset)
     _check_data_paths(preset)
@@ -212,8 +335,11 @@ def plan_launch(preset: TrainingPreset, *, level2: bool = True, verl_python: str
         plan.val_files = preset.data.val_files
     elif preset.data.val_fraction > 0:
         plan.val_files = str(data_dir / "val.parquet")
-    plan.hydra_overrides = verl_overrides(preset, train_files=plan.train_files, val_files=plan.val_files)
-    plan.trainer_config = compose_trainer_config(plan.hydra_overrides)
+    plan.model_path = resolve_model_path(preset)
+    plan.hydra_overrides = verl_overrides(preset, train_files=plan.train_files, val_files=plan.val_files,
+                                          model_path=plan.model_path)
+    _check_ambiguous_keys(preset, plan.hydra_overrides)
+    plan.trainer_config = compose_trainer_config(plan.hydra_overrides, plan.raw_overrides)
     _check_workflow_signature(effective_workflow_args(plan.workflow_args, plan.trainer_config), plan.notes)
     if level2:
         plan.level2 = validate_with_verl(plan.trainer_config, python=verl_python)
@@ -260,14 +386,29 @@ def forwarded_environment(environ: dict[str, str] | None = None) -> dict[str, st
     return {name: value for name, value in sorted(environ.items()) if name.startswith(FORWARDED_ENV_PREFIXES)}
 
 
+VERL_METRICS_FILE = "verl_metrics.jsonl"
+"""Where verl's ``file`` logger writes one JSON line per step, in the run directory."""
+
+
+def run_environment(preset: TrainingPreset) -> dict[str, str]:
+    """Variables the run sets for itself and its workers: wandb mode, the file logger's path (``file`` in
+    ``trainer.loggers``), and ``runtime_env.env_vars`` of the preset (which win)."""
+    env_vars = {"WANDB_MODE": preset.trainer.wandb_mode}
+    if "file" in preset.trainer.loggers:
+        env_vars["VERL_FILE_LOGGER_PATH"] = str((preset.run_dir / VERL_METRICS_FILE).resolve())
+    env_vars.update(preset.runtime_env.env_vars)
+    return env_vars
+
+
 def ray_runtime_env(preset: TrainingPreset, base: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Ray ``runtime_env`` of the run: rLLM's (``base``) plus our package, wandb mode and forwarded variables."""
+    """Ray ``runtime_env`` of the run: rLLM's (``base``) plus our package, forwarded variables and
+    :func:`run_environment` (the preset's ``runtime_env.env_vars`` last: they win)."""
     import terminal_agent
 
     runtime_env = {key: (dict(value) if isinstance(value, dict) else value) for key, value in (base or {}).items()}
     env_vars = dict(runtime_env.get("env_vars") or {})
     env_vars.update(forwarded_environment())
-    env_vars["WANDB_MODE"] = preset.trainer.wandb_mode
+    env_vars.update(run_environment(preset))
     runtime_env["env_vars"] = env_vars
     # workers on every node import this very package (even where it is not installed)
     package_dir = str(Path(terminal_agent.__file__).resolve().parent)
@@ -288,13 +429,35 @@ def dry_run_document(plan: LaunchPlan) -> dict[str, Any]:
     if plan.local_config is not None:
         document["local_config"] = plan.local_config.model_dump(mode="json")
     if plan.preset.backend == "verl":
+        document["model_path"] = plan.model_path
         document["train_files"] = plan.train_files
         document["val_files"] = plan.val_files
         document["hydra_overrides"] = [override.to_hydra() for override in plan.hydra_overrides]
+        document["raw_overrides"] = [override.to_hydra() for override in plan.raw_overrides]
+        document["hydra_key_sources"] = hydra_key_sources(plan)
         if plan.level2 is not None:
             document["level2"] = {"ran": plan.level2.ran, "where": plan.level2.where,
                                   "verl": plan.level2.verl_version, "reason": plan.level2.reason}
     return redact(document)
+
+
+def hydra_key_sources(plan: LaunchPlan) -> dict[str, str]:
+    """Where each hydra key the launch sets gets its value: ``preset KEY`` (the preset's file), ``command line
+    KEY`` (a preset key given on the command line), ``mapping (KEY)`` (a value the project fixes; KEY governs it),
+    ``command line`` (a raw hydra key). Keys not listed keep rLLM/verl's defaults."""
+    command_line = set(plan.preset.command_line_keys)
+    sources: dict[str, str] = {}
+    for override in plan.hydra_overrides:
+        if override.origin == "mapping":
+            sources[override.key] = f"mapping ({override.source})"
+        elif override.source in command_line:
+            sources[override.key] = f"command line {override.source}"
+        else:
+            sources[override.key] = f"preset {override.source}"
+    for override in plan.raw_overrides:
+        earlier = sources.get(override.key)
+        sources[override.key] = "command line" if earlier is None else f"command line (agrees with {earlier})"
+    return sources
 
 
 def write_dry_run(plan: LaunchPlan) -> tuple[str, Path]:
@@ -320,8 +483,8 @@ def _version(distribution: str) -> str | None:
         return None
 
 
-def check_packages() -> None:
-    """verl, Ray, vLLM and rLLM installed at the pinned versions (rLLM from git)."""
+def check_packages(*, need_vllm: bool = True) -> None:
+    """verl, Ray, vLLM (unless ``need_vllm`` is false) and rLLM installed at the pinned versions (rLLM from git)."""
     for name, pin in TRAIN_PINS.items():
         found = _version(name)
         if found is None:
@@ -329,7 +492,7 @@ def check_packages() -> None:
         if found != pin:
             raise TrainingSetupError(f"{name} {found} is installed; the presets are validated for {name}=={pin} "
                                      f"(pip install -e '.[train]')")
-    if _version("vllm") is None:
+    if need_vllm and _version("vllm") is None:
         raise TrainingSetupError("vllm is not installed (verl[vllm] brings it): pip install -e '.[train]'")
     try:
         importlib.import_module("rllm.trainer.agent_trainer")
@@ -394,32 +557,89 @@ def check_wandb(preset: TrainingPreset) -> None:
                                  "offline needs nothing")
 
 
+def verl_task_split(preset: TrainingPreset) -> tuple[list[Any], list[Any]]:
+    """The train and validation tasks of a verl run: ``data.splits`` (the frozen file's train and held-out
+    splits, shipped tasks looked up in ``data.tasks``, family instances regenerated) or ``data.tasks`` split by
+    ``data.val_fraction``; then only ``data.task_ids`` and, with ``data.only_exported``, the tasks the bwrap
+    export holds. Raises ConfigError when no train task is left."""
+    data = preset.data
+    if data.splits is not None:
+        from terminal_agent.training.train_splits import frozen_splits
+
+        train, val = frozen_splits(data.splits, data.tasks)
+    else:
+        from terminal_agent.tasks.conversion import split_tasks
+        from terminal_agent.tasks.loading import collect_tasks
+
+        tasks, errors = collect_tasks(data.tasks)
+        for error in errors:
+            logger.warning("task skipped: %s", error)
+        if not tasks:
+            raise ConfigError(f"data.tasks: {data.tasks} holds no valid task")
+        train, val = split_tasks(tasks, data.val_fraction, seed=data.split_seed)
+    if data.task_ids is not None:
+        wanted = set(data.task_ids)
+        unknown = wanted - {task.task_id for task in train + val}
+        if unknown:
+            raise ConfigError(f"data.task_ids: not among the tasks of data.tasks: {', '.join(sorted(unknown)[:5])}")
+        train, val = [t for t in train if t.task_id in wanted], [t for t in val if t.task_id in wanted]
+    if data.only_exported:
+        from terminal_agent.training.train_splits import exported_only
+
+        images_dir = exported_images_dir(preset)
+        train, val = exported_only(train, images_dir), exported_only(val, images_dir)
+    if not train:
+        raise ConfigError("data: no train task left (check data.task_ids and data.only_exported)")
+    return train, val
+
+
 def write_parquet_files(plan: LaunchPlan) -> None:
-    """Convert ``data.tasks`` into the run's train/val parquet with our converter (bad tasks are reported)."""
+    """Convert the run's tasks (:func:`verl_task_split`) into its train/val parquet with our converter.
+
+    When no validation task is left, the validation file holds the train tasks (verl needs one) and a
+    note says so; ``trainer.test_freq=-1 trainer.val_before_train=false`` then skip validation except
+    the final pass rLLM's trainer always runs."""
     preset = plan.preset
     if preset.data.train_files is not None:
         return
-    from terminal_agent.tasks.conversion import split_tasks
-    from terminal_agent.tasks.loading import collect_tasks
     from terminal_agent.tasks.parquet_rows import write_parquet
 
-    tasks, errors = collect_tasks(preset.data.tasks)
-    for error in errors:
-        logger.warning("task skipped: %s", error)
-    if not tasks:
-        raise ConfigError(f"data.tasks: {preset.data.tasks} holds no valid task")
-    train, val = split_tasks(tasks, preset.data.val_fraction, seed=preset.data.split_seed)
+    train, val = verl_task_split(preset)
     write_parquet(train, plan.train_files, split="train")
     if plan.val_files is not None:
-        write_parquet(val, plan.val_files, split="test")
+        if not val:
+            logger.warning("no validation task left: %s holds the train tasks", plan.val_files)
+        write_parquet(val or train, plan.val_files, split="test")
     logger.info("wrote %d train / %d validation task(s) to %s", len(train), len(val), Path(plan.train_files).parent)
 
 
-def _launch_verl(plan: LaunchPlan) -> None:
+def ray_init_arguments(trainer_config: Any, *, rehearse: bool, gpus: int) -> dict[str, Any]:
+    """Keyword arguments of ``ray.init`` besides the runtime env: rLLM's (an existing cluster's address), verl's
+    ``ray_kwargs.ray_init`` (non-null values; raw keys such as ``ray_kwargs.ray_init.num_cpus=8`` reach Ray so),
+    and for a rehearsal ``num_gpus`` the machine does not have."""
+    from omegaconf import OmegaConf
+    from rllm.trainer.ray_init_utils import get_ray_init_settings
+
+    arguments = dict(get_ray_init_settings(trainer_config))
+    section = OmegaConf.select(trainer_config, "ray_kwargs.ray_init", default=None)
+    for key, value in (OmegaConf.to_container(section, resolve=True) if section is not None else {}).items():
+        if key != "runtime_env" and value is not None:
+            arguments[key] = value
+    if rehearse and "address" not in arguments:
+        arguments.setdefault("num_gpus", gpus)
+    return arguments
+
+
+def _launch_verl(plan: LaunchPlan, rehearse: bool = False) -> None:
     preset = plan.preset
-    check_packages()
+    if rehearse:
+        logger.warning("rehearsal: the vLLM and GPU checks are skipped and Ray gets %d GPU(s) it may not have; "
+                       "the run stops at its first GPU or vLLM call", preset.cluster.total_gpus)
+        check_packages(need_vllm=False)
+    else:
+        check_packages()
+        check_local_gpus(preset)
     check_wandb(preset)
-    check_local_gpus(preset)
     from terminal_agent.training.verl_schema import validate_with_verl
 
     validate_with_verl(plan.trainer_config)  # level 2 in-process now that verl imports: refuse before Ray starts
@@ -435,15 +655,14 @@ def _launch_verl(plan: LaunchPlan) -> None:
     daemon = CleanupDaemon(config=sandbox_config).start()
     try:
         write_parquet_files(plan)
-        os.environ["WANDB_MODE"] = preset.trainer.wandb_mode
+        os.environ.update(run_environment(preset))  # the driver reads them too (tokenizer, file logger)
         import ray
         from rllm.trainer.agent_trainer import AgentTrainer
-        from rllm.trainer.ray_init_utils import get_ray_init_settings
         from rllm.trainer.verl.ray_runtime_env import get_ppo_ray_runtime_env
 
         if not ray.is_initialized():
             ray.init(runtime_env=ray_runtime_env(preset, get_ppo_ray_runtime_env()),
-                     **get_ray_init_settings(plan.trainer_config))
+                     **ray_init_arguments(plan.trainer_config, rehearse=rehearse, gpus=preset.cluster.total_gpus))
         check_ray_cluster(preset)
         check_sandbox_slots(preset)
         trainer = AgentTrainer(workflow_class=workflow_class, workflow_args=plan.workflow_args,
@@ -454,19 +673,22 @@ def _launch_verl(plan: LaunchPlan) -> None:
         close_backends()  # before Ray goes: the ray backend ends its host actors here
 
 
-def launch(plan: LaunchPlan, *, progress: Any = None) -> Any:
+def launch(plan: LaunchPlan, *, progress: Any = None, rehearse: bool = False) -> Any:
     """Run the validated plan (blocks until training ends). A local run reports to ``progress`` (a
-    ``TrainingProgress``; None: quiet) and returns its ``TrainingSummary``; a verl run returns None."""
+    ``TrainingProgress``; None: quiet) and returns its ``TrainingSummary``; a verl run returns None.
+    ``rehearse``: a verl launch on a machine without GPUs or vLLM, up to its first GPU call (module docstring)."""
     plan.run_dir.mkdir(parents=True, exist_ok=True)
     write_dry_run(plan)  # the resolved, redacted config of every real run is kept beside its outputs
     if plan.preset.backend == "local":
         run_local_training = _load_object(LOCAL_TRAINER_PATH, "the local trainer")
         return run_local_training(plan.preset, plan.run_dir, progress=progress)
-    _launch_verl(plan)
+    _launch_verl(plan, rehearse=rehearse)
     return None
 
 
 __all__ = [
-    "LaunchPlan", "check_packages", "check_sandbox_slots", "dry_run_document", "forwarded_environment", "launch",
-    "plan_launch", "ray_runtime_env", "redact", "write_dry_run", "write_parquet_files",
+    "LaunchPlan", "check_packages", "check_sandbox_slots", "docker_daemon_answers", "dry_run_document",
+    "exported_images_dir", "forwarded_environment", "hydra_key_sources", "launch", "plan_launch", "ray_init_arguments",
+    "ray_runtime_env", "redact", "resolve_model_path", "resolve_sandbox_backend", "run_environment",
+    "verl_task_split", "write_dry_run", "write_parquet_files",
 ]

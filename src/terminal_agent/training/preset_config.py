@@ -12,12 +12,13 @@ arithmetic that a preset must satisfy is in :mod:`terminal_agent.training.geomet
 from __future__ import annotations
 
 import copy
+import typing
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.rewards.reward import RewardConfig
@@ -36,7 +37,8 @@ class ModelSection(_Section):
     """The policy being trained."""
 
     path: str
-    """Hugging Face id or local directory of the model (``embedded`` = the packaged SmolLM2-135M, local presets)."""
+    """Hugging Face id or local directory of the model; ``embedded`` = the packaged SmolLM2-135M (for verl its
+    converted transformers directory in the cache, made once by ``ensure_embedded_model_cached``)."""
     lora_rank: int = Field(0, ge=0)
     """LoRA rank on the verl path; 0 trains every weight (full fine-tuning)."""
     lora_alpha: int = Field(32, ge=1)
@@ -45,6 +47,12 @@ class ModelSection(_Section):
     """Recompute activations in the backward pass (needed for long multi-turn contexts)."""
     trust_remote_code: bool = False
     """Let transformers run code shipped with the model."""
+    attn_implementation: str | None = None
+    """Attention kernel of the FSDP actor on the verl path (``sdpa``, ``eager``, ``flash_attention_2``); None keeps
+    verl's default, ``flash_attention_2``, which needs the flash-attn package."""
+    use_remove_padding: bool = True
+    """verl's packed (padding-free) forward on the verl path. Needs flash-attn's varlen kernels, and Ulysses sequence
+    parallelism needs it; false runs padded rows with an attention mask (right for ``sdpa``)."""
 
 
 class ClusterSection(_Section):
@@ -86,14 +94,22 @@ class DataSection(_Section):
     val_files: str | None = None
     """An existing validation parquet; used with ``train_files``."""
     splits: str | None = None
-    """A frozen splits file (``dataset/splits/splits.json``; local trainer only): its ``train`` split is trained on
-    and its ``held_out`` split validates, shipped tasks looked up in ``tasks``; None: ``tasks`` split by
-    ``val_fraction``."""
+    """A frozen splits file (``dataset/splits/splits.json``): its ``train`` split is trained on and its ``held_out``
+    split validates, shipped tasks looked up in ``tasks`` and family instances regenerated; None: ``tasks`` split
+    by ``val_fraction``."""
+    task_ids: list[str] | None = None
+    """verl path: keep only these task ids (of the train and the validation tasks, in their order); None keeps all."""
+    only_exported: bool = False
+    """verl path: keep only the tasks whose images the bwrap export holds (``manifest.json`` of
+    ``sandbox.env.sandbox.bwrap.images_dir``, else of ``$TERMINAL_AGENT_IMAGES_DIR``)."""
 
     @model_validator(mode="after")
     def _one_source(self) -> "DataSection":
         if self.tasks is None and self.train_files is None:
             raise ValueError("set data.tasks (a task source) or data.train_files (a parquet file)")
+        if self.train_files is not None and (self.task_ids is not None or self.only_exported or self.splits):
+            raise ValueError("data.task_ids, data.only_exported and data.splits choose tasks of data.tasks; a ready "
+                             "parquet (data.train_files) is used as it is")
         return self
 
 
@@ -112,6 +128,8 @@ class RolloutSection(_Section):
     """Sampling temperature of validation episodes."""
     gpu_memory_utilization: float = Field(0.6, gt=0.0, le=1.0)
     """Share of each GPU's memory vLLM may take (weights + KV cache)."""
+    enforce_eager: bool = False
+    """vLLM without torch.compile and CUDA graphs: starts about a minute sooner, decodes slower."""
 
 
 class BatchSection(_Section):
@@ -209,8 +227,10 @@ class TrainerSection(_Section):
     """Validate every this many steps (-1 = never)."""
     val_before_train: bool = True
     """Validate once before the first step (the baseline)."""
-    loggers: list[Literal["console", "wandb", "tensorboard"]] = Field(default_factory=lambda: ["console", "wandb"])
-    """Metric sinks."""
+    loggers: list[Literal["console", "wandb", "tensorboard", "file"]] = Field(
+        default_factory=lambda: ["console", "wandb"])
+    """Metric sinks. ``file`` (verl path): one JSON line per step in ``<run dir>/verl_metrics.jsonl`` (verl's file
+    logger; the launcher sets ``VERL_FILE_LOGGER_PATH`` unless ``runtime_env.env_vars`` does)."""
     wandb_mode: Literal["offline", "online", "disabled"] = "offline"
     """WANDB_MODE of the run; offline writes a run directory that ``wandb sync`` can upload later."""
     project: str = "terminal-agent"
@@ -237,9 +257,30 @@ class SandboxSection(_Section):
     """Where episodes run."""
 
     backend: str = "docker"
-    """Sandbox backend of the environment by name (``terminal_agent.sandbox.backends``: docker, bwrap, ...)."""
+    """Sandbox backend of the environment by name (``terminal_agent.sandbox.backends``: docker, bwrap, ...), or
+    ``auto``: resolved when the launch is planned, docker where a Docker daemon answers, else bwrap."""
     env: dict[str, Any] = Field(default_factory=dict)
     """Extra ``EnvConfig`` settings passed as rLLM env_args (``sandbox``, ``actions``, ``grading``, ``judge``)."""
+
+
+class RuntimeEnvSection(_Section):
+    """What every Ray worker of a verl run gets besides rLLM's own runtime env."""
+
+    env_vars: dict[str, str] = Field(default_factory=dict)
+    """Environment variables of every Ray worker (and of the launching process); they win over rLLM's defaults
+    and over the variables forwarded from the launching shell. Numbers are taken as their text."""
+
+    @field_validator("env_vars", mode="before")
+    @classmethod
+    def _text_values(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        out = {}
+        for name, item in value.items():
+            if isinstance(item, bool):
+                raise ValueError(f"{name}: write the value as text ('1', 'true'), not a YAML boolean")
+            out[name] = str(item) if isinstance(item, (int, float)) else item
+        return out
 
 
 class LocalLoraSection(_Section):
@@ -332,15 +373,23 @@ class TrainingPreset(_Section):
     """Sandbox backend and env settings."""
     reward: RewardConfig = Field(default_factory=RewardConfig)
     """Reward mix (the env's own RewardConfig: test/judge weights, judge failure policy)."""
+    runtime_env: RuntimeEnvSection = Field(default_factory=RuntimeEnvSection)
+    """Ray runtime env additions of a verl run (environment variables of every worker)."""
     local: LocalSection | None = None
     """Local trainer settings; required for ``backend: local``, refused for ``verl``."""
     _source: str | None = PrivateAttr(default=None)
+    _command_line: tuple[str, ...] = PrivateAttr(default=())
 
     @property
     def source(self) -> str:
         """Where the preset was read (a YAML file's path, or ``preset NAME`` for a packaged one); error messages
         about its keys name it."""
         return self._source or f"preset {self.name}"
+
+    @property
+    def command_line_keys(self) -> tuple[str, ...]:
+        """The dotted preset keys set by ``key=value`` overrides (what the dry run credits to the command line)."""
+        return self._command_line
 
     @model_validator(mode="after")
     def _backend_sections(self) -> "TrainingPreset":
@@ -473,6 +522,25 @@ def _model_for(parts: list[str]) -> tuple[type[BaseModel] | None, str]:
     return model, ".".join(walked)
 
 
+def is_preset_key(parts: list[str]) -> bool:
+    """Whether the dotted key ``parts`` names a preset key: a field of :class:`TrainingPreset` or of one of its
+    sections, or a name inside one of its free mappings (``sandbox.env.*``, ``runtime_env.env_vars.*``)."""
+    model: type[BaseModel] = TrainingPreset
+    for index, part in enumerate(parts):
+        field = model.model_fields.get(part)
+        if field is None:
+            return False
+        if index == len(parts) - 1:
+            return True
+        annotation = field.annotation
+        candidates = [annotation, *getattr(annotation, "__args__", ())]
+        submodel = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
+        if submodel is None:
+            return any(typing.get_origin(c) is dict or c is dict for c in candidates)  # a free mapping
+        model = submodel
+    return True
+
+
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
     """``data`` with each dotted ``key=value`` set; an unknown key is a ConfigError listing the valid ones."""
     out = copy.deepcopy(data)
@@ -482,7 +550,9 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
         if model is not None and parts[-1] not in model.model_fields:
             valid = ", ".join(sorted(model.model_fields))
             where = f"section {parent!r}" if parent else "a preset"
-            raise ConfigError(f"unknown key {'.'.join(parts)!r}: {where} has {valid}")
+            hint = ("; rLLM/verl hydra keys (and +key=value additions) go to launch_training.py with a verl preset"
+                    if not parent else "")
+            raise ConfigError(f"unknown key {'.'.join(parts)!r}: {where} has {valid}{hint}")
         target = out
         for index, part in enumerate(parts[:-1]):
             child = target.get(part)
@@ -516,11 +586,14 @@ def load_preset(name_or_path: str | Path, overrides: list[str] | None = None) ->
     """The packaged preset ``name`` (or a YAML file), with ``overrides`` applied, validated; every error is a
     :class:`ConfigError` naming the file (or the packaged preset) and the key."""
     source = _source_of(name_or_path)
+    overrides = list(overrides or ())
     try:
-        data = apply_overrides(_raw_preset(name_or_path), list(overrides or ()))
+        data = apply_overrides(_raw_preset(name_or_path), overrides)
     except RecursionError:  # a self-referencing YAML alias (``&a [*a]``) nests without end
         raise ConfigError(f"{source}: a YAML alias refers to itself (nesting without end)") from None
-    return preset_from_mapping(data, source)
+    preset = preset_from_mapping(data, source)
+    preset._command_line = tuple(".".join(parse_override(text)[0]) for text in overrides)
+    return preset
 
 
 def preset_to_yaml(preset: TrainingPreset) -> str:

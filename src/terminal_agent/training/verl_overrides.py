@@ -1,10 +1,26 @@
-"""A preset as rLLM/verl hydra keys, and the arguments our Workflow gets.
+"""A preset as rLLM/verl hydra keys, the raw hydra keys of a command line, and the arguments our Workflow gets.
 
 :func:`verl_overrides` is the one place that knows which verl 0.9.1 / rLLM key a preset field
 becomes. Each entry remembers the preset key it came from, so a key the schema rejects is
 reported against the preset key the user can change. The keys are composed against rLLM's
 ``agent_ppo_trainer`` config (which loads verl's ``ppo_trainer``) by
-:mod:`terminal_agent.training.verl_schema`; none is added with ``+``: each must already exist.
+:mod:`terminal_agent.training.verl_schema`; each must already exist there, except the few marked
+``add`` (a ``+key``: a name inside a free mapping such as ``model.override_config``).
+
+:func:`split_overrides` tells the preset keys of a command line from raw rLLM/verl keys:
+
+* ``+key=value`` and ``++key=value`` are raw (hydra additions);
+* a key whose whole dotted path is a preset key (``rollout.n``, ``trainer.save_freq``,
+  ``sandbox.env.sandbox.bwrap.images_dir``) is a preset key, also where verl has the same path;
+* a key in a section only the preset has (``model``, ``cluster``, ``rollout``, ``batch``, ...) is a
+  preset key (an unknown one is refused, naming it);
+* anything else is raw: a verl/rLLM-only section (``actor_rollout_ref``, ``critic``, ``rllm``,
+  ``ray_kwargs``, ...) or a path of a section both have (``data``, ``algorithm``, ``trainer``,
+  ``reward``) that the preset does not have (``trainer.logger``, ``algorithm.use_kl_in_reward``).
+
+A path that is both a preset key and a verl key is ambiguous unless the preset maps it onto that
+very verl key with the same value (``trainer.save_freq``); the launcher refuses an ambiguous one
+by name. A raw key may not change a hydra key the preset maps (the preset key is the one to change).
 
 Lengths: verl pads an episode to ``data.max_prompt_length`` (the first prompt) plus
 ``data.max_response_length`` (everything after it: replies and observations), and vLLM's
@@ -16,9 +32,10 @@ the first prompt, and the per-turn reply cap goes to the Workflow, which passes 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-from terminal_agent.training.preset_config import TrainingPreset
+from terminal_agent.errors import ConfigError
+from terminal_agent.training.preset_config import TrainingPreset, is_preset_key
 
 #: rLLM's trainer config that HEAD's ``AgentTrainer(backend="verl")`` runs (rllm/trainer/config).
 RLLM_TRAINER_CONFIG = "agent_ppo_trainer"
@@ -34,10 +51,62 @@ class HydraOverride:
     """Its value (bool, int, float, str, None or a list of those)."""
     source: str
     """The preset key it comes from (what an error tells the user to change)."""
+    origin: Literal["preset", "mapping"] = "preset"
+    """``preset``: the value of the preset key ``source``; ``mapping``: a value the project fixes (``source`` is
+    the preset key that governs it)."""
+    add: bool = False
+    """A name the schema does not declare, added inside a free mapping (``+key=value``)."""
 
     def to_hydra(self) -> str:
-        """``key=value`` in Hydra's override grammar."""
-        return f"{self.key}={format_hydra_value(self.value)}"
+        """``key=value`` (``+key=value`` for an addition) in Hydra's override grammar."""
+        return f"{'+' if self.add else ''}{self.key}={format_hydra_value(self.value)}"
+
+
+#: Top-level sections that the preset and rLLM/verl's config both have: a path in them that is not a preset key
+#: is a raw hydra key (checked against the composed schema by the tests).
+SHARED_SECTIONS = ("data", "algorithm", "trainer", "reward")
+
+
+@dataclass(frozen=True)
+class RawOverride:
+    """A raw rLLM/verl hydra key from the command line (not a preset key)."""
+
+    text: str
+    """As typed (``+actor_rollout_ref.model.override_config.attn_implementation=sdpa``)."""
+    key: str
+    """The dotted hydra key, without the ``+``."""
+    prefix: Literal["", "+", "++"]
+    """Hydra's ``+`` (add a key the schema does not have) or ``++`` (add or override)."""
+    value: str
+    """The value as typed, in Hydra's grammar (``[console,file]``, ``true``, ``1e-6``)."""
+
+    def to_hydra(self) -> str:
+        return f"{self.prefix}{self.key}={self.value}"
+
+
+def split_overrides(overrides: list[str]) -> tuple[list[str], list[RawOverride]]:
+    """The command line's ``key=value`` words as (preset overrides, raw rLLM/verl overrides); the rule is in
+    the module's docstring. Raises :class:`ConfigError` naming a word that is no override."""
+    preset: list[str] = []
+    raw: list[RawOverride] = []
+    for text in overrides:
+        stripped = text.strip()
+        if stripped.startswith("~"):
+            raise ConfigError(f"override {text!r}: deleting a hydra key (~key) is not supported")
+        prefix = "++" if stripped.startswith("++") else "+" if stripped.startswith("+") else ""
+        key, sep, value = stripped[len(prefix):].partition("=")
+        key = key.strip()
+        if not sep or not key or any(not part for part in key.split(".")):
+            raise ConfigError(f"override {text!r} is not key=value (e.g. rollout.n=16 or "
+                              "actor_rollout_ref.rollout.enforce_eager=true)")
+        parts = key.split(".")
+        if prefix:
+            raw.append(RawOverride(text, key, prefix, value))
+        elif is_preset_key(parts) or (parts[0] in TrainingPreset.model_fields and parts[0] not in SHARED_SECTIONS):
+            preset.append(text)
+        else:
+            raw.append(RawOverride(text, key, prefix, value))
+    return preset, raw
 
 
 def format_hydra_value(value: Any) -> str:
@@ -54,12 +123,17 @@ def format_hydra_value(value: Any) -> str:
     return f"'{text}'"
 
 
-def verl_overrides(preset: TrainingPreset, *, train_files: str, val_files: str | None) -> list[HydraOverride]:
-    """Every rLLM/verl key the preset sets, in a stable order."""
+def verl_overrides(preset: TrainingPreset, *, train_files: str, val_files: str | None,
+                   model_path: str | None = None) -> list[HydraOverride]:
+    """Every rLLM/verl key the preset sets, in a stable order. ``model_path``: where ``model.path`` resolved to
+    (the embedded model's directory); None: ``model.path`` as written."""
     out: list[HydraOverride] = []
 
     def put(key: str, value: Any, source: str) -> None:
         out.append(HydraOverride(key, value, source))
+
+    def fixed(key: str, value: Any, governed_by: str) -> None:
+        out.append(HydraOverride(key, value, governed_by, origin="mapping"))
 
     arr = "actor_rollout_ref"
     actor, rollout, ref, model = f"{arr}.actor", f"{arr}.rollout", f"{arr}.ref", f"{arr}.model"
@@ -67,27 +141,32 @@ def verl_overrides(preset: TrainingPreset, *, train_files: str, val_files: str |
     log_prob_micro = batch.log_prob_micro_batch_size_per_gpu or batch.micro_batch_size_per_gpu
 
     # data
-    put("data.train_files", train_files, "data")
-    put("data.val_files", val_files if val_files is not None else train_files, "data")
+    data_source = "data.train_files" if preset.data.train_files else "data.tasks"
+    put("data.train_files", train_files, data_source)
+    put("data.val_files", val_files if val_files is not None else train_files,
+        "data.val_files" if preset.data.val_files else data_source)
     put("data.train_batch_size", batch.train_batch_size, "batch.train_batch_size")
     put("data.max_prompt_length", lengths.max_prompt_length, "lengths.max_prompt_length")
     put("data.max_response_length", lengths.trajectory_response_length, "lengths.max_model_len")
-    put("data.filter_overlong_prompts", True, "lengths.max_prompt_length")
+    fixed("data.filter_overlong_prompts", True, "lengths.max_prompt_length")
     put("data.trust_remote_code", preset.model.trust_remote_code, "model.trust_remote_code")
 
     # model
-    put(f"{model}.path", preset.model.path, "model.path")
+    put(f"{model}.path", model_path or preset.model.path, "model.path")
     put(f"{model}.lora_rank", preset.model.lora_rank, "model.lora_rank")
     put(f"{model}.lora_alpha", preset.model.lora_alpha, "model.lora_alpha")
     put(f"{model}.enable_gradient_checkpointing", preset.model.gradient_checkpointing, "model.gradient_checkpointing")
-    put(f"{model}.use_remove_padding", True, "parallel.sequence_parallel")  # Ulysses SP needs it
+    put(f"{model}.use_remove_padding", preset.model.use_remove_padding, "model.use_remove_padding")
     put(f"{model}.trust_remote_code", preset.model.trust_remote_code, "model.trust_remote_code")
+    if preset.model.attn_implementation is not None:  # verl reads it from the model's config overrides
+        out.append(HydraOverride(f"{model}.override_config.attn_implementation", preset.model.attn_implementation,
+                                 "model.attn_implementation", add=True))
 
     # algorithm (GRPO; no critic, no KL in the reward)
     put("algorithm.adv_estimator", algo.adv_estimator, "algorithm.adv_estimator")
     put("algorithm.norm_adv_by_std_in_grpo", algo.norm_adv_by_std_in_grpo, "algorithm.norm_adv_by_std_in_grpo")
-    put("algorithm.use_kl_in_reward", False, "algorithm.use_kl_loss")
-    put("critic.enable", False, "algorithm.adv_estimator")
+    fixed("algorithm.use_kl_in_reward", False, "algorithm.use_kl_loss")
+    fixed("critic.enable", False, "algorithm.adv_estimator")
 
     # actor
     put(f"{actor}.optim.lr", algo.lr, "algorithm.lr")
@@ -96,7 +175,7 @@ def verl_overrides(preset: TrainingPreset, *, train_files: str, val_files: str |
     put(f"{actor}.grad_clip", algo.grad_clip, "algorithm.grad_clip")
     put(f"{actor}.ppo_mini_batch_size", batch.ppo_mini_batch_size, "batch.ppo_mini_batch_size")
     put(f"{actor}.ppo_micro_batch_size_per_gpu", batch.micro_batch_size_per_gpu, "batch.micro_batch_size_per_gpu")
-    put(f"{actor}.use_dynamic_bsz", False, "batch")
+    fixed(f"{actor}.use_dynamic_bsz", False, "batch")
     put(f"{actor}.clip_ratio_low", algo.clip_ratio_low, "algorithm.clip_ratio_low")
     put(f"{actor}.clip_ratio_high", algo.clip_ratio_high, "algorithm.clip_ratio_high")
     put(f"{actor}.clip_ratio_c", algo.clip_ratio_c, "algorithm.clip_ratio_c")
@@ -114,22 +193,23 @@ def verl_overrides(preset: TrainingPreset, *, train_files: str, val_files: str |
     put(f"{ref}.log_prob_micro_batch_size_per_gpu", log_prob_micro, "batch.log_prob_micro_batch_size_per_gpu")
 
     # rollout (vLLM, async: what rLLM's workflow trainer requires)
-    put(f"{rollout}.name", "vllm", "backend")
-    put(f"{rollout}.mode", "async", "backend")
+    fixed(f"{rollout}.name", "vllm", "backend")
+    fixed(f"{rollout}.mode", "async", "backend")
     put(f"{rollout}.n", preset.rollout.n, "rollout.n")
     put(f"{rollout}.temperature", preset.rollout.temperature, "rollout.temperature")
     put(f"{rollout}.top_p", preset.rollout.top_p, "rollout.top_p")
     put(f"{rollout}.tensor_model_parallel_size", preset.parallel.tensor_parallel, "parallel.tensor_parallel")
     put(f"{rollout}.gpu_memory_utilization", preset.rollout.gpu_memory_utilization, "rollout.gpu_memory_utilization")
     put(f"{rollout}.max_model_len", lengths.max_model_len, "lengths.max_model_len")
+    put(f"{rollout}.enforce_eager", preset.rollout.enforce_eager, "rollout.enforce_eager")
     put(f"{rollout}.log_prob_micro_batch_size_per_gpu", log_prob_micro, "batch.log_prob_micro_batch_size_per_gpu")
-    put(f"{rollout}.calculate_log_probs", True, "backend")
+    fixed(f"{rollout}.calculate_log_probs", True, "backend")
     put(f"{rollout}.val_kwargs.n", preset.rollout.val_n, "rollout.val_n")
     put(f"{rollout}.val_kwargs.temperature", preset.rollout.val_temperature, "rollout.val_temperature")
     put(f"{rollout}.val_kwargs.top_p", preset.rollout.top_p, "rollout.top_p")
-    put(f"{rollout}.val_kwargs.do_sample", True, "rollout.val_temperature")
+    fixed(f"{rollout}.val_kwargs.do_sample", True, "rollout.val_temperature")
     if preset.model.lora_rank > 0:
-        put(f"{rollout}.load_format", "safetensors", "model.lora_rank")  # LoRA weights are synced as tensors
+        fixed(f"{rollout}.load_format", "safetensors", "model.lora_rank")  # LoRA weights are synced as tensors
 
     # trainer
     trainer = preset.trainer
@@ -152,20 +232,20 @@ def verl_overrides(preset: TrainingPreset, *, train_files: str, val_files: str |
     agent = preset.agent
     put("rllm.agent.max_steps", agent.max_turns, "agent.max_turns")
     put("rllm.agent.trajectory_timeout", agent.trajectory_timeout_s, "agent.trajectory_timeout_s")
-    put("rllm.workflow.use_workflow", True, "backend")
+    fixed("rllm.workflow.use_workflow", True, "backend")
     put("rllm.workflow.n_parallel_tasks", agent.parallel_episodes, "agent.parallel_episodes")
     # TaskRunner copies these config values over the workflow_args we pass: keep them equal to ours
     put("rllm.workflow.workflow_args.timeout", agent.trajectory_timeout_s, "agent.trajectory_timeout_s")
     put("rllm.rejection_sample.enable", algo.reject_zero_variance_groups, "algorithm.reject_zero_variance_groups")
-    put("rllm.rejection_sample.multiplier", 1, "algorithm.reject_zero_variance_groups")
+    fixed("rllm.rejection_sample.multiplier", 1, "algorithm.reject_zero_variance_groups")
     # infrastructure errors are masked, never trained on as reward 0; cut episodes are graded, so kept
-    put("rllm.compact_filtering.enable", True, "agent")
-    put("rllm.compact_filtering.mask_error", True, "agent")
-    put("rllm.compact_filtering.mask_unknown", False, "agent")
-    put("rllm.compact_filtering.mask_timeout", False, "agent.trajectory_timeout_s")
-    put("rllm.compact_filtering.mask_max_turns_exceeded", False, "agent.max_turns")
-    put("rllm.compact_filtering.mask_max_prompt_length_exceeded", False, "lengths.max_model_len")
-    put("rllm.compact_filtering.mask_max_response_length_exceeded", False, "lengths.max_model_len")
+    fixed("rllm.compact_filtering.enable", True, "agent")
+    fixed("rllm.compact_filtering.mask_error", True, "agent")
+    fixed("rllm.compact_filtering.mask_unknown", False, "agent")
+    fixed("rllm.compact_filtering.mask_timeout", False, "agent.trajectory_timeout_s")
+    fixed("rllm.compact_filtering.mask_max_turns_exceeded", False, "agent.max_turns")
+    fixed("rllm.compact_filtering.mask_max_prompt_length_exceeded", False, "lengths.max_model_len")
+    fixed("rllm.compact_filtering.mask_max_response_length_exceeded", False, "lengths.max_model_len")
     return out
 
 

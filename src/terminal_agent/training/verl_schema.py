@@ -1,9 +1,10 @@
 """Validate rLLM/verl hydra keys against the real schema.
 
 Level 1 (always, no GPU, no Ray): compose rLLM's ``agent_ppo_trainer`` config, which loads verl's
-``ppo_trainer`` YAML, with Hydra, and set every key of the preset on it. A key that does not exist
-in that schema is an error naming the key (nothing is added with ``+``); then every interpolation
-is resolved. The YAML comes from the installed packages when they are installed (what will run),
+``ppo_trainer`` YAML, with Hydra, and set every key of the preset on it, then the raw hydra keys of
+the command line. A key that does not exist in that schema is an error naming the key (only the
+mapping's few ``add`` keys and a raw ``+key`` add one); a raw key that changes a value the preset
+maps is an error naming both; then every interpolation is resolved. The YAML comes from the installed packages when they are installed (what will run),
 otherwise straight from the wheels: ``pip download --no-deps verl==0.9.1`` (done by
 ``scripts/setup.sh``) and rLLM's wheel; nothing is imported from either.
 
@@ -24,6 +25,7 @@ from a wheel is unpacked once beside it, keyed by the wheel's hash.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -38,7 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from terminal_agent.errors import ConfigError, TrainingSetupError
-from terminal_agent.training.verl_overrides import RLLM_TRAINER_CONFIG, HydraOverride
+from terminal_agent.training.verl_overrides import RLLM_TRAINER_CONFIG, HydraOverride, RawOverride
 
 logger = logging.getLogger(__name__)
 
@@ -186,33 +188,142 @@ def _has_key(tree: Any, dotted: str) -> bool:
     return True
 
 
-def compose_trainer_config(overrides: list[HydraOverride]) -> Any:
-    """Level 1: rLLM's trainer config with every override set; a DictConfig with interpolations kept.
+def base_trainer_schema() -> dict[str, Any]:
+    """rLLM's trainer config with nothing set, as plain containers (interpolations kept): the schema keys are
+    checked against. Composed once per pair of YAML directories; do not change what it returns."""
+    _require_hydra()
+    verl_source, rllm_source = verl_config_source(), rllm_config_source()
+    return _base_schema(rllm_source, verl_source)
+
+
+@functools.lru_cache(maxsize=4)
+def _base_schema(rllm_source: ConfigSource, verl_source: ConfigSource) -> dict[str, Any]:
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        base = _compose(rllm_source.directory, verl_source.directory, [])
+    except (HydraException, OmegaConfBaseException) as exc:
+        raise TrainingSetupError(f"rLLM/verl base config does not compose ({rllm_source.origin}, "
+                                 f"{verl_source.origin}): {exc}") from None
+    return OmegaConf.to_container(base, resolve=False)
+
+
+def schema_has_key(schema: dict[str, Any], dotted: str) -> bool:
+    """Whether the dotted key exists in ``schema`` (:func:`base_trainer_schema`)."""
+    return _has_key(schema, dotted)
+
+
+def _overlaps(a: str, b: str) -> bool:
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
+
+
+def _same_value(found: Any, wanted: Any) -> bool:
+    if isinstance(wanted, (list, tuple)):
+        return isinstance(found, (list, tuple)) and len(found) == len(wanted) and all(
+            _same_value(f, w) for f, w in zip(found, wanted))
+    if isinstance(wanted, bool) or isinstance(found, bool):
+        return found is wanted
+    return found == wanted
+
+
+def _check_raw_keys(schema: dict[str, Any], raw: list[RawOverride], origin: str) -> None:
+    for override in raw:
+        exists = _has_key(schema, override.key)
+        if override.prefix == "" and not exists:
+            raise ConfigError(f"{override.key} (command line): neither a preset key{_preset_keys_of(override.key)} "
+                              f"nor a key of rLLM/verl's trainer config ({origin}); to add a key verl reads but "
+                              f"does not declare, write +{override.key}={override.value}")
+        if override.prefix == "+" and exists:
+            raise ConfigError(f"+{override.key} (command line): rLLM/verl's trainer config already has this key; "
+                              f"set it without the + ({override.key}={override.value})")
+
+
+def _preset_keys_of(key: str) -> str:
+    """`` (section 'trainer' has: ...)`` for a key in a section the preset has too; empty otherwise."""
+    from pydantic import BaseModel
+
+    from terminal_agent.training.preset_config import TrainingPreset
+
+    field = TrainingPreset.model_fields.get(key.split(".")[0])
+    section = field.annotation if field is not None else None
+    if not (isinstance(section, type) and issubclass(section, BaseModel)):
+        return ""
+    return f" (section {key.split('.')[0]!r} has: {', '.join(sorted(section.model_fields))})"
+
+
+def _check_raw_against_mapping(config: Any, overrides: list[HydraOverride], raw: list[RawOverride]) -> None:
+    """A raw key may not change what the preset sets: each mapped value must survive the raw keys."""
+    from omegaconf import DictConfig, ListConfig, OmegaConf
+
+    for mapped in overrides:
+        touching = [r for r in raw if _overlaps(r.key, mapped.key)]
+        if not touching:
+            continue
+        found = OmegaConf.select(config, mapped.key, default=None, throw_on_resolution_failure=False)
+        if isinstance(found, (DictConfig, ListConfig)):
+            found = OmegaConf.to_container(found, resolve=True)
+        if _same_value(found, mapped.value):
+            continue
+        raw_text = touching[0].text
+        if mapped.origin == "preset":
+            raise ConfigError(f"{raw_text} (command line) conflicts with the preset key {mapped.source}: both set "
+                              f"{mapped.key} (preset {_shown(mapped.value)}, command line {_shown(found)}); change "
+                              f"{mapped.source} instead")
+        raise ConfigError(f"{raw_text} (command line) conflicts with the project's mapping (governed by "
+                          f"{mapped.source}), which sets {mapped.key}={_shown(mapped.value)} (command line: "
+                          f"{_shown(found)})")
+
+
+def _shown(value: Any) -> str:
+    from terminal_agent.training.verl_overrides import format_hydra_value
+
+    return format_hydra_value(value)
+
+
+def compose_trainer_config(overrides: list[HydraOverride], raw: list[RawOverride] | tuple[RawOverride, ...] = ()
+                           ) -> Any:
+    """Level 1: rLLM's trainer config with every override set, then the raw hydra keys of the command line;
+    a DictConfig with interpolations kept.
 
     Raises :class:`ConfigError` naming the hydra key and the preset key behind it when the schema
-    has no such key, Hydra rejects a value, or an interpolation does not resolve.
+    has no such key, Hydra rejects a value, or an interpolation does not resolve; naming a raw key
+    that the schema does not have, or that changes a value the preset sets (and the preset key).
     """
+    raw = list(raw)
     _require_hydra()
     from hydra.errors import HydraException
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
     verl_source, rllm_source = verl_config_source(), rllm_config_source()
-    try:
-        base = _compose(rllm_source.directory, verl_source.directory, [])
-    except (HydraException, OmegaConfBaseException) as exc:
-        raise TrainingSetupError(f"rLLM/verl base config does not compose ({rllm_source.origin}, "
-                                 f"{verl_source.origin}): {exc}") from None
-    schema = OmegaConf.to_container(base, resolve=False)
+    origin = f"{rllm_source.origin}, {verl_source.origin}"
+    schema = base_trainer_schema()
     for override in overrides:
-        if not _has_key(schema, override.key):
+        parent = override.key.rpartition(".")[0]
+        if override.add:
+            known = _has_key(schema, parent) and not _has_key(schema, override.key)
+        else:
+            known = _has_key(schema, override.key)
+        if not known:
             raise ConfigError(f"{override.source}: sets {override.key!r}, which rLLM/verl's schema does not have "
-                              f"({rllm_source.origin}, {verl_source.origin})")
+                              f"({origin})")
+    _check_raw_keys(schema, raw, origin)
     try:
-        config = _compose(rllm_source.directory, verl_source.directory, [o.to_hydra() for o in overrides])
+        config = _compose(rllm_source.directory, verl_source.directory,
+                          [o.to_hydra() for o in overrides] + [r.to_hydra() for r in raw])
     except (HydraException, OmegaConfBaseException) as exc:
+        mapped = [o.to_hydra() for o in overrides]
+        for override in raw:  # name the raw key at fault: Hydra's grammar errors do not
+            try:
+                _compose(rllm_source.directory, verl_source.directory, [*mapped, override.to_hydra()])
+            except (HydraException, OmegaConfBaseException) as own:
+                raise ConfigError(f"{override.text} (command line): hydra rejects it: {own}") from None
         raise ConfigError(f"hydra rejects the preset's keys: {exc}") from None
     _register_mul_resolver()
+    if raw:
+        _check_raw_against_mapping(config, overrides, raw)
     try:
         OmegaConf.to_container(config, resolve=True)
     except OmegaConfBaseException as exc:
@@ -332,7 +443,8 @@ def default_verl_python() -> str | None:
 
 
 __all__ = [
-    "ConfigSource", "Level2Result", "compose_trainer_config", "composed_to_yaml", "default_verl_python",
+    "ConfigSource", "Level2Result", "base_trainer_schema", "compose_trainer_config", "composed_to_yaml",
+    "default_verl_python", "schema_has_key",
     "rllm_config_source", "validate_many_with_verl", "validate_with_verl", "verl_config_source", "verl_importable",
     "wheel_cache_dir",
 ]
