@@ -60,9 +60,10 @@ class ModelClientConfig(BaseModel):
 
     type: str = EMBEDDED_SPEC
     """Client kind, a name in ``MODEL_CLIENTS``: ``embedded``, ``embedded-batched``, ``embedded-continuous``,
-    ``scripted``, ``litellm`` or a plugin's."""
+    ``vllm``, ``scripted``, ``litellm`` or a plugin's."""
     model: str | None = None
-    """litellm model string (``type=litellm``; ``None`` reads ``LITELLM_MODEL``), or a plugin's model name."""
+    """litellm model string (``type=litellm``; ``None`` reads ``LITELLM_MODEL``), the model directory of
+    ``type=vllm`` (``None``: the embedded model), or a plugin's model name."""
     api_base: str | None = None
     """litellm endpoint; ``None`` reads ``LITE_LLM_API_BASE``."""
     api_key: str | None = Field(default=None, repr=False)
@@ -158,6 +159,29 @@ def build_embedded_continuous(config: ModelClientConfig) -> ModelClient:
     from terminal_agent.models.continuous_batching import ContinuousBatchingClient
 
     return ContinuousBatchingClient.from_embedded(_embedded_client(config))
+
+
+@register_model_client("vllm", prefix="vllm:", spec_field="model")
+def build_vllm(config: ModelClientConfig) -> ModelClient:
+    """vLLM's offline engine in-process on a CUDA GPU: ``vllm`` samples the embedded model, ``vllm:DIR`` a
+    transformers directory (its own weights). Needs vLLM installed (a ``ConfigError`` says what to install)."""
+    from terminal_agent.models.vllm_sampler import VLLMSamplerConfig, require_vllm, vllm_client_for_directory
+
+    require_vllm("model client 'vllm'")
+    if config.model:
+        directory = Path(config.model).expanduser()
+        if not (directory / "config.json").is_file():
+            raise ConfigError(f"model client 'vllm': {config.model!r} is not a transformers directory (no config.json)")
+    else:
+        from terminal_agent.models.embedded import ensure_embedded_model_cached
+
+        directory = ensure_embedded_model_cached()
+    settings: dict[str, Any] = {}
+    if config.max_tokens is not None:
+        settings["max_new_tokens"] = config.max_tokens
+    if config.temperature is not None:
+        settings["temperature"] = config.temperature
+    return vllm_client_for_directory(directory, VLLMSamplerConfig(**settings))
 
 
 @register_model_client("scripted", prefix="scripted:", spec_field="replies_file")

@@ -63,6 +63,11 @@ class LocalTrainingConfig(BaseModel):
     """Wall clock of one episode."""
     concurrency: int | None = Field(None, ge=1)
     """Episodes (containers) at once; ``None``: one group (``group_size``)."""
+    sampler: Literal["auto", "continuous", "batched", "vllm"] = "auto"
+    """What samples the policy (``local.sampler``): ``auto`` the continuous-batching sampler, or the generic
+    batched one for an architecture it does not run; ``continuous`` / ``batched`` that one only; ``vllm``
+    vLLM's offline engine on the same GPU, the adapter carried over after every update (needs CUDA and
+    vLLM installed; LoRA only). See docs/models.md."""
 
     # --- algorithm --------------------------------------------------------------------------
     adv_estimator: str = "grpo"
@@ -196,7 +201,10 @@ class LocalTrainingConfig(BaseModel):
         problems = local_preset_problems(preset)
         if problems:
             raise ConfigError("; ".join(problems) + where)
-        values: dict[str, Any] = {name: _preset_value(preset, key) for name, key in PRESET_KEY_OF_FIELD.items()}
+        values: dict[str, Any] = {name: _preset_value(preset, key) for name, key in PRESET_KEY_OF_FIELD.items()
+                                   if name not in OPTIONAL_PRESET_FIELDS}
+        values.update({name: getattr(preset.local, key.rpartition(".")[2]) for name, key in OPTIONAL_PRESET_FIELDS.items()
+                       if hasattr(preset.local, key.rpartition(".")[2])})
         trainer = preset.trainer
         try:
             sandbox = sandbox_config_of(preset)
@@ -211,7 +219,7 @@ class LocalTrainingConfig(BaseModel):
         )
         values.update(overrides)
         try:
-            return cls(**values)
+            config = cls(**values)
         except ValidationError as exc:
             first = exc.errors()[0]
             field = str(first["loc"][0]) if first.get("loc") else ""
@@ -220,6 +228,18 @@ class LocalTrainingConfig(BaseModel):
                      if "input" in first and not isinstance(first["input"], dict) else "")
             message = str(first.get("msg", exc)).removeprefix("Value error, ")
             raise ConfigError(f"{key}: {message} for the local trainer{shown}{where}") from None
+        if config.sampler == "vllm":
+            from terminal_agent.models.vllm_sampler import require_vllm
+
+            key = "sampler" if "sampler" in overrides else "local.sampler"
+            if config.device == "cpu":
+                raise ConfigError(f"{key}: vllm samples on a CUDA GPU, but local.device is cpu; on CPU the project's "
+                                  f"sampler runs ({key}=auto){where}")
+            try:
+                require_vllm(key)
+            except ConfigError as exc:
+                raise ConfigError(f"{exc}{where}") from None
+        return config
 
 
 def _source_of(preset: Any) -> str:
@@ -240,6 +260,7 @@ PRESET_KEY_OF_FIELD: dict[str, str] = {
     "lora_target_modules": "local.lora.target_modules",
     "num_threads": "local.num_threads",
     "concurrency": "agent.parallel_episodes",
+    "sampler": "local.sampler",
     "group_size": "rollout.n",
     "tasks_per_step": "batch.train_batch_size",
     "temperature": "rollout.temperature",
@@ -286,6 +307,10 @@ PRESET_KEY_OF_FIELD: dict[str, str] = {
     "sft_epochs": "local.sft_warm_start.epochs",
     "sft_lr": "local.sft_warm_start.lr",
 }
+
+#: Fields read from the preset's ``local`` section only when that section has the key (a newer key the
+#: preset schema may not carry yet); otherwise the field keeps its default.
+OPTIONAL_PRESET_FIELDS: dict[str, str] = {"sampler": "local.sampler"}
 
 #: Preset keys the local trainer does not read, each with what a local preset uses instead. For
 #: ``backend: local`` a preset may leave them out or set them to their defaults; any other value is refused.

@@ -3,7 +3,8 @@
 The same in-memory model is sampled (through the batched client, in eval mode, no gradients) and
 trained (through :mod:`terminal_agent.training.local_update`), so every rollout uses the current
 weights and no copy or sync is needed. With the adapter disabled the same object is the frozen
-reference of the optional KL term.
+reference of the optional KL term. ``local.sampler=vllm`` samples through vLLM instead, which gets the
+adapter after every update (:func:`make_policy_client`).
 """
 
 from __future__ import annotations
@@ -119,45 +120,53 @@ def load_policy(config: LocalTrainingConfig, *, adapter_dir: Path | None = None)
 
 
 def make_policy_client(policy: LocalPolicy, config: LocalTrainingConfig) -> ModelClient:
-    """A thread-safe client sampling ``policy``: the continuous-batching sampler, or the generic batched
-    sampler for an architecture the slot decoder does not run.
+    """A thread-safe client sampling ``policy``, as ``config.sampler`` (``local.sampler``) picks it:
 
-    Weights are never copied: both samplers run ``policy.model`` itself. The optimizer updates the
-    LoRA parameters in place; the continuous sampler re-reads them (its fused copies are refreshed
-    in place, so its CUDA graphs stay valid) whenever it starts decoding after an update.
+    - ``auto``: the continuous-batching sampler, or the generic batched sampler for an architecture the
+      slot decoder does not run;
+    - ``continuous`` / ``batched``: that sampler only (``continuous`` on an unsupported architecture is a
+      :class:`ConfigError`);
+    - ``vllm``: :class:`~terminal_agent.models.vllm_sampler.VLLMSamplerClient`, vLLM's offline engine on
+      the policy's GPU loading the base weights from the model directory; the policy's LoRA adapter is
+      carried over whenever it changed (needs CUDA and vLLM; a :class:`ConfigError` names the key otherwise).
+
+    The project's samplers never copy weights: they run ``policy.model`` itself. The optimizer updates the
+    LoRA parameters in place; the continuous sampler re-reads them (its fused copies are refreshed in
+    place, so its CUDA graphs stay valid) whenever it starts decoding after an update.
     """
+    from terminal_agent.errors import ConfigError
     from terminal_agent.models.batched_generation import BatchedEmbeddedClient, BatchedGenerationConfig
     from terminal_agent.models.continuous_batching import ContinuousBatchingClient, ContinuousBatchingConfig
     from terminal_agent.models.decoder_stack import UnsupportedModelError
 
     slots = max(1, config.episodes_at_once)
-    try:
-        return ContinuousBatchingClient(
-            policy.model,
-            policy.tokenizer,
-            ContinuousBatchingConfig(
-                max_new_tokens=config.max_response_length_per_turn,
-                temperature=config.temperature,
-                top_p=config.top_p,
-                max_batch_size=slots,
-                num_threads=config.num_threads,
-            ),
-            name="local-policy",
-        )
-    except UnsupportedModelError as exc:
-        logger.info("policy sampled by the generic batched sampler: %s", exc)
-    return BatchedEmbeddedClient(
-        policy.model,
-        policy.tokenizer,
-        BatchedGenerationConfig(
-            max_new_tokens=config.max_response_length_per_turn,
-            temperature=config.temperature,
-            top_p=config.top_p,
-            max_batch_size=slots,
-            num_threads=config.num_threads,
-        ),
-        name="local-policy",
-    )
+    sampling = {"max_new_tokens": config.max_response_length_per_turn, "temperature": config.temperature,
+                "top_p": config.top_p, "max_batch_size": slots, "num_threads": config.num_threads}
+    if config.sampler == "vllm":
+        return _vllm_policy_client(policy, config, sampling)
+    if config.sampler in ("auto", "continuous"):
+        try:
+            return ContinuousBatchingClient(policy.model, policy.tokenizer, ContinuousBatchingConfig(**sampling),
+                                            name="local-policy")
+        except UnsupportedModelError as exc:
+            if config.sampler == "continuous":
+                raise ConfigError(f"local.sampler: the continuous sampler cannot run this model ({exc}); "
+                                  "use local.sampler=auto or batched") from None
+            logger.info("policy sampled by the generic batched sampler: %s", exc)
+    return BatchedEmbeddedClient(policy.model, policy.tokenizer, BatchedGenerationConfig(**sampling), name="local-policy")
+
+
+def _vllm_policy_client(policy: LocalPolicy, config: LocalTrainingConfig, sampling: dict[str, Any]) -> ModelClient:
+    from terminal_agent.errors import ConfigError
+    from terminal_agent.models.vllm_sampler import VLLMSamplerClient, VLLMSamplerConfig, require_vllm
+
+    require_vllm("local.sampler")
+    if getattr(policy.device, "type", str(policy.device)) != "cuda":
+        raise ConfigError(f"local.sampler: vllm samples on a CUDA GPU, but the policy is on {policy.device} "
+                          "(local.device); on CPU the project's sampler runs (local.sampler=auto)")
+    settings = {key: value for key, value in sampling.items() if key != "num_threads"}
+    return VLLMSamplerClient(policy.model, policy.tokenizer, base_model_dir(config.model_path),
+                             VLLMSamplerConfig(**settings, seed=config.seed), name="local-policy")
 
 
 __all__ = ["LocalPolicy", "base_model_dir", "load_policy", "make_policy_client", "resolve_device"]
