@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -64,6 +65,29 @@ def level2_python(given: str | None) -> str | None:
     from terminal_agent.training.verl_schema import default_verl_python, verl_importable
 
     return None if verl_importable() else default_verl_python()
+
+
+REHEARSAL_STOPPED = 3
+"""Exit status of a rehearsal that stopped where the machine lacks something (a GPU, vLLM): its expected end."""
+
+
+def rehearse(plan) -> int:
+    """Run the verl launch without GPUs; print where it stopped (the last line of the innermost error)."""
+    try:
+        launch(plan, rehearse=True)
+    except (*USER_INPUT_ERRORS, TrainingSetupError):
+        raise
+    except Exception as exc:  # noqa: BLE001 - the end of a rehearsal is whatever the first GPU call raises
+        text = str(exc)
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        tasks = re.findall(r"ray::[\w.]+\(\)", text)  # the Ray tasks it went through; the last one raised
+        console.print(escape(text), highlight=False, soft_wrap=True)  # the remote traceback
+        where = f" in {tasks[-1]}" if tasks else ""
+        console.print(f"[yellow]rehearsal stopped[/yellow]{escape(where)} ({type(exc).__name__}): "
+                      f"{escape(lines[-1] if lines else '')}", highlight=False, soft_wrap=True)
+        return REHEARSAL_STOPPED
+    console.print("[green]rehearsal ran to the end[/green] (this machine has what the run needs)")
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,8 +135,10 @@ def main(argv: list[str] | None = None) -> int:
             with RichTrainingProgress(steps=config.steps, episodes_per_step=config.tasks_per_step * config.group_size) as view:
                 summary = launch(plan, progress=view)
             print_training_summary(summary)
+        elif args.rehearse:
+            return rehearse(plan)
         else:
-            launch(plan, rehearse=args.rehearse)
+            launch(plan)
     except (*USER_INPUT_ERRORS, TrainingSetupError) as exc:  # bad input (a preset, its tasks) or this machine
         console.print(f"[red]error[/red]: {escape(str(exc))}", highlight=False, soft_wrap=True)
         return 2

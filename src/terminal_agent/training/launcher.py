@@ -518,12 +518,18 @@ def check_ray_cluster(preset: TrainingPreset) -> None:
     import ray
 
     alive = [node for node in ray.nodes() if node.get("Alive")]
-    gpus = int(ray.cluster_resources().get("GPU", 0))
+    resources = ray.cluster_resources()
+    gpus, cpus = int(resources.get("GPU", 0)), int(resources.get("CPU", 0))
     if len(alive) < preset.cluster.nodes:
         raise TrainingSetupError(f"cluster.nodes is {preset.cluster.nodes} but the Ray cluster has {len(alive)} alive "
                                  "node(s): start Ray on every node (ray start --address=HEAD:6379) first")
     if gpus < preset.cluster.total_gpus:
         raise TrainingSetupError(f"the preset needs {preset.cluster.total_gpus} GPUs; the Ray cluster has {gpus}")
+    needed = ray_cpus_needed(preset.cluster.total_gpus)
+    if cpus < needed:  # verl's placement group would wait for them for ever
+        raise TrainingSetupError(f"the Ray cluster has {cpus} CPU(s); verl reserves {VERL_CPUS_PER_GPU} per GPU and "
+                                 f"rLLM's TaskRunner one: {needed} for {preset.cluster.total_gpus} GPU(s) (give Ray "
+                                 "more with ray_kwargs.ray_init.num_cpus=N, or ray start --num-cpus N)")
 
 
 def check_sandbox_slots(preset: TrainingPreset) -> int | None:
@@ -616,18 +622,30 @@ def write_parquet_files(plan: LaunchPlan) -> None:
 def ray_init_arguments(trainer_config: Any, *, rehearse: bool, gpus: int) -> dict[str, Any]:
     """Keyword arguments of ``ray.init`` besides the runtime env: rLLM's (an existing cluster's address), verl's
     ``ray_kwargs.ray_init`` (non-null values; raw keys such as ``ray_kwargs.ray_init.num_cpus=8`` reach Ray so),
-    and for a rehearsal ``num_gpus`` the machine does not have."""
+    and for a rehearsal ``num_gpus`` the machine does not have, on a private local cluster (never one found
+    running here, unless ``ray_kwargs.ray_init.address`` names it)."""
     from omegaconf import OmegaConf
     from rllm.trainer.ray_init_utils import get_ray_init_settings
 
-    arguments = dict(get_ray_init_settings(trainer_config))
+    arguments = {} if rehearse else dict(get_ray_init_settings(trainer_config))
     section = OmegaConf.select(trainer_config, "ray_kwargs.ray_init", default=None)
     for key, value in (OmegaConf.to_container(section, resolve=True) if section is not None else {}).items():
         if key != "runtime_env" and value is not None:
             arguments[key] = value
     if rehearse and "address" not in arguments:
         arguments.setdefault("num_gpus", gpus)
+        arguments.setdefault("num_cpus", max(os.cpu_count() or 1, ray_cpus_needed(gpus)))
     return arguments
+
+
+#: CPUs verl's resource pool reserves per GPU (``RayResourcePool.max_colocate_count``: actor/ref, rollout,
+#: reward model); a placement group that cannot get them waits for ever instead of failing.
+VERL_CPUS_PER_GPU = 3
+
+
+def ray_cpus_needed(gpus: int) -> int:
+    """Logical CPUs a verl run of ``gpus`` GPUs asks Ray for: verl's bundles, rLLM's TaskRunner, one spare."""
+    return VERL_CPUS_PER_GPU * gpus + 2
 
 
 def _launch_verl(plan: LaunchPlan, rehearse: bool = False) -> None:
