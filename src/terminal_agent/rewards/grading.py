@@ -40,6 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from terminal_agent.errors import GradingError, InfrastructureError
 from terminal_agent.interfaces import GradeResult
+from terminal_agent.rewards.agent_processes import KEEP, agent_process_policy, gate_signals, hold_agent_processes
 from terminal_agent.rewards.harbor_config import HarborGradingConfig
 from terminal_agent.rewards.guard_scoring import failed_guard_names
 from terminal_agent.rewards.junit_scoring import parse_junit, score_tests
@@ -98,6 +99,10 @@ class GradingConfig(BaseModel):
     change_source: Literal["auto", "diff"] = "auto"
     """``auto``: the backend reads its layers directly when it can (Docker: the overlay upper dir), else its API
     listing; ``diff``: always the API listing (``Sandbox.list_changes(prefer_host_read=False)``)."""
+    agent_processes: Literal["auto", "kill"] = "auto"
+    """``auto``: tasks whose tests run beside the agent's processes keep them (Harbor mode, terminal-bench v1
+    tasks, or ``agent_processes: keep`` in a task's metadata; see ``rewards/agent_processes.py``); ``kill``:
+    every agent process is killed before every task's tests."""
     harbor: HarborGradingConfig = Field(default_factory=HarborGradingConfig)
     """Settings of the Harbor verifier mode (tasks with ``verifier.mode = harbor``; see ``rewards/harbor_verifier.py``)."""
 
@@ -118,6 +123,11 @@ class DetailedGradeResult(GradeResult):
     """Shadowed program name -> the image's program the tests ran instead (see ``find_path_shadowing``)."""
     failed_guards: list[str] = field(default_factory=list)
     """Guard tests of the task that failed or were not reported, so the score was zeroed or capped."""
+    agent_processes: str = ""
+    """``kept`` (frozen while the grader prepared, running while the tests ran) or ``killed`` before the tests
+    (``rewards/agent_processes.py``)."""
+    agent_processes_kept: int = 0
+    """How many of the agent's processes ran beside the tests (its idle shell counts)."""
 
     def to_info(self) -> dict[str, Any]:
         """JSON-safe summary for an rLLM ``info`` dict."""
@@ -138,6 +148,8 @@ class DetailedGradeResult(GradeResult):
             "interpreter": self.interpreter,
             "pycache_isolated": self.pycache_isolated,
             "path_overrides": dict(self.path_overrides),
+            "agent_processes": self.agent_processes,
+            "agent_processes_kept": self.agent_processes_kept,
         }
 
 
@@ -167,7 +179,8 @@ def _tar(entries: list[tuple[str, bytes | str | None, int]]) -> bytes:
     return buffer.getvalue()
 
 
-def _verifier_skeleton(task: Task, verifier_dir: str, path_overrides: dict[str, str] | None = None) -> bytes:
+def _verifier_skeleton(task: Task, verifier_dir: str, path_overrides: dict[str, str] | None = None,
+                       gate: dict[str, Any] | None = None) -> bytes:
     rel = verifier_dir.strip("/")
     entries: list[tuple[str, bytes | str | None, int]] = []
     parts = rel.split("/")
@@ -181,6 +194,9 @@ def _verifier_skeleton(task: Task, verifier_dir: str, path_overrides: dict[str, 
     entries.append((f"{rel}/pytest.ini", VERIFIER_INI, 0o644))
     entries.append((f"{rel}/runner.py", runner_source(), 0o644))
     entries.append((f"{rel}/bundle.zip", get_bundle().data, 0o644))
+    if gate is not None:  # the agent's processes are frozen, not dead (see rewards/agent_processes.py)
+        entries.append((f"{rel}/gate.json", json.dumps(gate).encode(), 0o644))
+        entries.append((f"{rel}/agent_gate.py", _asset("agent_gate.py"), 0o644))
     entries.append((f"{rel}/tests/{TEST_FILE_NAME}", task.test_source.encode(), 0o644))
     made = {f"{rel}/tests"}
     for path, text in sorted(task.test_support_files.items()):
@@ -195,6 +211,12 @@ def _verifier_skeleton(task: Task, verifier_dir: str, path_overrides: dict[str, 
             made.add(directory)
         entries.append((target, text if isinstance(text, bytes) else text.encode(), 0o644))
     return _tar(entries)
+
+
+def _asset(name: str) -> bytes:
+    from importlib import resources
+
+    return resources.files("terminal_agent.rewards").joinpath("assets", name).read_bytes()
 
 
 def _read_optional(sandbox: Any, path: str) -> bytes | None:
@@ -255,16 +277,23 @@ class Grader:
         self, sandbox: Any, task: Task, workdir: str | None, timings: dict[str, float], result: DetailedGradeResult
     ) -> None:
         mark = time.monotonic()
-        sandbox.kill_agent_processes()
+        held = hold_agent_processes(sandbox, agent_process_policy(task, self.config.agent_processes))
         timings["kill_s"] = time.monotonic() - mark
+        result.agent_processes = "kept" if held.action == KEEP else "killed"
+        result.agent_processes_kept = len(held.frozen)
+        try:
+            self._grade_held(sandbox, task, workdir, timings, result, held.job())
+        finally:
+            if held.action == KEEP:
+                try:  # the runner killed them when it finished; after a failure nothing of the agent's stays frozen
+                    sandbox.kill_agent_processes()
+                except InfrastructureError:
+                    pass
 
+    def _grade_held(self, sandbox: Any, task: Task, workdir: str | None, timings: dict[str, float],
+                    result: DetailedGradeResult, gate: dict[str, Any] | None) -> None:
         mark = time.monotonic()
-        scan = scan_changes(sandbox, self.config.python_candidates, self.config.change_source == "auto")
-        interpreter = choose_interpreter(scan, self.config.python_candidates)
-        signals, pycache_touched = find_tamper_signals(scan, interpreter) if self.config.check_tamper else ([], False)
-        shadowing = find_path_shadowing(scan, self.config.protected_programs)
-        if self.config.check_tamper:
-            signals += [signal for signal in shadowing.signals if signal not in signals]
+        signals, (scan, interpreter, pycache_touched, shadowing) = self._tamper_signals(sandbox)
         result.path_overrides = shadowing.overrides
         result.interpreter, result.change_source = interpreter, scan.source
         result.pycache_isolated = pycache_touched
@@ -277,7 +306,7 @@ class Grader:
 
         mark = time.monotonic()
         verifier_dir = posixpath.join(self.config.verifier_parent, f"ta-verifier-{secrets.token_hex(12)}")
-        sandbox.put_archive("/", _verifier_skeleton(task, verifier_dir, shadowing.overrides))
+        sandbox.put_archive("/", _verifier_skeleton(task, verifier_dir, shadowing.overrides, gate))
         timings["upload_s"] = time.monotonic() - mark
 
         mark = time.monotonic()
@@ -308,6 +337,11 @@ class Grader:
             result.tamper_signals.append(f"{status['survivors']} agent process(es) survived the kill")
         if status.get("realpath") != verifier_dir:
             result.tamper_signals.append(f"verifier dir redirected to {status.get('realpath')}")
+        result.tamper_signals += gate_signals(status)
+        if gate and gate.get("frozen") and self.config.check_tamper and not result.tamper_signals:
+            late = [f"{signal} (while the agent's processes ran beside the tests)" for signal in
+                    self._tamper_signals(sandbox)[0] if signal not in signals]
+            result.tamper_signals += late
         if result.tamper_signals:  # the tests ran in a compromised container: their report does not count
             _grade_zero(result, task)
             return
@@ -315,6 +349,17 @@ class Grader:
             raise GradingError(f"pytest wrote no report (exit {run.exit_code}): {text[-1500:]}")
         result.score, result.tests = score_tests(task, parse_junit(report))
         result.failed_guards = failed_guard_names(result.tests)
+
+    def _tamper_signals(self, sandbox: Any) -> tuple[list[str], tuple[ChangeScan, str, bool, Any]]:
+        """The tamper signals of the sandbox's changes now (none with ``check_tamper`` off), and what the scan
+        found: (scan, interpreter, whether the stdlib's byte code was touched, PATH shadowing)."""
+        scan = scan_changes(sandbox, self.config.python_candidates, self.config.change_source == "auto")
+        interpreter = choose_interpreter(scan, self.config.python_candidates)
+        signals, pycache_touched = find_tamper_signals(scan, interpreter) if self.config.check_tamper else ([], False)
+        shadowing = find_path_shadowing(scan, self.config.protected_programs)
+        if self.config.check_tamper:
+            signals += [signal for signal in shadowing.signals if signal not in signals]
+        return signals, (scan, interpreter, pycache_touched, shadowing)
 
 
 def grade_episode(sandbox: Any, task: Task, config: GradingConfig | None = None) -> DetailedGradeResult:

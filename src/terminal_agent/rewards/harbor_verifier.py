@@ -53,6 +53,13 @@ from typing import Any
 
 from terminal_agent.errors import ConfigError, GradingError, SandboxError
 from terminal_agent.interfaces import TestOutcome
+from terminal_agent.rewards.agent_processes import (
+    KEEP,
+    HeldProcesses,
+    agent_process_policy,
+    gate_signals,
+    hold_agent_processes,
+)
 from terminal_agent.rewards.ctrf_scoring import ctrf_outcomes, guard_reward, parse_ctrf, score_ctrf
 from terminal_agent.rewards.grading import DetailedGradeResult, GradingConfig, _tar, grade_at_boundary
 from terminal_agent.rewards.guard_scoring import failed_guard_names
@@ -179,9 +186,24 @@ class HarborGrader:
     # --- the steps ---------------------------------------------------------------------------
     def _grade(self, sandbox: Any, task: Task, workdir: str | None, timings: dict[str, float], result: HarborGradeResult) -> None:
         mark = time.monotonic()
-        sandbox.kill_agent_processes()
+        policy = agent_process_policy(task, self.config.agent_processes)
+        held = hold_agent_processes(sandbox, policy)
         timings["kill_s"] = time.monotonic() - mark
+        result.agent_processes = "kept" if held.action == KEEP else "killed"
+        result.agent_processes_kept = len(held.frozen)
+        if held.note:
+            result.notes.append(held.note)
+        try:
+            self._grade_held(sandbox, task, workdir, timings, result, held)
+        finally:
+            if held.action == KEEP:
+                try:  # the runner killed them when it finished; after a failure nothing of the agent's stays frozen
+                    sandbox.kill_agent_processes()
+                except SandboxError:
+                    pass
 
+    def _grade_held(self, sandbox: Any, task: Task, workdir: str | None, timings: dict[str, float],
+                    result: HarborGradeResult, held: HeldProcesses) -> None:
         mark = time.monotonic()
         candidates = self.config.python_candidates
         scan = scan_changes(sandbox, candidates, self.config.change_source == "auto")
@@ -214,7 +236,10 @@ class HarborGrader:
                                and posixpath.dirname(c.path) in BIN_DIRS)
             # the task's own installs run only where a network was both wanted and had
             self._run_verifier(sandbox, task, workdir or sandbox.image_workdir or "/", interpreter, pycache_touched,
-                               dict(shadowing.overrides), untrusted, plan, env, wanted and network, timings, result, True)
+                               dict(shadowing.overrides), untrusted, plan, env, wanted and network, timings, result, True,
+                               held.job())
+            if held.action == KEEP and held.frozen and self.config.check_tamper and not result.tamper_signals:
+                self._rescan(sandbox, candidates, signals, result, task)
             return
 
         mark = time.monotonic()
@@ -231,9 +256,22 @@ class HarborGrader:
             result.interpreter = fresh_interpreter
             result.verifier_network = wanted
             self._run_verifier(fresh, task, fresh.image_workdir or "/", fresh_interpreter, False, {}, [], plan, env,
-                               wanted, timings, result, False)
+                               wanted, timings, result, False, None)
         finally:
             fresh.close()
+
+    def _rescan(self, sandbox: Any, candidates: list[str], before: list[str], result: HarborGradeResult,
+                task: Task) -> None:
+        """The tamper scan again once the runner killed the agent's processes: they ran beside the tests, after
+        the first scan. A signal the first scan did not give is tampering during the tests."""
+        scan = scan_changes(sandbox, candidates, self.config.change_source == "auto")
+        signals, _ = find_tamper_signals(scan, choose_interpreter(scan, candidates))
+        signals += find_path_shadowing(scan, tuple(self.config.protected_programs) + HARBOR_PROTECTED).signals
+        late = [f"{signal} (while the agent's processes ran beside the tests)" for signal in dict.fromkeys(signals)
+                if signal not in before]
+        if late:
+            result.tamper_signals += late
+            _zero(result, task)
 
     def _verifier_env(self, task: Task) -> dict[str, str]:
         """The task's env, then the verifier's (Harbor ``[verifier] env``), templates resolved from the host."""
@@ -303,10 +341,12 @@ class HarborGrader:
             return f'#!/bin/sh\nexec {command} "$@"\n'.encode()
 
         for directory in ("runtime", "runtime/wheels", "bin", "uv", "shims", "overrides", "log", "home",
-                          "home/.local", "home/.local/bin", "tests"):
+                          "home/.local", "home/.local/bin", "tests", "gate", "pycache"):
             entries.append((f"{rel}/{directory}", None, 0o755))
         entries += [
             (f"{rel}/runner.py", asset("harbor_runner.py"), 0o644),
+            (f"{rel}/agent_gate.py", asset("agent_gate.py"), 0o644),
+            (f"{rel}/gate/ta_session_gate.py", asset("ta_session_gate.py"), 0o644),
             (f"{rel}/verifier_runner.py", runner_source(), 0o644),
             (f"{rel}/job.json", json.dumps(job).encode(), 0o644),
             (f"{rel}/runtime/bundle.zip", get_bundle().data, 0o644),
@@ -352,7 +392,8 @@ class HarborGrader:
 
     def _run_verifier(self, sandbox: Any, task: Task, workdir: str, interpreter: str, pycache: bool,
                       overrides: dict[str, str], untrusted: list[str], plan: RuntimePlan, env: dict[str, str],
-                      network: bool, timings: dict[str, float], result: HarborGradeResult, shared: bool) -> None:
+                      network: bool, timings: dict[str, float], result: HarborGradeResult, shared: bool,
+                      gate: dict[str, Any] | None) -> None:
         result.runtime = "network" if network else "offline"
         vdir = posixpath.join(self.harbor.verifier_parent, f"ta-verifier-{secrets.token_hex(12)}")
         head = [f"{vdir}/bin", f"{vdir}/overrides"] if network else [f"{vdir}/bin", f"{vdir}/uv", f"{vdir}/shims", f"{vdir}/overrides"]
@@ -360,6 +401,7 @@ class HarborGrader:
             "keep_pids": list(sandbox.service_pids), "timeout_s": task.limits.test_timeout_s, "user": task.verifier.user,
             "env": env, "mode": result.runtime, "path_head": head, "fallback_uv_dir": f"{vdir}/uv" if network else None,
             "isolate_home": self.harbor.isolate_home, "workdir": workdir, "max_report_bytes": self.harbor.max_report_bytes,
+            "gate": gate,
         }
         mark = time.monotonic()
         sandbox.put_archive("/", self._skeleton(task, vdir, interpreter, pycache, overrides, untrusted, plan, job, network))
@@ -391,6 +433,8 @@ class HarborGrader:
             result.notes.append(f"moved aside while the verifier ran: {', '.join(status['moved_aside'])}")
         if shared and status.get("agent_survivors"):
             result.tamper_signals.append(f"{status['agent_survivors']} agent process(es) survived the kill")
+        if shared:
+            result.tamper_signals += gate_signals(status)
         if status.get("realpath") != vdir:
             result.tamper_signals.append(f"verifier dir redirected to {status.get('realpath')}")
         files: dict[str, bytes | None] = {}

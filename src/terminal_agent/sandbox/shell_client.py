@@ -133,6 +133,16 @@ class ShellServerClient:
         """Kill every process in the sandbox except its init and the shell server; return how many."""
         return int(self._call({"op": "kill_all"}, 30.0).header.get("killed", 0))
 
+    def freeze_agent_processes(self) -> dict[str, list[int]]:
+        """SIGSTOP every process in the sandbox except its init and the shell server, until none runs.
+
+        The grader's freeze of the agent's processes while it inspects and stages (its verifier thaws them
+        for the tests of a task that keeps them). ``{"stopped": pids stopped here, "already_stopped": pids the
+        agent had stopped itself, "running": pids that could not be stopped}``. Raises ``SandboxError``
+        when broken."""
+        header = self._call({"op": "stop_all"}, 30.0).header
+        return {key: [int(pid) for pid in header.get(key, [])] for key in ("stopped", "already_stopped", "running")}
+
     def reset_shell_state(self) -> None:
         """Forget the persistent working directory and environment (back to the image's)."""
         self._call({"op": "reset_state"}, 10.0)

@@ -15,6 +15,13 @@ dir and a PATH that puts the verifier runtime where the job says, under a deadli
 verifier left running; and writes everything the grader needs (exit status, the reward files and CTRF
 report as read here without following a final symlink, the stand-ins' log, the output's tail) into
 ``VERIFIER_DIR/out/result.json``.
+
+A task that keeps the agent's processes (``job["gate"]``: Harbor runs its verifier beside them) finds them
+frozen by the grader, not dead: they stay frozen while this runner prepares, run while test.sh's tests run,
+and are frozen again when the tests are over (the end of the outermost pytest session, which asks for it
+through ``ta_session_gate.py``, and the exit of test.sh), then killed before anything is read. A reward file
+whose last change happened while they ran does not count, nor do the tests when a staged file changed then
+(``agent_gate.py``).
 """
 
 import base64
@@ -140,6 +147,85 @@ def _drop_privileges(uid, gid):
     return change
 
 
+def _identity(path):
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    return [info.st_dev, info.st_ino, info.st_mode]
+
+
+def _write_result(verifier_dir, out, identity, result):
+    """``out/result.json``, written when nothing but this runner runs: a verifier dir or output dir that is
+    not the one made at the start (swapped while the agent's processes ran) is a signal and is replaced,
+    and a planted result file (a symlink included) is removed first."""
+    if _identity(verifier_dir) != identity[0] or os.path.realpath(verifier_dir) != result.get("realpath"):
+        result.setdefault("gate_signals", []).append("the verifier dir was replaced while the tests ran")
+    if _identity(out) != identity[1]:
+        result.setdefault("gate_signals", []).append("the verifier's output dir was replaced while the tests ran")
+        if os.path.lexists(out):
+            os.rename(out, out + ".replaced")
+        os.mkdir(out, 0o700)
+    path = os.path.join(out, "result.json")
+    if os.path.lexists(path):
+        _remove(path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        json.dump(result, handle)
+
+
+def _kill_group(pid):
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _gate_environment(env, verifier_dir, keep):
+    """test.sh's environment while the agent's processes run: every pytest loads the session gate (the
+    runtime's stand-in with ``-p``, any other through ``PYTEST_PLUGINS``); no byte code is written or read
+    beside the tests and no pytest cache is kept in /tests, so a planted ``__pycache__`` or cache is never
+    read and the tests' directories keep still (a change there while the agent ran is a signal)."""
+    gate_dir = os.path.join(verifier_dir, "gate")
+    env["TA_GATE_SOCKET"] = os.path.join(gate_dir, "ctl.sock")
+    env["TA_GATE_KEEP"] = ",".join(str(p) for p in sorted(set(keep) | {os.getpid()}))
+    env["TA_GATE_PLUGIN_DIR"] = gate_dir
+    env["PYTEST_PLUGINS"] = ",".join(p for p in (env.get("PYTEST_PLUGINS"), "ta_session_gate") if p)
+    env["PYTEST_ADDOPTS"] = " ".join(p for p in (env.get("PYTEST_ADDOPTS"), "-p no:cacheprovider") if p)
+    env["PYTHONPATH"] = ":".join(p for p in (gate_dir, env.get("PYTHONPATH")) if p)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTHONPYCACHEPREFIX"] = os.path.join(verifier_dir, "pycache")
+
+
+def _staged_paths(verifier_dir):
+    """What the grader staged (the tests, the runner, the runtime and its PATH dirs, the gate), the fresh
+    HOME's own files, and the pytest configuration names at / (moved aside, or absent): none of them may
+    change while the agent's processes run."""
+    import agent_gate
+
+    skip = set(os.path.join(verifier_dir, name) for name in ("out", "log", "home", "aside"))
+    paths = agent_gate.tree_paths("/tests") + agent_gate.tree_paths(verifier_dir, skip)
+    home = os.path.join(verifier_dir, "home")
+    for parent, _, files in os.walk(home):
+        paths += [os.path.join(parent, name) for name in files]
+    return paths + list(ROOT_CONFIGS)
+
+
+def _wait_gated(process, timeout, gate, control):
+    """Wait for test.sh while the agent's processes run: freeze them when the verifier's pytest says its tests
+    are over, let them run again when a later session starts. (exit code, timed out)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        exit_code = process.poll()
+        if exit_code is not None:
+            return exit_code, False
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            _kill_group(process.pid)
+            return process.wait(), True
+        control.serve(gate, min(remaining, 0.05))
+
+
 def main(argv):
     verifier_dir = argv[1]
     sys.path.insert(0, verifier_dir)
@@ -150,12 +236,25 @@ def main(argv):
     keep = [int(p) for p in job.get("keep_pids", [])]
     out = os.path.join(verifier_dir, "out")
     os.mkdir(out, 0o700)
-    result = {"realpath": os.path.realpath(verifier_dir), "agent_survivors": verifier_runner._sweep_survivors(keep)}
+    identity = _identity(verifier_dir), _identity(out)
+    result = {"realpath": os.path.realpath(verifier_dir)}
+    gate = None
+    if job.get("gate") is not None:  # the agent's processes are frozen, not dead: they run again for the tests
+        import agent_gate
+
+        gate = agent_gate.AgentGate(keep, job["gate"].get("frozen", []), job["gate"].get("already_stopped", []))
+        result["gate_signals"] = gate.adopt()
+        result["undumpable"] = agent_gate.make_undumpable()
+        result["agent_survivors"] = 0
+    else:
+        result["agent_survivors"] = verifier_runner._sweep_survivors(keep)
 
     def finish(**fields):
         result.update(fields)
-        with open(os.path.join(out, "result.json"), "w") as handle:
-            json.dump(result, handle)
+        if gate is not None:  # whatever still runs stops now: nothing but this runner writes from here on
+            gate.freeze(set())
+            gate.kill_all()
+        _write_result(verifier_dir, out, identity, result)
         return 0
 
     verifier_runner._remove_stale_outputs(verifier_dir)
@@ -220,6 +319,13 @@ def main(argv):
     workdir = job.get("workdir") or "/"
     if not os.path.isdir(workdir):
         workdir = "/"
+    live = gate is not None and gate.active
+    if live:
+        import agent_gate
+
+        _gate_environment(env, verifier_dir, keep)
+        gate.watch(["/logs/verifier/" + name for name in ("reward.txt", "reward.json", "ctrf.json")], "reward")
+        gate.watch(_staged_paths(verifier_dir), "staged")
     started = time.monotonic()
     timed_out = False
     with open(os.path.join(out, "test-stdout.txt"), "wb") as stdout:
@@ -227,17 +333,27 @@ def main(argv):
             [bash, "/tests/test.sh"], cwd=workdir, env=env, stdin=subprocess.DEVNULL, stdout=stdout,
             stderr=subprocess.STDOUT, preexec_fn=_drop_privileges(uid, gid), close_fds=True,
         )
-        try:
-            exit_code = process.wait(timeout=float(job["timeout_s"]))
-        except subprocess.TimeoutExpired:
-            timed_out = True
+        if live:
+            control = agent_gate.ControlSocket(os.path.join(verifier_dir, agent_gate.SOCKET_NAME), process.pid)
+            gate.thaw()
             try:
-                os.killpg(process.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            exit_code = process.wait()
+                exit_code, timed_out = _wait_gated(process, float(job["timeout_s"]), gate, control)
+            finally:
+                control.close()
+        else:
+            try:
+                exit_code = process.wait(timeout=float(job["timeout_s"]))
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                _kill_group(process.pid)
+                exit_code = process.wait()
     duration = time.monotonic() - started
-    left_running = verifier_runner._sweep_survivors(keep)
+    if gate is not None:
+        gate.freeze(set())
+        left_running = gate.kill_all()
+        result["gate"] = gate.verdict() if live else None
+    else:
+        left_running = verifier_runner._sweep_survivors(keep)
     for index, path in enumerate(ROOT_CONFIGS):
         if path in moved:
             os.rename(os.path.join(verifier_dir, "aside", str(index)), path)

@@ -13,6 +13,11 @@ any, skipping init and the pids in KEEP_PIDS) and removes stale verifier output;
 can shadow pytest. The tests' PATH is the standard one behind ``VERIFIER_DIR/bin``, where the grader
 put links to the image's own programs for every one the agent shadowed (``/usr/local/bin/python3``
 in front of ``/usr/bin/python3``). Exit status: pytest's own; the JUnit report ``out/report.xml`` is the result.
+
+A task that keeps the agent's processes (``VERIFIER_DIR/gate.json``: terminal-bench v1 runs its tests beside
+them) finds them frozen, not dead: they run while the tests run, are frozen again at the start of pytest's
+``sessionfinish`` (before the JUnit report is written) and killed after it; a staged file that changed while
+they ran is a signal in ``out/status.json`` (``agent_gate.py``).
 """
 
 import os
@@ -84,17 +89,88 @@ def _remove_stale_outputs(verifier_dir):
                 os.unlink(path)
 
 
+def _load_gate(verifier_dir, keep):
+    """The agent's frozen processes (``gate.json``, staged while they were frozen), or None: they were killed."""
+    import json
+
+    path = os.path.join(verifier_dir, "gate.json")
+    if not os.path.isfile(path):
+        return None
+    with open(path) as handle:
+        job = json.load(handle)
+    sys.path.insert(0, verifier_dir)
+    try:
+        import agent_gate
+    finally:
+        sys.path.remove(verifier_dir)
+    return agent_gate.AgentGate(keep, job.get("frozen", []), job.get("already_stopped", [])), agent_gate
+
+
+def _gate_plugin(gate, verifier_dir, status):
+    """In-process pytest plugin: the tests are over at ``sessionfinish``; freeze the agent's processes before the
+    JUnit writer runs and give it a fresh output dir (nothing the agent put there is read)."""
+    import pytest
+
+    class SessionGate:
+        @pytest.hookimpl(hookwrapper=True, tryfirst=True)
+        def pytest_sessionfinish(self, session, exitstatus):
+            gate.freeze({os.getsid(0)})
+            _fresh_out(verifier_dir, status)
+            yield
+
+    return SessionGate()
+
+
+def _fresh_out(verifier_dir, status):
+    import shutil
+
+    out = os.path.join(verifier_dir, "out")
+    if os.path.islink(out) or not os.path.isdir(out):
+        status.setdefault("gate_signals", []).append("the verifier's output dir was replaced while the tests ran")
+        if os.path.lexists(out):
+            os.unlink(out)
+        os.mkdir(out, 0o700)
+        return
+    for name in os.listdir(out):
+        path = os.path.join(out, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
+
+
+def _write_status(verifier_dir, status):
+    import json
+
+    path = os.path.join(verifier_dir, "out", "status.json")
+    if os.path.lexists(path):
+        os.unlink(path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        json.dump(status, handle)
+
+
 def main(argv):
     verifier_dir, workdir, per_test_timeout = argv[1], argv[2], argv[3]
     keep = [int(p) for p in argv[4].split(",") if p.strip().isdigit()] if len(argv) > 4 else []
-    survivors = _sweep_survivors(keep)
+    loaded = _load_gate(verifier_dir, keep)
+    gate = loaded[0] if loaded else None
+    status = {"realpath": os.path.realpath(verifier_dir)}
+    if gate is not None:
+        status["gate_signals"] = gate.adopt()
+        status["undumpable"] = loaded[1].make_undumpable()
+        status["survivors"] = 0
+    else:
+        status["survivors"] = _sweep_survivors(keep)
     _remove_stale_outputs(verifier_dir)
-    import json
 
     out = os.path.join(verifier_dir, "out")
     os.mkdir(out, 0o700)
-    with open(os.path.join(out, "status.json"), "w") as handle:
-        json.dump({"survivors": survivors, "realpath": os.path.realpath(verifier_dir)}, handle)
+    _write_status(verifier_dir, status)
+    live = gate is not None and gate.active
+    if live:
+        skip = set(os.path.join(verifier_dir, name) for name in ("out", "tmp"))
+        gate.watch(loaded[1].tree_paths(verifier_dir, skip), "staged")
     bundle = os.path.join(verifier_dir, "bundle.zip")
     tests = os.path.join(verifier_dir, "tests")
     report = os.path.join(verifier_dir, "out", "report.xml")
@@ -118,6 +194,7 @@ def main(argv):
 
     import pytest
 
+    plugins = [_gate_plugin(gate, verifier_dir, status)] if live else []
     args = [
         "-c", os.path.join(verifier_dir, "pytest.ini"),
         "--rootdir", tests,
@@ -131,7 +208,24 @@ def main(argv):
         "-q", "--color=no", "-rN",
         tests,
     ]
-    return int(pytest.main(args))
+    if not live:
+        code = int(pytest.main(args))
+        if gate is not None:  # what the agent had stopped itself stays stopped until here
+            gate.kill_all()
+        return code
+    gate.thaw()
+    try:
+        code = int(pytest.main(args, plugins=plugins))
+    finally:
+        gate.freeze(set())
+        gate.kill_all()
+    status["gate"] = gate.verdict()
+    if os.path.realpath(verifier_dir) != status["realpath"]:
+        status["gate_signals"].append("the verifier dir was replaced while the tests ran")
+    if os.path.islink(out) or not os.path.isdir(out):
+        _fresh_out(verifier_dir, status)
+    _write_status(verifier_dir, status)
+    return code
 
 
 if __name__ == "__main__":
