@@ -57,6 +57,19 @@ wait_for_run() {
   pid=$(cat "$run_dir/launch.pid" 2>/dev/null || true)
   while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ "$waited" -lt "${TA_WAIT_S:-540}" ]; do
     sleep 5; waited=$((waited + 5))
+    # TA_KILL_AFTER_STEP=N: the resume drill: once step N is logged, SIGKILL the run a few seconds into the
+    # next step (its whole session, then Ray's daemons), as a crash would; 'verl' again with
+    # trainer.resume_mode=auto goes on from the last checkpoint
+    if [ -n "${TA_KILL_AFTER_STEP:-}" ] && [ -f "$run_dir/verl_metrics.jsonl" ] && \
+       "$PY" -c 'import json, sys; steps = [json.loads(l).get("step", 0) for l in open(sys.argv[1]) if l.strip().startswith("{")]; sys.exit(0 if steps and max(steps) >= int(sys.argv[2]) else 1)' \
+         "$run_dir/verl_metrics.jsonl" "$TA_KILL_AFTER_STEP" 2>/dev/null; then
+      sleep "${TA_KILL_DELAY_S:-4}"
+      echo "killing the run (SIGKILL to session $pid) $(date +%T), ${TA_KILL_DELAY_S:-4} s after step $TA_KILL_AFTER_STEP was logged"
+      kill -9 -- "-$pid" 2>/dev/null || kill -9 "$pid"
+      "$PY" -c 'import sys; from ray.scripts.scripts import main; sys.argv = ["ray", "stop", "--force"]; main()' >/dev/null 2>&1 || true
+      echo "killed by the resume drill after step $TA_KILL_AFTER_STEP" > "$run_dir/launch.rc"
+      break
+    fi
   done
   if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
     echo "the run is still going after ${waited} s (pid $pid): call 'wait' again"
