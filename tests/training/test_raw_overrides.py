@@ -198,7 +198,8 @@ def test_tasks_narrow_to_ids_and_to_the_export(tmp_path, verl_schema_sources):
     (export / "manifest.json").write_text(json.dumps({"tasks": ["count-log-levels", "fix-stats-script",
                                                                  "make-project-tree", "not-a-task"]}))
     done = plan(tmp_path, "data.only_exported=true", f"sandbox.env.sandbox.bwrap.images_dir={export}",
-                "data.task_ids=[count-log-levels,make-project-tree,csv-to-json-summary]")
+                "data.task_ids=[count-log-levels,make-project-tree,csv-to-json-summary]",
+                "batch.train_batch_size=1", "batch.ppo_mini_batch_size=1")
     launcher.write_parquet_files(done)
     import pandas
 
@@ -241,3 +242,12 @@ def test_a_ready_parquet_is_used_as_is(tmp_path, verl_schema_sources):
 def test_verl_path_keys_are_refused_for_a_local_preset(tmp_path, word, key):
     with pytest.raises(ConfigError, match=rf"{key.replace('.', '[.]')}: verl path only"):
         launcher.plan_launch(load_preset("local_cpu_smoke", [f"trainer.output_dir={tmp_path}", word]))
+
+
+def test_a_run_whose_epochs_end_before_its_steps_is_refused(tmp_path, verl_schema_sources):
+    done = plan(tmp_path, "trainer.total_epochs=1", "data.task_ids=[fix-stats-script,count-log-levels,"
+                "csv-to-json-summary,log-errors-per-hour,extract-unique-emails,top-client-ips,slow-requests,"
+                "exception-report,make-project-tree]")
+    with pytest.raises(ConfigError, match=r"trainer\.total_epochs: 1 epoch\(s\) of 1 step\(s\) \(8 train tasks / 8\) "
+                                          r"end before trainer\.total_training_steps 21"):
+        launcher.write_parquet_files(done)

@@ -173,6 +173,7 @@ VERL_PATH_KEYS = {
     "model.use_remove_padding": "verl's padding-free forward; the local trainer has its own",
     "rollout.enforce_eager": "a vLLM setting; the local sampler is not vLLM",
     "data.task_ids": "the local trainer's scripts choose tasks with --only-exported / --limit-train",
+    "data.seed": "the local trainer's task order is seeded by local.seed",
     "data.only_exported": "the local trainer's scripts take --only-exported",
     "runtime_env.env_vars": "Ray workers' environment; the local trainer runs no Ray (set variables in the shell)",
 }
@@ -599,6 +600,20 @@ def verl_task_split(preset: TrainingPreset) -> tuple[list[Any], list[Any]]:
     return train, val
 
 
+def _check_epochs_cover_steps(preset: TrainingPreset, train_tasks: int) -> None:
+    """rLLM's trainer stops after ``trainer.total_epochs`` passes even before ``total_training_steps``: refuse
+    a run that would end early (verl drops the last incomplete batch of an epoch)."""
+    steps = preset.trainer.total_training_steps
+    per_epoch = train_tasks // preset.batch.train_batch_size
+    if per_epoch == 0:
+        raise ConfigError(f"batch.train_batch_size: {preset.batch.train_batch_size} tasks per step, but only "
+                          f"{train_tasks} train task(s)")
+    if steps is not None and per_epoch * preset.trainer.total_epochs < steps - 1:
+        raise ConfigError(f"trainer.total_epochs: {preset.trainer.total_epochs} epoch(s) of {per_epoch} step(s) "
+                          f"({train_tasks} train tasks / {preset.batch.train_batch_size}) end before "
+                          f"trainer.total_training_steps {steps} (rLLM trains {steps - 1}); raise total_epochs")
+
+
 def write_parquet_files(plan: LaunchPlan) -> None:
     """Convert the run's tasks (:func:`verl_task_split`) into its train/val parquet with our converter.
 
@@ -611,6 +626,7 @@ def write_parquet_files(plan: LaunchPlan) -> None:
     from terminal_agent.tasks.parquet_rows import write_parquet
 
     train, val = verl_task_split(preset)
+    _check_epochs_cover_steps(preset, len(train))
     write_parquet(train, plan.train_files, split="train")
     if plan.val_files is not None:
         if not val:

@@ -89,6 +89,8 @@ class DataSection(_Section):
     """Share of ``tasks`` held out for validation (deterministic by task id and ``split_seed``)."""
     split_seed: int = 0
     """Seed of the train/validation split."""
+    seed: int | None = None
+    """verl path: seed of the order in which train tasks are drawn (verl's ``data.seed``); None: verl's default."""
     train_files: str | None = None
     """An existing train parquet (our converter's rows); used as is instead of converting ``tasks``."""
     val_files: str | None = None

@@ -146,6 +146,7 @@ def verl_overrides(preset: TrainingPreset, *, train_files: str, val_files: str |
     put("data.val_files", val_files if val_files is not None else train_files,
         "data.val_files" if preset.data.val_files else data_source)
     put("data.train_batch_size", batch.train_batch_size, "batch.train_batch_size")
+    put("data.seed", preset.data.seed, "data.seed")
     put("data.max_prompt_length", lengths.max_prompt_length, "lengths.max_prompt_length")
     put("data.max_response_length", lengths.trajectory_response_length, "lengths.max_model_len")
     fixed("data.filter_overlong_prompts", True, "lengths.max_prompt_length")
