@@ -129,6 +129,8 @@ def test_raw_keys_reach_the_composed_config_and_the_dry_run_names_every_source(t
     ("trainer.logger=[console]", r"conflicts with the preset key trainer\.loggers"),
     ("actor_rollout_ref.rollout=null", r"actor_rollout_ref\.rollout=null \(command line\) conflicts"),
     ("actor_rollout_ref.rollout.mode=sync", r"conflicts with the project's mapping \(governed by backend\)"),
+    ("+actor_rollout_ref.model.override_config.attn_implementation=eager",
+     r"conflicts with the preset key model\.attn_implementation"),
     ("actor_rollout_ref.actor.optim.lr_typo=1", r"actor_rollout_ref\.actor\.optim\.lr_typo \(command line\): neither"),
     ("trainer.total_training_step=3", r"trainer\.total_training_step .*section 'trainer' has: .*total_training_steps"),
     ("+actor_rollout_ref.rollout.n=3", r"\+actor_rollout_ref\.rollout\.n \(command line\): .* already has"),
@@ -147,6 +149,11 @@ def test_level2_judges_raw_keys_too(tmp_path, verl_python):
     config = plan(tmp_path, "actor_rollout_ref.actor.ppo_micro_batch_size=8").trainer_config
     with pytest.raises(ConfigError, match=r"(?s)verl 0\.9\.1 validate_config refuses .*both .actor\.ppo_micro_batch_size"):
         validate_with_verl(config, python=verl_python)
+
+
+def test_a_raw_addition_the_mapping_adds_too_may_agree(tmp_path, verl_schema_sources):
+    done = plan(tmp_path, "+actor_rollout_ref.model.override_config.attn_implementation=sdpa")
+    assert done.trainer_config.actor_rollout_ref.model.override_config.attn_implementation == "sdpa"
 
 
 def test_raw_keys_need_a_verl_preset(tmp_path):

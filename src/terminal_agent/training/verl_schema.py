@@ -25,6 +25,7 @@ from a wheel is unpacked once beside it, keyed by the wheel's hash.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import importlib.util
@@ -310,6 +311,9 @@ def compose_trainer_config(overrides: list[HydraOverride], raw: list[RawOverride
             raise ConfigError(f"{override.source}: sets {override.key!r}, which rLLM/verl's schema does not have "
                               f"({origin})")
     _check_raw_keys(schema, raw, origin)
+    # a raw +key the mapping adds too is set over it (then checked to agree), not added twice
+    added = {o.key for o in overrides if o.add}
+    raw = [dataclasses.replace(r, prefix="++") if r.prefix == "+" and r.key in added else r for r in raw]
     try:
         config = _compose(rllm_source.directory, verl_source.directory,
                           [o.to_hydra() for o in overrides] + [r.to_hydra() for r in raw])
