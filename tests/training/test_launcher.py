@@ -131,7 +131,8 @@ def test_launch_writes_real_parquet_with_our_converter(tmp_path, verl_schema_sou
 
     tasks = REPO / "tests" / "data" / "tb_tasks"
     preset = load_preset("test_8b_2_gpus", [f"data.tasks={tasks}", "data.val_fraction=0",
-                                            f"trainer.output_dir={tmp_path}"])
+                                            f"trainer.output_dir={tmp_path}", "batch.train_batch_size=1",
+                                            "batch.ppo_mini_batch_size=1", "trainer.total_training_steps=null"])
     plan = launcher.plan_launch(preset, level2=False)
     launcher.write_parquet_files(plan)
     assert plan.val_files is None
