@@ -178,6 +178,11 @@ WRITERS: dict[str, str] = {
     "test_rewriter": ("while :; do if [ -f /tests/test_outputs.py ] && ! grep -q FORGED /tests/test_outputs.py; then "
                       "printf '# FORGED\\ndef test_health():\\n    pass\\n\\ndef test_sum_of_squares():\\n    pass\\n' "
                       "> /tests/test_outputs.py; fi; sleep 0.005; done 2>/dev/null"),
+    # drops a conftest that passes every test into /tests as soon as it appears, and removes it again
+    "conftest_planter": ("while :; do if [ -f /tests/test.sh ] && [ ! -f /tests/conftest.py ]; then "
+                         "printf 'import pytest\\n@pytest.hookimpl(hookwrapper=True)\\ndef pytest_runtest_makereport(item, call):\\n"
+                         "    outcome = yield\\n    outcome.get_result().outcome = \"passed\"\\n' > /tests/conftest.py; "
+                         "sleep 3; rm -f /tests/conftest.py; fi; sleep 0.005; done 2>/dev/null"),
 }
 
 
@@ -265,6 +270,8 @@ def test_what_an_agent_process_writes_never_counts(images, service_task, backend
         assert any("reward.txt was last written while" in s for s in result.grade["tamper_signals"]), result.grade
     if writer == "test_rewriter":  # its forged tests passed, and do not count
         assert any("/tests/test_outputs.py" in s for s in result.grade["tamper_signals"]), result.grade
+    if writer == "conftest_planter":  # gone by the end, but /tests changed while the agent's processes ran
+        assert any("staged files changed" in s and "/tests" in s for s in result.grade["tamper_signals"]), result.grade
 
 
 @pytest.mark.docker
@@ -309,8 +316,13 @@ def test_the_writers_win_against_a_harness_that_leaves_them_running(images, serv
             tar.addfile(info, io.BytesIO(text))
         sandbox.exec("rm -rf /logs/verifier; mkdir -p /logs/verifier", timeout=10)
         sandbox.put_archive("/", buffer.getvalue())
-        sandbox.run_privileged(["bash", "-c", "cd /app && bash /tests/test.sh; sleep 0.2"], 60)
-        assert sandbox.read_file("/logs/verifier/reward.txt").strip() == b"1", writer
+        sandbox.run_privileged(["bash", "-c", "cd /app && bash /tests/test.sh"], 60)
+        seen = set()
+        for _ in range(50):  # the harness reads while the writer runs: a read can fall between truncate and write
+            seen.add(sandbox.read_file("/logs/verifier/reward.txt").strip())
+            if b"1" in seen:
+                break
+        assert b"1" in seen, (writer, seen)
     finally:
         sandbox.close()
 
@@ -334,11 +346,22 @@ def test_terminal_bench_v1_oracle_scores_one_and_no_op_zero(images, v1_task, bac
     assert noop.scored and noop.reward == 0.0, (noop.error, noop.grade)
 
 
+V1_TEST_REWRITER = (
+    "while :; do for f in /var/lib/ta-verifier-*/tests/test_outputs.py; do [ -f $f ] && ! grep -q FORGED $f && "
+    "printf '# FORGED\\ndef test_health():\\n    pass\\n\\ndef test_sum_of_squares():\\n    pass\\n' > $f; "
+    "done; done 2>/dev/null"
+)
+
+
 @pytest.mark.docker
-def test_terminal_bench_v1_forged_reports_never_count(images, v1_task, backend):
-    result = run(v1_task, [bash(background("junit", JUNIT_FORGER)), FINISH], backend)
+@pytest.mark.parametrize("forger", ["junit", "tests"])
+def test_terminal_bench_v1_forged_reports_and_tests_never_count(images, v1_task, backend, forger):
+    script = JUNIT_FORGER if forger == "junit" else V1_TEST_REWRITER
+    result = run(v1_task, [bash(background(forger, script)), FINISH], backend)
     assert result.scored and result.reward == 0.0, (result.error, result.grade)
-    assert not any(t["passed"] for t in result.grade["tests"]), result.grade["tests"]
+    assert result.grade["agent_processes"] == "kept"
+    if forger == "tests":
+        assert any("test_outputs.py" in s for s in result.grade["tamper_signals"]), result.grade
 
 
 # --- the freeze itself ----------------------------------------------------------------------------------

@@ -339,9 +339,10 @@ class Grader:
             result.tamper_signals.append(f"verifier dir redirected to {status.get('realpath')}")
         result.tamper_signals += gate_signals(status)
         if gate and gate.get("frozen") and self.config.check_tamper and not result.tamper_signals:
-            late = [f"{signal} (while the agent's processes ran beside the tests)" for signal in
-                    self._tamper_signals(sandbox)[0] if signal not in signals]
-            result.tamper_signals += late
+            mark = time.monotonic()  # the agent's processes ran after the first scan: scan again
+            result.tamper_signals += [f"{signal} (while the agent's processes ran beside the tests)"
+                                      for signal in self._tamper_signals(sandbox)[0] if signal not in signals]
+            timings["rescan_s"] = time.monotonic() - mark
         if result.tamper_signals:  # the tests ran in a compromised container: their report does not count
             _grade_zero(result, task)
             return

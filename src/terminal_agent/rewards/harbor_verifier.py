@@ -239,7 +239,9 @@ class HarborGrader:
                                dict(shadowing.overrides), untrusted, plan, env, wanted and network, timings, result, True,
                                held.job())
             if held.action == KEEP and held.frozen and self.config.check_tamper and not result.tamper_signals:
+                mark = time.monotonic()
                 self._rescan(sandbox, candidates, signals, result, task)
+                timings["rescan_s"] = time.monotonic() - mark
             return
 
         mark = time.monotonic()
@@ -341,7 +343,7 @@ class HarborGrader:
             return f'#!/bin/sh\nexec {command} "$@"\n'.encode()
 
         for directory in ("runtime", "runtime/wheels", "bin", "uv", "shims", "overrides", "log", "home",
-                          "home/.local", "home/.local/bin", "tests", "gate", "pycache"):
+                          "home/.local", "home/.local/bin", "tests", "gate"):
             entries.append((f"{rel}/{directory}", None, 0o755))
         entries += [
             (f"{rel}/runner.py", asset("harbor_runner.py"), 0o644),

@@ -267,15 +267,23 @@ class ControlSocket:
         os.chmod(path, 0o666)  # a verifier user that is not root connects too; who it is, the kernel says
         self.server.listen(16)
         self.server.setblocking(False)
+        # test.sh's exit wakes the wait at once: SIGCHLD writes to a pipe the wait selects on
+        self.wake_read, wake_write = os.pipe()
+        os.set_blocking(wake_write, False)
+        self.previous = signal.signal(signal.SIGCHLD, lambda *_: None)
+        self.previous_fd = signal.set_wakeup_fd(wake_write)
+        self.wake_write = wake_write
 
     def serve(self, gate, timeout):
-        """Wait up to ``timeout`` seconds for one request and carry it out."""
+        """Wait up to ``timeout`` seconds (less when a child exits) for one request and carry it out."""
         import select
         import socket
         import struct
 
-        ready, _, _ = select.select([self.server], [], [], timeout)
-        if not ready:
+        ready, _, _ = select.select([self.server, self.wake_read], [], [], timeout)
+        if self.wake_read in ready:
+            os.read(self.wake_read, 512)
+        if self.server not in ready:
             return
         try:
             connection, _ = self.server.accept()
@@ -300,4 +308,8 @@ class ControlSocket:
             connection.close()
 
     def close(self):
+        signal.set_wakeup_fd(self.previous_fd)
+        signal.signal(signal.SIGCHLD, self.previous)
+        for fd in (self.wake_read, self.wake_write):
+            os.close(fd)
         self.server.close()

@@ -183,9 +183,9 @@ def _kill_group(pid):
 
 def _gate_environment(env, verifier_dir, keep):
     """test.sh's environment while the agent's processes run: every pytest loads the session gate (the
-    runtime's stand-in with ``-p``, any other through ``PYTEST_PLUGINS``); no byte code is written or read
-    beside the tests and no pytest cache is kept in /tests, so a planted ``__pycache__`` or cache is never
-    read and the tests' directories keep still (a change there while the agent ran is a signal)."""
+    runtime's stand-in with ``-p``, any other through ``PYTEST_PLUGINS``); no byte code is written and no
+    pytest cache is kept, so the tests' directories keep still and anything that appears there while the
+    agent's processes run (a ``conftest.py``, a ``__pycache__`` with forged byte code) is a signal."""
     gate_dir = os.path.join(verifier_dir, "gate")
     env["TA_GATE_SOCKET"] = os.path.join(gate_dir, "ctl.sock")
     env["TA_GATE_KEEP"] = ",".join(str(p) for p in sorted(set(keep) | {os.getpid()}))
@@ -194,7 +194,6 @@ def _gate_environment(env, verifier_dir, keep):
     env["PYTEST_ADDOPTS"] = " ".join(p for p in (env.get("PYTEST_ADDOPTS"), "-p no:cacheprovider") if p)
     env["PYTHONPATH"] = ":".join(p for p in (gate_dir, env.get("PYTHONPATH")) if p)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    env["PYTHONPYCACHEPREFIX"] = os.path.join(verifier_dir, "pycache")
 
 
 def _staged_paths(verifier_dir):
@@ -223,7 +222,7 @@ def _wait_gated(process, timeout, gate, control):
         if remaining <= 0:
             _kill_group(process.pid)
             return process.wait(), True
-        control.serve(gate, min(remaining, 0.05))
+        control.serve(gate, min(remaining, 1.0))
 
 
 def main(argv):

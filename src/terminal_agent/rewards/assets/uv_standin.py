@@ -203,11 +203,9 @@ def run_pytest(tool, args, wheels, info):
     gate = os.environ.get("TA_GATE_PLUGIN_DIR")
     if gate and os.path.isfile(os.path.join(gate, "ta_session_gate.py")):
         # the agent's processes run beside the tests: the session gate freezes them when the tests are over;
-        # no byte code or cache is read or written beside the tests (see harbor_runner._gate_environment)
+        # no pytest cache is written beside the tests (see harbor_runner._gate_environment)
         sys.path.insert(0, gate)
         plugin_args += ["-p", "ta_session_gate", "-p", "no:cacheprovider"]
-        if os.environ.get("PYTHONPYCACHEPREFIX") and hasattr(sys, "pycache_prefix"):
-            sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
     guard = []
     given = set(a.split("=", 1)[0] for a in args)
     dirs = _test_dirs(args)
