@@ -411,3 +411,24 @@ def test_a_process_that_escaped_the_freeze_is_a_tamper_signal(images, service_ta
         assert any("ran after the grader froze" in signal for signal in result.tamper_signals), result.tamper_signals
     finally:
         sandbox.close()
+
+
+@pytest.mark.docker
+def test_what_the_tests_write_into_their_home_is_no_tampering(images, v1_task):
+    """The weighted runner's HOME is its verifier dir: caches the tests write there while the agent's processes
+    run are the verifier's own doing."""
+    source = TEST_OUTPUTS + textwrap.dedent(
+        """
+
+        def test_cache_in_home():
+            import os
+
+            os.makedirs(os.path.expanduser("~/.cache/some-library"), exist_ok=True)
+            with open(os.path.expanduser("~/.cache/some-library/state"), "w") as handle:
+                handle.write("x")
+        """
+    )
+    task = v1_task.model_copy(update={"test_source": source, "test_weights": {**v1_task.test_weights, "test_cache_in_home": 1.0}})
+    result = run(task, oracle_replies(task))
+    assert result.scored and result.reward == pytest.approx(1.0), (result.error, result.grade)
+    assert result.grade["agent_processes"] == "kept" and not result.grade["tamper_signals"]

@@ -196,17 +196,18 @@ def _gate_environment(env, verifier_dir, keep):
     env["PYTHONDONTWRITEBYTECODE"] = "1"
 
 
-def _staged_paths(verifier_dir):
-    """What the grader staged (the tests, the runner, the runtime and its PATH dirs, the gate), the fresh
-    HOME's own files, and the pytest configuration names at / (moved aside, or absent): none of them may
-    change while the agent's processes run."""
+def _staged_paths(verifier_dir, offline):
+    """What the grader staged (the tests, the runner, the runtime and its PATH dirs, the gate; the verifier
+    dir's own entries are not: nothing reads an unknown one), the fresh HOME's own files when the verifier is
+    offline (with a network the uv installer writes there as it should), and the pytest configuration names at
+    / (moved aside, or absent): none of them may change while the agent's processes run."""
     import agent_gate
 
     skip = set(os.path.join(verifier_dir, name) for name in ("out", "log", "home", "aside"))
-    paths = agent_gate.tree_paths("/tests") + agent_gate.tree_paths(verifier_dir, skip)
-    home = os.path.join(verifier_dir, "home")
-    for parent, _, files in os.walk(home):
-        paths += [os.path.join(parent, name) for name in files]
+    paths = agent_gate.tree_paths("/tests") + agent_gate.tree_paths(verifier_dir, skip)[1:]
+    if offline:
+        for parent, _, files in os.walk(os.path.join(verifier_dir, "home")):
+            paths += [os.path.join(parent, name) for name in files]
     return paths + list(ROOT_CONFIGS)
 
 
@@ -324,7 +325,7 @@ def main(argv):
 
         _gate_environment(env, verifier_dir, keep)
         gate.watch(["/logs/verifier/" + name for name in ("reward.txt", "reward.json", "ctrf.json")], "reward")
-        gate.watch(_staged_paths(verifier_dir), "staged")
+        gate.watch(_staged_paths(verifier_dir, job.get("mode", "offline") == "offline"), "staged")
     started = time.monotonic()
     timed_out = False
     with open(os.path.join(out, "test-stdout.txt"), "wb") as stdout:

@@ -168,9 +168,9 @@ def main(argv):
     os.mkdir(out, 0o700)
     _write_status(verifier_dir, status)
     live = gate is not None and gate.active
-    if live:
-        skip = set(os.path.join(verifier_dir, name) for name in ("out", "tmp"))
-        gate.watch(loaded[1].tree_paths(verifier_dir, skip), "staged")
+    if live:  # what was staged, but the verifier dir's own entries: it is the tests' HOME (caches go there)
+        skip = set(os.path.join(verifier_dir, name) for name in ("out", "tmp", "pycache"))
+        gate.watch(loaded[1].tree_paths(verifier_dir, skip)[1:], "staged")
     bundle = os.path.join(verifier_dir, "bundle.zip")
     tests = os.path.join(verifier_dir, "tests")
     report = os.path.join(verifier_dir, "out", "report.xml")
