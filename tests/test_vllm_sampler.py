@@ -17,7 +17,6 @@ from terminal_agent.models import vllm_sampler
 from terminal_agent.models.base import ContextWindowExceededError
 from terminal_agent.models.vllm_sampler import VLLMSamplerClient, VLLMSamplerConfig, require_vllm, vllm_lora_rank
 from terminal_agent.training.local_config import PRESET_KEY_OF_FIELD, LocalTrainingConfig
-from terminal_agent.training.preset_config import LocalSection, TrainingPreset, load_preset
 
 SYSTEM = "You are an agent in a Linux terminal. Reply with exactly one action."
 REPLY = "<bash>\ncmd: ls -la\n</bash>\nThen I will check it."
@@ -66,14 +65,8 @@ def test_vllm_on_a_cpu_preset_is_refused():
         LocalTrainingConfig.from_preset(load_preset("local_cpu_smoke"), sampler="vllm")
 
 
-class _LocalWithSampler(LocalSection):
-    sampler: str = "auto"
-
-
 def _preset_with_sampler(name: str, sampler: str) -> TrainingPreset:
-    preset = load_preset(name)
-    local = _LocalWithSampler(**preset.local.model_dump(), sampler=sampler)
-    return preset.model_copy(update={"local": local})
+    return load_preset(name, [f"local.sampler={sampler}"])
 
 
 def test_a_preset_that_sets_local_sampler_is_read(no_vllm):

@@ -664,6 +664,29 @@ def ray_cpus_needed(gpus: int) -> int:
     return VERL_CPUS_PER_GPU * gpus + 2
 
 
+RLLM_MODEL_DIR = "model_for_rllm"
+"""Beside the run: the model folder rLLM's VerlEngine is pointed at when the model's own does not suit it."""
+
+
+def point_verl_at_rllm_ready_model(plan: LaunchPlan) -> str | None:
+    """rLLM's ``VerlEngine`` chooses its chat parser by the model folder's name and refuses a template its
+    generic parser cannot split turn by turn (SmolLM2's, which adds its default system prompt to a message
+    rendered alone). Where that is so, verl loads :func:`prepare_model_dir_for_rllm`'s folder beside the run
+    (the same weights, linked; the template wrapped so that rLLM's check holds) and the Workflow renders
+    prompts with its own parser. A hub id (no local folder) is left to rLLM. Returns the new path, or None."""
+    from terminal_agent.training.rllm_chat_parser import prepare_model_dir_for_rllm
+
+    path = str(plan.trainer_config.actor_rollout_ref.model.path)
+    if not Path(path).is_dir():
+        return None
+    prepared = prepare_model_dir_for_rllm(path, plan.run_dir / RLLM_MODEL_DIR)
+    if Path(prepared).resolve() == Path(path).resolve():
+        return None
+    plan.trainer_config.actor_rollout_ref.model.path = str(prepared)
+    logger.info("rLLM's parser does not take %s's chat template: verl loads %s (same weights)", path, prepared)
+    return str(prepared)
+
+
 def _launch_verl(plan: LaunchPlan, rehearse: bool = False) -> None:
     preset = plan.preset
     if rehearse:
@@ -689,6 +712,7 @@ def _launch_verl(plan: LaunchPlan, rehearse: bool = False) -> None:
     daemon = CleanupDaemon(config=sandbox_config).start()
     try:
         write_parquet_files(plan)
+        point_verl_at_rllm_ready_model(plan)
         os.environ.update(run_environment(preset))  # the driver reads them too (tokenizer, file logger)
         import ray
         from rllm.trainer.agent_trainer import AgentTrainer
@@ -721,7 +745,7 @@ def launch(plan: LaunchPlan, *, progress: Any = None, rehearse: bool = False) ->
 
 
 __all__ = [
-    "LaunchPlan", "check_packages", "check_sandbox_slots", "docker_daemon_answers", "dry_run_document",
+    "LaunchPlan", "check_packages", "point_verl_at_rllm_ready_model", "check_sandbox_slots", "docker_daemon_answers", "dry_run_document",
     "exported_images_dir", "forwarded_environment", "hydra_key_sources", "launch", "plan_launch", "ray_init_arguments",
     "ray_runtime_env", "redact", "resolve_model_path", "resolve_sandbox_backend", "run_environment",
     "verl_task_split", "write_dry_run", "write_parquet_files",

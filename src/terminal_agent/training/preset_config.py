@@ -333,6 +333,9 @@ class LocalSection(_Section):
     """Start each graded group's forward and backward passes while the step's other episodes still run."""
     micro_batch_tokens: int = Field(4096, ge=64)
     """Token budget of one forward and backward pass of the update (rows x longest row)."""
+    sampler: Literal["auto", "continuous", "batched", "vllm"] = "auto"
+    """What samples the policy: auto (the continuous sampler, or the batched one where it cannot run the model),
+    continuous, batched, or vllm (vLLM's engine where installed; docs/models.md, "Sampling through vLLM")."""
     curriculum: Literal["none", "easy_to_hard"] = "none"
     """Train-task order: ``none`` draws every task from the start; ``easy_to_hard`` opens the train split by
     the tasks' difficulty (easy, then medium, then hard) over the first ``curriculum_share`` of the steps."""
