@@ -17,6 +17,7 @@ from terminal_agent.models import vllm_sampler
 from terminal_agent.models.base import ContextWindowExceededError
 from terminal_agent.models.vllm_sampler import VLLMSamplerClient, VLLMSamplerConfig, require_vllm, vllm_lora_rank
 from terminal_agent.training.local_config import PRESET_KEY_OF_FIELD, LocalTrainingConfig
+from terminal_agent.training.preset_config import TrainingPreset, load_preset
 
 SYSTEM = "You are an agent in a Linux terminal. Reply with exactly one action."
 REPLY = "<bash>\ncmd: ls -la\n</bash>\nThen I will check it."
