@@ -134,7 +134,8 @@ class ShellServerClient:
         return int(self._call({"op": "kill_all"}, 30.0).header.get("killed", 0))
 
     def freeze_agent_processes(self) -> dict[str, list[int]]:
-        """SIGSTOP every process in the sandbox except its init and the shell server, until none runs.
+        """Close the idle persistent shell (as :meth:`kill_agent_processes` does), then SIGSTOP every process in
+        the sandbox except its init and the shell server, until none runs.
 
         The grader's freeze of the agent's processes while it inspects and stages (its verifier thaws them
         for the tests of a task that keeps them). ``{"stopped": pids stopped here, "already_stopped": pids the

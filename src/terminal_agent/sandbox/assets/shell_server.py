@@ -110,6 +110,7 @@ def handle_request(shell, request):
         count = kill_all()
         send_reply({"id": request["id"], "ok": True, "killed": count})
     elif op == "stop_all":
+        shell.drop_zygote()  # the idle shell, as before kill_all: what the agent left running is what stays
         stopped, already, running = stop_all()
         send_reply({"id": request["id"], "ok": True, "stopped": stopped, "already_stopped": already,
                     "running": running})
