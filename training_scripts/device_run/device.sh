@@ -61,8 +61,7 @@ wait_for_run() {
     # next step (its whole session, then Ray's daemons), as a crash would; 'verl' again with
     # trainer.resume_mode=auto goes on from the last checkpoint
     if [ -n "${TA_KILL_AFTER_STEP:-}" ] && [ -f "$run_dir/verl_metrics.jsonl" ] && \
-       "$PY" -c 'import json, sys; steps = [json.loads(l).get("step", 0) for l in open(sys.argv[1]) if l.strip().startswith("{")]; sys.exit(0 if steps and max(steps) >= int(sys.argv[2]) else 1)' \
-         "$run_dir/verl_metrics.jsonl" "$TA_KILL_AFTER_STEP" 2>/dev/null; then
+       grep -q "^{\"step\": $TA_KILL_AFTER_STEP," "$run_dir/verl_metrics.jsonl"; then
       sleep "${TA_KILL_DELAY_S:-4}"
       echo "killing the run (SIGKILL to session $pid) $(date +%T), ${TA_KILL_DELAY_S:-4} s after step $TA_KILL_AFTER_STEP was logged"
       kill -9 -- "-$pid" 2>/dev/null || kill -9 "$pid"
@@ -178,7 +177,7 @@ case "${1:-}" in
     # its own session: the run outlives this call while the machine stays warm, and 'wait' picks it up
     rm -f "$run_dir/launch.rc"
     RUN_DIR="$run_dir" setsid bash -c 'timeout -k 30 "$0" "$1" "$2" "${@:3}" > "$RUN_DIR/launch.log" 2>&1; echo "exit $?" > "$RUN_DIR/launch.rc"' \
-      "${TA_VERL_TIMEOUT:-1500}" "$PY" "$REPO/training_scripts/launch_training.py" "$@" < /dev/null &
+      "${TA_VERL_TIMEOUT:-1500}" "$PY" "$REPO/training_scripts/launch_training.py" "$@" < /dev/null > /dev/null 2>&1 &
     echo $! > "$run_dir/launch.pid"
     echo "started pid $(cat "$run_dir/launch.pid") at $(date +%T)"
     wait_for_run "$copy_to" "$run_dir"

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from terminal_agent.errors import ConfigError
+from terminal_agent.training.rllm_chat_parser import original_chat_template
 
 logger = logging.getLogger(__name__)
 
@@ -184,7 +185,10 @@ def export_verl_checkpoint(
     try:
         model.save_pretrained(staging)
         try:
-            AutoTokenizer.from_pretrained(hf_dir).save_pretrained(staging)
+            tokenizer = AutoTokenizer.from_pretrained(hf_dir)
+            # a run whose model folder was prepared for rLLM's parser saved the wrapped template: give the model's own
+            tokenizer.chat_template = original_chat_template(tokenizer.chat_template)
+            tokenizer.save_pretrained(staging)
         except (OSError, ValueError) as exc:  # a checkpoint saved without its tokenizer: the weights still count
             logger.warning("%s: no tokenizer copied (%s)", hf_dir, exc)
         for extra in ("generation_config.json", "chat_template.jinja"):
