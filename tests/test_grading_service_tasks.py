@@ -242,6 +242,53 @@ def test_the_policy_per_mode(service_task, v1_task):
     assert "no pytest" in agent_process_policy(custom).reason
 
 
+def _agent_gate_module():
+    import importlib.util
+    from importlib import resources
+
+    path = resources.files("terminal_agent.rewards").joinpath("assets", "agent_gate.py")
+    spec = importlib.util.spec_from_file_location("_agent_gate_under_test", str(path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_last_change_decides_who_wrote_a_reward(tmp_path):
+    """The judgement alone, from recorded phases (never ``freeze``/``thaw`` here: on this host they would stop
+    every process but init): a reward last changed while the agent's processes ran is untrusted, one the
+    verifier rewrote after they were frozen is not; a staged file changed while they ran is reported, one
+    changed while they were frozen is not."""
+    gate = _agent_gate_module().AgentGate(keep=[], frozen=[], already_stopped=[])
+    planted, rewritten, staged, later = (tmp_path / n for n in ("planted.txt", "rewritten.txt", "staged.py", "later.py"))
+    staged.write_text("def test_a():\n    assert False\n")
+    later.write_text("x = 1\n")
+    gate.watch([str(planted), str(rewritten)], "reward")
+    gate.watch([str(staged), str(later)], "staged")
+    gate.record("running")
+    planted.write_text("1\n")  # an agent process, while they run
+    rewritten.write_text("1\n")
+    staged.write_text("def test_a():\n    assert True\n")  # same size, same tick: the hash shows it
+    gate.record("frozen")
+    rewritten.write_text("0\n")  # the verifier, after its tests
+    later.write_text("x = 2\n")
+    gate.record("frozen")
+    verdict = gate.verdict()
+    assert verdict["untrusted"] == [str(planted)]
+    assert verdict["changed"] == [str(staged)]
+
+
+def test_an_unarmed_gate_signals_nothing(monkeypatch):
+    """Outside the verifier runner (here: on the host running the tests) a gate refuses to stop or kill."""
+    module = _agent_gate_module()
+    sent = []
+    monkeypatch.setattr(module.os, "kill", lambda pid, signum: sent.append((pid, signum)))
+    gate = module.AgentGate(keep=[], frozen=[], already_stopped=[])
+    for action in (lambda: gate.freeze(set()), gate.kill_all):
+        with pytest.raises(RuntimeError, match="not armed"):
+            action()
+    assert sent == []
+
+
 # --- Terminal-Bench 2 (Harbor mode), Docker and bwrap -------------------------------------------------
 @pytest.mark.docker
 def test_oracle_scores_one_with_its_daemon_kept(images, service_task, backend):

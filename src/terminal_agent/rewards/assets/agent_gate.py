@@ -32,7 +32,9 @@ when a later session starts. The kernel tells the runner who connected (SO_PEERC
 processes are obeyed."""
 STOPPED = ("T", "t")
 GONE = ("Z", "X", "x")
-HASH_CAP = 16 << 20
+HASH_CAP = {"reward": 16 << 20, "staged": 1 << 20}
+"""Bytes hashed per watched file: every reward file; staged files up to 1 MiB (the tests, the runner, the
+stand-ins), so a same-size rewrite within one tick of the coarse file clock still shows."""
 
 
 def process_info(pid):
@@ -70,17 +72,17 @@ def descends_from(pid, ancestor, table=None):
     return False
 
 
-def path_state(path, content):
-    """What identifies ``path`` now: None when absent; type, inode, mode, size and times (and a hash of a
-    regular file's bytes when ``content``). ctime cannot be set from user space: a write that restored the
-    bytes and the mtime still shows."""
+def path_state(path, cap):
+    """What identifies ``path`` now: None when absent; type, inode, mode, size and times, and a hash of a
+    regular file's bytes when it has at most ``cap`` of them. ctime cannot be set from user space: a write that
+    restored the bytes and the mtime still shows."""
     try:
         info = os.lstat(path)
     except OSError:
         return None
     state = (stat.S_IFMT(info.st_mode), info.st_dev, info.st_ino, info.st_mode, info.st_size, info.st_mtime_ns,
              info.st_ctime_ns)
-    if content and stat.S_ISREG(info.st_mode) and info.st_size <= HASH_CAP:
+    if stat.S_ISREG(info.st_mode) and info.st_size <= cap:
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError:
@@ -113,7 +115,9 @@ def tree_paths(root, skip=()):
 class AgentGate:
     """The agent's processes, frozen and thawed around the tests, and what changed while they ran."""
 
-    def __init__(self, keep, frozen, already_stopped):
+    def __init__(self, keep, frozen, already_stopped, armed=False):
+        self.armed = armed
+        """Only a runner inside a sandbox arms it: anywhere else, stopping "every process but init" stops a host."""
         self.keep = set(int(p) for p in keep) | {1, os.getpid()}
         self.held = set(int(p) for p in frozen)
         """Stopped by the grader or by us: ours to continue."""
@@ -131,6 +135,15 @@ class AgentGate:
     def active(self):
         """Whether any process of the agent's was left: without one, there is nothing to thaw or fear."""
         return bool(self.held)
+
+    def _signal(self, pid, signum):
+        if not self.armed:
+            raise RuntimeError("AgentGate is not armed: only the verifier runner inside a sandbox signals processes")
+        try:
+            os.kill(pid, signum)
+            return True
+        except OSError:
+            return False
 
     def adopt(self):
         """Check that the grader's freeze held; stop what escaped it. Signals (strings) for the grader."""
@@ -152,23 +165,21 @@ class AgentGate:
             if self.watched.get(path) != "reward":
                 self.watched[path] = kind
 
-    def _mark(self, phase):
+    def record(self, phase):
+        """Record the state of what is watched at the start of a ``running`` or ``frozen`` phase."""
         states = {}
         for path, kind in self.watched.items():
-            states[path] = path_state(path, kind == "reward")
+            states[path] = path_state(path, HASH_CAP[kind])
         self.marks.append((phase, states))
 
     def thaw(self):
         """Let the frozen processes run (the tests may talk to them). Idempotent."""
         if self.running:
             return
-        self._mark("running")
+        self.record("running")
         pids = sorted(self.held - self.agent_stopped)
         for pid in pids:
-            try:
-                os.kill(pid, signal.SIGCONT)
-            except OSError:
-                pass
+            self._signal(pid, signal.SIGCONT)
         self.held.clear()
         self.running = True
         self.transitions.append(("running", time.monotonic(), len(pids)))
@@ -178,7 +189,7 @@ class AgentGate:
         runs; then record the state of what is watched. Returns whether everything is stopped."""
         done = self._stop_all(set(spare_sids))
         self.running = False
-        self._mark("frozen")
+        self.record("frozen")
         self.transitions.append(("frozen", time.monotonic(), len(self.held)))
         return done
 
@@ -192,11 +203,8 @@ class AgentGate:
             if not pending:
                 return True
             for pid in pending:
-                try:
-                    os.kill(pid, signal.SIGSTOP)
+                if self._signal(pid, signal.SIGSTOP):
                     self.held.add(pid)
-                except OSError:
-                    pass
             time.sleep(0.001)
         return False
 
@@ -208,11 +216,8 @@ class AgentGate:
             if not pids:
                 break
             for pid in pids:
-                try:
-                    os.kill(pid, signal.SIGKILL)
+                if self._signal(pid, signal.SIGKILL):
                     seen.add(pid)
-                except OSError:
-                    pass
             time.sleep(0.002)
         return len(seen)
 

@@ -242,7 +242,7 @@ def main(argv):
     if job.get("gate") is not None:  # the agent's processes are frozen, not dead: they run again for the tests
         import agent_gate
 
-        gate = agent_gate.AgentGate(keep, job["gate"].get("frozen", []), job["gate"].get("already_stopped", []))
+        gate = agent_gate.AgentGate(keep, job["gate"].get("frozen", []), job["gate"].get("already_stopped", []), armed=True)
         result["gate_signals"] = gate.adopt()
         result["undumpable"] = agent_gate.make_undumpable()
         result["agent_survivors"] = 0

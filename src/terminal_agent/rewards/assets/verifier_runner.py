@@ -103,7 +103,7 @@ def _load_gate(verifier_dir, keep):
         import agent_gate
     finally:
         sys.path.remove(verifier_dir)
-    return agent_gate.AgentGate(keep, job.get("frozen", []), job.get("already_stopped", [])), agent_gate
+    return agent_gate.AgentGate(keep, job.get("frozen", []), job.get("already_stopped", []), armed=True), agent_gate
 
 
 def _gate_plugin(gate, verifier_dir, status):
