@@ -176,6 +176,7 @@ VERL_PATH_KEYS = {
     "data.seed": "the local trainer's task order is seeded by local.seed",
     "data.only_exported": "the local trainer's scripts take --only-exported",
     "runtime_env.env_vars": "Ray workers' environment; the local trainer runs no Ray (set variables in the shell)",
+    "trainer.stall_timeout_s": "a watchdog of the verl run's metrics file; the local trainer fails in its own process",
 }
 
 
@@ -687,6 +688,43 @@ def point_verl_at_rllm_ready_model(plan: LaunchPlan) -> str | None:
     return str(prepared)
 
 
+def _stop_stalled_run(reason: str) -> None:
+    """The watchdog's end of a stalled run: say why, let Ray go (30 s at most), exit with EXIT_STALLED."""
+    import threading
+
+    from terminal_agent.training.stall_watchdog import EXIT_STALLED
+
+    logger.error("stopping the run: %s", reason)
+
+    def shutdown() -> None:
+        try:
+            import ray
+
+            ray.shutdown()
+        except Exception as exc:  # noqa: BLE001 - the process exits next either way; the reason is logged
+            logger.warning("ray.shutdown on the way out: %s", exc)
+
+    worker = threading.Thread(target=shutdown, daemon=True)
+    worker.start()
+    worker.join(30)
+    os._exit(EXIT_STALLED)  # the driver's own thread is blocked inside verl: only a hard exit ends the wait
+
+
+def start_stall_watchdog(plan: LaunchPlan, on_stall: Any = None) -> Any:
+    """A :class:`~terminal_agent.training.stall_watchdog.StallWatchdog` over the run's metrics file, started; None
+    when ``trainer.stall_timeout_s`` is None or the ``file`` logger is off (a note is logged)."""
+    from terminal_agent.training.stall_watchdog import StallWatchdog
+
+    trainer = plan.preset.trainer
+    if trainer.stall_timeout_s is None:
+        return None
+    path = run_environment(plan.preset).get("VERL_FILE_LOGGER_PATH")
+    if "file" not in trainer.loggers or not path:
+        logger.warning("trainer.stall_timeout_s is set but the file logger is off: a stalled run is not stopped")
+        return None
+    return StallWatchdog(Path(path), plan.run_dir, trainer.stall_timeout_s, on_stall or _stop_stalled_run).start()
+
+
 def _launch_verl(plan: LaunchPlan, rehearse: bool = False) -> None:
     preset = plan.preset
     if rehearse:
@@ -725,7 +763,12 @@ def _launch_verl(plan: LaunchPlan, rehearse: bool = False) -> None:
         check_sandbox_slots(preset)
         trainer = AgentTrainer(workflow_class=workflow_class, workflow_args=plan.workflow_args,
                                config=plan.trainer_config, train_dataset=None, val_dataset=None, backend="verl")
-        trainer.train()
+        watchdog = start_stall_watchdog(plan)
+        try:
+            trainer.train()
+        finally:
+            if watchdog is not None:
+                watchdog.stop()
     finally:
         daemon.stop()
         close_backends()  # before Ray goes: the ray backend ends its host actors here
@@ -745,7 +788,7 @@ def launch(plan: LaunchPlan, *, progress: Any = None, rehearse: bool = False) ->
 
 
 __all__ = [
-    "LaunchPlan", "check_packages", "point_verl_at_rllm_ready_model", "check_sandbox_slots", "docker_daemon_answers", "dry_run_document",
+    "LaunchPlan", "check_packages", "point_verl_at_rllm_ready_model", "start_stall_watchdog", "check_sandbox_slots", "docker_daemon_answers", "dry_run_document",
     "exported_images_dir", "forwarded_environment", "hydra_key_sources", "launch", "plan_launch", "ray_init_arguments",
     "ray_runtime_env", "redact", "resolve_model_path", "resolve_sandbox_backend", "run_environment",
     "verl_task_split", "write_dry_run", "write_parquet_files",

@@ -247,6 +247,10 @@ class TrainerSection(_Section):
     """Checkpoint directory (``.../global_step_N``) for resume=resume_path."""
     max_checkpoints_to_keep: int | None = Field(None, ge=1)
     """Older checkpoints are deleted beyond this many; None keeps all."""
+    stall_timeout_s: int | None = Field(1800, ge=60)
+    """verl path, with the ``file`` logger: stop the run (exit 4, the newest worker error in ``<run dir>/stalled.txt``)
+    when no step has been logged for this many seconds, the first step counted from the launch; None: wait for ever.
+    A failure inside a Ray worker can leave verl's driver waiting without end (a broken LoRA weight sync did)."""
 
     @model_validator(mode="after")
     def _resume_path(self) -> "TrainerSection":
