@@ -90,12 +90,26 @@ def _logits(model, ids):
         return model(input_ids=ids).logits
 
 
-@pytest.mark.parametrize("world", [1, 2])
-def test_lora_checkpoint_exports_the_trained_policy(tmp_path, world):
-    actor = _write_checkpoint(tmp_path / "ckpt", world, lora=True)
-    assert is_verl_checkpoint(tmp_path / "ckpt") and is_verl_checkpoint(actor)
-    result = export_verl_checkpoint(tmp_path / "ckpt", tmp_path / "out", dtype="float32")
-    assert result.world_size == world
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory):
+    """One LoRA run of 2 ranks and one full fine-tune of 1 rank (spawning process groups is the slow part)."""
+    root = tmp_path_factory.mktemp("verl_checkpoints")
+    return {"lora2": _write_checkpoint(root / "lora2", 2, lora=True), "full1": _write_checkpoint(root / "full1", 1, lora=False)}
+
+
+def _copy(actor: Path, tmp_path: Path) -> Path:
+    import shutil
+
+    target = tmp_path / "ckpt"
+    shutil.copytree(actor.parents[1], target)
+    return target / actor.parent.name / "actor"
+
+
+def test_lora_checkpoint_exports_the_trained_policy(tmp_path, checkpoints):
+    actor = checkpoints["lora2"]
+    assert is_verl_checkpoint(actor.parents[1]) and is_verl_checkpoint(actor)
+    result = export_verl_checkpoint(actor.parents[1], tmp_path / "out", dtype="float32")
+    assert result.world_size == 2
     assert result.lora_layers_fused == 2 * 7  # q, k, v, o, gate, up, down in each of 2 layers
     exported = transformers.AutoModelForCausalLM.from_pretrained(tmp_path / "out")
     ids = torch.tensor([[1, 5, 9, 33, 70, 2]])
@@ -104,17 +118,18 @@ def test_lora_checkpoint_exports_the_trained_policy(tmp_path, world):
     torch.testing.assert_close(_logits(exported, ids), _logits(reference, ids), rtol=1e-4, atol=1e-4)
     assert not torch.allclose(_logits(exported, ids), _logits(base, ids), atol=1e-3)  # verl's merger would give this
     record = json.loads((tmp_path / "out" / "terminal_agent_export.json").read_text())
-    assert record["lora_scaling"] == ALPHA / RANK and record["world_size"] == world
+    assert record["lora_scaling"] == ALPHA / RANK and record["world_size"] == 2
 
 
-def test_full_finetune_checkpoint_and_the_cli(tmp_path):
+def test_full_finetune_checkpoint_and_the_cli(tmp_path, checkpoints):
     from terminal_agent.cli import app
 
-    actor = _write_checkpoint(tmp_path / "ckpt", 2, lora=False)
+    actor = checkpoints["full1"]
     runner = CliRunner()
     result = runner.invoke(app, ["train", "export", str(actor.parent), "-o", str(tmp_path / "out"), "--dtype", "float32"])
     assert result.exit_code == 0, result.output
-    assert "0 LoRA projection(s) fused" in result.output
+    record = json.loads((tmp_path / "out" / "terminal_agent_export.json").read_text())
+    assert record["world_size"] == 1 and record["lora_layers_fused"] == 0 and record["lora_scaling"] is None
     exported = transformers.AutoModelForCausalLM.from_pretrained(tmp_path / "out")
     ids = torch.tensor([[3, 4, 5]])
     torch.testing.assert_close(_logits(exported, ids), _logits(_tiny_model(lora=False), ids))
@@ -122,8 +137,8 @@ def test_full_finetune_checkpoint_and_the_cli(tmp_path):
     assert again.exit_code == 2 and "not empty" in again.output
 
 
-def test_a_missing_rank_shard_is_named(tmp_path):
-    actor = _write_checkpoint(tmp_path / "ckpt", 2, lora=False)
+def test_a_missing_rank_shard_is_named(tmp_path, checkpoints):
+    actor = _copy(checkpoints["lora2"], tmp_path)
     (actor / "model_world_size_2_rank_1.pt").unlink()
     with pytest.raises(ConfigError, match=r"rank\(s\) \[1\] of 2 are missing"):
         export_verl_checkpoint(actor, tmp_path / "out")
