@@ -437,7 +437,12 @@ def through_proxy(docker_client, proxy, ca_file, cleanup_images, tmp_path_factor
     proxy_url = f"http://{proxy.url}"
     trust = HostTrust.of(read_ca_path(ca_file), {"HTTPS_PROXY": proxy_url, "https_proxy": proxy_url,
                                                   "NO_PROXY": "localhost,127.0.0.1", "no_proxy": "localhost,127.0.0.1"})
-    manager = ImageManager(client=docker_client, cache_dir=tmp_path_factory.mktemp("m"), ca=_trusted(trust))
+    import docker
+
+    # its own client: the session's has a 10 s timeout, and the bwrap test's `docker save` of the base image ran
+    # past it on 2 loaded cores (a ReadTimeout in CI)
+    client = docker.from_env(timeout=600)
+    manager = ImageManager(client=client, cache_dir=tmp_path_factory.mktemp("m"), ca=_trusted(trust))
     task = _task("proxy", f"FROM python:3.12-slim\nRUN {_pip_install(f'https://{INDEX_HOST}/simple')}\n")
     before = len(proxy.connects)
     tag = manager.ensure_task_image(task)
