@@ -17,9 +17,12 @@ v1 runs its tests beside the agent's processes. Killing them before grading turn
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from terminal_agent.errors import InfrastructureError
 from terminal_agent.tasks.model import GradingMode, Task
 
 logger = logging.getLogger(__name__)
@@ -127,5 +130,20 @@ def gate_signals(status: dict[str, Any]) -> list[str]:
     return signals
 
 
-__all__ = ["HeldProcesses", "KEEP", "KILL", "ProcessPolicy", "agent_process_policy", "gate_signals",
+
+@contextmanager
+def agent_processes_held(sandbox: Any, policy: ProcessPolicy) -> Iterator[HeldProcesses]:
+    """:func:`hold_agent_processes` for the length of a grading: kept processes are killed when it ends, so that
+    after a failure nothing of the agent's stays frozen (the runner kills them itself when it finishes)."""
+    held = hold_agent_processes(sandbox, policy)
+    try:
+        yield held
+    finally:
+        if held.action == KEEP:
+            try:
+                sandbox.kill_agent_processes()
+            except InfrastructureError:  # a dead sandbox holds nothing frozen; the grading's own result stands
+                pass
+
+__all__ = ["agent_processes_held", "HeldProcesses", "KEEP", "KILL", "ProcessPolicy", "agent_process_policy", "gate_signals",
            "hold_agent_processes", "is_terminal_bench_v1", "scripts_run_pytest"]

@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from terminal_agent.errors import GradingError, InfrastructureError
 from terminal_agent.interfaces import GradeResult
-from terminal_agent.rewards.agent_processes import KEEP, agent_process_policy, gate_signals, hold_agent_processes
+from terminal_agent.rewards.agent_processes import KEEP, agent_process_policy, agent_processes_held, gate_signals
 from terminal_agent.rewards.harbor_config import HarborGradingConfig
 from terminal_agent.rewards.guard_scoring import failed_guard_names
 from terminal_agent.rewards.junit_scoring import parse_junit, score_tests
@@ -277,18 +277,11 @@ class Grader:
         self, sandbox: Any, task: Task, workdir: str | None, timings: dict[str, float], result: DetailedGradeResult
     ) -> None:
         mark = time.monotonic()
-        held = hold_agent_processes(sandbox, agent_process_policy(task, self.config.agent_processes))
-        timings["kill_s"] = time.monotonic() - mark
-        result.agent_processes = "kept" if held.action == KEEP else "killed"
-        result.agent_processes_kept = len(held.frozen)
-        try:
+        with agent_processes_held(sandbox, agent_process_policy(task, self.config.agent_processes)) as held:
+            timings["kill_s"] = time.monotonic() - mark
+            result.agent_processes = "kept" if held.action == KEEP else "killed"
+            result.agent_processes_kept = len(held.frozen)
             self._grade_held(sandbox, task, workdir, timings, result, held.job())
-        finally:
-            if held.action == KEEP:
-                try:  # the runner killed them when it finished; after a failure nothing of the agent's stays frozen
-                    sandbox.kill_agent_processes()
-                except InfrastructureError:
-                    pass
 
     def _grade_held(self, sandbox: Any, task: Task, workdir: str | None, timings: dict[str, float],
                     result: DetailedGradeResult, gate: dict[str, Any] | None) -> None:

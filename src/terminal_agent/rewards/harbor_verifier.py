@@ -57,8 +57,8 @@ from terminal_agent.rewards.agent_processes import (
     KEEP,
     HeldProcesses,
     agent_process_policy,
+    agent_processes_held,
     gate_signals,
-    hold_agent_processes,
 )
 from terminal_agent.rewards.ctrf_scoring import ctrf_outcomes, guard_reward, parse_ctrf, score_ctrf
 from terminal_agent.rewards.grading import DetailedGradeResult, GradingConfig, _tar, grade_at_boundary
@@ -187,20 +187,13 @@ class HarborGrader:
     def _grade(self, sandbox: Any, task: Task, workdir: str | None, timings: dict[str, float], result: HarborGradeResult) -> None:
         mark = time.monotonic()
         policy = agent_process_policy(task, self.config.agent_processes)
-        held = hold_agent_processes(sandbox, policy)
-        timings["kill_s"] = time.monotonic() - mark
-        result.agent_processes = "kept" if held.action == KEEP else "killed"
-        result.agent_processes_kept = len(held.frozen)
-        if held.note:
-            result.notes.append(held.note)
-        try:
+        with agent_processes_held(sandbox, policy) as held:
+            timings["kill_s"] = time.monotonic() - mark
+            result.agent_processes = "kept" if held.action == KEEP else "killed"
+            result.agent_processes_kept = len(held.frozen)
+            if held.note:
+                result.notes.append(held.note)
             self._grade_held(sandbox, task, workdir, timings, result, held)
-        finally:
-            if held.action == KEEP:
-                try:  # the runner killed them when it finished; after a failure nothing of the agent's stays frozen
-                    sandbox.kill_agent_processes()
-                except SandboxError:
-                    pass
 
     def _grade_held(self, sandbox: Any, task: Task, workdir: str | None, timings: dict[str, float],
                     result: HarborGradeResult, held: HeldProcesses) -> None:
