@@ -61,6 +61,22 @@ def rule_problems(
     return problems
 
 
+def negative_problems(task: Task, scores: Mapping[str, float], require_all: bool = True) -> list[str]:
+    """What breaks the bound of the task's negative solutions: each scores at most its ``max_score``. With
+    ``require_all``, a negative solution without a score is a problem too (a manifest that never ran it)."""
+    problems: list[str] = []
+    for negative in task.negative_solutions:
+        value = scores.get(negative.name)
+        if value is None:
+            if require_all:
+                problems.append(f"negative solution {negative.name} was not scored; re-validate it")
+        elif value > negative.max_score + SCORE_TOLERANCE:
+            why = f" ({negative.why})" if negative.why else ""
+            problems.append(f"negative-solution rule: negative solution {negative.name} scores {_fmt(value)} > its "
+                            f"max {negative.max_score:g}{why}")
+    return problems
+
+
 def _entry_problems(task: Task, entry: Mapping[str, Any]) -> list[str]:
     hashes = entry.get("hashes") or {}
     changed = sorted(key for key, value in task.content_hashes().items() if hashes.get(key) != value)
@@ -72,6 +88,7 @@ def _entry_problems(task: Task, entry: Mapping[str, Any]) -> list[str]:
     if entry.get("infrastructure_errors"):
         problems.append(f"{task.task_id}: its validation hit infrastructure errors; re-validate it")
     problems += [f"{task.task_id}: {p}" for p in rule_problems(scores["noop"], scores["empty"], scores["oracle"])]
+    problems += [f"{task.task_id}: {p}" for p in negative_problems(task, entry.get("negative_scores") or {})]
     if not problems and entry.get("ok") is False:
         problems.append(f"{task.task_id}: recorded as invalid ({'; '.join(entry.get('problems') or ['?'])})")
     return problems

@@ -36,10 +36,16 @@ from pydantic import BaseModel, Field
 
 from terminal_agent.interfaces import ModelClient
 from terminal_agent.evaluation.results import TrialResult
-from terminal_agent.task_quality.no_work_rule import NO_WORK_MAX_SCORE, ORACLE_SCORE, SCORE_TOLERANCE, rule_problems
+from terminal_agent.task_quality.no_work_rule import (
+    NO_WORK_MAX_SCORE,
+    ORACLE_SCORE,
+    SCORE_TOLERANCE,
+    negative_problems,
+    rule_problems,
+)
 from terminal_agent.rollout.runner import ProgressCallback, RolloutConfig, RolloutRunner, TrialSpec
 from terminal_agent.sandbox.config import SandboxConfig
-from terminal_agent.tasks.model import Task
+from terminal_agent.tasks.model import NegativeSolution, Task
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +62,18 @@ def oracle_replies(task: Task, timeout_s: float | None = None) -> list[str]:
     ``/solution/solve.sh`` and finish (a solve.sh may read its own files there, as under Harbor)."""
     if not task.solution:
         raise ValueError(f"task {task.task_id} has no reference solution")
-    files: dict[str, str | bytes] = {**task.solution_files, "solve.sh": task.solution}
+    return solution_script_replies(task, task.solution, timeout_s)
+
+
+def negative_replies(task: Task, negative: NegativeSolution, timeout_s: float | None = None) -> list[str]:
+    """Scripted replies that run a negative solution exactly as the oracle runs the reference solution."""
+    return solution_script_replies(task, negative.script, timeout_s)
+
+
+def solution_script_replies(task: Task, script: str, timeout_s: float | None = None) -> list[str]:
+    """Scripted replies that write ``script`` as ``/solution/solve.sh`` beside ``task.solution_files``, run it with
+    bash and finish."""
+    files: dict[str, str | bytes] = {**task.solution_files, "solve.sh": script}
     folders = sorted({posixpath.dirname(f"{ORACLE_SOLUTION_DIR}/{path}") for path in files})
     writes = ["mkdir -p -- " + " ".join(shlex.quote(folder) for folder in folders)]
     for path in sorted(files):
@@ -173,6 +190,8 @@ class TaskValidation(BaseModel):
     """Tests that failed in the oracle episode."""
     empty_paths: list[str] = Field(default_factory=list)
     """The candidate output paths of the empty-output probe (those that did not exist were created)."""
+    negative_scores: dict[str, float] = Field(default_factory=dict)
+    """Score of each negative solution that was scored (name -> score); each must stay within its max_score."""
 
 
 def _scripted(replies: list[str], name: str) -> ModelClient:
@@ -187,13 +206,17 @@ def _judge(
     empty: TrialResult | None,
     oracle: TrialResult | None,
     empty_paths: list[str],
+    negatives: dict[str, TrialResult] | None = None,
 ) -> TaskValidation:
     problems: list[str] = []
     infra: list[str] = []
     failing: list[str] = []
+    negatives = negatives or {}
     if not task.solution:
         problems.append("no reference solution")
-    for label, trial in (("no-op", noop), ("empty-output", empty), ("oracle", oracle)):
+    labelled = [("no-op", noop), ("empty-output", empty), ("oracle", oracle)]
+    labelled += [(f"negative solution {name}", trial) for name, trial in negatives.items()]
+    for label, trial in labelled:
         if trial is not None and not trial.scored:
             kind = trial.error.kind if trial.error else "unknown"
             infra.append(f"{label} episode not scored ({kind}): {trial.error.message if trial.error else ''}".strip())
@@ -207,6 +230,8 @@ def _judge(
     if oracle is not None and oracle_score is not None and oracle_score < ORACLE_SCORE - SCORE_TOLERANCE:
         failing = [t.name for t in oracle.tests if not t.passed]
     problems += rule_problems(noop_score, empty_score, oracle_score, failing or ["?"])
+    negative_scores = {name: value for name, trial in negatives.items() if (value := score(trial)) is not None}
+    problems += negative_problems(task, negative_scores, require_all=False)
     return TaskValidation(
         task_id=task.task_id,
         ok=not problems and not infra,
@@ -218,7 +243,47 @@ def _judge(
         hashes=task.content_hashes(),
         failing_tests=failing,
         empty_paths=empty_paths,
+        negative_scores=negative_scores,
     )
+
+
+ScriptedEpisode = tuple[Task, int, list[str]]
+"""One scripted episode: the task, an attempt number that tells episodes of one task apart, the model's replies."""
+
+
+def run_scripted_episodes(
+    kind: str,
+    episodes: Sequence[ScriptedEpisode],
+    *,
+    max_steps: int,
+    concurrency: int = 2,
+    output_dir: Path | None = None,
+    on_trial: Callable[[TrialResult], None] | None = None,
+    runner_options: dict[str, Any] | None = None,
+    sandbox: SandboxConfig | None = None,
+    sweep_leaked: bool = False,
+) -> dict[tuple[str, int], TrialResult]:
+    """Run each episode through the real agent, environment and grader with the scripted model; the results by
+    ``(task_id, attempt)``. ``output_dir / kind`` keeps their results and transcripts."""
+    if not episodes:
+        return {}
+    replies = {(task.task_id, attempt): script for task, attempt, script in episodes}
+    config = RolloutConfig(
+        concurrency=concurrency,
+        max_steps=max_steps,
+        output_dir=output_dir / kind if output_dir else None,
+        sweep_leaked=sweep_leaked,
+        sandbox=sandbox if sandbox is not None else SandboxConfig(),
+    )
+    runner = RolloutRunner(
+        _scripted([], f"{kind}-oracle"),
+        config,
+        on_progress=(lambda _done, _total, trial: on_trial(trial)) if on_trial else None,
+        model_for_trial=lambda spec: _scripted(replies[(spec.task.task_id, spec.attempt)], f"{kind}-oracle"),
+        **(runner_options or {}),
+    )
+    results = runner.run_trials([TrialSpec(task, attempt) for task, attempt, _ in episodes])
+    return {(trial.task_id, trial.attempt): trial for trial in results.trials}
 
 
 def validate_tasks(
@@ -238,41 +303,33 @@ def validate_tasks(
     """
     by_id = {task.task_id: task for task in tasks}
     outputs = {task.task_id: empty_output_paths(task) for task in tasks}
-    total = len(tasks) + sum(1 for t in tasks if t.solution) + sum(1 for paths in outputs.values() if paths)
+    negative_episodes = [(task, index, negative_replies(task, negative))
+                         for task in tasks for index, negative in enumerate(task.negative_solutions)]
+    total = (len(tasks) + sum(1 for t in tasks if t.solution) + sum(1 for paths in outputs.values() if paths)
+             + len(negative_episodes))
     finished = 0
 
-    def progress(_: int, __: int, trial: TrialResult) -> None:
+    def progress(trial: TrialResult) -> None:
         nonlocal finished
         finished += 1
         if on_progress is not None:
             on_progress(finished, total, trial)
 
-    def run(kind: str, chosen: list[Task], replies: Callable[[Task], list[str]], max_steps: int) -> dict[str, TrialResult]:
-        if not chosen:
-            return {}
-        config = RolloutConfig(
-            concurrency=concurrency,
-            max_steps=max_steps,
-            output_dir=output_dir / kind if output_dir else None,
-            sweep_leaked=kind == "noop",
-            sandbox=sandbox if sandbox is not None else SandboxConfig(),
-        )
-        runner = RolloutRunner(
-            _scripted([], f"{kind}-oracle"),
-            config,
-            on_progress=progress,
-            model_for_trial=lambda spec: _scripted(replies(spec.task), f"{kind}-oracle"),
-            **(runner_options or {}),
-        )
-        results = runner.run_trials([TrialSpec(task, 0) for task in chosen])
-        return {trial.task_id: trial for trial in results.trials}
+    def run(kind: str, episodes: list[ScriptedEpisode], max_steps: int) -> dict[tuple[str, int], TrialResult]:
+        return run_scripted_episodes(kind, episodes, max_steps=max_steps, concurrency=concurrency,
+                                     output_dir=output_dir, on_trial=progress, runner_options=runner_options,
+                                     sandbox=sandbox, sweep_leaked=kind == "noop")
 
-    noop = run("noop", list(tasks), lambda _: noop_replies(), max_steps=1)
-    empty = run("empty", [t for t in tasks if outputs[t.task_id]], lambda t: empty_output_replies(outputs[t.task_id]),
+    noop = run("noop", [(t, 0, noop_replies()) for t in tasks], max_steps=1)
+    empty = run("empty", [(t, 0, empty_output_replies(outputs[t.task_id])) for t in tasks if outputs[t.task_id]],
                 max_steps=2)
-    oracle = run("oracle", [t for t in tasks if t.solution], oracle_replies, max_steps=2)
+    oracle = run("oracle", [(t, 0, oracle_replies(t)) for t in tasks if t.solution], max_steps=2)
+    negative = run("negative", negative_episodes, max_steps=2)
     return [
-        _judge(by_id[task_id], noop.get(task_id), empty.get(task_id), oracle.get(task_id), outputs[task_id])
+        _judge(by_id[task_id], noop.get((task_id, 0)), empty.get((task_id, 0)), oracle.get((task_id, 0)),
+               outputs[task_id],
+               {n.name: negative[(task_id, i)] for i, n in enumerate(by_id[task_id].negative_solutions)
+                if (task_id, i) in negative})
         for task_id in by_id
     ]
 
@@ -282,7 +339,8 @@ def validation_manifest(validations: Sequence[TaskValidation], tasks_file: str |
     return {
         "manifest_version": MANIFEST_VERSION,
         "kind": "validation",
-        "rule": {"noop_max": NO_WORK_MAX_SCORE, "empty_max": "noop_score", "oracle": 1.0},
+        "rule": {"noop_max": NO_WORK_MAX_SCORE, "empty_max": "noop_score", "oracle": 1.0,
+                 "negative_max": "each negative solution's max_score"},
         "created_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
         "tasks_file": tasks_file,
         "n_tasks": len(validations),

@@ -33,6 +33,7 @@ from pydantic import ValidationError
 
 from terminal_agent.errors import UNTRUSTED_CONTENT_ERRORS, TaskFormatError
 from terminal_agent.tasks.cell_bounds import cell_problem
+from terminal_agent.tasks.negative_solution_fields import negative_solutions_data, parse_negative_solutions
 from terminal_agent.tasks.model import (
     FileContent,
     Task,
@@ -61,7 +62,7 @@ STANDARD_COLUMNS = [
 #: Columns added by terminal-agent.
 OUR_COLUMNS = ["solution", "limits", "test_support_files", "metadata"]
 #: Columns of ours written only when a task of the file has a value for them (after ``OUR_COLUMNS``).
-OPTIONAL_COLUMNS = ["docker_image", "env", "solution_files", "verifier", "guards"]
+OPTIONAL_COLUMNS = ["docker_image", "env", "solution_files", "verifier", "guards", "negative_solutions"]
 #: Columns holding a file map (JSON: path -> text, or path -> {"base64": ...}).
 FILE_MAP_COLUMNS = ("additional_files", "test_support_files", "solution_files")
 #: Columns that must be present in the header.
@@ -91,6 +92,7 @@ _FIELD_TO_COLUMN = {
     "solution_files": "solution_files",
     "verifier": "verifier",
     "guards": "guards",
+    "negative_solutions": "negative_solutions",
 }
 
 
@@ -251,6 +253,12 @@ def task_from_csv_values(values: dict[str, str]) -> Task:
     if values.get("guards", "").strip():
         data["guards"] = _parse_object("guards", values["guards"])
     try:
+        negatives = parse_negative_solutions(values.get("negative_solutions"), None)
+    except TaskFormatError as exc:
+        raise _RowError("negative_solutions", exc.reason) from None
+    if negatives is not None:
+        data["negative_solutions"] = negatives
+    try:
         return Task.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
@@ -353,6 +361,8 @@ def task_to_csv_values(task: Task) -> dict[str, str]:
         values["verifier"] = _json(verifier)
     if task.guards is not None:
         values["guards"] = _json(task.guards.model_dump(mode="json"))
+    if task.negative_solutions:
+        values["negative_solutions"] = _json(negative_solutions_data(task.negative_solutions))
     reserved = set(STANDARD_COLUMNS) | set(OUR_COLUMNS) | set(OPTIONAL_COLUMNS)
     leftover: dict[str, Any] = {}
     for key, value in task.metadata.items():

@@ -46,6 +46,7 @@ from terminal_agent.tasks.harbor_toml_writer import (
     task_toml_text,
 )
 from terminal_agent.tasks.guard_fields import parse_guards_json, task_with_guards_from_fields
+from terminal_agent.tasks.negative_solution_fields import parse_negative_solutions
 from terminal_agent.tasks.model import GradingMode, Task, VerifierSpec, equal_test_weights
 from terminal_agent.tasks.task_dirs import (
     fresh_task_dir,
@@ -294,6 +295,10 @@ def _harbor_native_fields(config: HarborConfigReading, parts: dict[str, Any], te
         guards = parse_guards_json(overlay.get("guards_json"), location, f"{EXTRA_TABLE}.guards_json")
         if guards is not None:
             result["guards"] = guards
+        negatives = parse_negative_solutions(overlay.get("negative_solutions_json"), location,
+                                             f"{EXTRA_TABLE}.negative_solutions_json")
+        if negatives is not None:
+            result["negative_solutions"] = negatives
         limits.update(mapping_at(overlay, "limits", location, f"{EXTRA_TABLE}.limits"))
     return result
 
@@ -341,6 +346,10 @@ def _our_fields(config: HarborConfigReading, parts: dict[str, Any], location: st
     guards = parse_guards_json(extra.get("guards_json"), location, f"{EXTRA_TABLE}.guards_json")
     if guards is not None:
         fields["guards"] = guards
+    negatives = parse_negative_solutions(extra.get("negative_solutions_json"), location,
+                                         f"{EXTRA_TABLE}.negative_solutions_json")
+    if negatives is not None:
+        fields["negative_solutions"] = negatives
     return fields
 
 

@@ -29,6 +29,7 @@ from tomlkit.exceptions import TOMLKitError
 
 from terminal_agent.errors import TaskFormatError
 from terminal_agent.tasks.guard_fields import guards_json
+from terminal_agent.tasks.negative_solution_fields import negative_solutions_json
 from terminal_agent.tasks.harbor_toml import EXTRA_TABLE, HarborConfigReading, interpret_task_toml
 from terminal_agent.tasks.model import GradingMode, Task, TaskLimits, VerifierSpec
 
@@ -119,6 +120,8 @@ def overlay_table(task: Task) -> dict[str, Any]:
         overlay["test_weights"] = dict(task.test_weights)
     if task.guards is not None:
         overlay["guards_json"] = guards_json(task.guards)
+    if task.negative_solutions:
+        overlay["negative_solutions_json"] = negative_solutions_json(task.negative_solutions)
     defaults = TaskLimits()
     limits = {key: getattr(task.limits, key) for key in _OVERLAY_LIMITS if getattr(task.limits, key) != getattr(defaults, key)}
     if not float(task.limits.cpus).is_integer():
@@ -168,6 +171,8 @@ def fresh_task_toml(task: Task) -> RenderedTaskToml:
         extra["verifier_json"] = task.verifier.model_dump_json()
     if task.guards is not None:
         extra["guards_json"] = guards_json(task.guards)
+    if task.negative_solutions:
+        extra["negative_solutions_json"] = negative_solutions_json(task.negative_solutions)
     metadata[EXTRA_TABLE] = extra
     doc["metadata"] = metadata
 

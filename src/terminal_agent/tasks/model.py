@@ -255,6 +255,40 @@ class TestGuards(BaseModel):
         return 0.0 if self.on_failure is GuardFailure.ZERO else min(score, self.cap)
 
 
+NEGATIVE_SOLUTION_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+
+
+class NegativeSolution(BaseModel):
+    """A known-wrong solution of a task, with the most it may earn: validation runs it as it runs the reference
+    solution and refuses the task when it scores more (a Python rewrite of the C tool the task asks to fix, the
+    HEAD hash written where the first bad commit is asked for, ...)."""
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+    name: str
+    """Short name, unique within the task (``[a-z0-9_-]``, at most 64 characters): the episode and report label."""
+    script: str
+    """The bash script, run like the reference solution (as ``/solution/solve.sh``, with its ``solution_files``)."""
+    max_score: float = Field(0.0, ge=0.0, lt=1.0)
+    """The most this solution may score: validation refuses the task when it earns more (0 <= max_score < 1)."""
+    why: str = ""
+    """What is wrong with it (shown when the task is refused)."""
+
+    @field_validator("name")
+    @classmethod
+    def _safe_name(cls, value: str) -> str:
+        if not NEGATIVE_SOLUTION_NAME.match(value):
+            raise ValueError(f"negative solution name {value!r} must match {NEGATIVE_SOLUTION_NAME.pattern}")
+        return value
+
+    @field_validator("script")
+    @classmethod
+    def _non_empty_script(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("a negative solution's script is empty")
+        return value
+
+
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -346,6 +380,8 @@ class Task(BaseModel):
     """How the verifier runs: grading mode, env, user, network, separate environment."""
     guards: TestGuards | None = None
     """Guard tests that zero or cap the score when they fail (they earn nothing themselves); None: no guards."""
+    negative_solutions: list[NegativeSolution] = Field(default_factory=list)
+    """Known-wrong solutions, each with the most it may earn; validation runs them and enforces the bound."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Anything else carried along unchanged (``created_at``, ``updated_at``, source format ...)."""
 
@@ -393,6 +429,15 @@ class Task(BaseModel):
     @classmethod
     def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
         return _check_env_names(value, "env")
+
+    @field_validator("negative_solutions")
+    @classmethod
+    def _unique_negative_names(cls, value: list[NegativeSolution]) -> list[NegativeSolution]:
+        names = [negative.name for negative in value]
+        repeated = sorted({name for name in names if names.count(name) > 1})
+        if repeated:
+            raise ValueError(f"negative solution names repeat: {', '.join(repeated)}")
+        return value
 
     @model_validator(mode="after")
     def _weights_match_tests(self) -> "Task":
@@ -470,13 +515,17 @@ class Task(BaseModel):
         tests = self.test_source + "\0" + json.dumps(encode_file_map(self.test_support_files), sort_keys=True)
         if self.verifier != VerifierSpec():
             tests += "\0" + self.verifier.model_dump_json()
-        return {
+        hashes = {
             "instruction": digest(self.instruction),
             "environment": digest(environment),
             "tests": digest(tests),
             "weights": digest(json.dumps(self.test_weights, sort_keys=True)
                               + ("" if self.guards is None else "\0" + self.guards.model_dump_json())),
         }
+        if self.negative_solutions:  # only when set: the hashes of tasks without them stay as pinned
+            hashes["negative_solutions"] = digest(json.dumps(
+                [negative.model_dump(mode="json") for negative in self.negative_solutions], sort_keys=True))
+        return hashes
 
 
 def warn_unweighted_tests(task: Task, source: str) -> None:

@@ -36,6 +36,7 @@ from terminal_agent.errors import UNTRUSTED_CONTENT_ERRORS, TaskFormatError
 from terminal_agent.tasks.atomic_output import atomic_output_file
 from terminal_agent.tasks.cell_bounds import cell_problem
 from terminal_agent.tasks.guard_fields import guards_json, parse_guards_json, task_with_guards_from_fields
+from terminal_agent.tasks.negative_solution_fields import negative_solutions_json, parse_negative_solutions
 from terminal_agent.tasks.model import Task, TaskLimits, decode_file_map, encode_file_map
 
 logger = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ _LIMIT_PREFIX = "limit_"
 
 FLAT_TASK_KEYS: frozenset[str] = frozenset(
     {*_TEXT_FIELDS, *_JSON_FIELDS, *_FILE_MAP_FIELDS, "solution", "has_solution", "docker_image",
-     "has_docker_image", "verifier", "guards", "limits", "task_format"}
+     "has_docker_image", "verifier", "guards", "negative_solutions", "limits", "task_format"}
     | {_LIMIT_PREFIX + name for name in TaskLimits.model_fields}
 )
 """Every key :func:`task_to_flat_dict` writes (and :func:`task_from_flat_dict` reads)."""
@@ -80,6 +81,7 @@ def task_to_flat_dict(task: Task) -> dict[str, str | int | float | bool]:
     flat["has_docker_image"] = task.docker_image is not None
     flat["verifier"] = json.dumps(task.verifier.model_dump(mode="json", exclude_defaults=True), sort_keys=True)
     flat["guards"] = guards_json(task.guards) if task.guards is not None else ""
+    flat["negative_solutions"] = negative_solutions_json(task.negative_solutions) if task.negative_solutions else ""
     for name, value in task.limits.model_dump().items():
         flat[_LIMIT_PREFIX + name] = value
     return flat
@@ -145,6 +147,9 @@ def task_from_flat_dict(data: Mapping[str, Any] | str) -> Task:
         guard_data = parse_guards_json(guards, None)
         if guard_data is not None:
             fields["guards"] = guard_data
+    negatives = parse_negative_solutions(data.get("negative_solutions"), None)
+    if negatives is not None:
+        fields["negative_solutions"] = negatives
     fields["solution"] = _optional_text(data, "solution", "has_solution")
     fields["docker_image"] = _optional_text(data, "docker_image", "has_docker_image")
     limits = {

@@ -29,6 +29,7 @@ import yaml
 
 from terminal_agent.errors import TaskFormatError
 from terminal_agent.tasks.guard_fields import task_with_guards_from_fields
+from terminal_agent.tasks.negative_solution_fields import negative_solutions_data, parse_negative_solutions
 from terminal_agent.tasks.model import Task, equal_test_weights
 from terminal_agent.tasks.task_dirs import (
     as_tags,
@@ -179,6 +180,8 @@ def task_yaml_data(task: Task) -> dict[str, Any]:
         extra["verifier"] = verifier
     if task.guards is not None:
         extra["guards"] = task.guards.model_dump(mode="json")
+    if task.negative_solutions:
+        extra["negative_solutions"] = negative_solutions_data(task.negative_solutions)
     if task.solution_files:
         extra["solution_files"] = sorted(task.solution_files)
     data[EXTRA_KEY] = extra
@@ -309,6 +312,10 @@ def read_tb_task(task_dir: str | Path) -> Task:
     for key in ("docker_image", "env", "verifier", "guards"):
         if extra is not None and key in extra:
             fields[key] = extra[key]
+    negatives = parse_negative_solutions((extra or {}).get("negative_solutions"), location,
+                                         f"{EXTRA_KEY}.negative_solutions")
+    if negatives is not None:
+        fields["negative_solutions"] = negatives
     return task_with_guards_from_fields(fields, location)
 
 
