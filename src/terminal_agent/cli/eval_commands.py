@@ -88,6 +88,8 @@ def _print_summary(results, output_dir: Path | None) -> None:  # noqa: ANN001
     )
     if output_dir is not None:
         console.print(f"  results: {output_dir / 'results.json'}  report: {output_dir / 'report.md'}", highlight=False)
+        if (output_dir / "config.json").is_file():
+            console.print(f"  browse it: terminal-agent view {output_dir}", highlight=False)
 
 
 @app.command("run")
@@ -119,8 +121,13 @@ def run(
     images_dir: Path = typer.Option(
         None, "--images-dir", help="The bwrap backend's export (`terminal-agent images export`); default: $TERMINAL_AGENT_IMAGES_DIR."
     ),
+    harbor: bool = typer.Option(
+        True, "--harbor/--no-harbor",
+        help="Also write the run as a Harbor job (config.json, result.json, a folder per trial with its ATIF trajectory); "
+        "`terminal-agent view` opens it.",
+    ),
 ) -> None:
-    """Evaluate a model on tasks: results.json, transcripts/, report.md and rewards.png.
+    """Evaluate a model on tasks: results.json, transcripts/, report.md, rewards.png and the Harbor job layout.
 
     Exits 1 when a task has no scored trial (every attempt was an infrastructure error) or when
     the share of errors exceeds ``--max-error-rate``; the results are written either way.
@@ -160,13 +167,25 @@ def run(
     config.output_dir = output_dir
     # a script is replayed from its first reply in every trial (one list shared by all trials would run dry)
     per_trial = (lambda spec: build_model_client(model_config)) if model_config and model_config.type == "scripted" else None
-    runner = RolloutRunner(client, config, model_for_trial=per_trial)
+    harbor_job = None
+    if harbor:  # the run directory is also a Harbor job (docs/harbor_jobs.md)
+        from terminal_agent.harbor_jobs.eval_jobs import EvalHarborJob
+
+        harbor_job = EvalHarborJob.for_run(
+            output_dir, run_id=config.run_id, model=client.name, tasks_file=str(tasks_path), attempts=attempts,
+            max_steps=max_steps, concurrency=concurrency, sampling=sampling, sandbox_backend=sandbox.backend,
+            n_total_trials=len(tasks) * attempts,
+        )
+    runner = RolloutRunner(client, config, model_for_trial=per_trial,
+                           on_transcript=harbor_job.on_transcript if harbor_job else None)
     try:
         results = run_with_progress(runner, tasks, description=f"eval {escape(client.name)}", tasks_file=str(tasks_path))
     finally:
         close = getattr(client, "close", None)  # the local samplers' worker and cache
         if callable(close):
             close()
+    if harbor_job is not None:
+        harbor_job.finish(results)
     _write_reports(results, output_dir, plot=plot)
     _print_summary(results, output_dir)
     failures = run_failures(results.trials, max_error_rate)

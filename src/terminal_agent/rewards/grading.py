@@ -150,6 +150,7 @@ class DetailedGradeResult(GradeResult):
             "path_overrides": dict(self.path_overrides),
             "agent_processes": self.agent_processes,
             "agent_processes_kept": self.agent_processes_kept,
+            "log_tail": self.log_tail,  # the test run's output tail: the Harbor trial's verifier/test-stdout.txt
         }
 
 

@@ -46,6 +46,7 @@ __all__ = [
     "MeteredModel",
     "AttemptCallback",
     "ProgressCallback",
+    "TranscriptCallback",
     "RolloutConfig",
     "RolloutRunner",
     "TrialSpec",
@@ -106,6 +107,10 @@ ProgressCallback = Callable[[int, int, TrialResult], None]
 AttemptCallback = Callable[[TrialSpec, TrialResult, bool], None]
 """``(spec, trial, final)`` after every attempt, retried ones included (``final`` False); from the event loop thread."""
 
+TranscriptCallback = Callable[[TrialSpec, TrialResult, dict[str, Any]], None]
+"""``(spec, trial, transcript)`` after a trial's transcript is written (the eval's Harbor job writes the trial from
+it); from the episode's worker thread, or the event loop's for a trial past its wall clock."""
+
 
 def _default_env_factory(task: Task, config: RolloutConfig) -> Any:
     from terminal_agent.env import DockerIsolatedEnv, EnvConfig
@@ -141,6 +146,7 @@ class _TrialState:
 
     model: MeteredModel | None = None
     env: Any = None
+    agent: Any = None
     timed_out: bool = False
     """Set when the wall clock gave up: the late thread must not overwrite the trial's transcript."""
 
@@ -165,6 +171,7 @@ class RolloutRunner:
         on_progress: ProgressCallback | None = None,
         model_for_trial: Callable[[TrialSpec], ModelClient] | None = None,
         on_attempt: AttemptCallback | None = None,
+        on_transcript: TranscriptCallback | None = None,
     ):
         self.model = model
         self.model_for_trial = model_for_trial
@@ -174,6 +181,7 @@ class RolloutRunner:
         self.episode_fn = episode_fn
         self.on_progress = on_progress
         self.on_attempt = on_attempt
+        self.on_transcript = on_transcript
         self._model_lock = threading.Lock()  # used for every client that is not thread-safe (shared or per-trial)
 
     # --- public API -------------------------------------------------------------------------
@@ -305,7 +313,7 @@ class RolloutRunner:
             trial = wall_clock_trial(spec.task.task_id, spec.attempt, deadline, time.monotonic() - started)
             if state.model is not None:
                 fill_model_metrics(trial, state.model)
-            self._write_transcript(spec, trial, state.model, None)
+            self._write_transcript(spec, trial, state.model, None, state.agent)
             return trial
 
     def _run_episode_sync(self, spec: TrialSpec, state: _TrialState) -> TrialResult:
@@ -318,7 +326,7 @@ class RolloutRunner:
         trial: TrialResult
         try:
             env = state.env = self.env_factory(task, self.config)
-            agent = self.agent_factory(task)
+            agent = state.agent = self.agent_factory(task)
             episode = self.episode_fn(env, agent, metered, self.config.max_steps)
             trial = trial_from_episode(task.task_id, spec.attempt, episode)
         except Exception as exc:  # noqa: BLE001 - a broken rollout is data, never a crash of the batch
@@ -332,11 +340,11 @@ class RolloutRunner:
         if trial.env_time_s <= 0.0:
             trial.env_time_s = max(0.0, trial.wall_s - metered.model_time_s - metered.wait_time_s)
         if not state.timed_out:
-            self._write_transcript(spec, trial, metered, episode)
+            self._write_transcript(spec, trial, metered, episode, state.agent)
         return trial
 
     def _write_transcript(
-        self, spec: TrialSpec, trial: TrialResult, metered: MeteredModel | None, episode: Any
+        self, spec: TrialSpec, trial: TrialResult, metered: MeteredModel | None, episode: Any, agent: Any = None
     ) -> None:
         output_dir = self.config.output_dir
         if output_dir is None:
@@ -350,12 +358,27 @@ class RolloutRunner:
             "result": trial.model_dump(mode="json", exclude={"transcript"}),
             "model_calls": to_jsonable(metered.calls if metered else []),  # each call's fields, in order
             "episode": to_jsonable(episode),
+            "final_observation": _final_observation(agent),
         }
         try:
             write_transcript(path, transcript)
             trial.transcript = str(path.relative_to(output_dir))
         except OSError as exc:
             logger.warning("could not write transcript %s: %s", path, exc)
+        if self.on_transcript is not None:
+            self.on_transcript(spec, trial, transcript)
+
+
+def _final_observation(agent: Any) -> str | None:
+    """What the env answered to the agent's last reply (the chat's last message; the trajectory's steps keep each
+    reply's preceding observation only)."""
+    try:
+        messages = agent.chat_completions if agent is not None else []
+    except Exception:  # noqa: BLE001 - an agent of another kind (or one that never reset): the transcript goes without it
+        return None
+    if len(messages) > 2 and messages[-1].get("role") == "user":
+        return str(messages[-1].get("content"))
+    return None
 
 
 def _close_quietly(env: Any) -> None:
