@@ -31,6 +31,11 @@ class TrainingSetupError(TerminalAgentError):
     """
 
 
+class ViewerSetupError(TerminalAgentError):
+    """The Harbor viewer cannot start here (no Harbor venv and none can be made, ``harbor view`` exits or never
+    answers); the message says which command makes it work."""
+
+
 class TaskFormatError(TerminalAgentError, ValueError):
     """A task (CSV row, task directory, parquet row) is malformed.
 

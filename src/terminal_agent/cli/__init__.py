@@ -19,11 +19,13 @@ from terminal_agent.cli import (
     image_commands,
     judge_commands,
     sandbox_commands,
+    task_audit_command,  # noqa: F401 - registers `tasks audit`
     task_commands,
     task_generate_commands,  # noqa: F401 - registers `tasks generate`
     task_quality_commands,  # noqa: F401 - registers `tasks validate` and `tasks screen`
     train_commands,
     verifier_tool_commands,  # noqa: F401 - registers `tasks prefetch-tools`
+    view_commands,
 )
 from terminal_agent.errors import TerminalAgentError, exit_code_for
 
@@ -40,6 +42,8 @@ app.add_typer(eval_commands.app, name="eval", help="Run the agent on tasks and r
 app.add_typer(judge_commands.app, name="judge", help="Switch the judge of a running job; benchmark judges.")
 app.add_typer(train_commands.app, name="train", help="Export a local training checkpoint as a plain model directory.")
 app.command("cleanup", help="Remove our leaked containers, networks and volumes.")(cleanup_commands.cleanup)
+app.command("view", help="Browse eval runs and training rollouts in Harbor's viewer.")(view_commands.view)
+eval_commands.app.command("harbor-export")(view_commands.harbor_export)
 
 
 @app.callback()
