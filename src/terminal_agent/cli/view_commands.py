@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import typer
@@ -36,9 +37,11 @@ def view(
         console.print(f"making the Harbor venv once ({setup_command()}) ...", highlight=False)
         python = make_harbor_venv()
     viewer = start_viewer(target.jobs_dir, harbor_python=python, port=port)
-    console.print(f"Harbor viewer on {target.jobs_dir}", highlight=False)
-    typer.echo(viewer.base_url + target.path())
+    # SIGTERM as Ctrl-C: the finally below stops the viewer, which runs in its own session
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
+        console.print(f"Harbor viewer on {target.jobs_dir} (Ctrl-C stops it)", highlight=False)
+        typer.echo(viewer.base_url + target.path())
         viewer.process.wait()
     except KeyboardInterrupt:
         pass
@@ -54,3 +57,7 @@ def harbor_export(run_dir: Path = typer.Argument(..., help="An eval run director
     for problem in problems:
         console.print(f"[yellow]warning[/yellow]: {problem}", highlight=False)
     console.print(f"wrote {trials} trials as the Harbor job {job_dir}", highlight=False)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
