@@ -70,10 +70,11 @@ def negative_replies(task: Task, negative: NegativeSolution, timeout_s: float | 
     return solution_script_replies(task, negative.script, timeout_s)
 
 
-def solution_script_replies(task: Task, script: str, timeout_s: float | None = None) -> list[str]:
-    """Scripted replies that write ``script`` as ``/solution/solve.sh`` beside ``task.solution_files``, run it with
-    bash and finish."""
-    files: dict[str, str | bytes] = {**task.solution_files, "solve.sh": script}
+def solution_script_replies(task: Task, script: str, timeout_s: float | None = None,
+                            extra_files: dict[str, str | bytes] | None = None) -> list[str]:
+    """Scripted replies that write ``script`` as ``/solution/solve.sh`` beside ``task.solution_files`` (and
+    ``extra_files``), run it with bash and finish."""
+    files: dict[str, str | bytes] = {**task.solution_files, **(extra_files or {}), "solve.sh": script}
     folders = sorted({posixpath.dirname(f"{ORACLE_SOLUTION_DIR}/{path}") for path in files})
     writes = ["mkdir -p -- " + " ".join(shlex.quote(folder) for folder in folders)]
     for path in sorted(files):
@@ -112,6 +113,23 @@ def _test_texts(task: Task) -> list[str]:
     return texts
 
 
+def test_named_paths(task: Task) -> list[str]:
+    """Every absolute path literal of the task's tests (see :func:`empty_output_paths`) outside the grader's,
+    the oracle's and the system's folders, shipped files and folders included, sorted."""
+    found: list[str] = []
+    for text in _test_texts(task):
+        found += [match.group(2) for match in _QUOTED_PATH.finditer(text)]
+        # then the paths inside longer strings and shell lines, token by token
+        rest = _QUOTED_PATH.sub(" ", text)
+        found += [token for token in _TOKEN_SPLIT.split(rest) if _ABSOLUTE_PATH.match(token)]
+    named: set[str] = set()
+    for path in found:
+        normal = posixpath.normpath(path)
+        if normal.split("/")[1] not in _NOT_OUTPUT_ROOTS and ".." not in normal.split("/"):
+            named.add(normal)
+    return sorted(named)
+
+
 def empty_output_paths(task: Task) -> list[str]:
     """The paths the empty-output probe creates (empty files), when they do not exist in the container.
 
@@ -137,17 +155,7 @@ def empty_output_paths(task: Task) -> list[str]:
     if listed:
         paths = {p if p.startswith("/") else posixpath.join("/app", p) for p in listed if isinstance(p, str) and p}
         return sorted(posixpath.normpath(p) for p in paths)[:MAX_EMPTY_OUTPUTS]
-    found: list[str] = []
-    for text in _test_texts(task):
-        found += [match.group(2) for match in _QUOTED_PATH.finditer(text)]
-        # then the paths inside longer strings and shell lines, token by token
-        rest = _QUOTED_PATH.sub(" ", text)
-        found += [token for token in _TOKEN_SPLIT.split(rest) if _ABSOLUTE_PATH.match(token)]
-    named: set[str] = set()
-    for path in found:
-        normal = posixpath.normpath(path)
-        if normal.split("/")[1] not in _NOT_OUTPUT_ROOTS and ".." not in normal.split("/"):
-            named.add(normal)
+    named = set(test_named_paths(task))
     shipped = {posixpath.normpath(f"/app/{path}") for path in task.files}
     everything = named | shipped
     folders = {posixpath.dirname(p) for p in everything}
