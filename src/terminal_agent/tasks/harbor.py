@@ -78,6 +78,10 @@ _TEST_FILE_NAME = re.compile(r"^test[A-Za-z0-9_.-]*\.py$")
 
 
 # --- test.sh of a task graded by weighted pytest -------------------------------------------------
+PYTEST_REQUIREMENT = "pytest==8.4.1"
+"""The pytest the written test.sh installs where the image has none (TB2's pin)."""
+
+
 def default_test_script(task: Task, test_file: str = TEST_FILE) -> str:
     """tests/test.sh: run pytest, then write the weighted score (0..1) to /logs/verifier/reward.txt (zeroed or capped
     when a guard test of the task failed)."""
@@ -85,8 +89,17 @@ def default_test_script(task: Task, test_file: str = TEST_FILE) -> str:
     return f"""#!/bin/bash
 # Written by terminal-agent: runs the task's pytest tests and writes the weighted score
 # (sum of the weights of the passed tests / sum of all weights) to /logs/verifier/reward.txt.
+# pytest is the image's when it has one; else it is installed here, pinned, into a venv that also sees the image's
+# packages (task.toml gives the verifier phase the network for it; the agent's phase keeps the task's setting).
 mkdir -p /logs/verifier
-python3 -m pytest -p no:cacheprovider -rA --junitxml=/logs/verifier/junit.xml /tests/{test_file}
+PYTHON=python3
+if ! python3 -c 'import pytest' >/dev/null 2>&1; then
+    VENV="$(mktemp -d)/venv"
+    python3 -m venv --system-site-packages "$VENV"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check {PYTEST_REQUIREMENT}
+    PYTHON="$VENV/bin/python"
+fi
+"$PYTHON" -m pytest -p no:cacheprovider -rA --junitxml=/logs/verifier/junit.xml /tests/{test_file}
 python3 - <<'SCORE'
 import json
 import xml.etree.ElementTree as ET

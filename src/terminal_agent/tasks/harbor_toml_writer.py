@@ -20,6 +20,7 @@ raises :class:`~terminal_agent.errors.TaskFormatError` naming the field, rather 
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +57,20 @@ class RenderedTaskToml:
     verifier_image: str | None
     """``[verifier.environment] docker_image``: when the verifier Dockerfile is just ``FROM`` it, no
     tests/Dockerfile is written."""
+
+
+_INSTALL_OR_DOWNLOAD = re.compile(
+    r"(^|[\s;|&(])(apt-get\s+install|apt\s+install|pip3?\s+install|-m\s+pip\s+install|uv\s+pip\s+install|uv\s+add|"
+    r"uvx|uv\s+tool|curl|wget)\s", re.MULTILINE)
+
+
+def verifier_installs(task: Task) -> bool:
+    """Whether stock Harbor's verifier needs the network for this task's test.sh: ours (weighted pytest) installs
+    pytest where the image has none; a Harbor-mode test script that installs or downloads anything."""
+    if task.verifier.mode is GradingMode.WEIGHTED_PYTEST:
+        return True
+    return any(name.endswith(".sh") and isinstance(text, str) and _INSTALL_OR_DOWNLOAD.search(text)
+               for name, text in task.test_support_files.items())
 
 
 def synthesized_dockerfile(image: str) -> str:
@@ -185,6 +200,10 @@ def fresh_task_toml(task: Task) -> RenderedTaskToml:
     verifier_network = task.verifier.verifier_network(task.limits.network)
     if task.verifier.network is not None:
         verifier["network_mode"] = "public" if task.verifier.network else "no-network"
+    elif not verifier_network and verifier_installs(task):
+        # stock Harbor runs test.sh as written: its installs need the network in the verifier phase (here the
+        # offline verifier runtime stands in for them, so our own VerifierSpec keeps the agent's policy)
+        verifier["network_mode"] = "public"
     if task.verifier.separate_environment:
         verifier["environment_mode"] = "separate"
         if task.verifier.environment_dockerfile is not None:

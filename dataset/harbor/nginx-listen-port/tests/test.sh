@@ -1,8 +1,17 @@
 #!/bin/bash
 # Written by terminal-agent: runs the task's pytest tests and writes the weighted score
 # (sum of the weights of the passed tests / sum of all weights) to /logs/verifier/reward.txt.
+# pytest is the image's when it has one; else it is installed here, pinned, into a venv that also sees the image's
+# packages (task.toml gives the verifier phase the network for it; the agent's phase keeps the task's setting).
 mkdir -p /logs/verifier
-python3 -m pytest -p no:cacheprovider -rA --junitxml=/logs/verifier/junit.xml /tests/test_outputs.py
+PYTHON=python3
+if ! python3 -c 'import pytest' >/dev/null 2>&1; then
+    VENV="$(mktemp -d)/venv"
+    python3 -m venv --system-site-packages "$VENV"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check pytest==8.4.1
+    PYTHON="$VENV/bin/python"
+fi
+"$PYTHON" -m pytest -p no:cacheprovider -rA --junitxml=/logs/verifier/junit.xml /tests/test_outputs.py
 python3 - <<'SCORE'
 import json
 import xml.etree.ElementTree as ET
