@@ -57,3 +57,23 @@ def test_the_verifier_has_the_network_its_test_script_needs(configs):
             needing += 1
             assert verifier_mode == "public", folder.name
     assert needing == len(EXPORTS)  # every weighted test.sh may install pytest; the 15 Harbor-mode ones fetch uv
+
+
+@pytest.mark.parametrize("schema, harbor_unset", [("1.0", True), ("1.4", True)])
+def test_an_unset_cpu_and_memory_is_reported_as_each_schema_sets_it(tmp_path, schema, harbor_unset):
+    """Harbor 0.25 leaves cpus and memory_mb unset (no limit) when a task names none; schema 1.0 defaulted them to 1
+    CPU and 2048 MiB. The reading says which, and never calls the 1.0 values Harbor's default for a later schema."""
+    from terminal_agent.tasks.harbor_toml import interpret_task_toml
+
+    folder = tmp_path / "t"
+    (folder / "environment").mkdir(parents=True)
+    (folder / "task.toml").write_text(f'schema_version = "{schema}"\n\n[environment]\nbuild_timeout_sec = 600.0\n')
+    config = harbor_task_configs([folder])[str(folder)]
+    assert (config["environment"]["cpus"] is None) is harbor_unset
+    reading = interpret_task_toml({"schema_version": schema, "environment": {"build_timeout_sec": 600.0}})
+    notes = {s.key: s.note for s in reading.settings}
+    if schema == "1.0":
+        assert notes["environment.cpus"] == "Harbor's default"
+    else:
+        assert "leaves it unset (no limit)" in notes["environment.cpus"]
+        assert "leaves it unset (no limit)" in notes["environment.memory_mb"]

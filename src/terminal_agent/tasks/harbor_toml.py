@@ -347,8 +347,17 @@ def _read_environment_table(reading: HarborConfigReading, table: dict[str, Any],
     return said
 
 
-def _record_environment(reading: HarborConfigReading, table: dict[str, Any], said: dict[str, Any]) -> None:
-    """Mapped and default settings of the task's ``[environment]`` onto limits, docker_image and env."""
+#: Task schema versions whose ``cpus`` / ``memory_mb`` defaults were 1 CPU and 2048 MiB; from 1.1 on Harbor leaves them
+#: unset (Harbor 0.25, schema 1.4: no limit).
+SCHEMA_WITH_RESOURCE_DEFAULTS = ("1.0",)
+UNSET_RESOURCE_NOTE = ("not set: Harbor {version} leaves it unset (no limit); the sandboxes here always set one, so "
+                       "schema 1.0's default applies - name cpus / memory_mb in the task.toml to choose")
+
+
+def _record_environment(reading: HarborConfigReading, table: dict[str, Any], said: dict[str, Any],
+                        schema: str | None = None) -> None:
+    """Mapped and default settings of the task's ``[environment]`` onto limits, docker_image and env. ``schema`` (the
+    task's schema_version) decides what an unset cpus / memory_mb means."""
     fields, limits = reading.fields, reading.fields["limits"]
     for spelling, limit, default in (
         (("cpus",), "cpus", float(HARBOR_DEFAULT_CPUS)),
@@ -368,8 +377,10 @@ def _record_environment(reading: HarborConfigReading, table: dict[str, Any], sai
         elif not present:
             limits[limit] = default
             shown = {"network": "internet allowed"}.get(limit, "")
-            reading.add(f"environment.{spelling[0]}", SettingStatus.DEFAULT, None, f"limits.{limit}", default,
-                        f"Harbor's default{': ' + shown if shown else ''}")
+            note = f"Harbor's default{': ' + shown if shown else ''}"
+            if limit in ("cpus", "memory_mb") and schema not in SCHEMA_WITH_RESOURCE_DEFAULTS:
+                note = UNSET_RESOURCE_NOTE.format(version=f"schema {schema}" if schema else "0.25 (schema 1.4)")
+            reading.add(f"environment.{spelling[0]}", SettingStatus.DEFAULT, None, f"limits.{limit}", default, note)
     fields["docker_image"] = said.get("docker_image")
     if "docker_image" in said:
         reading.add("environment.docker_image", SettingStatus.MAPPED, said["docker_image"], "docker_image",
@@ -567,7 +578,8 @@ def interpret_task_toml(data: dict[str, Any], *, tests_dockerfile: str | None = 
     said: dict[str, Any] = {}
     if environment is not None:
         said = _read_environment_table(reading, environment, "environment.")
-        _record_environment(reading, environment, said)
+        schema = data.get("schema_version", data.get("version"))
+        _record_environment(reading, environment, said, str(schema) if schema is not None else None)
     else:
         reading.fields.setdefault("docker_image", None)
         reading.fields.setdefault("env", {})
