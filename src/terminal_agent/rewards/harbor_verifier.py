@@ -25,7 +25,7 @@ Order of a grading, every step through the :class:`~terminal_agent.interfaces.Sa
 
 PATH of the verifier (first match wins):
 
-* offline: ``VDIR/bin`` (``pytest``, ``py.test``, ``python3`` -> the image's interpreter), ``VDIR/uv``
+* offline: ``VDIR/bin`` (``pytest``, ``py.test``, ``python``/``python3``: ``-m pytest`` is the runtime's pytest, anything else the image's interpreter), ``VDIR/uv``
   (``uv``, ``uvx`` stand-ins), ``VDIR/shims`` (``apt-get``, ``apt``, ``curl``, ``wget``, ``pip``, ``pip3``),
   ``VDIR/overrides`` (links to the image's programs the agent shadowed, masks over the agent's own ``uv``,
   ``curl`` ...), then the image's PATH;
@@ -350,7 +350,10 @@ class HarborGrader:
             (f"{rel}/runtime/pytest.ini", b"[pytest]\n", 0o644),
             (f"{rel}/bin/pytest", wrapper("uv_standin.py", "pytest"), 0o755),
             (f"{rel}/bin/py.test", wrapper("uv_standin.py", "pytest"), 0o755),
-            (f"{rel}/bin/python3", interpreter, 0o777),
+            # python -m pytest (a v1 run-tests.sh after uv venv) is the runtime's pytest; anything else execs the
+            # image's interpreter (one more interpreter start, ~20 ms)
+            (f"{rel}/bin/python3", wrapper("uv_standin.py", "python"), 0o755),
+            (f"{rel}/bin/python", wrapper("uv_standin.py", "python"), 0o755),
             (f"{rel}/uv/uv", wrapper("uv_standin.py", "uv"), 0o755),
             (f"{rel}/uv/uvx", wrapper("uv_standin.py", "uvx"), 0o755),
         ]

@@ -13,8 +13,13 @@ could not provide).
   with the requested wheels; another tool runs from a provided wheel's console script.
 * ``uv run [--with PKG] CMD``: ``pytest``, ``python -m pytest``, ``python SCRIPT`` likewise; other commands
   are executed as they are.
-* ``uv pip install`` / ``uv venv`` / ``uv python ...`` / ``uv --version``: nothing to do (logged).
+* ``uv venv [DIR]``: a stand-in venv at DIR (default ``.venv``) whose ``bin/activate`` puts its ``bin/`` first on
+  PATH and whose ``python``, ``python3``, ``pytest`` are the runtime's (terminal-bench v1's run-tests.sh activates
+  ``.tbench-testing`` and runs ``python -m pytest`` or ``uv run pytest`` there).
+* ``uv pip install`` / ``uv add`` / ``uv init`` / ``uv python ...`` / ``uv --version``: nothing to do (logged).
 * ``pytest ARGS``: pytest with every provided wheel.
+* ``python -m pytest ARGS`` (``VERIFIER_DIR/bin/python`` and ``python3``): pytest with every provided wheel; any
+  other ``python`` command line runs the image's interpreter as it is.
 
 pytest always runs with plugin autoload off (``-p`` for the provided wheels' ``pytest11`` plugins), so no
 plugin the agent installed in the image loads; when the test paths' directory has no pytest
@@ -253,6 +258,57 @@ def run_python(tool, args, wheels, info):
     os.execv(sys.executable, [sys.executable] + list(args))
 
 
+def python_command(args, info):
+    """``python ARGS`` on the verifier's PATH: ``-m pytest`` / ``-m py.test`` is the runtime's pytest (the image has
+    none: a v1 run-tests.sh's ``python -m pytest`` after ``uv pip install pytest``); anything else is the image's
+    interpreter, exactly as if it had been called."""
+    if args[:2] in (["-m", "pytest"], ["-m", "py.test"]):
+        return run_pytest("python -m pytest", args[2:], selected_wheels(info, None), info)
+    os.execv(sys.executable, [sys.executable] + list(args))
+
+
+VENV_ACTIVATE = """# terminal-agent offline verifier runtime: a stand-in for a venv made by uv venv; python and pytest are the runtime's
+VIRTUAL_ENV=%s
+export VIRTUAL_ENV
+PATH="$VIRTUAL_ENV/bin:$PATH"
+export PATH
+deactivate () { :; }
+"""
+
+
+def make_venv(args):
+    """``uv venv [OPTIONS] [DIR]``: DIR (default ``.venv``) with ``bin/activate`` and ``bin/python``, ``python3``,
+    ``pytest``, ``py.test`` that are the runtime's; an existing DIR is reused as uv does with ``--allow-existing``."""
+    rest = []
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word in UV_VALUE_OPTIONS or word in ("--prompt", "--seed-version"):
+            index += 2
+            continue
+        if not word.startswith("-"):
+            rest.append(word)
+        index += 1
+    target = os.path.abspath(rest[0] if rest else ".venv")
+    runtime_bin = os.path.join(os.path.dirname(HERE), "bin")
+    bin_dir = os.path.join(target, "bin")
+    try:
+        os.makedirs(bin_dir, exist_ok=True)
+        with open(os.path.join(bin_dir, "activate"), "w") as handle:
+            handle.write(VENV_ACTIVATE % target)
+        for name, runtime_name in (("python", "python"), ("python3", "python3"), ("pytest", "pytest"),
+                                   ("py.test", "py.test")):
+            link = os.path.join(bin_dir, name)
+            if os.path.lexists(link):
+                os.remove(link)
+            os.symlink(os.path.join(runtime_bin, runtime_name), link)
+    except OSError as exc:
+        log("uv venv", "unsupported", "uv venv %s: %s" % (target, exc))
+        return 1
+    log("uv", "substituted", "uv venv %s: a stand-in venv whose python and pytest are the verifier runtime's" % target)
+    return 0
+
+
 def parse_uv_options(args):
     """(python, with-names, from-name, rest) of ``uvx``-style arguments."""
     python, withs, source = None, [], None
@@ -334,7 +390,9 @@ def uv(args, info):
         check_requested("uv pip install", info, [n for n in names if n])
         log("uv", "skipped", "uv %s: served by the verifier runtime" % " ".join(args[:2]))
         return 0
-    if args[0] in ("venv", "python", "cache", "self", "sync", "lock", "tool", "pip"):
+    if args[0] == "venv":
+        return make_venv(args[1:])
+    if args[0] in ("init", "python", "cache", "self", "sync", "lock", "tool", "pip"):
         log("uv", "skipped", "uv %s: nothing to do in the verifier runtime" % " ".join(args[:2]))
         return 0
     log("uv", "unsupported", "uv %s: not supported by the offline stand-in" % " ".join(args[:3]))
@@ -350,6 +408,8 @@ def main(argv):
         return uv(args, info)
     if tool in ("pytest", "py.test"):
         return run_pytest(tool, args, selected_wheels(info, None), info)
+    if tool == "python":
+        return python_command(args, info)
     log(tool, "unsupported", "unknown stand-in %s" % tool)
     return 2
 
