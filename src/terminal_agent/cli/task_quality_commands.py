@@ -43,12 +43,16 @@ def validate(
     not be checked.
     """
     from terminal_agent.cli.sandbox_options import sandbox_config_from_options
-    from terminal_agent.tasks.loading import load_tasks
+    from terminal_agent.tasks.loading import collect_tasks
     from terminal_agent.task_quality.no_work_rule import NO_WORK_MAX_SCORE
     from terminal_agent.task_quality.validation import validate_tasks, validation_manifest, write_manifest
 
     sandbox = sandbox_config_from_options(backend, images_dir)
-    tasks = load_tasks(tasks_path)
+    # a folder of tasks some of which cannot be read here (compose-only, no pytest file, ...) is validated for the
+    # rest; each refused one is listed with its reason, counted as not valid, and kept in the manifest
+    tasks, refused = collect_tasks(tasks_path)
+    for error in refused:
+        console.print(f"refused: {escape(str(error))}", highlight=False)
     if task_ids:
         missing = sorted(set(task_ids) - {t.task_id for t in tasks})
         if missing:
@@ -78,10 +82,14 @@ def validate(
         verdict = "[green]ok[/green]" if v.ok else "[red]" + escape("; ".join(v.problems + v.infrastructure_errors)) + "[/red]"
         table.add_row(escape(v.task_id), score(v.noop_score), score(v.empty_score), score(v.oracle_score), verdict)
     console.print(table)
-    path = write_manifest(validation_manifest(validations, str(tasks_path)), manifest or output_dir / "validation.json")
+    document = validation_manifest(validations, str(tasks_path))
+    document["refused"] = [{"location": error.location, "field": error.field, "error": str(error)} for error in refused]
+    path = write_manifest(document, manifest or output_dir / "validation.json")
     bad = [v for v in validations if not v.ok]
-    console.print(f"{len(validations) - len(bad)}/{len(validations)} valid; manifest: {escape(str(path))}", highlight=False)
-    if bad:
+    total = len(validations) + len(refused)
+    console.print(f"{len(validations) - len(bad)}/{total} valid, {len(refused)} refused when read; manifest: "
+                  f"{escape(str(path))}", highlight=False)
+    if bad or refused:
         raise typer.Exit(1)
 
 
