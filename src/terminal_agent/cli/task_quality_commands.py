@@ -51,6 +51,8 @@ def validate(
     # a folder of tasks some of which cannot be read here (compose-only, no pytest file, ...) is validated for the
     # rest; each refused one is listed with its reason, counted as not valid, and kept in the manifest
     tasks, refused = collect_tasks(tasks_path)
+    if task_ids:  # only the refused folders among those asked for (a row's location is file:line: not asked for)
+        refused = [error for error in refused if Path(str(error.location)).name in set(task_ids)]
     for error in refused:
         console.print(f"refused: {escape(str(error))}", highlight=False)
     if task_ids:
