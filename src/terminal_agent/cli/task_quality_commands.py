@@ -56,11 +56,11 @@ def validate(
     for error in refused:
         console.print(f"refused: {escape(str(error))}", highlight=False)
     if task_ids:
-        missing = sorted(set(task_ids) - {t.task_id for t in tasks})
+        missing = sorted(set(task_ids) - {t.task_id for t in tasks} - {Path(str(e.location)).name for e in refused})
         if missing:
             raise typer.BadParameter(f"unknown task id(s): {', '.join(missing)}", param_hint="--task")
         tasks = [t for t in tasks if t.task_id in set(task_ids)]
-    if not tasks:
+    if not tasks and not refused:
         raise typer.BadParameter("no tasks selected", param_hint="TASKS")
     progress, bar = _progress_bar("validate", len(tasks) * 3)
     with progress:
