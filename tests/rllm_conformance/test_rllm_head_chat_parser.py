@@ -239,6 +239,11 @@ def test_a_prepared_model_folder_lets_rllm_build_its_engine_parser(tokenizer, tm
     ours = chat_parser_for(loaded)  # rLLM's generic parser has no parse_completion: ours, on the original template
     assert isinstance(ours, TemplateChatParser) and "SmolLM" in ours.parse(_chat()[1:2], is_first_msg=True)
     assert prepare_model_dir_for_rllm(prepared, tmp_path / "again") == prepared  # rLLM accepts it as it is
+    # rLLM's verl transform masks every pad id as padding: SmolLM2 pads with <|im_end|>, the end of each turn;
+    # the prepared folder pads with a special token no rendered conversation holds
+    assert tokenizer.pad_token == "<|im_end|>" and loaded.pad_token == "<|endoftext|>"
+    rendered = loaded(loaded.apply_chat_template(_chat(SOLVE), tokenize=False), add_special_tokens=False)["input_ids"]
+    assert loaded.pad_token_id not in rendered and tokenizer.pad_token_id in rendered
 
 
 # --- the client and the workflow over a token-in-token-out engine ----------------------------------

@@ -11,6 +11,8 @@
 #   bash training_scripts/device_run/device.sh verl OUT_COPY_DIR RUN_DIR [launch_training.py args ...]
 #                                                          # start a verl run in its own session, then wait (see wait)
 #   bash training_scripts/device_run/device.sh wait OUT_COPY_DIR RUN_DIR   # wait for it (TA_WAIT_S), copy results out
+#   bash training_scripts/device_run/device.sh evalexport OUT_COPY_DIR RUN_DIR CHECKPOINT [eval run args ...]
+#                                                          # export a verl checkpoint, evaluate it on held-out + train tasks
 # TA_TRAIN_TIMEOUT (default 480 s) bounds the trainer; TA_DEVICE_SKIP_WHEELS=1 skips the wheels (a CPU rehearsal).
 # STAGE (default $HOME/ta-device-stage) lives outside the checkout, so it survives between calls on a warm machine.
 set -euo pipefail
@@ -44,6 +46,13 @@ copy_verl_results() {
   [ -f "$run_dir/verl_metrics.jsonl" ] && "$PY" "$HERE/summarize_verl_steps.py" "$run_dir/verl_metrics.jsonl" \
     --json "$copy_to/verl_steps.json" > "$copy_to/verl_steps.txt" 2>&1
   [ -f "$run_dir/launch/dry_run.yaml" ] && cp "$run_dir/launch/dry_run.yaml" "$copy_to/"
+  # with trainer.log_episodes=true trainer.episode_log_dir=RUN_DIR/episode_log: the rows rLLM printed of each
+  # step's batch, checked token for token against the logged episodes and the model's template
+  if [ -d "$run_dir/episode_log" ] && [ -f "$run_dir/launch.log" ]; then
+    local model=""; [ -d "$run_dir/model_for_rllm" ] && model="--model $run_dir/model_for_rllm"
+    "$PY" "$HERE/check_response_masks.py" "$run_dir/launch.log" "$run_dir/episode_log" $model \
+      --json "$copy_to/masks.json" > "$copy_to/masks.txt" 2>&1 || true
+  fi
   if [ -d /tmp/ray/session_latest/logs ]; then
     tar -czhf "$copy_to/ray_logs.tgz" -C /tmp/ray/session_latest logs 2>/dev/null || true
     [ "$(stat -c %s "$copy_to/ray_logs.tgz" 2>/dev/null || echo 0)" -lt 15000000 ] || rm -f "$copy_to/ray_logs.tgz"
@@ -186,6 +195,25 @@ case "${1:-}" in
     shift
     verl_environment
     wait_for_run "$1" "$2"
+    ;;
+  evalexport)
+    # evalexport OUT RUN_DIR CHECKPOINT [eval run args ...]: the verl checkpoint exported to a plain model
+    # directory, then evaluated on the run's held-out tasks (RUN_DIR/data/val.parquet) and on 40 of its train tasks
+    shift
+    copy_to="$1"; run_dir="$2"; checkpoint="$3"; shift 3
+    environment
+    mkdir -p "$copy_to"
+    t0=$(date +%s)
+    "$PY" -m terminal_agent train export "$checkpoint" -o "$run_dir/exported" --force 2>&1 | tail -n 5
+    echo "export took $(( $(date +%s) - t0 )) s"
+    for split in val train; do
+      limit=""; [ "$split" = train ] && limit="--limit 40"
+      timeout -k 20 "${TA_TRAIN_TIMEOUT:-480}" "$PY" -m terminal_agent eval run "$run_dir/data/$split.parquet" \
+        --model "$run_dir/exported" --device cuda --dtype bfloat16 --sandbox bwrap --images-dir "$STAGE/export" \
+        --no-plot -o "$run_dir/eval_$split" $limit "$@" > "$copy_to/eval_$split.log" 2>&1 || echo "eval $split: exit $?"
+      for f in report.md summary.json; do [ -f "$run_dir/eval_$split/$f" ] && cp "$run_dir/eval_$split/$f" "$copy_to/${split}_$f"; done
+      tail -n 15 "$copy_to/eval_$split.log"
+    done
     ;;
   env)
     environment

@@ -322,25 +322,78 @@ def _same_message(a: dict, b: dict) -> bool:
     return a.get("role") == b.get("role") and a.get("content") == b.get("content")
 
 
-def prepare_model_dir_for_rllm(model_dir: str | Path, out_dir: str | Path) -> Path:
-    """A model folder whose tokenizer rLLM's ``VerlEngine`` accepts: ``model_dir`` itself when it already does.
+def _ids_the_template_writes(tokenizer: Any) -> set[int]:
+    """Every token id of the probe conversations as the model's own template renders them (with and without
+    the generation prompt), plus the end-of-sequence ids: what a training row of ours can hold besides replies."""
+    template = original_chat_template(tokenizer.chat_template)
+    ids: set[int] = set()
+    for conversation in (PROBE_CONVERSATION, PROBE_CONVERSATION[1:], PROBE_CONVERSATION[:3]):
+        for generation_prompt in (True, False):
+            ids.update(_encode(tokenizer, _render(tokenizer, template, conversation, generation_prompt)))
+    for token_id in (tokenizer.eos_token_id, tokenizer.bos_token_id):
+        if isinstance(token_id, int):
+            ids.add(token_id)
+    return ids
 
-    Otherwise ``out_dir`` gets the tokenizer saved with :func:`rllm_check_safe_chat_template` and a
-    symbolic link to every other file of ``model_dir`` (weights, config); point verl's
-    ``actor_rollout_ref.model.path`` at it. Checkpoints then carry the wrapped template;
-    :func:`original_chat_template` gives the model's own back. Idempotent.
+
+def rllm_safe_pad_token(tokenizer: Any) -> str | None:
+    """A pad token rLLM's verl transform can use on this tokenizer, or None when the current one already is.
+
+    rLLM builds a row's attention mask as ``ids != pad_token_id``. Where the pad token is also a token the
+    chat template writes (SmolLM2: pad = eos = ``<|im_end|>``, the end of every turn), each turn end of a
+    row is masked as padding: the actor never attends to it nor trains on it, and its positions shift
+    against what vLLM sampled (rollout-vs-actor log-prob gaps near 1 on some tokens). This picks a
+    special token the template never writes instead: a ``pad``/``endoftext``/``unk`` token first, then
+    any other special token. Raises :class:`ConfigError` when the vocabulary has none.
+    """
+    used = _ids_the_template_writes(tokenizer)
+    if tokenizer.pad_token_id is not None and tokenizer.pad_token_id not in used:
+        return None
+    candidates = [t for t in dict.fromkeys(list(tokenizer.all_special_tokens) + list(tokenizer.get_added_vocab()))
+                  if isinstance(tokenizer.convert_tokens_to_ids(t), int) and tokenizer.convert_tokens_to_ids(t) not in used]
+
+    def preference(token: str) -> int:
+        name = token.lower()
+        return next((rank for rank, word in enumerate(("pad", "endoftext", "unk")) if word in name), 3)
+
+    if not candidates:
+        raise ConfigError(
+            f"tokenizer {getattr(tokenizer, 'name_or_path', '?')}: its pad token {tokenizer.pad_token!r} is a token the chat "
+            "template writes, and no special token is free to pad with (rLLM masks every pad id as padding); "
+            "add a pad token to the tokenizer"
+        )
+    return sorted(candidates, key=preference)[0]
+
+
+def prepare_model_dir_for_rllm(model_dir: str | Path, out_dir: str | Path) -> Path:
+    """A model folder whose tokenizer rLLM's ``VerlEngine`` and verl transform take as they are: ``model_dir``
+    itself when it already is one.
+
+    Otherwise ``out_dir`` gets the tokenizer saved with :func:`rllm_check_safe_chat_template` (where rLLM's
+    parser check fails) and :func:`rllm_safe_pad_token` (where the pad token is one the template writes), and
+    a symbolic link to every other file of ``model_dir`` (weights, config); point verl's
+    ``actor_rollout_ref.model.path`` at it. Checkpoints then carry the wrapped template and the pad token;
+    :func:`original_chat_template` gives the model's own template back (the pad token only pads). Idempotent.
     """
     from transformers import AutoTokenizer
 
     source = Path(model_dir)
     tokenizer = AutoTokenizer.from_pretrained(str(source))
-    if not RLLM_AVAILABLE or rllm_parser_of(tokenizer) is not None:
+    if not RLLM_AVAILABLE:
+        return source
+    wrap = rllm_parser_of(tokenizer) is None
+    pad = rllm_safe_pad_token(tokenizer)
+    if not wrap and pad is None:
         return source
     target = Path(out_dir)
     if target.resolve() == source.resolve():
         raise ConfigError(f"prepare_model_dir_for_rllm: out_dir must differ from the model folder {source}")
     target.mkdir(parents=True, exist_ok=True)
-    tokenizer.chat_template = rllm_check_safe_chat_template(tokenizer.chat_template)
+    if wrap:
+        tokenizer.chat_template = rllm_check_safe_chat_template(tokenizer.chat_template)
+    if pad is not None:
+        logger.info("pad token for rLLM: %r instead of %r (a token the chat template writes)", pad, tokenizer.pad_token)
+        tokenizer.pad_token = pad
     tokenizer.save_pretrained(str(target))
     for entry in source.iterdir():
         link = target / entry.name
@@ -352,6 +405,8 @@ def prepare_model_dir_for_rllm(model_dir: str | Path, out_dir: str | Path) -> Pa
             f"prepare_model_dir_for_rllm: the wrapped chat template of {source} still fails rLLM's equivalence check "
             "or renders conversations differently; this template needs a parser of its own"
         )
+    if rllm_safe_pad_token(prepared) is not None:
+        raise ConfigError(f"prepare_model_dir_for_rllm: the saved tokenizer of {target} did not keep pad token {pad!r}")
     return target
 
 
@@ -373,5 +428,6 @@ __all__ = [
     "parser_agrees_with_template",
     "prepare_model_dir_for_rllm",
     "rllm_check_safe_chat_template",
+    "rllm_safe_pad_token",
     "rllm_parser_of",
 ]
