@@ -24,13 +24,12 @@ from pathlib import Path
 from urllib.parse import quote
 
 from terminal_agent.errors import ConfigError, ViewerSetupError
+from terminal_agent.harbor_jobs.training_trials import ROLLOUTS_DIR
 
 logger = logging.getLogger(__name__)
 
 HARBOR_VERSION = "0.25.0"
 SETUP_SCRIPT = "scripts/setup_harbor_venv.sh"
-ROLLOUTS_DIR = "rollouts"
-"""The folder of a training run that holds its rollouts as Harbor jobs (one per step)."""
 
 
 def harbor_venv_dir() -> Path:

@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from terminal_agent.harbor_jobs.training_trials import RolloutTrialsConfig
 from terminal_agent.rewards.reward import RewardConfig
 from terminal_agent.sandbox.config import SandboxConfig
 
@@ -99,6 +100,9 @@ class LocalTrainingConfig(BaseModel):
     stream_update: bool = True
     """Run each graded group's forward and backward passes while the step's other episodes still run
     (the gradients are normalised by the whole batch at the end); False: all of them after the rollouts."""
+    harbor_rollouts: RolloutTrialsConfig = Field(default_factory=RolloutTrialsConfig)
+    """Which steps' episodes are kept as Harbor trials in ``RUN/rollouts/`` (every Nth step, groups with reward
+    variance only, a disk budget); ``terminal-agent view RUN`` opens them (docs/harbor_jobs.md)."""
 
     # --- loop -------------------------------------------------------------------------------
     steps: int = Field(2, ge=1)
@@ -261,6 +265,7 @@ PRESET_KEY_OF_FIELD: dict[str, str] = {
     "num_threads": "local.num_threads",
     "concurrency": "agent.parallel_episodes",
     "sampler": "local.sampler",
+    "harbor_rollouts": "local.harbor_rollouts",
     "group_size": "rollout.n",
     "tasks_per_step": "batch.train_batch_size",
     "temperature": "rollout.temperature",
@@ -310,7 +315,7 @@ PRESET_KEY_OF_FIELD: dict[str, str] = {
 
 #: Fields read from the preset's ``local`` section only when that section has the key (a newer key the
 #: preset schema may not carry yet); otherwise the field keeps its default.
-OPTIONAL_PRESET_FIELDS: dict[str, str] = {"sampler": "local.sampler"}
+OPTIONAL_PRESET_FIELDS: dict[str, str] = {"sampler": "local.sampler", "harbor_rollouts": "local.harbor_rollouts"}
 
 #: Preset keys the local trainer does not read, each with what a local preset uses instead. For
 #: ``backend: local`` a preset may leave them out or set them to their defaults; any other value is refused.

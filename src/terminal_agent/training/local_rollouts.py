@@ -101,6 +101,11 @@ class EpisodeRecord:
     """``time.monotonic()`` of the first model call (None: the episode made none)."""
     last_reply_at: float | None = None
     """``time.monotonic()`` of the last reply."""
+    trajectory: Any = None
+    """The agent's rLLM trajectory (each turn's chat, reply, actions and step info), for the Harbor trials of the
+    rollouts (:mod:`terminal_agent.harbor_jobs.training_trials`); None when the episode raised."""
+    final_observation: str | None = None
+    """What the env answered to the last reply (the trajectory keeps each reply's preceding observation only)."""
 
 
 @dataclass
@@ -377,6 +382,8 @@ class LocalRolloutCollector:
         recorder = TurnRecorder(client, seed=episode_seed(config.seed, step, task.task_id, attempt))
         started = time.monotonic()
         env = None
+        agent = None
+        trajectory = None
         timed_out = threading.Event()
 
         def on_deadline() -> None:
@@ -411,6 +418,7 @@ class LocalRolloutCollector:
             else:
                 outcome = outcome_from_episode(result, recorder.turns)
             model_s, env_s = float(result.model_s), float(result.env_s)
+            trajectory = result.trajectory
         except ConfigError:
             raise
         except Exception as exc:  # noqa: BLE001 - one broken rollout is data, never a crash of the step
@@ -426,7 +434,16 @@ class LocalRolloutCollector:
             task_id=task.task_id, attempt=attempt, outcome=outcome, texts=list(recorder.texts),
             model_s=model_s, env_s=env_s, wall_s=time.monotonic() - started,
             first_call_at=recorder.first_call_at, last_reply_at=recorder.last_reply_at,
+            trajectory=trajectory, final_observation=_final_observation(agent),
         )
+
+
+def _final_observation(agent: Any) -> str | None:
+    """The chat's last message when it is the env's answer to the last reply."""
+    messages = agent.chat_completions if agent is not None else []
+    if len(messages) > 2 and messages[-1].get("role") == "user":
+        return str(messages[-1].get("content"))
+    return None
 
 
 def _close_quietly(env: Any) -> None:

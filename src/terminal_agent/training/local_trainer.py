@@ -42,6 +42,7 @@ from terminal_agent.training.checkpoints import (
 )
 from terminal_agent.training.local_config import LocalTrainingConfig
 from terminal_agent.training.local_policy import LocalPolicy, load_policy, make_policy_client
+from terminal_agent.harbor_jobs.training_trials import TrainingRolloutWriter
 from terminal_agent.training.local_rollouts import (
     EpisodeRecord,
     LocalRolloutCollector,
@@ -261,6 +262,8 @@ def train_local(
     validation = HeldOutValidation(client, config, val_tasks, run_id=run_id, train_tasks=tasks, env_factory=env_factory,
                                    image_builder=image_builder, progress=progress)
     pad_id = policy.pad_id
+    rollout_trials = TrainingRolloutWriter(run_dir, config.harbor_rollouts, model_name=str(getattr(client, "name", None) or config.model_path),
+                                           experiment=config.experiment)
     summary = TrainingSummary(
         run_dir=run_dir, steps=config.steps, steps_this_session=0, resumed_from=resumed_from, checkpoint=checkpoint_path,
         metrics_path=metrics_logger.path, curves_path=None, wandb_dir=metrics_logger.wandb_dir, sft=sft_info,
@@ -350,6 +353,9 @@ def train_local(
             stats = update.finish()
             progress.phase_advanced(step, "update", max(1, len(rows)))
             metrics = step_metrics(batch, selection, stats, advantages)
+            written = time.monotonic()
+            if rollout_trials.write_step(step, batch.groups, selection, advantages) is not None:  # RUN/rollouts/
+                metrics["time/harbor_rollouts_s"] = time.monotonic() - written
             skipped_steps += int(stats.skipped)
             metrics["update/skipped_steps"] = skipped_steps
             metrics["time/step_s"] = time.monotonic() - step_started

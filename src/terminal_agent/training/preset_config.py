@@ -21,6 +21,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 from terminal_agent.errors import ConfigError
+from terminal_agent.harbor_jobs.training_trials import RolloutTrialsConfig
 from terminal_agent.rewards.reward import RewardConfig
 from terminal_agent.user_files import read_user_text
 
@@ -337,6 +338,8 @@ class LocalSection(_Section):
     """Start each graded group's forward and backward passes while the step's other episodes still run."""
     micro_batch_tokens: int = Field(4096, ge=64)
     """Token budget of one forward and backward pass of the update (rows x longest row)."""
+    harbor_rollouts: RolloutTrialsConfig = Field(default_factory=RolloutTrialsConfig)
+    """Which steps' episodes the local trainer keeps as Harbor trials in ``RUN/rollouts/`` (docs/harbor_jobs.md)."""
     sampler: Literal["auto", "continuous", "batched", "vllm"] = "auto"
     """What samples the policy: auto (the continuous sampler, or the batched one where it cannot run the model),
     continuous, batched, or vllm (vLLM's engine where installed; docs/models.md, "Sampling through vLLM")."""
