@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass, field
 
 from terminal_agent.tasks.families.base import dockerfile_for
-from terminal_agent.tasks.model import GradingMode, Task, TaskLimits, TestGuards, VerifierSpec
+from terminal_agent.tasks.model import GradingMode, NegativeSolution, Task, TaskLimits, TestGuards, VerifierSpec
 
 FileContent = str | bytes
 
@@ -84,6 +84,8 @@ class Spec:
     outputs: list[str] = field(default_factory=list)
     """What the task writes (relative to /app, or absolute), for validation's empty-output probe; empty: the
     probe derives the outputs from the tests."""
+    negative_solutions: list[NegativeSolution] = field(default_factory=list)
+    """Known-wrong solutions with the most each may earn (validation and the audit run them)."""
 
     def to_task(self) -> Task:
         original = {f"/app/{path}": hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()
@@ -121,6 +123,7 @@ class Spec:
             limits=TaskLimits(**self.limits),
             verifier=verifier,
             metadata=metadata,
+            negative_solutions=list(self.negative_solutions),
         )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 import tarfile
 
-from _spec import Spec
+from _spec import NegativeSolution, Spec
 
 # --------------------------------------------------------------------------------------------------------------
 # repair-c-tally-build: a small C tool whose build fails twice (link, multiple definition) and whose sort is wrong.
@@ -490,6 +490,33 @@ _WF_TARBALL = _tarball("wordfreq-1.2", {
     "src/wordfreq.c": _WF_MAIN_C,
 })
 
+_WF_PYTHON_REWRITE = NegativeSolution(
+    name="python-rewrite",
+    why="a Python program installed in place of the C tool, the release neither built nor fixed",
+    max_score=0.0,
+    script=r"""#!/bin/bash
+mkdir -p /app/prefix/bin /app/prefix/share/man/man1 /tmp/wf
+tar -xzf /app/dist/wordfreq-1.2.tar.gz -C /tmp/wf
+cp /tmp/wf/wordfreq-1.2/man/wordfreq.1 /app/prefix/share/man/man1/wordfreq.1
+cat > /app/prefix/bin/wordfreq <<'PY'
+#!/usr/bin/env python3
+import re, sys
+from collections import Counter
+args = sys.argv[1:]
+if args == ["--version"]:
+    print("wordfreq 1.2"); sys.exit(0)
+top = 10
+if args[:1] == ["-n"]:
+    top, args = int(args[1]), args[2:]
+text = open(args[0]).read() if args else sys.stdin.read()
+counts = Counter(w.lower() for w in re.findall(r"[A-Za-z]+", text))
+for word, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:top]:
+    print(count, word)
+PY
+chmod +x /app/prefix/bin/wordfreq
+""",
+)
+
 _WF_TESTS = r'''
 import random
 import re
@@ -550,6 +577,15 @@ def test_ties_are_alphabetical():
 
 def test_release_tarball_unchanged():
     assert unchanged("/app/dist/wordfreq-1.2.tar.gz")
+
+
+def test_guard_installed_program_is_the_built_c_tool():
+    """A program in another language put at the install path (a Python stand-in) is not the release built."""
+    if not os.path.isfile(BIN):
+        return  # nothing installed: the paying tests fail on their own
+    data = Path(BIN).read_bytes()
+    assert data[:4] == b"\x7fELF", "the installed wordfreq is not a compiled program"
+    assert b"wordfreq" in data
 '''
 
 _WF_SOLUTION = r"""
@@ -1336,8 +1372,9 @@ it is.
         tests=_WF_TESTS,
         weights={"test_installed_binary_reports_version": 1.0, "test_man_page_installed": 0.5,
                  "test_counts_of_a_fresh_text": 1.5, "test_ties_are_alphabetical": 1.0},
-        guards=["test_release_tarball_unchanged"],
+        guards=["test_release_tarball_unchanged", "test_guard_installed_program_is_the_built_c_tool"],
         solution=_WF_SOLUTION,
+        negative_solutions=[_WF_PYTHON_REWRITE],
         dev_tools=True,
         tags=["c", "make", "tarball", "install", "binary-fixture"],
         limits={"agent_timeout_s": 1200, "test_timeout_s": 300},

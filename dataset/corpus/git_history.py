@@ -1,14 +1,21 @@
 """Git history to recover, inspect or rewrite.
 
 Every repository is built in the image by one small builder (:data:`_BUILDER`, written by a Dockerfile step and
-removed after it ran) from a plan of commits (``_build/plan.json``, removed too) with fixed authors and dates, so commit hashes are the same in every build. The builder records
-the hashes and trees the tests need under ``/root/.corpus/``.
+removed after it ran) from a plan of commits (``_build/plan.json``, removed too) with fixed authors and dates, so
+commit hashes are the same in every build. The hashes and trees the tests compare with are constants of the tests
+(``RECORDED``): :func:`_recorded` runs the same builder here, when the corpus is built, and keeps what the plan's
+``record`` steps print. Nothing the tests trust lives in the image, where the agent (root) could rewrite it.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 from _spec import GIT_IDENTITY, Spec
 
@@ -19,9 +26,9 @@ import subprocess
 import sys
 
 plan = json.load(open(sys.argv[1]))
+records = sys.argv[2] if len(sys.argv) > 2 else None  # given only when the corpus is built, never in the image
 repo = plan["path"]
 os.makedirs(repo, exist_ok=True)
-os.makedirs("/root/.corpus", exist_ok=True)
 clock = [plan.get("start", 1709283600)]
 DEFAULT = "Corpus Author <author@example.com>"
 
@@ -62,9 +69,10 @@ for step in plan["steps"]:
     elif op == "git":
         git(*step["args"], author=step.get("author"))
     elif op == "record":
-        value = git(*step["args"], capture=True)
-        with open("/root/.corpus/" + step["name"], "w") as handle:
-            handle.write(value)
+        if records:
+            value = git(*step["args"], capture=True)
+            with open(os.path.join(records, step["name"]), "w") as handle:
+                handle.write(value)
     else:
         raise SystemExit(f"unknown op {op}")
 '''
@@ -81,7 +89,7 @@ def git(*args, check=True):
 
 
 def recorded(name):
-    return Path("/root/.corpus/" + name).read_text().strip()
+    return RECORDED[name].strip()
 
 
 def export(ref, target):
@@ -102,6 +110,30 @@ def _repo(plan_steps: list[dict], start: int = 1709283600) -> tuple[dict[str, st
     steps = [GIT_IDENTITY, f"RUN echo {builder} | base64 -d > /tmp/make_repo.py && python3 /tmp/make_repo.py "
              "/app/_build/plan.json && rm -rf /app/_build /tmp/make_repo.py"]
     return files, steps
+
+
+def _recorded(plan: dict) -> dict[str, str]:
+    """What the ``record`` steps of ``plan`` print, from the builder run here on a scratch copy (fixed identities
+    and dates, and no user or system git settings, give the hashes the image build gives)."""
+    if not any(step["op"] == "record" for step in plan["steps"]):
+        return {}
+    with tempfile.TemporaryDirectory(prefix="corpus-git-") as scratch:
+        local = {**plan, "path": os.path.join(scratch, "repo")}
+        plan_path, records = Path(scratch, "plan.json"), Path(scratch, "records")
+        plan_path.write_text(json.dumps(local))
+        records.mkdir()
+        env = {key: value for key, value in os.environ.items() if not key.startswith("GIT_")}
+        env.update(GIT_CONFIG_GLOBAL=os.devnull, GIT_CONFIG_NOSYSTEM="1", HOME=scratch)
+        subprocess.run([sys.executable, "-c", _BUILDER, str(plan_path), str(records)], env=env, check=True,
+                       stdout=subprocess.DEVNULL)
+        return {path.name: path.read_text() for path in sorted(records.iterdir())}
+
+
+def _with_recorded(spec: Spec) -> Spec:
+    """``spec`` with the recorded values of its repository written into its tests as ``RECORDED``."""
+    plan = json.loads(spec.files["_build/plan.json"])
+    spec.tests = f"RECORDED = {_recorded(plan)!r}\n" + spec.tests
+    return spec
 
 
 def _dates(plan_steps: list[dict], start: int = 1709283600) -> list[int]:
@@ -1256,3 +1288,4 @@ resulting files unchanged. Finish on `main` with a clean working tree.
         limits=_GIT_LIMITS,
     ),
 ]
+TASKS = [_with_recorded(spec) for spec in TASKS]

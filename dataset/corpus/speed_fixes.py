@@ -4,7 +4,7 @@ and checks the result against a reference computed in the test."""
 
 from __future__ import annotations
 
-from _spec import Spec
+from _spec import NegativeSolution, Spec
 
 # --------------------------------------------------------------------------------------------------------------
 # speed-close-pairs: a quadratic pair count in Python.
@@ -547,9 +547,19 @@ LIMIT_S = 15
 
 
 def _build():
-    result = run("make", "-C", "/app/uniq", timeout=120)
+    """Build a fresh copy of /app/uniq with its Makefile (every target remade) and return the program: a stand-in
+    put at /app/uniq/uniqcount (a script in another language) is never what runs; the C source is."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="uniq-build-")) / "uniq"
+    shutil.copytree("/app/uniq", folder, symlinks=True)
+    (folder / "uniqcount").unlink(missing_ok=True)
+    result = run("make", "-B", "-C", str(folder), timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert os.access("/app/uniq/uniqcount", os.X_OK)
+    program = folder / "uniqcount"
+    assert program.read_bytes()[:4] == b"\x7fELF", "make must build the C program, not install a stand-in"
+    return str(program)
 
 
 def _expected(data):
@@ -562,9 +572,9 @@ def _expected(data):
 
 
 def _timed(data):
-    _build()
+    program = _build()
     start = time.monotonic()
-    result = subprocess.run(["/app/uniq/uniqcount"], input=data, capture_output=True, timeout=LIMIT_S + 15)
+    result = subprocess.run([program], input=data, capture_output=True, timeout=LIMIT_S + 15)
     return result, time.monotonic() - start
 
 
@@ -598,6 +608,26 @@ def test_blank_lines_and_no_final_newline():
     assert result.stdout == _expected(data)
     assert took < LIMIT_S, took
 '''
+
+_UNIQ_PYTHON_REWRITE = NegativeSolution(
+    name="python-rewrite",
+    why="a correct, fast Python program put where the C program is built; the task asks to fix the C program",
+    max_score=0.0,
+    script=r"""#!/bin/bash
+cat > /app/uniq/uniqcount <<'PY'
+#!/usr/bin/env python3
+import sys
+from collections import Counter
+lines = sys.stdin.buffer.read().split(b"\n")
+if lines and lines[-1] == b"":
+    lines.pop()
+for line, count in sorted(Counter(lines).items(), key=lambda kv: (-kv[1], kv[0])):
+    sys.stdout.buffer.write(b"%d\t%s\n" % (count, line))
+PY
+chmod +x /app/uniq/uniqcount
+touch /app/uniq/uniqcount
+""",
+)
 
 _UNIQ_SOLUTION = r"""
 cat > /app/uniq/uniqcount.c <<'EOF'
@@ -1029,6 +1059,7 @@ the Makefile.
         tests=_UNIQ_TESTS,
         weights={"test_many_distinct_lines": 1.0, "test_long_lines": 1.0, "test_blank_lines_and_no_final_newline": 1.0},
         solution=_UNIQ_SOLUTION,
+        negative_solutions=[_UNIQ_PYTHON_REWRITE],
         dev_tools=True,
         tags=["c", "hash-table", "performance"],
         limits={"agent_timeout_s": 1200, "test_timeout_s": 450},

@@ -488,6 +488,8 @@ def _crm_expected(customers, orders, payments):
         "unmatched": [list(p) for p in unmatched],
         "kept_payment_sum": kept_payment_sum,
         "kept_payments": len([p for p in payments if p[1] in kept_orders]),
+        "kept_payment_ids": sorted(p[0] for p in payments if p[1] in kept_orders),
+        "payments": [list(p) for p in payments],
     }
 
 
@@ -569,6 +571,8 @@ def test_orphan_orders_and_their_payments_removed():
     ids = {{r[0] for r in con.execute("SELECT id FROM payments")}}
     assert ids and not ids & set(EXPECTED["dropped_payments"])
     assert len(ids) == EXPECTED["kept_payments"]
+    total = con.execute("SELECT coalesce(sum(amount_cents), 0) FROM payments").fetchone()[0]
+    assert total == EXPECTED["kept_payment_sum"]
 
 
 def test_unmatched_payments_kept_aside():
@@ -585,9 +589,12 @@ def test_constraints_hold():
 
 
 def test_kept_payments_unchanged():
-    con = _con()
-    total = con.execute("SELECT coalesce(sum(amount_cents), 0) FROM payments").fetchone()[0]
-    assert total == EXPECTED["kept_payment_sum"]
+    """No payment is altered and none that must stay is lost; payments still to be moved or dropped may be there
+    (partial work keeps its credit)."""
+    original = {{row[0]: row for row in EXPECTED["payments"]}}
+    rows = [list(r) for r in _con().execute("SELECT id, order_id, amount_cents, paid_at FROM payments")]
+    assert all(original.get(row[0]) == row for row in rows), "a payment was changed"
+    assert set(EXPECTED["kept_payment_ids"]) <= {{row[0] for row in rows}}, "a payment that must stay was removed"
 '''
 
 _REPAIR = Spec(

@@ -84,9 +84,13 @@ def instruction_constants(task: Task) -> list[str]:
 
 
 def example_lines(task: Task) -> list[str]:
-    """Text that looks like the expected output: fenced and indented blocks of the instruction, and backtick spans
-    that hold a blank (``COUNT IP``, ``ERROR 3``)."""
+    """Text that looks like the expected output: a shipped example output (a text file named like ``output`` or
+    ``expected``), fenced and indented blocks of the instruction, and backtick spans that hold a blank
+    (``COUNT IP``, ``ERROR 3``)."""
     lines: list[str] = []
+    for path, content in sorted(text_files(task).items()):
+        if re.search(r"(output|expected)", posixpath.basename(path), re.I):
+            lines += content.splitlines()[:MAX_CONSTANTS]
     for block in _FENCE.findall(task.instruction):
         lines += [line for line in block.splitlines() if line.strip()]
     text = _FENCE.sub("", task.instruction)

@@ -17,7 +17,8 @@ are refrozen on purpose (``python dataset/freeze_splits.py``), never silently.
 
 Freezing checks what the split promises and refuses a split that breaks it (:class:`ConfigError`): no held-out
 task or held-out family instance may be a near-twin of anything in ``train``
-(:mod:`~terminal_agent.task_quality.similarity`; the closest pairs are recorded), and both splits must hold
+(:mod:`~terminal_agent.task_quality.similarity`; the closest pairs are recorded) or a skill twin (the same
+distinctive tools and kind of output, :mod:`~terminal_agent.task_quality.skill_twins`), and both splits must hold
 hard tasks. The document records the difficulty counts and which model screened the tasks (``screened_by``).
 The whole content carries a sha256 (``content_sha256``) over its canonical JSON, so a trainer can record
 exactly which split it used.
@@ -34,6 +35,7 @@ from typing import Any
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.task_quality.similarity import NEAR_TWIN, closest_pairs, near_twins
+from terminal_agent.task_quality.skill_twins import SKILL_TWIN, skill_twins
 from terminal_agent.tasks.families import FAMILIES, generate_instances, get_family
 from terminal_agent.tasks.model import Task
 
@@ -120,6 +122,11 @@ def freeze_splits(
     if twins:
         problems.append("held-out near-twins of training tasks (similarity >= "
                         f"{near_twin:g}): " + ", ".join(f"{p.held_out} ~ {p.train} {p.score:.2f}" for p in twins))
+    same_skill = skill_twins(members["held_out"], members["train"])
+    if same_skill:
+        problems.append(f"held-out skill twins of training tasks (shared tools >= {SKILL_TWIN:g}, same kind of "
+                        "output): " + ", ".join(f"{t.held_out} ~ {t.train} ({', '.join(t.shared_tools)})"
+                                                for t in same_skill))
     for name, shipped in (("train", train_tasks), ("held_out", held_tasks)):
         if not any(task.difficulty == "hard" for task in shipped):
             problems.append(f"split {name!r} holds no hard hand-written task")
@@ -141,6 +148,12 @@ def freeze_splits(
             "threshold": near_twin,
             "held_out_vs": "train",
             "closest": [pair.to_dict() for pair in pairs[:15]],
+        },
+        "skill_twin_check": {
+            "measure": "IDF-weighted share of the held-out task's distinctive tools that a training task with the same "
+                       "kind of output uses (terminal_agent.task_quality.skill_twins)",
+            "threshold": SKILL_TWIN,
+            "twins": [],
         },
         "screened_by": bands.get("model") if bands else None,
     }

@@ -21,6 +21,8 @@ def unchanged(path):
     return sha256_of(path) == ORIGINAL_SHA256[path]
 
 
+RECORDED = {'main': '10bab7ef551739cb02573b1d49daba6223727aba\n'}
+
 REPO = "/app/repo"
 
 
@@ -32,7 +34,7 @@ def git(*args, check=True):
 
 
 def recorded(name):
-    return Path("/root/.corpus/" + name).read_text().strip()
+    return RECORDED[name].strip()
 
 
 def export(ref, target):

@@ -21,6 +21,8 @@ def unchanged(path):
     return sha256_of(path) == ORIGINAL_SHA256[path]
 
 
+RECORDED = {'feature': '777e839a469d0288515263f5f157e310bec7c95e\n', 'main': '2d4aa724a7684a7738b7bb48d892f39506cc8f68\n'}
+
 REPO = "/app/repo"
 
 
@@ -32,7 +34,7 @@ def git(*args, check=True):
 
 
 def recorded(name):
-    return Path("/root/.corpus/" + name).read_text().strip()
+    return RECORDED[name].strip()
 
 
 def export(ref, target):

@@ -21,6 +21,8 @@ def unchanged(path):
     return sha256_of(path) == ORIGINAL_SHA256[path]
 
 
+RECORDED = {'docs_trees': 'b29ae4808348ce46cfb7cc5d0f09a9f9ac72b0e1\nc6c5b098e06508bd225da920e83b254d808885b4\nd815b83f9d5d34e65eccbd7f904a1b270b94dd9d\n2436dc26f1734373badf43ad6f36cdec38b2a2b3\n38ef853eba672e27580f1f89e7fad9e948cb92a9\n8a7de88ca9725b47b025d534afdbdac1618e1c4f\n3bda959b0e6eaf8a8806b72c6cb85a5f01c63eb7\n03afeef91129ce12127ac6e6af1c992a3d01ba89\n', 'main_trees': 'd047bc98ce1735c1ea1381c4b99f8f74432d1843\n1709747cd47b79936230e155b42a2f4d3a8e4b15\n06bc48151137a7577576cd84aaede218801863df\nae92a9dd7df760673ae555895c9caf6df160022c\nd815b83f9d5d34e65eccbd7f904a1b270b94dd9d\n2436dc26f1734373badf43ad6f36cdec38b2a2b3\n38ef853eba672e27580f1f89e7fad9e948cb92a9\n8a7de88ca9725b47b025d534afdbdac1618e1c4f\n3bda959b0e6eaf8a8806b72c6cb85a5f01c63eb7\n03afeef91129ce12127ac6e6af1c992a3d01ba89\n'}
+
 REPO = "/app/repo"
 
 
@@ -32,7 +34,7 @@ def git(*args, check=True):
 
 
 def recorded(name):
-    return Path("/root/.corpus/" + name).read_text().strip()
+    return RECORDED[name].strip()
 
 
 def export(ref, target):

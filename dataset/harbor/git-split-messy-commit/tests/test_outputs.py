@@ -21,6 +21,8 @@ def unchanged(path):
     return sha256_of(path) == ORIGINAL_SHA256[path]
 
 
+RECORDED = {'base': '6a72141ad33f1438bd3f4fcc4848dde4b169bbee\n', 'top_date': '1709318520\n', 'top_tree': '862fe49bba35defa7aef9cebd2e592cf47b2c22e\n', 'wip_tree': 'de643396a987999c8f4f4b4e1677d85adb8bedc9\n'}
+
 REPO = "/app/repo"
 
 
@@ -32,7 +34,7 @@ def git(*args, check=True):
 
 
 def recorded(name):
-    return Path("/root/.corpus/" + name).read_text().strip()
+    return RECORDED[name].strip()
 
 
 def export(ref, target):

@@ -80,3 +80,12 @@ def test_ties_are_alphabetical():
 
 def test_release_tarball_unchanged():
     assert unchanged("/app/dist/wordfreq-1.2.tar.gz")
+
+
+def test_guard_installed_program_is_the_built_c_tool():
+    """A program in another language put at the install path (a Python stand-in) is not the release built."""
+    if not os.path.isfile(BIN):
+        return  # nothing installed: the paying tests fail on their own
+    data = Path(BIN).read_bytes()
+    assert data[:4] == b"\x7fELF", "the installed wordfreq is not a compiled program"
+    assert b"wordfreq" in data

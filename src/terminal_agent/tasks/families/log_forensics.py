@@ -40,11 +40,8 @@ import json
 def _report():
     report = json.loads(Path("/app/report.json").read_text())
     assert isinstance(report, dict), "report.json must hold a JSON object"
+    assert set(report) >= {"count", "first", "last", "top_host"}, "report.json lacks a field"
     return report
-
-
-def test_report_has_the_fields():
-    assert set(_report()) >= {"count", "first", "last", "top_host"}
 
 
 def test_count():
@@ -173,7 +170,6 @@ class LogForensics(TaskFamily):
             category="log-forensics",
             test_source=test_module({"EXPECTED": expected, "LOG_HASHES": hashes}, TESTS),
             test_weights={
-                "test_report_has_the_fields": 0.5,
                 "test_count": 1.5,
                 "test_first_occurrence": 1.0,
                 "test_last_occurrence": 1.0,

@@ -33,14 +33,12 @@ def _clean(lines: list[str]) -> list[str]:
     return [line.strip() for line in lines if line.strip()]
 
 
-def _dedupe(lines: list[str]) -> str:
-    seen: set[str] = set()
-    out = []
+def _running_total(lines: list[str]) -> str:
+    total, out = 0, []
     for line in _clean(lines):
-        if line not in seen:
-            seen.add(line)
-            out.append(line)
-    return "".join(f"{line}\n" for line in out)
+        total += int(line)
+        out.append(f"{total}\n")
+    return "".join(out)
 
 
 def _sum_by_key(lines: list[str]) -> str:
@@ -78,9 +76,8 @@ def _reverse_fields(lines: list[str]) -> str:
     return "".join(",".join(reversed(line.split(","))) + "\n" for line in _clean(lines))
 
 
-def _gen_dedupe(rng: random.Random) -> list[str]:
-    pool = [f"{rng.choice(WORDS)}-{rng.randrange(20)}" for _ in range(8)]
-    return [rng.choice(pool) for _ in range(rng.randrange(10, 25))]
+def _gen_signed(rng: random.Random) -> list[str]:
+    return [str(rng.randrange(-500, 500)) for _ in range(rng.randrange(8, 20))]
 
 
 def _gen_sum(rng: random.Random) -> list[str]:
@@ -110,9 +107,9 @@ def _gen_csv(rng: random.Random) -> list[str]:
 
 # key -> (script name, what it prints, python reference, input generator, awk/bash body working on "$input")
 SCRIPTS: dict[str, tuple[str, str, Callable[[list[str]], str], Callable[[random.Random], list[str]], str]] = {
-    "dedupe": (
-        "dedupe", "every line of the input once, at its first occurrence, in input order",
-        _dedupe, _gen_dedupe, "awk '!seen[$0]++'",
+    "running-total": (
+        "runsum", "for lines holding one whole number each (negative ones too), the running total after each "
+        "line, one number per line", _running_total, _gen_signed, "awk '{s += $1; print s}'",
     ),
     "sum-by-key": (
         "sumkeys", "for lines 'KEY NUMBER', one line 'KEY TOTAL' per key (the numbers summed), sorted by key "
@@ -168,17 +165,22 @@ def _on(tmp_path, case):
     return proc.stdout
 
 
-def test_sample_output():
-    proc = _script("/app/examples/input.txt")
-    assert proc.returncode == 0 and proc.stdout == SAMPLE_OUTPUT, proc.stdout
-
-
 def test_fresh_input(tmp_path):
     assert _on(tmp_path, 0) == CASES[0][1]
 
 
 def test_another_fresh_input(tmp_path):
     assert _on(tmp_path, 1) == CASES[1][1]
+
+
+def test_a_third_fresh_input(tmp_path):
+    assert _on(tmp_path, 2) == CASES[2][1]
+
+
+def test_guard_sample_output():
+    """Printing the shipped example output earns nothing; a script that gets the example wrong earns nothing."""
+    proc = _script("/app/examples/input.txt")
+    assert proc.returncode == 0 and proc.stdout == SAMPLE_OUTPUT, proc.stdout
 
 
 def test_guard_example_unchanged():
@@ -188,8 +190,8 @@ def test_guard_example_unchanged():
 MEDIUM_TESTS = '''
 
 def test_reads_stdin_without_argument():
-    proc = _script(stdin=CASES[2][0])
-    assert proc.returncode == 0 and proc.stdout == CASES[2][1], proc.stdout
+    proc = _script(stdin=CASES[3][0])
+    assert proc.returncode == 0 and proc.stdout == CASES[3][1], proc.stdout
 
 
 def test_missing_file_exits_2():
@@ -219,7 +221,7 @@ class ShellScript(TaskFamily):
 
         sample_text, sample_output = draw()
         cases = []
-        while len(cases) < 3:
+        while len(cases) < 4:
             text, output = draw()
             if output != sample_output and all(output != other for _, other in cases):
                 cases.append((text, output))
@@ -229,7 +231,7 @@ class ShellScript(TaskFamily):
             f"/app/examples/output.txt what `{name} /app/examples/input.txt` must print, byte for byte. "
             "The script will be run on other inputs."
         )
-        weights = {"test_sample_output": 0.5, "test_fresh_input": 1.5, "test_another_fresh_input": 1.5}
+        weights = {"test_fresh_input": 1.0, "test_another_fresh_input": 1.0, "test_a_third_fresh_input": 1.0}
         tests = TESTS
         if medium:
             instruction += (
@@ -262,7 +264,7 @@ class ShellScript(TaskFamily):
             category="scripting",
             test_source=test_module(constants, tests),
             test_weights=weights,
-            guards=["test_guard_example_unchanged"],
+            guards=["test_guard_example_unchanged", "test_guard_sample_output"],
             solution=solution,
             files={"examples/input.txt": sample_text, "examples/output.txt": sample_output},
             outputs=[script],
