@@ -180,7 +180,7 @@ def test_the_reviews_findings_no_longer_pay_in_containers():
         script = FORMAT_ONLY[name] or _config_migrate_format_only(task)
         add(task, 0, "#!/bin/bash\n" + script, lambda score: score == 0.0)
     repair = _task("sqlite-repair-duplicates")  # old: 0 (the guard checked the final total)
-    add(repair, 0, SQLITE_MERGE_ONLY, lambda score: 0.3 < score < 1.0)
+    add(repair, 0, SQLITE_MERGE_ONLY, lambda score: 0.1 < score < 1.0)  # the survivors test: 1.5 of 8.5
     results = run_scripted_episodes("review", episodes, max_steps=2, concurrency=3)
     for key, check in expected.items():
         trial = results[key]
