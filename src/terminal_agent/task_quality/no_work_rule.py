@@ -8,6 +8,9 @@ Every task must satisfy, in real containers (:func:`terminal_agent.task_quality.
   vacuously on an empty file pay ``touch OUTPUT``;
 * the **oracle** (the reference solution) scores exactly 1.0.
 
+Beside the rule, a task's known-wrong solutions (``Task.negative_solutions``) must each score at most their
+``max_score`` (:func:`negative_problems`; the manifest's ``negative_scores``).
+
 :func:`rule_problems` states the rule on three scores; validation uses it on fresh episodes.
 :func:`check_against_manifest` applies it to a validation manifest (``dataset/validation_manifest.json``) and
 also checks that the manifest pins every task with its current content hashes, so a task that changed since it

@@ -12,6 +12,8 @@ For each task three episodes run through the real environment and grader:
   (``solution/`` of a Harbor task) are written under ``/solution`` (base64, so no quoting or
   byte can break them) and ``/solution/solve.sh`` runs with bash and
   ``DEBIAN_FRONTEND=noninteractive``, then the agent finishes; the score must be exactly 1.0.
+* **negative solutions** - each of ``task.negative_solutions`` runs exactly as the oracle runs the reference
+  solution; each must score at most its ``max_score``.
 
 The rule itself is :mod:`terminal_agent.task_quality.no_work_rule`. All episodes use the scripted model
 client, so no private hook into the environment is needed. An episode that infrastructure kept from being
