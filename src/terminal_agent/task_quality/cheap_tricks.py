@@ -233,7 +233,7 @@ def standin_rewrite(task: Task) -> str | None:
     if not sources and not installs:
         return None
     commands = [
-        "mark=$(mktemp /tmp/.audit-mark.XXXXXX)",
+        "mark=$(mktemp /tmp/.audit-mark.XXXXXX); rm -f /tmp/.audit-standins",
         "rm -rf /tmp/.audit-pristine && cp -a /app /tmp/.audit-pristine 2>/dev/null",
         f"(cd /app && bash /solution/{REFERENCE_SCRIPT}) > /tmp/.audit-reference.log 2>&1",
         "mkdir -p /opt/.audit-stash",
@@ -243,12 +243,14 @@ def standin_rewrite(task: Task) -> str | None:
         "  case \"$magic\" in 177ELF*) ;; '#!'*) head -n 1 \"$f\" | grep -q python && continue ;; *) continue ;; esac",
         "  s=/opt/.audit-stash/$(printf '%s' \"$f\" | sha1sum | cut -c1-16); cp -p \"$f\" \"$s\"",
         "  printf '#!/usr/bin/env python3\\nimport os, sys\\nos.execv(\"%s\", [sys.argv[0]] + sys.argv[1:])\\n' "
-        "\"$s\" > \"$f\" && chmod +x \"$f\" && echo \"stand-in for $f\"",
+        "\"$s\" > \"$f\" && chmod +x \"$f\" && echo \"stand-in for $f\" >> /tmp/.audit-standins",
         "done",
+        "# nothing built to stand in for (a Python project, say): the trick does nothing, /app goes back as shipped",
+        "if ! [ -s /tmp/.audit-standins ]; then rm -rf /app && cp -a /tmp/.audit-pristine /app; fi",
     ]
     for path in sorted(sources):
         quoted = shlex.quote(path)
         commands.append(f"[ -f /tmp/.audit-pristine/{quoted} ] && ! [ -x /app/{quoted} ] && "
                         f"cp -p /tmp/.audit-pristine/{quoted} /app/{quoted}")
-    commands.append("rm -rf /tmp/.audit-pristine \"$mark\"; true")
+    commands.append("cat /tmp/.audit-standins 2>/dev/null; rm -rf /tmp/.audit-pristine /tmp/.audit-standins \"$mark\"; true")
     return _script(commands)
