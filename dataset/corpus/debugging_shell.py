@@ -254,8 +254,16 @@ def test_last_line_without_newline():
 def test_indented_lines_do_not_count():
     assert _count_of("admin:a\n  admin:b\n\tadmin:c\nadmin:d\n") == "2"
     assert _count_of("") == "0"
+
+
+def test_guard_still_a_bash_script():
+    """The prompt says to keep it a bash script: a stand-in in another language earns nothing."""
+    text = Path("/app/count_admins.sh").read_text()
+    assert text.split("\n", 1)[0] in ("#!/bin/bash", "#!/usr/bin/env bash")
+    assert run("bash", "-n", "/app/count_admins.sh").returncode == 0
 ''',
         weights={"test_sample_count": 1.0, "test_last_line_without_newline": 1.5, "test_indented_lines_do_not_count": 1.5},
+        guards=["test_guard_still_a_bash_script"],
         solution='''cat > /app/count_admins.sh <<'EOF'
 #!/bin/bash
 # Count the lines of /app/users.txt that start with "admin:" and print the count.

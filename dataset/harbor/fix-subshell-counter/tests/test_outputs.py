@@ -45,3 +45,10 @@ def test_last_line_without_newline():
 def test_indented_lines_do_not_count():
     assert _count_of("admin:a\n  admin:b\n\tadmin:c\nadmin:d\n") == "2"
     assert _count_of("") == "0"
+
+
+def test_guard_still_a_bash_script():
+    """The prompt says to keep it a bash script: a stand-in in another language earns nothing."""
+    text = Path("/app/count_admins.sh").read_text()
+    assert text.split("\n", 1)[0] in ("#!/bin/bash", "#!/usr/bin/env bash")
+    assert run("bash", "-n", "/app/count_admins.sh").returncode == 0

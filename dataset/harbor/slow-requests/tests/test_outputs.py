@@ -29,7 +29,11 @@ def _got():
 
 
 def test_all_slow_lines_found():
-    assert set(EXPECTED) <= set(_got())
+    got = _got()
+    assert set(EXPECTED) <= set(got)
+    # something was filtered: a copy of the log (every slow line, and every fast one) earns nothing
+    lines = Path("/app/requests.log").read_text().splitlines()
+    assert len(set(got) - set(EXPECTED)) <= (len(lines) - len(EXPECTED)) // 2
 
 
 def test_no_fast_line():
