@@ -81,3 +81,12 @@ def test_parse_runs_merges_tokens_by_mask_and_refuses_an_unknown_style():
     assert check_response_masks.parse_runs(line) == [(False, "ab"), (True, "cd"), (False, "\\n")]
     with pytest.raises(ValueError, match="neither in the loss"):
         check_response_masks.parse_runs("\x1b[31mx\x1b[0m")
+
+
+def test_a_ray_prefixed_colored_line_and_split_multibyte_characters_are_read_as_the_run_printed_them():
+    line = "\x1b[36m(TaskRunner pid=7654)\x1b[0m \x1b[34mh\x1b[0m\x1b[34m\ufffd\x1b[0m\x1b[34m\ufffd\x1b[0m\x1b[34mi\x1b[0m"
+    assert check_response_masks._clean(line) == line.split(" ", 2)[2]
+    assert check_response_masks.parse_runs(check_response_masks._clean(line)) == [(True, "h\ufffd\ufffdi")]
+    assert check_response_masks.same_text("h\ufffd\ufffdi", "h\u0451i")  # one Cyrillic letter split over two tokens
+    assert not check_response_masks.same_text("h\ufffd\ufffdi", "hxi")  # an ASCII letter never decodes to U+FFFD
+    assert not check_response_masks.same_text("h\ufffdj", "h\u0451i")

@@ -33,7 +33,7 @@ from pathlib import Path
 #: One styled token of click.style: SGR codes, the text, the reset.
 _STYLED = re.compile(r"((?:\x1b\[[0-9;]*m)+)(.*?)\x1b\[0m", re.S)
 _CODE = re.compile(r"\x1b\[([0-9;]*)m")
-_RAY_PREFIX = re.compile(r"^\([^)]*\)\s")
+_RAY_PREFIX = re.compile(r"^(?:\x1b\[[0-9;]*m)*\([^)]*\)(?:\x1b\[[0-9;]*m)*\s")  # Ray's (Name pid=N), colored on a TTY-less log too
 IN_LOSS_CODE = "34"  # VisualizationConfig.unmasked_token_style: fg blue
 MASKED_CODE = "2"  # VisualizationConfig.masked_token_style: dim
 #: Special tokens a sampler returns at the end of a reply (ChatML's turn end; the EOS of other templates).
@@ -138,6 +138,19 @@ def _replies_and_observations(episode: dict) -> tuple[list[str], list[str]]:
     return replies, observations
 
 
+def same_text(trained: str, reply: str) -> bool:
+    """Whether ``trained`` (tokens decoded one by one) is ``reply``: equal, or equal but where a multi-byte
+    character split across tokens decodes to U+FFFD pieces on its own (each run of them stands for one
+    or more non-ASCII characters of the reply)."""
+    if trained == reply:
+        return True
+    if "\ufffd" not in trained:
+        return False
+    pattern = "".join("[^\\x00-\\x7f]+" if piece.startswith("\ufffd") else re.escape(piece)
+                      for piece in re.split(r"(\ufffd+)", trained) if piece)
+    return re.fullmatch(pattern, reply, re.S) is not None
+
+
 def _strip_end(run: str) -> str:
     for end in END_TOKENS:
         if run.endswith(end):
@@ -171,6 +184,9 @@ def check_rendering(row: PrintedRow, episode: dict, render) -> str:
         return "the template renders the first messages differently inside the whole conversation"
     response = "".join(text for _, text in row.runs)
     tail = rest[len(response):] if rest.startswith(response) else None
+    if tail is None and "\ufffd" in response:  # split multi-byte characters: compare up to the end-of-turn tail
+        tail = next((t for t in ("", "\\n", shown("<|im_end|>\n"), shown("<|im_end|>"))
+                     if rest.endswith(t) and same_text(response, rest[: len(rest) - len(t)] if t else rest)), None)
     allowed_tails = {"", "\\n", shown("<|im_end|>\n"), shown("<|im_end|>")}
     if tail is None or tail not in allowed_tails:
         return "response: " + _first_difference(response, rest).replace("trained", "row").replace("vs reply", "vs template")
@@ -187,7 +203,7 @@ def check_row(row: PrintedRow, episode: dict, render=None) -> RowCheck:
         result.problem = "no token of the row is in the loss"
         return result
     first = _strip_end(loss[0][1])
-    starts = [k for k, reply in enumerate(replies) if shown(reply) == first]
+    starts = [k for k, reply in enumerate(replies) if same_text(first, shown(reply))]
     if not starts:
         nearest = min(range(len(replies)), key=lambda k: -len(_common_prefix(shown(replies[k]), first))) if replies else None
         result.problem = ("the first in-loss run is no reply of the episode; "
@@ -199,7 +215,7 @@ def check_row(row: PrintedRow, episode: dict, render=None) -> RowCheck:
         return result
     for n, (run_index, text) in enumerate(loss):
         k = start + n
-        if _strip_end(text) != shown(replies[k]):
+        if not same_text(_strip_end(text), shown(replies[k])):
             result.problem = f"turn {k}: " + _first_difference(_strip_end(text), shown(replies[k]))
             return result
         between = row.runs[run_index + 1][1] if run_index + 1 < len(row.runs) and n + 1 < len(loss) else None

@@ -69,8 +69,9 @@ wait_for_run() {
     # TA_KILL_AFTER_STEP=N: the resume drill: once step N is logged, SIGKILL the run a few seconds into the
     # next step (its whole session, then Ray's daemons), as a crash would; 'verl' again with
     # trainer.resume_mode=auto goes on from the last checkpoint
-    if [ -n "${TA_KILL_AFTER_STEP:-}" ] && [ -f "$run_dir/verl_metrics.jsonl" ] && \
-       grep -q "^{\"step\": $TA_KILL_AFTER_STEP," "$run_dir/verl_metrics.jsonl"; then
+    # (the step's console line, "step:N - ...": verl's file logger buffers its lines, so the jsonl lags steps)
+    if [ -n "${TA_KILL_AFTER_STEP:-}" ] && [ -f "$run_dir/launch.log" ] && \
+       grep -aq "step:$TA_KILL_AFTER_STEP - " "$run_dir/launch.log"; then
       sleep "${TA_KILL_DELAY_S:-4}"
       echo "killing the run (SIGKILL to session $pid) $(date +%T), ${TA_KILL_DELAY_S:-4} s after step $TA_KILL_AFTER_STEP was logged"
       kill -9 -- "-$pid" 2>/dev/null || kill -9 "$pid"
