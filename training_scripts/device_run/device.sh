@@ -205,14 +205,17 @@ case "${1:-}" in
     environment
     mkdir -p "$copy_to"
     t0=$(date +%s)
-    "$PY" -m terminal_agent train export "$checkpoint" -o "$run_dir/exported" --force 2>&1 | tail -n 5
+    # (from Python: on the node the package has no installed metadata, and the CLI's entry looks it up)
+    "$PY" -c "import sys; from terminal_agent.training.verl_checkpoint_export import export_verl_checkpoint as e; print(e(sys.argv[1], sys.argv[2], force=True))" \
+      "$checkpoint" "$run_dir/exported" 2>&1 | tail -n 3
     echo "export took $(( $(date +%s) - t0 )) s"
     for split in val train; do
       limit=""; [ "$split" = train ] && limit="--limit 40"
-      timeout -k 20 "${TA_TRAIN_TIMEOUT:-480}" "$PY" -m terminal_agent eval run "$run_dir/data/$split.parquet" \
-        --model "$run_dir/exported" --device cuda --dtype bfloat16 --sandbox bwrap --images-dir "$STAGE/export" \
-        --no-plot -o "$run_dir/eval_$split" $limit "$@" > "$copy_to/eval_$split.log" 2>&1 || echo "eval $split: exit $?"
-      for f in report.md summary.json; do [ -f "$run_dir/eval_$split/$f" ] && cp "$run_dir/eval_$split/$f" "$copy_to/${split}_$f"; done
+      timeout -k 20 "${TA_TRAIN_TIMEOUT:-480}" "$PY" -c "import sys; from typer.main import get_command; import terminal_agent.cli as c; get_command(c.app).main(sys.argv[1:], prog_name='terminal-agent')" \
+        eval run "$run_dir/data/$split.parquet" --model "$run_dir/exported" --device cuda --dtype bfloat16 --sandbox bwrap \
+        --images-dir "$STAGE/export" --no-plot --no-harbor -o "$run_dir/eval_$split" $limit "$@" > "$copy_to/eval_$split.log" 2>&1 \
+        || echo "eval $split: exit $?"
+      [ -f "$run_dir/eval_$split/report.md" ] && cp "$run_dir/eval_$split/report.md" "$copy_to/${split}_report.md"
       tail -n 15 "$copy_to/eval_$split.log"
     done
     ;;
