@@ -15,6 +15,10 @@ has loaded a 32B model:
 * ``lora_rank``        a LoRA rank vLLM can serve (verl rounds it up to one of vLLM's ranks, at most 512;
                        verl's own check needs vLLM installed, so it is restated here).
 
+:func:`placement_plan` shows the same arithmetic as numbers (the dry run prints it): nodes x GPUs, the
+actor's FSDP world, vLLM TP and replicas, the rows a step makes and how they split per GPU; it is built
+only for a preset these rules passed, so every division in it is exact.
+
 Attention head counts of the preset models are data (:data:`MODEL_ATTENTION_HEADS`, from each
 model's ``config.json``); a local model directory is read directly.
 """
@@ -25,6 +29,8 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.registry import Registry
@@ -102,9 +108,10 @@ def check_batch_divisible(preset: TrainingPreset, heads: AttentionHeads) -> list
     episodes = preset.batch.train_batch_size * preset.rollout.n
     if episodes % gpus:
         return [GeometryProblem("batch_divisible", "batch.train_batch_size",
-                                f"train_batch_size x rollout.n = {preset.batch.train_batch_size} x {preset.rollout.n} = "
-                                f"{episodes} episodes is not divisible by the {gpus} GPUs "
-                                f"({preset.cluster.nodes} node(s) x {preset.cluster.gpus_per_node})")]
+                                f"batch.train_batch_size x rollout.n = {preset.batch.train_batch_size} x "
+                                f"{preset.rollout.n} = {episodes} episodes (rows) is not divisible by cluster.nodes x "
+                                f"cluster.gpus_per_node = {preset.cluster.nodes} x {preset.cluster.gpus_per_node} = "
+                                f"{gpus} GPUs")]
     return []
 
 
@@ -123,13 +130,15 @@ def check_mini_batch(preset: TrainingPreset, heads: AttentionHeads) -> list[Geom
     episodes = batch.ppo_mini_batch_size * preset.rollout.n
     if episodes % data_parallel:
         return [GeometryProblem("mini_batch", "batch.ppo_mini_batch_size",
-                                f"ppo_mini_batch_size x rollout.n = {episodes} episodes does not split over the "
-                                f"{data_parallel} data-parallel ranks (GPUs / sequence_parallel)")]
+                                f"batch.ppo_mini_batch_size x rollout.n = {batch.ppo_mini_batch_size} x "
+                                f"{preset.rollout.n} = {episodes} episodes does not split over the {data_parallel} "
+                                "data-parallel ranks (cluster GPUs / parallel.sequence_parallel)")]
     per_rank = episodes // data_parallel
     if per_rank % batch.micro_batch_size_per_gpu:
         return [GeometryProblem("mini_batch", "batch.micro_batch_size_per_gpu",
-                                f"{per_rank} episodes per rank per mini batch is not a multiple of "
-                                f"micro_batch_size_per_gpu {batch.micro_batch_size_per_gpu}")]
+                                f"{per_rank} episodes per rank per mini batch (batch.ppo_mini_batch_size x rollout.n / "
+                                f"{data_parallel} ranks) is not a multiple of batch.micro_batch_size_per_gpu "
+                                f"{batch.micro_batch_size_per_gpu}")]
     return []
 
 
@@ -234,3 +243,116 @@ def require_sound_geometry(preset: TrainingPreset) -> None:
     problems = check_geometry(preset)
     if problems:
         raise ConfigError("; ".join(str(problem) for problem in problems))
+
+
+# --- the placement plan the dry run prints ------------------------------------------------------------
+class _PlanRecord(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GpuPlacement(_PlanRecord):
+    """Where a verl run's model work lands (verl's hybrid engine: actor, reference and vLLM share every GPU)."""
+
+    nodes: int
+    """``cluster.nodes``: Ray nodes of the run."""
+    gpus_per_node: int
+    """``cluster.gpus_per_node``."""
+    total_gpus: int
+    """nodes x gpus_per_node: verl's world size."""
+    actor_fsdp_world_size: int
+    """FSDP ranks of the actor (and reference): every GPU of the run shards the model."""
+    sequence_parallel: int
+    """``parallel.sequence_parallel``: Ulysses group size inside one node (ranks sharing one sequence)."""
+    data_parallel_ranks: int
+    """Actor ranks that take different rows: FSDP world / sequence_parallel."""
+    rollout_tensor_parallel: int
+    """``parallel.tensor_parallel``: GPUs of one vLLM engine, inside one node."""
+    rollout_replicas: int
+    """vLLM engines serving the rollouts: world size / tensor_parallel."""
+
+
+class BatchArithmetic(_PlanRecord):
+    """The batch numbers verl checks against the GPU count, each division exact (the geometry rules held)."""
+
+    train_batch_size: int
+    """``batch.train_batch_size``: tasks per training step."""
+    rollout_n: int
+    """``rollout.n``: episodes per task (the GRPO group)."""
+    rows_per_step: int
+    """train_batch_size x rollout.n: the rows (episodes) of one step; verl requires them divisible by the GPUs."""
+    rows_per_gpu: int
+    """rows_per_step / total GPUs."""
+    ppo_mini_batch_size: int
+    """``batch.ppo_mini_batch_size``: tasks per optimizer step."""
+    optimizer_steps_per_step: int
+    """train_batch_size / ppo_mini_batch_size."""
+    mini_batch_rows: int
+    """ppo_mini_batch_size x rollout.n."""
+    mini_batch_rows_per_rank: int
+    """mini_batch_rows / data-parallel ranks (what verl turns ``ppo_mini_batch_size`` into on each rank)."""
+    micro_batch_size_per_gpu: int
+    """``batch.micro_batch_size_per_gpu``: rows per forward/backward on one GPU."""
+    micro_batches_per_mini_batch: int
+    """mini_batch_rows_per_rank / micro_batch_size_per_gpu: gradient-accumulation steps per optimizer step."""
+
+
+class SandboxPlacement(_PlanRecord):
+    """Where the episodes' sandboxes run."""
+
+    backend: str
+    """``sandbox.backend`` as resolved."""
+    where: str
+    """In words: which process or node starts them, and beside what."""
+    parallel_episodes: int
+    """``agent.parallel_episodes``: sandboxes alive at once (each episode holds one)."""
+    planned_slots: int | None = None
+    """Slots the backend plans for (ray: cluster.nodes x ``sandbox.ray.max_sandboxes_per_node``); None: bounded by
+    the one node alone. The launch checks the live cluster's slots after ``ray.init``."""
+
+
+class PlacementPlan(_PlanRecord):
+    """What the dry run shows of a launch's placement: GPUs, batch arithmetic (verl backend) and sandboxes."""
+
+    backend: str
+    """``backend``: verl (Ray, FSDP, vLLM) or local (the single-machine trainer)."""
+    gpus: GpuPlacement | None = None
+    """None for the local trainer (one process, no FSDP or vLLM)."""
+    batch: BatchArithmetic | None = None
+    """None for the local trainer."""
+    sandboxes: SandboxPlacement
+
+
+def gpu_placement(preset: TrainingPreset) -> GpuPlacement:
+    """The GPU layout of a verl preset whose geometry is sound."""
+    cluster, parallel = preset.cluster, preset.parallel
+    world = cluster.total_gpus
+    return GpuPlacement(
+        nodes=cluster.nodes, gpus_per_node=cluster.gpus_per_node, total_gpus=world, actor_fsdp_world_size=world,
+        sequence_parallel=parallel.sequence_parallel, data_parallel_ranks=world // parallel.sequence_parallel,
+        rollout_tensor_parallel=parallel.tensor_parallel, rollout_replicas=world // parallel.tensor_parallel,
+    )
+
+
+def batch_arithmetic(preset: TrainingPreset) -> BatchArithmetic:
+    """The batch numbers of a verl preset whose geometry is sound (every division exact)."""
+    batch, n = preset.batch, preset.rollout.n
+    rows = batch.train_batch_size * n
+    data_parallel = preset.cluster.total_gpus // preset.parallel.sequence_parallel
+    mini_rows = batch.ppo_mini_batch_size * n
+    per_rank = mini_rows // data_parallel
+    return BatchArithmetic(
+        train_batch_size=batch.train_batch_size, rollout_n=n, rows_per_step=rows,
+        rows_per_gpu=rows // preset.cluster.total_gpus, ppo_mini_batch_size=batch.ppo_mini_batch_size,
+        optimizer_steps_per_step=batch.train_batch_size // batch.ppo_mini_batch_size, mini_batch_rows=mini_rows,
+        mini_batch_rows_per_rank=per_rank, micro_batch_size_per_gpu=batch.micro_batch_size_per_gpu,
+        micro_batches_per_mini_batch=per_rank // batch.micro_batch_size_per_gpu,
+    )
+
+
+def placement_plan(preset: TrainingPreset, sandboxes: SandboxPlacement) -> PlacementPlan:
+    """The placement of ``preset`` (its geometry checked first: a ConfigError names the key of a broken rule)."""
+    require_sound_geometry(preset)
+    if preset.backend != "verl":
+        return PlacementPlan(backend=preset.backend, sandboxes=sandboxes)
+    return PlacementPlan(backend=preset.backend, gpus=gpu_placement(preset), batch=batch_arithmetic(preset),
+                         sandboxes=sandboxes)

@@ -45,7 +45,7 @@ from typing import Any
 import yaml
 
 from terminal_agent.errors import ConfigError, TrainingSetupError
-from terminal_agent.training.geometry_checks import require_sound_geometry
+from terminal_agent.training.geometry_checks import SandboxPlacement, placement_plan, require_sound_geometry
 from terminal_agent.training.preset_config import TrainingPreset
 from terminal_agent.training.verl_overrides import HydraOverride, RawOverride, verl_overrides, workflow_args_for
 
@@ -59,6 +59,14 @@ LOCAL_TRAINER_PATH = "terminal_agent.training.local_trainer:run_local_training"
 #: Host environment variables Ray workers get, besides those rLLM forwards itself (VLLM_, HF_, NCCL_ ...).
 FORWARDED_ENV_PREFIXES = ("WANDB_", "LITELLM_", "LITE_LLM_", "TERMINAL_AGENT_", "HF_", "DOCKER_", "ANTHROPIC_",
                           "OPENAI_")
+#: NVLink multicast (NVLS) off in every process of a verl launch (issue 39): NCCL's NVLS all-reduce, torch's
+#: symmetric-memory multicast and NVSHMEM's NVLS. Set in the launcher's own environment and in every Ray
+#: worker's; a launch whose environment turns one on is refused.
+NVLINK_MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+#: The values of each variable that keep multicast off (compared case-insensitively, spaces stripped).
+_MULTICAST_OFF_VALUES = {"NCCL_NVLS_ENABLE": {"0"},
+                         "TORCH_SYMM_MEM_DISABLE_MULTICAST": {"1", "true", "yes", "on"},
+                         "NVSHMEM_DISABLE_NVLS": {"1", "true", "yes", "y", "on"}}
 REDACTED = "<redacted>"
 #: A name is secret when its last word is one of these (HF_TOKEN, GITHUB_PAT) ...
 _SECRET_LAST_WORDS = {"apikey", "token", "secret", "password", "passwd", "auth", "authorization", "cookie",
@@ -306,6 +314,21 @@ def exported_images_dir(preset: TrainingPreset) -> str | None:
     return bwrap.get("images_dir") or os.environ.get("TERMINAL_AGENT_IMAGES_DIR") or None
 
 
+def require_multicast_off(preset: TrainingPreset, environ: dict[str, str] | None = None) -> None:
+    """Refuse a verl launch whose environment (``environ``, default this process's) or whose preset's
+    ``runtime_env.env_vars`` sets one of :data:`NVLINK_MULTICAST_OFF` to a value that turns multicast on.
+    Raises ConfigError naming the variable and its value; unset variables are fine (the launch sets them)."""
+    environ = dict(os.environ) if environ is None else environ
+    sources = [(f"runtime_env.env_vars.{name}", name, preset.runtime_env.env_vars.get(name), "in the preset")
+               for name in NVLINK_MULTICAST_OFF]
+    sources += [(name, name, environ.get(name), "in the environment") for name in NVLINK_MULTICAST_OFF]
+    for key, name, value, where in sources:
+        if value is not None and value.strip().lower() not in _MULTICAST_OFF_VALUES[name]:
+            off = NVLINK_MULTICAST_OFF[name]
+            raise ConfigError(f"{key}={value!r} ({where}) turns NVLink multicast on; a verl launch keeps it off in "
+                              f"every process: unset {name} or set {name}={off}")
+
+
 def plan_launch(preset: TrainingPreset, *, raw_overrides: list[RawOverride] | tuple[RawOverride, ...] = (),
                 level2: bool = True, verl_python: str | None = None) -> LaunchPlan:
     """Validate ``preset`` and the command line's raw rLLM/verl keys completely (nothing is started).
@@ -329,6 +352,7 @@ def plan_launch(preset: TrainingPreset, *, raw_overrides: list[RawOverride] | tu
 
         plan.local_config = LocalTrainingConfig.from_preset(preset)  # what run_local_training builds
         return plan
+    require_multicast_off(preset)
     from terminal_agent.training.verl_schema import compose_trainer_config, validate_with_verl
 
     data_dir = plan.run_dir / "data"
@@ -394,17 +418,21 @@ VERL_METRICS_FILE = "verl_metrics.jsonl"
 
 def run_environment(preset: TrainingPreset) -> dict[str, str]:
     """Variables the run sets for itself and its workers: wandb mode, the file logger's path (``file`` in
-    ``trainer.loggers``), and ``runtime_env.env_vars`` of the preset (which win)."""
+    ``trainer.loggers``), ``runtime_env.env_vars`` of the preset (which win over those), and for a verl run
+    :data:`NVLINK_MULTICAST_OFF` last (:func:`require_multicast_off` refuses a preset value that turns it on)."""
     env_vars = {"WANDB_MODE": preset.trainer.wandb_mode}
     if "file" in preset.trainer.loggers:
         env_vars["VERL_FILE_LOGGER_PATH"] = str((preset.run_dir / VERL_METRICS_FILE).resolve())
     env_vars.update(preset.runtime_env.env_vars)
+    if preset.backend == "verl":
+        env_vars.update(NVLINK_MULTICAST_OFF)
     return env_vars
 
 
 def ray_runtime_env(preset: TrainingPreset, base: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Ray ``runtime_env`` of the run: rLLM's (``base``) plus our package, forwarded variables and
-    :func:`run_environment` (the preset's ``runtime_env.env_vars`` last: they win)."""
+    """Ray ``runtime_env`` of the run: rLLM's (``base``, merged, not replaced) plus our package, forwarded
+    variables and :func:`run_environment` last (the preset's ``runtime_env.env_vars``, then the NVLink multicast
+    switches: they win over rLLM's and the shell's)."""
     import terminal_agent
 
     runtime_env = {key: (dict(value) if isinstance(value, dict) else value) for key, value in (base or {}).items()}
@@ -418,14 +446,46 @@ def ray_runtime_env(preset: TrainingPreset, base: dict[str, Any] | None = None) 
     return runtime_env
 
 
+def sandbox_placement(preset: TrainingPreset, workflow_args: dict[str, Any]) -> SandboxPlacement:
+    """Where the run's sandboxes run, in words, with the ray backend's planned slots (nothing is contacted)."""
+    from terminal_agent.env import env_config_from_args
+
+    config = env_config_from_args(workflow_args["env_args"]).sandbox
+    episodes = preset.agent.parallel_episodes
+    if config.backend == "ray":
+        per_node = config.ray.max_sandboxes_per_node
+        slots = preset.cluster.nodes * per_node
+        where = (f"one SandboxHost Ray actor per node advertising {config.ray.host_resource!r} (0 CPUs, no GPU), "
+                 f"beside verl's GPU workers; planned slots cluster.nodes x sandbox.ray.max_sandboxes_per_node = "
+                 f"{preset.cluster.nodes} x {per_node} = {slots} for agent.parallel_episodes {episodes} (the live "
+                 "cluster's slots are checked after ray.init)")
+        return SandboxPlacement(backend=config.backend, where=where, parallel_episodes=episodes, planned_slots=slots)
+    if preset.backend == "verl":
+        where = (f"{config.backend} sandboxes on the driver's node: rLLM runs every env in the driver's thread pool, "
+                 "so all of them land on the head node (the ray backend spreads them over the nodes)")
+    else:
+        where = f"{config.backend} sandboxes on this machine, started by the local trainer's process"
+    return SandboxPlacement(backend=config.backend, where=where, parallel_episodes=episodes)
+
+
+def placement_document(plan: LaunchPlan) -> dict[str, Any]:
+    """The dry run's ``placement``: GPUs, batch arithmetic and sandboxes (:func:`placement_plan`)."""
+    plan_record = placement_plan(plan.preset, sandbox_placement(plan.preset, plan.workflow_args))
+    return plan_record.model_dump(mode="json", exclude_none=True)
+
+
 def dry_run_document(plan: LaunchPlan) -> dict[str, Any]:
-    """What a launch would use, secrets redacted."""
+    """What a launch would use, secrets redacted: the placement plan first, then the NVLink multicast switches
+    (verl backend), then everything handed to rLLM/verl or the local trainer."""
+    verl = plan.preset.backend == "verl"
     document: dict[str, Any] = {
+        "placement": placement_document(plan),
+        "nvlink_multicast_off": dict(NVLINK_MULTICAST_OFF) if verl else None,
         "preset": plan.preset.model_dump(mode="json"),
         "run_dir": str(plan.run_dir),
-        "workflow_class": WORKFLOW_CLASS_PATH if plan.preset.backend == "verl" else LOCAL_TRAINER_PATH,
+        "workflow_class": WORKFLOW_CLASS_PATH if verl else LOCAL_TRAINER_PATH,
         "workflow_args": plan.workflow_args,
-        "ray_runtime_env": ray_runtime_env(plan.preset) if plan.preset.backend == "verl" else None,
+        "ray_runtime_env": ray_runtime_env(plan.preset) if verl else None,
         "notes": plan.notes,
     }
     if plan.local_config is not None:
@@ -727,6 +787,7 @@ def start_stall_watchdog(plan: LaunchPlan, on_stall: Any = None) -> Any:
 
 def _launch_verl(plan: LaunchPlan, rehearse: bool = False) -> None:
     preset = plan.preset
+    require_multicast_off(preset)  # again at launch time: the environment may have changed since the plan
     if rehearse:
         logger.warning("rehearsal: the vLLM and GPU checks are skipped and Ray gets %d GPU(s) it may not have; "
                        "the run stops at its first GPU or vLLM call", preset.cluster.total_gpus)
@@ -788,7 +849,8 @@ def launch(plan: LaunchPlan, *, progress: Any = None, rehearse: bool = False) ->
 
 
 __all__ = [
-    "LaunchPlan", "check_packages", "point_verl_at_rllm_ready_model", "start_stall_watchdog", "check_sandbox_slots", "docker_daemon_answers", "dry_run_document",
+    "LaunchPlan", "NVLINK_MULTICAST_OFF", "check_packages", "placement_document", "require_multicast_off",
+    "sandbox_placement", "point_verl_at_rllm_ready_model", "start_stall_watchdog", "check_sandbox_slots", "docker_daemon_answers", "dry_run_document",
     "exported_images_dir", "forwarded_environment", "hydra_key_sources", "launch", "plan_launch", "ray_init_arguments",
     "ray_runtime_env", "redact", "resolve_model_path", "resolve_sandbox_backend", "run_environment",
     "verl_task_split", "write_dry_run", "write_parquet_files",
