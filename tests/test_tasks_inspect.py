@@ -49,8 +49,10 @@ def test_a_harbor_task_reports_mapped_defaults_kept_and_nothing_refused():
 def test_defaults_are_listed_when_the_task_toml_says_little():
     (task,) = inspect_tasks(HARBOR / "prebuilt-image").tasks
     defaults = {s.key: s.task_value for s in task.of(SettingStatus.DEFAULT)}
-    assert defaults == {"environment.cpus": 1.0, "environment.build_timeout_sec": 600.0,
+    # no schema_version (Harbor 0.25 reads it as 1.4): an unnamed cpus stays unset (no limit), as Harbor's own
+    assert defaults == {"environment.cpus": None, "environment.build_timeout_sec": 600.0,
                         "agent.timeout_sec": 600.0, "verifier.timeout_sec": 600.0}
+    assert task.summary["limits"]["cpus"] is None
 
 
 def test_every_refusal_of_a_task_is_listed_and_the_others_still_read(tmp_path):

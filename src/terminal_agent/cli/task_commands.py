@@ -128,7 +128,9 @@ def render_inspection(report, out: Console) -> None:
             limits = task.summary["limits"]
             files = task.summary["environment_files"], task.summary["test_files"], task.summary["solution_files"]
             out.print(
-                f"  grading {task.summary['grading']}; {limits['cpus']:g} cpu, {limits['memory_mb']} MiB, network "
+                f"  grading {task.summary['grading']}; "
+                f"{'no cpu limit' if limits['cpus'] is None else format(limits['cpus'], 'g') + ' cpu'}, "
+                f"{'no memory limit' if limits['memory_mb'] is None else str(limits['memory_mb']) + ' MiB'}, network "
                 f"{'on' if limits['network'] else 'off'}; agent {limits['agent_timeout_s']:g} s, verifier "
                 f"{limits['test_timeout_s']:g} s, build {limits['build_timeout_s']:g} s; files "
                 f"env {files[0]['files']} ({files[0]['binary']} binary), tests {files[1]['files']} "

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from terminal_agent.sandbox.registry import SANDBOX_BACKENDS
+from terminal_agent.tasks.model import TaskLimits
 
 __all__ = ["DEFAULT_HOST_RESOURCE", "BwrapConfig", "RaySandboxConfig", "SandboxConfig"]
 
@@ -69,6 +70,12 @@ class SandboxConfig(BaseModel):
     ray: RaySandboxConfig = Field(default_factory=RaySandboxConfig)
     """Settings used when ``backend`` is ``ray`` (sandboxes on the Docker nodes of a Ray cluster)."""
 
+    unset_cpus: float | None = Field(None, gt=0)
+    """CPU quota given to a task that names none (``limits.cpus`` None: a Harbor task of schema 1.1+ without
+    ``cpus``). None: no quota, as Harbor gives such a task."""
+    unset_memory_mb: int | None = Field(None, gt=0)
+    """Memory limit in MiB given to a task that names none (``limits.memory_mb`` None). None: no limit, as Harbor."""
+
     default_command_timeout_s: float = Field(60.0, gt=0)
     """Deadline of a command when the caller gives none and no task limits were given."""
     max_command_timeout_s: float = Field(600.0, gt=0)
@@ -110,3 +117,14 @@ class SandboxConfig(BaseModel):
         if name not in SANDBOX_BACKENDS:  # checked by name: no backend is imported to read a config
             SANDBOX_BACKENDS.get(name)  # raises ConfigError listing the valid names
         return name
+
+
+def effective_limits(limits: TaskLimits, config: SandboxConfig) -> TaskLimits:
+    """``limits`` with a CPU quota or memory limit the task leaves unset (None) taken from the host policy
+    (``config.unset_cpus`` / ``config.unset_memory_mb``; these may be None too: no limit, as Harbor)."""
+    changes: dict[str, object] = {}
+    if limits.cpus is None and config.unset_cpus is not None:
+        changes["cpus"] = config.unset_cpus
+    if limits.memory_mb is None and config.unset_memory_mb is not None:
+        changes["memory_mb"] = config.unset_memory_mb
+    return limits.model_copy(update=changes) if changes else limits

@@ -47,7 +47,7 @@ from terminal_agent.tasks.harbor_toml_writer import (
 )
 from terminal_agent.tasks.guard_fields import parse_guards_json, task_with_guards_from_fields
 from terminal_agent.tasks.negative_solution_fields import parse_negative_solutions
-from terminal_agent.tasks.model import GradingMode, Task, VerifierSpec, equal_test_weights
+from terminal_agent.tasks.model import GradingMode, Task, TaskLimits, VerifierSpec, equal_test_weights
 from terminal_agent.tasks.task_dirs import (
     fresh_task_dir,
     mapping_at,
@@ -326,7 +326,12 @@ def _our_fields(config: HarborConfigReading, parts: dict[str, Any], location: st
     except ValueError as exc:  # json.JSONDecodeError is a ValueError
         raise TaskFormatError(f"metadata_json is not valid JSON: {exc}", location=location,
                               field=f"{EXTRA_TABLE}.metadata_json") from None
-    limits = mapping_at(extra, "limits", location, f"{EXTRA_TABLE}.limits")
+    limits = dict(mapping_at(extra, "limits", location, f"{EXTRA_TABLE}.limits"))
+    unset = extra.get("unset_limits", [])
+    if not isinstance(unset, list) or not all(isinstance(name, str) and name in TaskLimits.model_fields for name in unset):
+        raise TaskFormatError(f"must be a list of limit names ({', '.join(TaskLimits.model_fields)})",
+                              location=location, field=f"{EXTRA_TABLE}.unset_limits")
+    limits.update({name: None for name in unset})
     verifier_json = extra.get("verifier_json")
     try:
         verifier = VerifierSpec() if verifier_json is None else VerifierSpec.model_validate_json(verifier_json)

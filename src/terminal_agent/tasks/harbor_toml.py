@@ -350,8 +350,8 @@ def _read_environment_table(reading: HarborConfigReading, table: dict[str, Any],
 #: Task schema versions whose ``cpus`` / ``memory_mb`` defaults were 1 CPU and 2048 MiB; from 1.1 on Harbor leaves them
 #: unset (Harbor 0.25, schema 1.4: no limit).
 SCHEMA_WITH_RESOURCE_DEFAULTS = ("1.0",)
-UNSET_RESOURCE_NOTE = ("not set: Harbor {version} leaves it unset (no limit); the sandboxes here always set one, so "
-                       "schema 1.0's default applies - name cpus / memory_mb in the task.toml to choose")
+UNSET_RESOURCE_NOTE = ("not set: Harbor {version} leaves it unset (no limit), and so do the sandboxes here unless "
+                       "their host policy sets one (sandbox.unset_cpus / sandbox.unset_memory_mb)")
 
 
 def _record_environment(reading: HarborConfigReading, table: dict[str, Any], said: dict[str, Any],
@@ -375,11 +375,12 @@ def _record_environment(reading: HarborConfigReading, table: dict[str, Any], sai
                 reading.add(f"environment.{key}", SettingStatus.MAPPED, table[key], f"limits.{limit}", said[limit],
                             note)
         elif not present:
-            limits[limit] = default
             shown = {"network": "internet allowed"}.get(limit, "")
             note = f"Harbor's default{': ' + shown if shown else ''}"
             if limit in ("cpus", "memory_mb") and schema not in SCHEMA_WITH_RESOURCE_DEFAULTS:
                 note = UNSET_RESOURCE_NOTE.format(version=f"schema {schema}" if schema else "0.25 (schema 1.4)")
+                default = None  # each schema version's default: from 1.1 on, none
+            limits[limit] = default
             reading.add(f"environment.{spelling[0]}", SettingStatus.DEFAULT, None, f"limits.{limit}", default, note)
     fields["docker_image"] = said.get("docker_image")
     if "docker_image" in said:

@@ -139,7 +139,7 @@ def overlay_table(task: Task) -> dict[str, Any]:
         overlay["negative_solutions_json"] = negative_solutions_json(task.negative_solutions)
     defaults = TaskLimits()
     limits = {key: getattr(task.limits, key) for key in _OVERLAY_LIMITS if getattr(task.limits, key) != getattr(defaults, key)}
-    if not float(task.limits.cpus).is_integer():
+    if task.limits.cpus is not None and not float(task.limits.cpus).is_integer():
         limits["cpus"] = task.limits.cpus
     if limits:
         overlay["limits"] = limits
@@ -180,7 +180,10 @@ def fresh_task_toml(task: Task) -> RenderedTaskToml:
     extra["title"] = task.title
     extra["use_case_category"] = task.use_case_category
     extra["test_weights"] = dict(task.test_weights)
-    extra["limits"] = task.limits.model_dump()
+    extra["limits"] = {key: value for key, value in task.limits.model_dump().items() if value is not None}
+    unset = [key for key, value in task.limits.model_dump().items() if value is None]
+    if unset:  # TOML has no null: the limits the task leaves unset (no limit), by name
+        extra["unset_limits"] = unset
     extra["metadata_json"] = json.dumps(task.metadata, ensure_ascii=False, sort_keys=True, default=str)
     if task.verifier != VerifierSpec():
         extra["verifier_json"] = task.verifier.model_dump_json()
@@ -209,9 +212,10 @@ def fresh_task_toml(task: Task) -> RenderedTaskToml:
         if task.verifier.environment_dockerfile is not None:
             # a declared verifier environment does not inherit [environment]: say its limits and network
             declared = tomlkit.table()
-            if float(task.limits.cpus).is_integer():
+            if task.limits.cpus is not None and float(task.limits.cpus).is_integer():
                 declared["cpus"] = int(task.limits.cpus)
-            declared["memory_mb"] = task.limits.memory_mb
+            if task.limits.memory_mb is not None:
+                declared["memory_mb"] = task.limits.memory_mb
             declared["network_mode"] = "public" if verifier_network else "no-network"
             verifier["environment"] = declared
     doc["verifier"] = verifier
@@ -220,9 +224,11 @@ def fresh_task_toml(task: Task) -> RenderedTaskToml:
     environment["build_timeout_sec"] = float(task.limits.build_timeout_s)
     if task.docker_image is not None:
         environment["docker_image"] = task.docker_image
-    if float(task.limits.cpus).is_integer():
+    # an unset limit (None) is left out: schema 1.1+ reads it back as unset (no limit), as Harbor does
+    if task.limits.cpus is not None and float(task.limits.cpus).is_integer():
         environment["cpus"] = int(task.limits.cpus)
-    environment["memory_mb"] = task.limits.memory_mb
+    if task.limits.memory_mb is not None:
+        environment["memory_mb"] = task.limits.memory_mb
     environment["allow_internet"] = task.limits.network
     if task.env:
         environment["env"] = dict(task.env)
@@ -275,12 +281,17 @@ def _patch(doc: Any, key: str, task: Task, location: str) -> None:
         if task.env:
             table["env"] = dict(task.env)
     elif key == "limits.cpus":
-        if float(task.limits.cpus).is_integer():
+        if task.limits.cpus is None:
+            _section(doc, "environment").pop("cpus", None)
+        elif float(task.limits.cpus).is_integer():
             _section(doc, "environment")["cpus"] = int(task.limits.cpus)
         # a fractional quota has no Harbor key (Harbor wants an integer): the overlay table carries it
     elif key == "limits.memory_mb":
         table = _section(doc, "environment")
-        if "memory" in environment and "memory_mb" not in environment:
+        if task.limits.memory_mb is None:
+            table.pop("memory", None)
+            table.pop("memory_mb", None)
+        elif "memory" in environment and "memory_mb" not in environment:
             table["memory"] = _memory_spelling(task.limits.memory_mb)
         else:
             table.pop("memory", None)
@@ -351,7 +362,7 @@ _PATCH_ORDER = (
 def _differences(doc_data: dict[str, Any], task: Task, wanted: dict[str, Any]) -> tuple[list[str], HarborConfigReading]:
     reading = interpret_task_toml(doc_data, tests_dockerfile=task.verifier.environment_dockerfile)
     have = harbor_view(reading)
-    if not float(task.limits.cpus).is_integer():
+    if task.limits.cpus is not None and not float(task.limits.cpus).is_integer():
         have["limits.cpus"] = task.limits.cpus  # carried by the overlay table
     return [key for key in _PATCH_ORDER if not _same(have[key], wanted[key])], reading
 

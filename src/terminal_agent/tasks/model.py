@@ -33,10 +33,14 @@ class TaskLimits(BaseModel):
     """Wall clock the grader may spend running the tests."""
     command_timeout_s: float = Field(60.0, gt=0)
     """Default deadline of one shell command (the model may ask for less, or more up to the configured maximum)."""
-    cpus: float = Field(1.0, gt=0)
-    """CPU quota of the container (fractional cores)."""
-    memory_mb: int = Field(1024, gt=0)
-    """Memory limit of the container in MiB (swap is not allowed on top)."""
+    cpus: float | None = Field(1.0, gt=0)
+    """CPU quota of the container (fractional cores). None: the task names none (a Harbor task.toml of schema 1.1
+    or later without ``cpus``): no quota, as Harbor, unless the sandbox's host policy sets one
+    (``sandbox.unset_cpus``)."""
+    memory_mb: int | None = Field(1024, gt=0)
+    """Memory limit of the container in MiB (swap is not allowed on top). None: the task names none (Harbor schema
+    1.1+ without ``memory_mb``): no limit, as Harbor, unless the sandbox's host policy sets one
+    (``sandbox.unset_memory_mb``)."""
     pids: int = Field(256, gt=0)
     """Maximum number of processes in the container (fork-bomb guard)."""
     network: bool = False

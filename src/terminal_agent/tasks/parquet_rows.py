@@ -84,6 +84,9 @@ def task_to_flat_dict(task: Task) -> dict[str, str | int | float | bool]:
     flat["negative_solutions"] = negative_solutions_json(task.negative_solutions) if task.negative_solutions else ""
     for name, value in task.limits.model_dump().items():
         flat[_LIMIT_PREFIX + name] = value
+    unset = {name: None for name, value in task.limits.model_dump().items() if value is None}
+    if unset:  # a null limit_* column reads back as the default: the JSON column says "unset" (no limit)
+        flat["limits"] = json.dumps(unset, sort_keys=True)
     return flat
 
 

@@ -68,12 +68,13 @@ def _v2_limits(sandbox_id: str, limits: TaskLimits) -> AppliedLimits:
     group = parent / sandbox_id
     group.mkdir()
     try:
-        memory = int(limits.memory_mb) * 1024 * 1024
-        _write(group / "memory.max", str(memory))
+        if limits.memory_mb is not None:  # None: the task names no limit (a new group's memory.max is "max")
+            _write(group / "memory.max", str(int(limits.memory_mb) * 1024 * 1024))
         if (group / "memory.swap.max").exists():
             _write(group / "memory.swap.max", "0")
         _write(group / "pids.max", str(int(limits.pids)))
-        _write(group / "cpu.max", f"{max(1000, int(limits.cpus * _CPU_PERIOD_US))} {_CPU_PERIOD_US}")
+        if limits.cpus is not None:
+            _write(group / "cpu.max", f"{max(1000, int(limits.cpus * _CPU_PERIOD_US))} {_CPU_PERIOD_US}")
     except OSError:
         remove_cgroups([str(group)])
         raise
@@ -96,13 +97,15 @@ def _v1_limits(sandbox_id: str, limits: TaskLimits) -> AppliedLimits:
             group.mkdir(parents=True)
             made.append(str(group))
             groups[controller] = group
-        memory = int(limits.memory_mb) * 1024 * 1024
-        _write(groups["memory"] / "memory.limit_in_bytes", str(memory))
-        if (groups["memory"] / "memory.memsw.limit_in_bytes").exists():
-            _write(groups["memory"] / "memory.memsw.limit_in_bytes", str(memory))
+        if limits.memory_mb is not None:  # None: the task names no limit
+            memory = int(limits.memory_mb) * 1024 * 1024
+            _write(groups["memory"] / "memory.limit_in_bytes", str(memory))
+            if (groups["memory"] / "memory.memsw.limit_in_bytes").exists():
+                _write(groups["memory"] / "memory.memsw.limit_in_bytes", str(memory))
         _write(groups["pids"] / "pids.max", str(int(limits.pids)))
-        _write(groups["cpu"] / "cpu.cfs_period_us", str(_CPU_PERIOD_US))
-        _write(groups["cpu"] / "cpu.cfs_quota_us", str(max(1000, int(limits.cpus * _CPU_PERIOD_US))))
+        if limits.cpus is not None:
+            _write(groups["cpu"] / "cpu.cfs_period_us", str(_CPU_PERIOD_US))
+            _write(groups["cpu"] / "cpu.cfs_quota_us", str(max(1000, int(limits.cpus * _CPU_PERIOD_US))))
     except OSError:
         remove_cgroups(made)
         raise
@@ -113,7 +116,7 @@ def _v1_limits(sandbox_id: str, limits: TaskLimits) -> AppliedLimits:
 def _rlimits(limits: TaskLimits) -> AppliedLimits:
     # root ignores RLIMIT_NPROC and no rlimit shares CPU: only the memory limit is enforced
     return AppliedLimits(
-        "rlimit", address_space_kb=int(limits.memory_mb) * 1024,
+        "rlimit", address_space_kb=int(limits.memory_mb) * 1024 if limits.memory_mb is not None else None,
         enforced={"memory": "rlimit-as", "pids": "none", "cpu": "none"},
     )
 

@@ -44,7 +44,7 @@ from terminal_agent.sandbox import shell_protocol
 from terminal_agent.sandbox.bwrap.layers import unpacked_layer
 from terminal_agent.sandbox.bwrap.limits import AppliedLimits, make_limits, remove_cgroups
 from terminal_agent.sandbox.bwrap.state import create_sandbox_directory, ensure_reaper, state_root, write_record
-from terminal_agent.sandbox.config import SandboxConfig
+from terminal_agent.sandbox.config import SandboxConfig, effective_limits
 from terminal_agent.sandbox.images.export import ExportedImages
 from terminal_agent.sandbox.overlay_changes import in_layers, walk_upper_dir
 from terminal_agent.sandbox.shell_client import STDERR_TAIL, ShellServerClient
@@ -164,8 +164,8 @@ class BwrapSandbox(ShellServerClient):
         Raises :class:`SandboxUnavailableError` (bwrap missing, image not exported, no python3 in it)
         or ``ImageNotAvailableError`` (no export, with how to make one).
         """
-        limits = limits or TaskLimits()
         config = config or SandboxConfig()
+        limits = effective_limits(limits or TaskLimits(), config)
         run_id = run_id or f"pid{os.getpid()}"
         if verifier_network is not None and bool(verifier_network) != bool(limits.network):
             logger.warning("bwrap sandbox of %s: its verifier phase will ask for %s network than its agent phase, "

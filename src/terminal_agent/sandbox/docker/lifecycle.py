@@ -14,7 +14,7 @@ from terminal_agent.errors import SandboxUnavailableError
 from terminal_agent.sandbox.docker import network as docker_network
 from terminal_agent.sandbox.docker.daemon_errors import DAEMON_ERRORS
 from terminal_agent.sandbox import labels as sandbox_labels
-from terminal_agent.sandbox.config import SandboxConfig
+from terminal_agent.sandbox.config import SandboxConfig, effective_limits
 from terminal_agent.sandbox.shell_protocol import server_command
 from terminal_agent.tasks.model import TaskLimits
 
@@ -43,6 +43,8 @@ def create_sandbox_container(
     quickest start: ~80 ms less than a disconnected bridge here). Raises
     :class:`SandboxUnavailableError` when the image is missing or the daemon refuses.
     """
+    limits = effective_limits(limits, config)
+    memory = int(limits.memory_mb) * 1024 * 1024 if limits.memory_mb is not None else None  # None: no limit
     if limits.network:
         network = docker_network.sandbox_network(api, run_id) if config.isolate_networks else docker_network.DEFAULT_BRIDGE
     else:
@@ -50,9 +52,9 @@ def create_sandbox_container(
     host_config = api.create_host_config(
         init=True,
         auto_remove=True,
-        mem_limit=int(limits.memory_mb) * 1024 * 1024,
-        memswap_limit=int(limits.memory_mb) * 1024 * 1024,
-        nano_cpus=int(limits.cpus * 1e9),
+        mem_limit=memory,
+        memswap_limit=memory,
+        nano_cpus=int(limits.cpus * 1e9) if limits.cpus is not None else None,
         pids_limit=int(limits.pids),
         network_mode=network,
         log_config=LogConfig(type=LogConfig.types.NONE),
