@@ -83,5 +83,8 @@ PYTHON="$PYTHON" bash scripts/setup_verl_reference.sh
 # Training presets: verl's and rLLM's YAML schemas (wheels, no Ray), and a venv where verl imports (level 2).
 bash scripts/fetch_training_schemas.sh
 bash scripts/setup_verl_check_venv.sh
+# Headless Chromium (Debian's package) and playwright, for the viewer's browser test (~2 min once).
+PYTHON="$PYTHON" bash scripts/setup_browser.sh >/dev/null \
+    || log "warning: no headless Chromium here (scripts/setup_browser.sh says why); the browser test will skip"
 
 log "ready"
