@@ -57,7 +57,8 @@ def test_committed_splits_resolve_and_share_nothing(tasks, document):
     hand_written = [t for t in resolved["held_out"] if "family" not in t.metadata]
     assert len(hand_written) >= 24
     for name in ("train", "held_out"):
-        assert {"medium", "hard"} <= {t.difficulty for t in resolved[name] if "family" not in t.metadata}, name
+        assert {"easy", "medium"} <= {t.difficulty for t in resolved[name] if "family" not in t.metadata}, name
+    assert not [t.task_id for t in resolved["train"] + resolved["held_out"] if t.difficulty == "hard"]  # issue 36
 
 
 def test_committed_splits_are_current(tasks, document):
@@ -105,16 +106,15 @@ def test_a_changed_task_an_edited_file_and_a_changed_generator_are_refused(tasks
         read_splits(path)
 
 
-def test_freezing_refuses_a_held_out_near_twin_and_a_split_without_hard_tasks(tasks):
-    train_task = next(t for t in tasks if t.metadata.get("corpus_split") != "held_out" and t.difficulty == "hard")
+def test_freezing_refuses_a_held_out_near_twin_and_hard_tasks_in_one_split_only(tasks):
+    train_task = next(t for t in tasks if t.metadata.get("corpus_split") != "held_out" and t.difficulty == "medium")
     twin = train_task.model_copy(update={"task_id": train_task.task_id + "-twin",
                                          "metadata": {**train_task.metadata, "corpus_split": "held_out"}})
     with pytest.raises(ConfigError, match=f"near-twins.*{twin.task_id} ~ {train_task.task_id}"):
         freeze_splits([*tasks, twin], family_count=2, held_out_family_count=2)
-    no_hard = [t.model_copy(update={"difficulty": "medium"}) if t.metadata.get("corpus_split") == "held_out" else t
-               for t in tasks]
+    one_hard = [t.model_copy(update={"difficulty": "hard"}) if t.task_id == train_task.task_id else t for t in tasks]
     with pytest.raises(ConfigError, match="split 'held_out' holds no hard hand-written task"):
-        freeze_splits(no_hard, family_count=2, held_out_family_count=2)
+        freeze_splits(one_hard, family_count=2, held_out_family_count=2)
 
 
 def test_similarity_is_one_for_a_copy_zero_for_unrelated_text_and_skips_parts_both_lack(tasks):

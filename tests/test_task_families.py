@@ -28,7 +28,10 @@ from terminal_agent.tasks.model import Task
 ROOT = Path(__file__).resolve().parents[1]
 NEW_FAMILIES = ("config-migrate", "fix-package-bug", "git-recover", "log-forensics", "shell-script", "sqlite-query")
 """Families whose structure differs from the first ten (several files, a database, git history, a program)."""
-HELD_OUT_FAMILIES = ("fix-package-bug", "git-recover", "shell-script")
+HELD_OUT_FAMILIES = ("copy-named-file", "count-file-lines", "fix-package-bug", "git-recover", "read-json-key",
+                     "shell-script")
+EASY_BAND_FAMILIES = ("copy-named-file", "count-file-lines", "read-json-key")
+"""Issue 36: easy families held out whole, one or two commands each, a band the embedded 135M model can reach."""
 
 
 def _split_with_keys(name: str) -> str:
@@ -90,7 +93,7 @@ def test_instances_are_deterministic_distinct_and_complete(name):
     assert first == again
     assert [t.content_hashes() for t in first] == [t.content_hashes() for t in again]
     assert len({task.task_id for task in first}) == 6
-    assert {task.difficulty for task in first} == {"easy", "medium"}
+    assert {task.difficulty for task in first} == set(get_family(name).difficulties)
     assert [t.task_id for t in first] != [t.task_id for t in generate_instances(name, 6, seed=12, split=split)]
     for task in first:
         assert Task.model_validate(task.model_dump()) == task  # the instance passes the task model as it is
@@ -231,3 +234,54 @@ def test_the_smoke_tasks_are_current_instances_of_their_family():
         again = family.instance(task.metadata["family_key"], task.difficulty, task.metadata["family_seed"])
         assert again.content_hashes() == task.content_hashes(), task.task_id
         assert task.metadata["family_split"] == "train"
+
+
+def test_the_easy_band_families_are_held_out_whole_easy_and_deterministic():
+    """Issue 36, item 4: each easy-band family is held out whole (no train instance, in the frozen held-out split),
+    makes only easy instances, the same seed gives the same tasks, and its reference solution is one command."""
+    from terminal_agent.task_quality.splits import read_splits
+
+    splits = read_splits(ROOT / "dataset" / "splits" / "splits.json")
+    for name in EASY_BAND_FAMILIES:
+        family = get_family(name)
+        assert family.held_out_family and family.difficulties == ("easy",) and family.split_keys("train") == []
+        assert generate_instances(name, 3, seed=5) == []
+        first = generate_instances(name, 5, seed=5, split="held_out")
+        assert first == generate_instances(name, 5, seed=5, split="held_out")
+        assert [t.content_hashes() for t in first] != [
+            t.content_hashes() for t in generate_instances(name, 5, seed=6, split="held_out")]
+        for task in first:
+            assert task.difficulty == "easy" and "easy-band" in task.tags
+            assert len(task.solution.strip().splitlines()) == 2, "a shebang and one command"
+        assert name in splits["splits"]["held_out"]["families"] and name not in splits["splits"]["train"]["families"]
+        assert name not in splits["splits"]["held_out_keys"]["families"]
+
+
+def test_the_easy_band_answers_are_the_values_the_inputs_hold():
+    """The tests' expected values are the inputs' own: the named file's line count, the named source's bytes, the
+    key's value in the JSON (so no weighted test pays for the shape alone)."""
+    import json
+
+    for task in generate_instances("count-file-lines", 4, seed=2, split="held_out"):
+        name = task.metadata["family_key"]
+        assert f"EXPECTED = {len(task.files['data/' + name].splitlines())}" in task.test_source
+    for task in generate_instances("copy-named-file", 4, seed=2, split="held_out"):
+        source = task.metadata["family_parameters"]["source"]
+        sizes = {path: len(text) for path, text in task.files.items() if path.startswith("inbox/")}
+        assert max(sizes, key=sizes.get) != source, "copying the largest input must not solve it"
+        assert repr(task.files[source].splitlines()) in task.test_source
+    for task in generate_instances("read-json-key", 4, seed=2, split="held_out"):
+        value = json.loads(task.files["book.json"])[task.metadata["family_key"]]
+        assert f"VALUE = {str(value)!r}" in task.test_source
+
+
+@pytest.mark.docker
+def test_one_instance_of_each_easy_band_family_validates_in_containers():
+    """No-op 0, empty outputs 0, reference solution 1.0, in real containers (seed rotating with the day)."""
+    seed = _rotating_seed()
+    tasks = [generate_instances(name, 1, seed, split="held_out")[0] for name in EASY_BAND_FAMILIES]
+    validations = validate_tasks(tasks, concurrency=2)
+    for task, v in zip(tasks, validations):
+        assert v.ok, (v.task_id, v.problems, v.infrastructure_errors, v.failing_tests)
+        assert v.noop_score == 0.0 and v.empty_score == 0.0 and v.oracle_score == 1.0, v
+        assert v.empty_paths == sorted(task.metadata["outputs"]), v.task_id

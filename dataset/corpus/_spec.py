@@ -45,6 +45,19 @@ def unchanged(path):
 """Put before every test source: helpers, and the sha256 of every file the task ships (``/app/...``)."""
 
 
+HARD_MIN_CODE_LINES = 1000
+"""The label ``hard`` means Terminal-Bench-2 hard (issue 36): a codebase of at least this many lines shipped with
+the task, several files to change, an expert hour or more. :meth:`Spec.to_task` refuses a ``hard`` label on a task
+that ships less code; docs/tasks.md gives the rule and the tasks relabelled by it."""
+CODE_SUFFIXES = (".py", ".c", ".h", ".sh", ".bash", ".js", ".go", ".rs", ".rb", ".pl", ".java", ".mk", "Makefile")
+
+
+def shipped_code_lines(files: dict[str, FileContent]) -> int:
+    """Lines of the program text a task ships (by suffix): the size of the codebase its agent works in."""
+    return sum(len(content.splitlines()) for path, content in files.items()
+               if isinstance(content, str) and path.endswith(CODE_SUFFIXES))
+
+
 @dataclass
 class Spec:
     """One task as written: the files it ships, its tests (without the prelude) and weights, its solution."""
@@ -101,6 +114,9 @@ class Spec:
         if self.harbor:
             verifier = VerifierSpec(mode=GradingMode.HARBOR)
             support["test.sh"] = harbor_test_script(self.weights, guards)
+        if self.difficulty == "hard" and shipped_code_lines(self.files) < HARD_MIN_CODE_LINES:
+            raise ValueError(f"{self.task_id}: 'hard' needs a codebase of {HARD_MIN_CODE_LINES}+ lines, this task ships "
+                             f"{shipped_code_lines(self.files)} (label it medium)")
         metadata: dict[str, object] = {"corpus_split": "held_out"} if self.held_out else {}
         if self.outputs:
             metadata["outputs"] = list(self.outputs)

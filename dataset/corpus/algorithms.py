@@ -274,7 +274,7 @@ EOF''',
     Spec(
         task_id="topological-order",
         title="Order jobs by their dependencies",
-        difficulty="hard",
+        difficulty="medium",
         category="algorithms",
         instruction="""
 Write /app/order.py: `python3 /app/order.py FILE` reads lines `JOB: DEP DEP ...` (a job with no

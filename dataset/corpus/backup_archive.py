@@ -16,7 +16,7 @@ TASKS = [
         task_id="incremental-backup",
         outputs=['incremental/docs/changed.md', 'incremental/new dir/fresh file.txt', 'incremental/src/app.py'],
         title="Copy what changed since the last backup",
-        difficulty="hard",
+        difficulty="medium",
         category="backup-archive",
         instruction="""
 /app/last_backup is a marker file whose modification time is the time of the last backup. Copy every file

@@ -1355,7 +1355,7 @@ anything under /app/tally/tests: the suite is right.
     Spec(
         task_id="install-wordfreq-release",
         title="Build and install a C tool from its release tarball",
-        difficulty="hard",
+        difficulty="medium",
         category="build-repair",
         instruction="""
 /app/dist/wordfreq-1.2.tar.gz is the release tarball of `wordfreq`, a C tool that prints the most frequent
@@ -1382,7 +1382,7 @@ it is.
     Spec(
         task_id="repair-invoicing-suite",
         title="Make a Python package's failing test suite pass",
-        difficulty="hard",
+        difficulty="medium",
         category="build-repair",
         instruction="""
 /app/invoicing is a small Python package (`invoicing`: money, invoice lines, tax rates, totals) with a
@@ -1428,7 +1428,7 @@ from any directory. Fix the projects as needed.
     Spec(
         task_id="relocatable-shapes-install",
         title="A shared library and its program, installed as a relocatable tree",
-        difficulty="hard",
+        difficulty="medium",
         category="build-repair",
         instruction="""
 /app/shapes builds a shared library `libgeom` (lib/) and a program `shapes` that uses it (app/), with a

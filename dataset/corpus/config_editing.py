@@ -323,7 +323,7 @@ EOF''',
     Spec(
         task_id="harden-sshd-config",
         title="Harden an sshd configuration",
-        difficulty="hard",
+        difficulty="medium",
         category="config-editing",
         instruction="""
 Edit /app/sshd_config so that, in the global part of the file (before the first `Match` line), there is

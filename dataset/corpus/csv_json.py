@@ -301,7 +301,7 @@ def test_first_occurrence_order():
     Spec(
         task_id="validate-json-records",
         title="Find the invalid records",
-        difficulty="hard",
+        difficulty="medium",
         category="data-processing",
         instruction="""
 /app/records.json is a JSON array of user records. A record is valid when it has: `id` (string), `email`

@@ -475,7 +475,7 @@ EOF''',
     Spec(
         task_id="fix-lru-cache",
         title="The LRU cache evicts the wrong entry",
-        difficulty="hard",
+        difficulty="medium",
         category="debugging",
         instruction="""
 /app/lru.py implements `LRUCache(capacity)` with `get(key, default=None)` and `put(key, value)`. When it is

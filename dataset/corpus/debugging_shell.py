@@ -347,7 +347,7 @@ def test_negative_and_large():
     Spec(
         task_id="fix-log-rotation",
         title="Rotation keeps one file too few",
-        difficulty="hard",
+        difficulty="medium",
         category="debugging",
         instruction="""
 `/app/rotate.sh DIR [KEEP]` should keep the KEEP newest `*.log` files of DIR (by modification time, default

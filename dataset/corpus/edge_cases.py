@@ -125,7 +125,7 @@ find . -type f -printf '%P\\0' | LC_ALL=C sort -z > /app/files.list""",
     Spec(
         task_id="normalize-unicode-names",
         title="Normalise file names to NFC",
-        difficulty="hard",
+        difficulty="medium",
         category="edge-cases",
         instruction="""
 Files in /app/music were copied from a system that writes file names in Unicode NFD (decomposed accents).

@@ -1121,7 +1121,7 @@ dates. Keep the history linear (no merge commits) and leave a clean working tree
     Spec(
         task_id="git-purge-secret-history",
         title="Purge leaked secrets from every commit",
-        difficulty="hard",
+        difficulty="medium",
         category="git",
         instruction=f"""
 Three commits ago on `main` of /app/repo, "Configure staging" leaked two secrets: the file `deploy/.env`
@@ -1204,7 +1204,7 @@ commit adds only this file (the other deleted data file stays deleted). Leave a 
     Spec(
         task_id="git-resolve-merge-conflict",
         title="Merge a feature branch through conflicts in three files",
-        difficulty="hard",
+        difficulty="medium",
         category="git",
         instruction="""
 /app/repo is a small pricing module. `main` gained a bulk discount; the branch `feature/currency` makes
@@ -1261,7 +1261,7 @@ the old history. Finish on `main` with a clean working tree.
     Spec(
         task_id="git-split-messy-commit",
         title="Split a work-in-progress commit into three",
-        difficulty="hard",
+        difficulty="medium",
         category="git",
         instruction=f"""
 On `main` of /app/repo the second-to-last commit, "wip", mixes three unrelated changes: a bug fix in

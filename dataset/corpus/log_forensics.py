@@ -185,7 +185,7 @@ def test_logs_unchanged():
 _ATTACK = Spec(
     task_id="logs-correlate-attack",
     title="Correlate three logs to find the attacker and the accounts it took over",
-    difficulty="hard",
+    difficulty="medium",
     category="log-forensics",
     limits={"agent_timeout_s": 1200},
     instruction="""
@@ -719,7 +719,7 @@ def test_logs_unchanged():
 _SESSION = Spec(
     task_id="logs-session-reconstruct",
     title="Rebuild a user's session from request ids across four logs",
-    difficulty="hard",
+    difficulty="medium",
     category="log-forensics",
     limits={"agent_timeout_s": 1200},
     instruction="""

@@ -791,7 +791,7 @@ def test_inputs_unchanged():
 _PIPELINE = Spec(
     task_id="mf-pipeline-broken-stage",
     title="Find and fix the broken stage of a three-script data pipeline",
-    difficulty="hard",
+    difficulty="medium",
     category="multi-file",
     limits={"agent_timeout_s": 1200},
     instruction="""

@@ -832,7 +832,7 @@ Both must work from any directory.
     Spec(
         task_id="release-tinyfmt-dists",
         title="Build a wheel and an sdist with the release metadata",
-        difficulty="hard",
+        difficulty="medium",
         category="packaging",
         instruction="""
 /app/tinyfmt is a small Python library with a command line (`tinyfmt`). Prepare its 1.4.2 release as
@@ -907,7 +907,7 @@ the version taken from `chronokit.__version__` (2.0.1), Requires-Python `>=3.9`,
     Spec(
         task_id="acme-namespace-plugins",
         title="Two distributions sharing a namespace package, with entry-point plugins",
-        difficulty="hard",
+        difficulty="medium",
         category="packaging",
         instruction="""
 /app/acme-core and /app/acme-extra are two Python distributions (setup.cfg projects). acme-core provides the

@@ -1615,7 +1615,7 @@ Listing and saving notes must work: `GET /notes` and `POST /notes/NAME` with `Au
     Spec(
         task_id="svc-kv-tcp-server",
         title="A TCP key-value server with a binary snapshot and a journal",
-        difficulty="hard",
+        difficulty="medium",
         category="services",
         instruction="""
 Write a key-value server as specified in /app/kv/PROTOCOL.md: it loads the binary snapshot
@@ -1639,7 +1639,7 @@ it in the background and returns (exit 0) once the port accepts connections. Do 
     Spec(
         task_id="svc-worker-control-script",
         title="A control script with pid file and log rotation for a queue worker",
-        difficulty="hard",
+        difficulty="medium",
         category="services",
         instruction="""
 /app/worker/worker.py is a queue worker that runs in the foreground (see its docstring). Write
@@ -1668,7 +1668,7 @@ it in the background and returns (exit 0) once the port accepts connections. Do 
     Spec(
         task_id="svc-http-path-router",
         title="A path-prefix HTTP reverse proxy",
-        difficulty="hard",
+        difficulty="medium",
         category="services",
         instruction="""
 Write /app/proxy/proxy.py, an HTTP reverse proxy (Python 3 standard library only) started as
@@ -1759,7 +1759,7 @@ users for customer names. Both default to port 8000, so they cannot run together
     Spec(
         task_id="svc-process-supervisor",
         title="A process supervisor with restarts, backoff and a status file",
-        difficulty="hard",
+        difficulty="medium",
         category="services",
         instruction="""
 Write /app/super/supervise.py (Python 3 standard library only), a process supervisor started as

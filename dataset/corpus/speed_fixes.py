@@ -1026,7 +1026,7 @@ the other usual tools are fine; no Python).
     Spec(
         task_id="speed-sqlite-report",
         title="A slow sqlite report",
-        difficulty="hard",
+        difficulty="medium",
         category="performance",
         instruction="""
 /app/load.py builds a sqlite database from three CSV files (customers, orders, shipments) with the schema in
@@ -1046,7 +1046,7 @@ from such data (80,000 orders, 8,000 customers), with exactly the same output. A
     Spec(
         task_id="speed-c-uniqcount",
         title="Make a C line counter scale",
-        difficulty="hard",
+        difficulty="medium",
         category="performance",
         instruction="""
 /app/uniq/uniqcount.c (built with `make -C /app/uniq`) counts the distinct lines of its standard input; the
@@ -1067,7 +1067,7 @@ the Makefile.
     Spec(
         task_id="speed-regex-validator",
         title="A validator that hangs on hostile input",
-        difficulty="hard",
+        difficulty="medium",
         category="performance",
         instruction="""
 `python3 /app/validate.py FILE` checks lines of ids and e-mail addresses (its docstring describes exactly

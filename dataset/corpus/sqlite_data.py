@@ -600,7 +600,7 @@ def test_kept_payments_unchanged():
 _REPAIR = Spec(
     task_id="sqlite-repair-duplicates",
     title="Repair duplicated and orphaned rows, then enforce the constraints",
-    difficulty="hard",
+    difficulty="medium",
     category="sqlite",
     limits={"agent_timeout_s": 1200},
     instruction="""
@@ -859,7 +859,7 @@ def _expense_truth(data):
 _IMPORT = Spec(
     task_id="sqlite-import-messy-csv",
     title="Import a messy CSV into a normalised SQLite schema",
-    difficulty="hard",
+    difficulty="medium",
     category="sqlite",
     limits={"agent_timeout_s": 1200},
     instruction="""
@@ -1236,7 +1236,7 @@ def test_database_unchanged():
 _BOM = Spec(
     task_id="sqlite-bom-rollup",
     title="Roll up a bill of materials with a recursive SQLite query",
-    difficulty="hard",
+    difficulty="medium",
     category="sqlite",
     limits={"agent_timeout_s": 1200},
     instruction="""

@@ -251,7 +251,7 @@ def test_order_and_exact_500_excluded():
     Spec(
         task_id="exception-report",
         title="Report the exception types of a log",
-        difficulty="hard",
+        difficulty="medium",
         category="text-processing",
         instruction="""
 /app/app.log is an application log. When a request fails, an `ERROR ... Unhandled exception` line is
