@@ -9,10 +9,11 @@
 Overrides are dotted ``key=value`` on the preset, or raw rLLM/verl hydra keys (``+key=value`` adds
 one); a key whose whole path is a preset key, or that lies in a section only the preset has, is a
 preset key; the rest are hydra keys, composed after the preset's and checked against verl's schema
-(see docs/training.md). Everything is validated
-before anything starts; a bad key, a bad value, a missing package or an impossible geometry exits
-with status 2 and one message naming the key. For a ``backend: local`` preset that includes the
-local trainer's own config, built as the launch builds it, and the verl-only keys it would ignore.
+(see docs/training.md). Everything is validated before anything starts; a bad key, a bad value or an
+impossible geometry exits with status 2 and one message naming the key, a missing package (or anything else
+this machine lacks) with status 1 and one message naming what to install: every error of ours exits with
+``errors.exit_code_for``'s status. For a ``backend: local`` preset the validation includes the local
+trainer's own config, built as the launch builds it, and the verl-only keys it would ignore.
 ``--dry-run`` prints the resolved launch (secrets redacted; ``local_config`` for a local preset; for a
 verl preset ``hydra_key_sources``: where each hydra key's value comes from) and saves it as
 ``<run dir>/launch/dry_run.yaml``. ``--rehearse`` runs a verl launch on a machine without GPUs or vLLM
@@ -35,7 +36,13 @@ from rich.console import Console  # noqa: E402
 from rich.markup import escape  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from terminal_agent.errors import USER_INPUT_ERRORS, ConfigError, TrainingSetupError  # noqa: E402
+from terminal_agent.errors import (  # noqa: E402
+    USER_INPUT_ERRORS,
+    ConfigError,
+    TerminalAgentError,
+    TrainingSetupError,
+    exit_code_for,
+)
 from terminal_agent.training.launcher import launch, plan_launch, write_dry_run  # noqa: E402
 from terminal_agent.training.preset_config import load_preset, preset_names  # noqa: E402
 from terminal_agent.training.verl_overrides import split_overrides  # noqa: E402
@@ -139,9 +146,9 @@ def main(argv: list[str] | None = None) -> int:
             return rehearse(plan)
         else:
             launch(plan)
-    except (*USER_INPUT_ERRORS, TrainingSetupError) as exc:  # bad input (a preset, its tasks) or this machine
+    except TerminalAgentError as exc:  # bad input (a preset, its tasks): 2; this machine, a failed run: 1
         console.print(f"[red]error[/red]: {escape(str(exc))}", highlight=False, soft_wrap=True)
-        return 2
+        return exit_code_for(exc)
     return 0
 
 

@@ -12,13 +12,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from terminal_agent.harbor_jobs.training_trials import RolloutTrialsConfig
 from terminal_agent.rewards.reward import RewardConfig
 from terminal_agent.sandbox.config import SandboxConfig
 
-from terminal_agent.training.algorithms.policy_loss import LOSS_AGG_MODES, ActorLossConfig
+from terminal_agent.training.algorithms.advantages import ADVANTAGE_ESTIMATORS
+from terminal_agent.training.algorithms.kl_penalty import KL_ESTIMATORS
+from terminal_agent.training.algorithms.loss_aggregation import LOSS_AGG_MODES
+from terminal_agent.training.algorithms.policy_loss import ActorLossConfig
 from terminal_agent.training.preset_config import shown_input
 
 
@@ -72,7 +75,8 @@ class LocalTrainingConfig(BaseModel):
 
     # --- algorithm --------------------------------------------------------------------------
     adv_estimator: str = "grpo"
-    """Name in :data:`terminal_agent.training.algorithms.ADVANTAGE_ESTIMATORS`."""
+    """The advantage estimator: a name in :data:`terminal_agent.training.algorithms.advantages.ADVANTAGE_ESTIMATORS`
+    (``grpo``, ``grpo_sample_std`` or one registered there)."""
     norm_adv_by_std_in_grpo: bool = True
     """Divide by the group's std."""
     lr: float = Field(1e-4, gt=0.0)
@@ -82,12 +86,14 @@ class LocalTrainingConfig(BaseModel):
     clip_ratio_low: float = Field(0.2, ge=0.0)
     clip_ratio_high: float = Field(0.28, ge=0.0)
     clip_ratio_c: float = Field(3.0, gt=1.0)
-    loss_agg_mode: Literal[LOSS_AGG_MODES] = "token-mean"  # type: ignore[valid-type]
-    """verl's name of how token losses become one loss."""
+    loss_agg_mode: str = "token-mean"
+    """How token losses become one loss: verl's name, registered in
+    :data:`terminal_agent.training.algorithms.loss_aggregation.LOSS_AGG_MODES`."""
     use_kl_loss: bool = False
     """KL(policy || base) term; the reference is the model with its adapter disabled."""
     kl_loss_coef: float = Field(0.001, ge=0.0)
-    kl_loss_type: Literal["low_var_kl", "k3"] = "low_var_kl"
+    kl_loss_type: str = "low_var_kl"
+    """The KL estimator: verl's name, registered in :data:`terminal_agent.training.algorithms.kl_penalty.KL_ESTIMATORS`."""
     entropy_coeff: float = Field(0.0, ge=0.0)
     grad_clip: float = Field(1.0, gt=0.0)
     """Max gradient norm; a non-finite norm skips the optimizer step (as verl does)."""
@@ -152,12 +158,23 @@ class LocalTrainingConfig(BaseModel):
     sft_epochs: int = Field(1, ge=1)
     sft_lr: float = Field(1e-4, gt=0.0)
 
-    @model_validator(mode="after")
-    def _check(self) -> "LocalTrainingConfig":
-        from terminal_agent.training.algorithms.advantages import ADVANTAGE_ESTIMATORS
+    @field_validator("adv_estimator")
+    @classmethod
+    def _registered_estimator(cls, name: str) -> str:
+        ADVANTAGE_ESTIMATORS.get(name)  # raises ConfigError listing the valid names
+        return name
 
-        ADVANTAGE_ESTIMATORS.get(self.adv_estimator)  # unknown names raise, listing the valid ones
-        return self
+    @field_validator("loss_agg_mode")
+    @classmethod
+    def _registered_loss_agg_mode(cls, name: str) -> str:
+        LOSS_AGG_MODES.get(name)
+        return name
+
+    @field_validator("kl_loss_type")
+    @classmethod
+    def _registered_kl_estimator(cls, name: str) -> str:
+        KL_ESTIMATORS.get(name)
+        return name
 
     @property
     def episodes_at_once(self) -> int:

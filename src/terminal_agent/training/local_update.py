@@ -49,7 +49,8 @@ import numpy as np
 from terminal_agent.outcome import EpisodeOutcome
 from terminal_agent.training.algorithms.advantages import compute_advantages
 from terminal_agent.training.algorithms.group_selection import GroupSelection
-from terminal_agent.training.algorithms.policy_loss import ActorLossConfig, actor_loss, loss_normaliser
+from terminal_agent.training.algorithms.loss_aggregation import loss_normaliser
+from terminal_agent.training.algorithms.policy_loss import ActorLossConfig, actor_loss
 
 logger = logging.getLogger(__name__)
 

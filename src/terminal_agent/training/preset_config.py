@@ -23,11 +23,15 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 from terminal_agent.errors import ConfigError
 from terminal_agent.harbor_jobs.training_trials import RolloutTrialsConfig
 from terminal_agent.rewards.reward import RewardConfig
+from terminal_agent.training.algorithms.advantages import ADVANTAGE_ESTIMATORS
 from terminal_agent.user_files import read_user_text
 
 PRESET_PACKAGE = "terminal_agent.training.presets"
 #: Loss aggregation modes verl 0.9.1 accepts (``ActorConfig.__post_init__``).
 VERL_LOSS_AGG_MODES = ("token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")
+#: Advantage estimators the verl backend computes: rLLM's unified trainer computes ``grpo`` itself (population std,
+#: the registry's ``grpo``); the other names of ``ADVANTAGE_ESTIMATORS`` are the local trainer's.
+VERL_ADV_ESTIMATORS = ("grpo",)
 
 
 class _Section(BaseModel):
@@ -180,8 +184,10 @@ class AgentSection(_Section):
 class AlgorithmSection(_Section):
     """GRPO and its loss."""
 
-    adv_estimator: Literal["grpo"] = "grpo"
-    """Advantage estimator; GRPO is the algorithm of this project."""
+    adv_estimator: str = "grpo"
+    """Advantage estimator, a name in ``ADVANTAGE_ESTIMATORS`` (``terminal_agent.training.algorithms.advantages``):
+    ``grpo`` (rLLM's, population std) or ``grpo_sample_std`` (verl's, sample std), or one registered there. The
+    verl backend computes ``grpo`` only (:data:`VERL_ADV_ESTIMATORS`); the local trainer computes every one."""
     norm_adv_by_std_in_grpo: bool = True
     """Divide the group-centred reward by the group's standard deviation."""
     lr: float = Field(1e-6, gt=0.0)
@@ -206,6 +212,12 @@ class AlgorithmSection(_Section):
     """Entropy bonus weight (0 = none)."""
     reject_zero_variance_groups: bool = True
     """Drop groups whose episodes all got the same reward (no GRPO signal)."""
+
+    @field_validator("adv_estimator")
+    @classmethod
+    def _registered_estimator(cls, name: str) -> str:
+        ADVANTAGE_ESTIMATORS.get(name)  # raises ConfigError listing the valid names
+        return name
 
 
 class OffloadSection(_Section):
@@ -409,6 +421,9 @@ class TrainingPreset(_Section):
             raise ValueError("backend local needs a 'local' section")
         if self.backend == "verl" and self.local is not None:
             raise ValueError("the 'local' section is only for backend local")
+        if self.backend == "verl" and self.algorithm.adv_estimator not in VERL_ADV_ESTIMATORS:
+            raise ValueError(f"algorithm.adv_estimator: {self.algorithm.adv_estimator!r} is computed by the local "
+                             f"trainer only; backend verl computes {', '.join(VERL_ADV_ESTIMATORS)}")
         return self
 
     @property

@@ -1,4 +1,4 @@
-"""Group-relative advantage estimators, one registry, one signature.
+"""Group-relative advantage estimators: one registry, one signature, one module per estimator.
 
 Every estimator takes the scalar rewards of each group (one 1-D float64 array per task, one entry
 per trajectory) and returns one advantage per trajectory, aligned with the input:
@@ -8,24 +8,25 @@ per trajectory) and returns one advantage per trajectory, aligned with the input
 The advantage of a trajectory is broadcast to every trained token of that trajectory (every
 assistant turn), which is rLLM's ``stepwise_advantage.mode = broadcast``.
 
-Which std: ``grpo`` is what the launcher's rLLM path computes. rLLM HEAD's unified trainer
-computes the advantages itself (``rllm.trainer.algorithms.rl_algo``: ``np.std``, the *population*
-std, ddof=0) and hands them to verl as precomputed; verl's own ``core_algos`` GRPO (``torch.std``,
-the *sample* std, ddof=1) never runs on that path. So ``grpo`` matches rLLM, and
-``grpo_sample_std`` is verl's ``compute_grpo_outcome_advantage`` for whoever trains through
-verl's own estimator. Both treat a group of one the same way: mean 0, std 1, so its advantage
-is ``reward / (1 + epsilon)`` (``reward`` without std normalisation). ``epsilon`` is added to the
-std, never under a square root, as both references do.
+The built-in estimators live in ``advantage_estimators/`` (``grpo``: rLLM's population-std GRPO, what
+the launcher's rLLM path computes; ``grpo_sample_std``: verl's own ``compute_grpo_outcome_advantage``).
+A preset picks one by name (``algorithm.adv_estimator``), the local trainer looks it up here. A new
+estimator is one module there with a function of the signature above, and one line below::
+
+    ADVANTAGE_ESTIMATORS.register_path("NAME", "terminal_agent.training.algorithms.advantage_estimators.NAME:estimate")
+
+This module imports no estimator (nor numpy), so a preset checks a name here for nothing; the
+entry's module is imported on the first ``ADVANTAGE_ESTIMATORS.get(name)``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol
 
 from terminal_agent.registry import Registry
+
+if TYPE_CHECKING:
+    import numpy as np
 
 
 class AdvantageEstimator(Protocol):
@@ -34,37 +35,13 @@ class AdvantageEstimator(Protocol):
     ) -> list[np.ndarray]: ...
 
 
-ADVANTAGE_ESTIMATORS: Registry[Callable[..., list[np.ndarray]]] = Registry("advantage estimator")
+ADVANTAGE_ESTIMATORS: Registry[AdvantageEstimator] = Registry("advantage estimator")
+"""Name -> estimator (an :class:`AdvantageEstimator`)."""
 
-
-def _group_relative(rewards: np.ndarray, *, norm_by_std: bool, epsilon: float, ddof: int) -> np.ndarray:
-    rewards = np.asarray(rewards, dtype=np.float64)
-    if rewards.ndim != 1:
-        raise ValueError(f"group rewards must be 1-D, got shape {rewards.shape}")
-    if len(rewards) == 0:
-        raise ValueError("an empty group has no advantage (drop it before estimating)")
-    if len(rewards) == 1:
-        mean, std = 0.0, 1.0
-    else:
-        mean, std = float(np.mean(rewards)), float(np.std(rewards, ddof=ddof))
-    centered = rewards - mean
-    return centered / (std + epsilon) if norm_by_std else centered
-
-
-@ADVANTAGE_ESTIMATORS.register("grpo")
-def grpo_advantages(
-    group_rewards: list[np.ndarray], *, norm_by_std: bool = True, epsilon: float = 1e-6
-) -> list[np.ndarray]:
-    """GRPO as rLLM's unified trainer computes it: (r - mean) / (population std + epsilon)."""
-    return [_group_relative(r, norm_by_std=norm_by_std, epsilon=epsilon, ddof=0) for r in group_rewards]
-
-
-@ADVANTAGE_ESTIMATORS.register("grpo_sample_std")
-def grpo_sample_std_advantages(
-    group_rewards: list[np.ndarray], *, norm_by_std: bool = True, epsilon: float = 1e-6
-) -> list[np.ndarray]:
-    """GRPO as verl's ``core_algos.compute_grpo_outcome_advantage``: sample std (ddof=1)."""
-    return [_group_relative(r, norm_by_std=norm_by_std, epsilon=epsilon, ddof=1) for r in group_rewards]
+ADVANTAGE_ESTIMATORS.register_path("grpo", "terminal_agent.training.algorithms.advantage_estimators.grpo:estimate")
+ADVANTAGE_ESTIMATORS.register_path(
+    "grpo_sample_std", "terminal_agent.training.algorithms.advantage_estimators.grpo_sample_std:estimate"
+)
 
 
 def compute_advantages(
@@ -78,4 +55,4 @@ def compute_advantages(
     return out
 
 
-__all__ = ["ADVANTAGE_ESTIMATORS", "AdvantageEstimator", "compute_advantages", "grpo_advantages", "grpo_sample_std_advantages"]
+__all__ = ["ADVANTAGE_ESTIMATORS", "AdvantageEstimator", "compute_advantages"]

@@ -1,4 +1,4 @@
-"""The clipped token-level policy loss, its aggregation and the optional KL term, as verl 0.9.1 defines them.
+"""The clipped token-level policy loss and the actor loss around it, as verl 0.9.1 defines them.
 
 Shapes: every tensor is ``(batch, response_length)``; ``mask`` is 1 on trained tokens (the
 assistant's completion tokens) and 0 elsewhere.
@@ -6,77 +6,22 @@ assistant's completion tokens) and 0 elsewhere.
 * :func:`clipped_policy_loss` is verl's ``compute_policy_loss_vanilla``: ratio = exp(clamp(logp -
   old_logp, -20, 20)), PPO clip with separate low/high ranges (0.2 / 0.28 by default: "clip
   higher"), and the dual clip: for negative advantages the loss is capped at ``-A * clip_ratio_c``.
-* :func:`aggregate_loss` is verl's ``agg_loss`` under its ``loss_agg_mode`` names, including the
-  global normalisers (``batch_num_tokens``, ``global_batch_size``) so that summing micro-batch
-  losses gives exactly the full-batch loss (gradient accumulation is exact).
-* :func:`low_var_kl` is verl's ``kl_penalty(..., "low_var_kl")`` (Schulman's k3, clamped).
+* :func:`aggregate_loss` (:mod:`.loss_aggregation`) is verl's ``agg_loss``, one registered entry per
+  ``loss_agg_mode``; :func:`kl_penalty` (:mod:`.kl_penalty`) is verl's ``kl_penalty``, one registered
+  entry per ``kl_loss_type`` (``low_var_kl``: Schulman's k3, clamped).
 * :func:`actor_loss` composes them like verl's ``ppo_loss``: pg - entropy_coeff * entropy + kl_coef * kl.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
 
 import torch
 
-LossAggMode = Literal["token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm"]
-LOSS_AGG_MODES: tuple[str, ...] = (
-    "token-mean",
-    "token-sum",
-    "seq-mean-token-sum",
-    "seq-mean-token-mean",
-    "seq-mean-token-sum-norm",
-)
-
-
-def masked_sum(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Sum of ``values`` where ``mask`` is set; a NaN outside the mask does not leak in."""
-    return (torch.where(mask.bool(), values, 0.0) * mask).sum()
-
-
-def masked_mean(values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Mean of ``values`` where ``mask`` is set (a tiny floor on the count, as verl has)."""
-    return masked_sum(values, mask) / (mask.sum() + 1e-8)
-
-
-def aggregate_loss(
-    loss_mat: torch.Tensor,
-    mask: torch.Tensor,
-    mode: str,
-    *,
-    batch_num_tokens: float | torch.Tensor | None = None,
-    global_batch_size: float | torch.Tensor | None = None,
-    loss_scale_factor: float | None = None,
-) -> torch.Tensor:
-    """One scalar from a per-token loss matrix, by verl's ``loss_agg_mode``.
-
-    ``batch_num_tokens`` / ``global_batch_size``: the trained-token count and sequence count of the
-    whole batch when ``loss_mat`` is one micro-batch of it (default: this micro-batch's own).
-    ``loss_scale_factor``: the constant divisor of ``seq-mean-token-sum-norm`` (default: the
-    padded response length, as verl does).
-    """
-    mask = mask.to(loss_mat.dtype)
-    if mode == "token-mean":
-        denom = mask.sum() if batch_num_tokens is None else batch_num_tokens
-        return masked_sum(loss_mat, mask) / denom
-    if mode == "token-sum":
-        return masked_sum(loss_mat, mask)
-    if mode in ("seq-mean-token-sum", "seq-mean-token-sum-norm"):
-        seq_losses = (loss_mat * mask).sum(dim=-1)
-        seq_mask = (mask.sum(dim=-1) > 0).to(loss_mat.dtype)
-        denom = seq_mask.sum() if global_batch_size is None else global_batch_size
-        loss = masked_sum(seq_losses, seq_mask) / denom
-        if mode == "seq-mean-token-sum-norm":
-            loss = loss / (mask.shape[-1] if loss_scale_factor is None else loss_scale_factor)
-        return loss
-    if mode == "seq-mean-token-mean":
-        tokens = mask.sum(dim=-1)
-        seq_losses = (loss_mat * mask).sum(dim=-1) / (tokens + 1e-8)
-        seq_mask = (tokens > 0).to(loss_mat.dtype)
-        denom = seq_mask.sum() if global_batch_size is None else global_batch_size
-        return masked_sum(seq_losses, seq_mask) / denom
-    raise ValueError(f"unknown loss_agg_mode {mode!r}; valid: {', '.join(LOSS_AGG_MODES)}")
+from terminal_agent.training.algorithms.kl_estimators.low_var_kl import estimate as low_var_kl
+from terminal_agent.training.algorithms.kl_penalty import KL_ESTIMATORS, kl_penalty
+from terminal_agent.training.algorithms.loss_aggregation import LOSS_AGG_MODES, aggregate_loss, loss_normaliser
+from terminal_agent.training.algorithms.masked_reductions import masked_mean, masked_sum
 
 
 @dataclass
@@ -140,52 +85,33 @@ def clipped_policy_loss(
     return loss, stats
 
 
-def low_var_kl(logprobs: torch.Tensor, ref_logprobs: torch.Tensor) -> torch.Tensor:
-    """Per-token k3 estimate of KL(policy || reference), clamped like verl's ``low_var_kl``."""
-    kl = torch.clamp(ref_logprobs - logprobs, min=-20, max=20)
-    return torch.clamp(torch.exp(kl) - kl - 1, min=-10, max=10)
-
-
-KL_ESTIMATORS = {"low_var_kl": low_var_kl, "k3": low_var_kl}
-
-
 @dataclass
 class ActorLossConfig:
     """The knobs of :func:`actor_loss` (verl's actor config names)."""
 
     clip_ratio_low: float = 0.2
+    """PPO clip below 1 (ratio floor ``1 - clip_ratio_low``)."""
     clip_ratio_high: float = 0.28
+    """PPO clip above 1 (ratio ceiling ``1 + clip_ratio_high``; DAPO's clip-higher)."""
     clip_ratio_c: float = 3.0
+    """Dual-clip bound for negative advantages (> 1)."""
     loss_agg_mode: str = "token-mean"
+    """How token losses become one loss: a name in :data:`LOSS_AGG_MODES`."""
     entropy_coeff: float = 0.0
+    """Weight of the entropy bonus (0: none, and no entropy is computed)."""
     use_kl_loss: bool = False
+    """Add ``kl_loss_coef`` times the KL(policy || reference) term."""
     kl_loss_coef: float = 0.001
+    """Weight of the KL term."""
     kl_loss_type: str = "low_var_kl"
+    """The KL estimator: a name in :data:`KL_ESTIMATORS`."""
     loss_scale_factor: float | None = None
+    """The constant divisor of ``seq-mean-token-sum-norm``; None: the padded response length."""
 
     def __post_init__(self) -> None:
-        if self.loss_agg_mode not in LOSS_AGG_MODES:
-            raise ValueError(f"unknown loss_agg_mode {self.loss_agg_mode!r}; valid: {', '.join(LOSS_AGG_MODES)}")
-        if self.use_kl_loss and self.kl_loss_type not in KL_ESTIMATORS:
-            raise ValueError(f"unknown kl_loss_type {self.kl_loss_type!r}; valid: {', '.join(KL_ESTIMATORS)}")
-
-
-def loss_normaliser(mode: str, *, tokens: float, rows: float, loss_scale_factor: float) -> float:
-    """What :func:`aggregate_loss` divides a whole batch's summed loss by, under ``mode``.
-
-    ``aggregate_loss(..., batch_num_tokens=1, global_batch_size=1, loss_scale_factor=1)`` divided
-    by this equals the loss with the batch's real normalisers (every mode is linear in them), so
-    gradients of unnormalised micro-batch losses can be accumulated first and scaled once.
-    """
-    if mode == "token-mean":
-        return float(tokens)
-    if mode == "token-sum":
-        return 1.0
-    if mode in ("seq-mean-token-sum", "seq-mean-token-mean"):
-        return float(rows)
-    if mode == "seq-mean-token-sum-norm":
-        return float(rows) * float(loss_scale_factor)
-    raise ValueError(f"unknown loss_agg_mode {mode!r}; valid: {', '.join(LOSS_AGG_MODES)}")
+        LOSS_AGG_MODES.get(self.loss_agg_mode)  # an unknown name is a ConfigError listing the valid ones
+        if self.use_kl_loss:
+            KL_ESTIMATORS.get(self.kl_loss_type)
 
 
 def actor_loss(
@@ -227,7 +153,7 @@ def actor_loss(
     if config.use_kl_loss:
         if ref_logprobs is None:
             raise ValueError("use_kl_loss is set but no reference logprobs were given")
-        kld = KL_ESTIMATORS[config.kl_loss_type](logprobs, ref_logprobs)
+        kld = kl_penalty(config.kl_loss_type, logprobs, ref_logprobs)
         kl_loss = aggregate_loss(kld, mask, config.loss_agg_mode, **norms)
         loss = loss + config.kl_loss_coef * kl_loss
         metrics["actor/kl_loss"] = float(kl_loss.detach())
@@ -235,12 +161,14 @@ def actor_loss(
 
 
 __all__ = [
+    "KL_ESTIMATORS",
     "LOSS_AGG_MODES",
     "ActorLossConfig",
     "PolicyLossStats",
     "actor_loss",
     "aggregate_loss",
     "clipped_policy_loss",
+    "kl_penalty",
     "loss_normaliser",
     "low_var_kl",
     "masked_mean",
