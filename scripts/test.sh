@@ -21,19 +21,33 @@ run_pytest() {
     fi
     return "$code"
 }
+# The real rLLM (HEAD and v0.2.1, from the wheels) runs our classes; only on a full run. Its tests wait on
+# their own containers (own run ids, nothing swept), so on a parallel run they go beside the parallel phase
+# (log kept apart, printed after it) and are over before the serial tests sweep anything.
+conformance_log=$(mktemp)
+trap 'rm -f "$conformance_log"' EXIT
+conformance_pid=
+start_conformance() { bash scripts/test_rllm_conformance.sh >"$conformance_log" 2>&1 & conformance_pid=$!; }
+finish_conformance() {
+    local conformance=0
+    wait "$conformance_pid" || conformance=$?
+    echo "[test] rLLM conformance (exit $conformance):" >&2
+    cat "$conformance_log"
+    [ "$status" -ne 0 ] || status=$conformance
+}
 status=0
 if [ "$#" -eq 0 ] && [ "${TEST_WORKERS:-3}" != 1 ] && "$PYTHON" -c "import xdist" 2>/dev/null; then
-    run_pytest tests -v -n "${TEST_WORKERS:-3}" --dist loadfile -m "not serial" || status=$?
+    start_conformance
+    # loadfile in collection order, which tests/conftest.py sorts longest file first (xdist's own reorder puts
+    # files with few tests last: the long ones were the tail of the run)
+    run_pytest tests -v -n "${TEST_WORKERS:-3}" --dist loadfile --no-loadscope-reorder -m "not serial" || status=$?
+    finish_conformance
     run_pytest tests -v -m serial || { code=$?; [ "$status" -ne 0 ] || status=$code; }
 else
     run_pytest tests -v "$@" || status=$?
-fi
-# The real rLLM (HEAD and v0.2.1, from the wheels) runs our classes; only on a full run.
-if [ "$#" -eq 0 ]; then
-    set +e
-    bash scripts/test_rllm_conformance.sh
-    conformance=$?
-    set -e
-    [ "$status" -ne 0 ] || status=$conformance
+    if [ "$#" -eq 0 ]; then
+        start_conformance
+        finish_conformance
+    fi
 fi
 exit "$status"
