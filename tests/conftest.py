@@ -17,7 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from terminal_agent.compat.rllm import RLLM_AVAILABLE
+# One OpenMP thread in each parallel worker and the processes it starts (set before torch loads; children
+# inherit it): with one thread per core in each of 3 workers on 2 cores, torch's threads spin-wait on each
+# other. The same CPU-bound test (test_nonfinite_gradients -k packed_logprobs, 2026-12-04, busy cores) used
+# 121 s of CPU with the default threads and 63-77 s with one. The serial phase (one process) keeps the default.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+
+from terminal_agent.compat.rllm import RLLM_AVAILABLE  # noqa: E402
 
 # The rLLM conformance suite runs in its own venvs (scripts/test.sh builds them from the wheels).
 collect_ignore = [] if RLLM_AVAILABLE else ["rllm_conformance"]
