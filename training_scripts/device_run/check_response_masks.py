@@ -38,6 +38,9 @@ IN_LOSS_CODE = "34"  # VisualizationConfig.unmasked_token_style: fg blue
 MASKED_CODE = "2"  # VisualizationConfig.masked_token_style: dim
 #: Special tokens a sampler returns at the end of a reply (ChatML's turn end; the EOS of other templates).
 END_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|eot_id|>", "</s>")
+#: What the rendered conversation may hold after a row's last token (as shown): nothing, the template's newline
+#: after the turn end, or the turn end itself when the reply was cut at its token cap.
+ROW_END_TAILS = ("", "\\n", "<|im_end|>\\n", "<|im_end|>")
 
 
 def shown(text: str) -> str:
@@ -185,10 +188,9 @@ def check_rendering(row: PrintedRow, episode: dict, render) -> str:
     response = "".join(text for _, text in row.runs)
     tail = rest[len(response):] if rest.startswith(response) else None
     if tail is None and "\ufffd" in response:  # split multi-byte characters: compare up to the end-of-turn tail
-        tail = next((t for t in ("", "\\n", shown("<|im_end|>\n"), shown("<|im_end|>"))
+        tail = next((t for t in ROW_END_TAILS
                      if rest.endswith(t) and same_text(response, rest[: len(rest) - len(t)] if t else rest)), None)
-    allowed_tails = {"", "\\n", shown("<|im_end|>\n"), shown("<|im_end|>")}
-    if tail is None or tail not in allowed_tails:
+    if tail is None or tail not in ROW_END_TAILS:
         return "response: " + _first_difference(response, rest).replace("trained", "row").replace("vs reply", "vs template")
     return ""
 
