@@ -1,0 +1,158 @@
+"""Terminal-Bench-2-hard tasks on data systems (issue 36): each ships a codebase of 1,000+ lines in which several
+modules must change, graded by hidden black-box tests on inputs the agent never sees.
+
+- ``lsm-kv-store-recovery``: tinykv, a log-structured key-value store (write-ahead log, memtable, sorted segments
+  with a sparse index, compaction, CLI). A torn final log record makes the store refuse to open (and new writes
+  after it would be lost), partial compaction resurrects deleted keys, and lookups miss the last index block of a
+  segment: wal.py, compaction.py and segment.py change.
+
+The programs live as ordinary files under ``hard_data_systems_files/<task>/``: ``app/`` is what the task ships
+(to ``/app``), ``fixed/`` the files the reference solution puts in place (shipped to ``/solution/fixed``),
+``hidden_tests.py`` the weighted tests (run after the corpus prelude, never shown to the agent).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from _spec import Spec
+from terminal_agent.tasks.model import NegativeSolution
+
+FILES = Path(__file__).resolve().parent / "hard_data_systems_files"
+
+
+def _tree(folder: Path, prefix: str = "") -> dict[str, str]:
+    """Every file under ``folder`` as {prefix + relative path: text} (caches skipped)."""
+    return {prefix + path.relative_to(folder).as_posix(): path.read_text()
+            for path in sorted(folder.rglob("*"))
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"}
+
+
+def _task_files(name: str) -> tuple[dict[str, str], dict[str, str], str]:
+    """(shipped files, solution files, hidden test source) of the task folder ``name``."""
+    root = FILES / name
+    return _tree(root / "app"), _tree(root / "fixed", "fixed/"), (root / "hidden_tests.py").read_text()
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 1. lsm-kv-store-recovery
+
+_KV_APP, _KV_FIXED, _KV_TESTS = _task_files("lsm_kv")
+
+_KV_SOLUTION = """cd /app
+cp /solution/fixed/tinykv/wal.py /solution/fixed/tinykv/segment.py /solution/fixed/tinykv/compaction.py tinykv/
+python3 -m unittest discover -s unit_tests -t .
+"""
+
+_KV_NEGATIVES = [
+    NegativeSolution(
+        name="visible-bugs-only",
+        why="torn-write recovery and partial compaction fixed, the sparse-index lookup of segment.py left broken",
+        max_score=0.6,
+        script="cp /solution/fixed/tinykv/wal.py /solution/fixed/tinykv/compaction.py /app/tinykv/\n",
+    ),
+    NegativeSolution(
+        name="skip-bad-records",
+        why="replay stops at any bad record (hiding real corruption) and the torn tail is never truncated",
+        max_score=0.15,
+        script="""cd /app
+python3 - <<'PY'
+from pathlib import Path
+path = Path("tinykv/wal.py")
+text = path.read_text()
+for reason in ("truncated record header", "truncated record payload", "checksum mismatch"):
+    text = text.replace(f'raise CorruptLogError(path, offset, "{reason}")', "break")
+path.write_text(text)
+PY
+""",
+    ),
+    NegativeSolution(
+        name="json-file-rewrite",
+        why="the store replaced by a JSON file behind the same command line",
+        max_score=0.0,
+        script=r"""cat > /app/tinykv/cli.py <<'PY'
+import argparse, json, os, sys
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="tinykv")
+    parser.add_argument("directory")
+    parser.add_argument("--memtable-limit", type=int, default=1000)
+    parser.add_argument("--sync", action="store_true")
+    parser.add_argument("command")
+    parser.add_argument("rest", nargs="*")
+    parser.add_argument("--start")
+    parser.add_argument("--end")
+    parser.add_argument("--newest", type=int)
+    args = parser.parse_args(argv)
+    os.makedirs(args.directory, exist_ok=True)
+    path = os.path.join(args.directory, "data.json")
+    data = json.load(open(path)) if os.path.exists(path) else {}
+    if args.command == "put":
+        data[args.rest[0]] = args.rest[1]
+    elif args.command == "delete":
+        data.pop(args.rest[0], None)
+    elif args.command == "get":
+        if args.rest[0] not in data:
+            return 1
+        print(data[args.rest[0]])
+    elif args.command == "scan":
+        for key in sorted(data):
+            print(f"{key}\t{data[key]}")
+    elif args.command == "load":
+        for line in open(args.rest[0]):
+            word, _, rest = line.rstrip("\n").partition(" ")
+            if word == "put":
+                key, _, value = rest.partition(" ")
+                data[key] = value
+            elif word == "del":
+                data.pop(rest, None)
+    elif args.command == "stats":
+        print(json.dumps({"segments": [{"entries": len(data), "tombstones": 0}]}))
+    json.dump(data, open(path, "w"))
+    return 0
+PY
+""",
+    ),
+]
+
+TASKS = [
+    Spec(
+        task_id="lsm-kv-store-recovery",
+        title="Repair crash recovery, compaction and lookups of a log-structured key-value store",
+        difficulty="hard",
+        category="data-systems",
+        instruction="""
+/app holds tinykv, our small log-structured key-value store in Python (README.md for the command line,
+FORMAT.md for the files of a store: write-ahead log, segment files, manifest). Three reports came in from
+production this week:
+
+1. A service was OOM-killed in the middle of a write. Since then the store will not open at all:
+   `tinykv: .../wal.log: corrupt record at byte N`. A write that was cut short by a crash never completed and
+   must simply be gone; everything written before it must still be there, and whatever is written after the
+   recovery must survive later restarts too.
+2. Keys that were deleted a long time ago are back after a `compact --newest N`.
+3. In our bigger stores `get` says some keys do not exist although `scan` lists them, and the set of missing
+   keys changes after a flush or a compaction.
+
+Find the causes and fix them so that the store behaves as FORMAT.md and README.md describe. Real corruption (a
+damaged log record that is not the last one) must still make the store refuse to open, naming the file and the
+byte offset (exit status 3). Keep the command line, the file formats and the library API as they are. The unit
+tests in /app/unit_tests must still pass: you may add tests, but do not change the existing ones or the docs.
+""",
+        files=_KV_APP,
+        tests=_KV_TESTS,
+        weights={"test_torn_payload_is_discarded": 1.0, "test_writes_after_recovering_a_torn_header_survive": 1.5,
+                 "test_checksum_failure_at_the_tail_versus_the_middle": 1.0,
+                 "test_partial_compaction_keeps_deleted_keys_deleted": 1.5,
+                 "test_full_compaction_drops_tombstones_and_keeps_every_key": 1.0,
+                 "test_every_key_of_a_large_segment_is_found": 1.0, "test_random_workload_matches_a_model": 2.0},
+        guards=["test_guard_shipped_files_unchanged", "test_guard_unit_tests_pass",
+                "test_guard_still_the_log_structured_store"],
+        solution=_KV_SOLUTION,
+        solution_files=_KV_FIXED,
+        negative_solutions=_KV_NEGATIVES,
+        tags=["python", "storage", "lsm-tree", "crash-recovery", "multi-module", "debugging"],
+        limits={"agent_timeout_s": 3600, "test_timeout_s": 600, "command_timeout_s": 300},
+    ),
+]
