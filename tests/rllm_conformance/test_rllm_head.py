@@ -349,3 +349,4 @@ def test_an_rllm_sandboxed_agent_flow_runs_a_task_through_our_sandbox_hooks(task
 
 # --- the chat parser (its own module: scripts/test_rllm_conformance.sh collects test_rllm_<version>.py only) ---
 from test_rllm_head_chat_parser import *  # noqa: E402,F401,F403
+from test_rllm_head_harbor_rollouts import *  # noqa: E402,F401,F403

@@ -135,7 +135,7 @@ def turns_from_trajectory(trajectory: dict[str, Any] | None, final_observation: 
     steps = list((trajectory or {}).get("steps") or [])
     turns: list[AgentTurnRecord] = []
     for index, step in enumerate(steps):
-        info = dict(step.get("info") or {})
+        info = dict(step.get("info") or step.get("metadata") or {})  # rLLM HEAD's Step keeps info as ``metadata``
         if index + 1 < len(steps):
             observation = steps[index + 1].get("observation")
         else:

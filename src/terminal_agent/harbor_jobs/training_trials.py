@@ -45,6 +45,10 @@ class RolloutTrialsConfig(BaseModel):
     """Disk budget of ``rollouts/``: past it the oldest steps' jobs are deleted (the newest step is always kept);
     None: no budget."""
 
+    def keeps_step(self, step: int) -> bool:
+        """Whether step ``step`` (1-based) is written."""
+        return self.enabled and (step == 1 or step % self.every_n_steps == 0)
+
 
 def folder_size_bytes(path: Path) -> int:
     return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
@@ -91,7 +95,7 @@ class TrainingRolloutWriter:
         self.experiment = experiment
 
     def wants(self, step: int) -> bool:
-        return self.config.enabled and (step == 1 or step % self.config.every_n_steps == 0)
+        return self.config.keeps_step(step)
 
     def write_step(self, step: int, groups: Sequence[Sequence[Any]], selection: Any, advantages: Sequence[Any],
                    *, started_at: dt.datetime | None = None) -> Path | None:
@@ -100,7 +104,7 @@ class TrainingRolloutWriter:
             return None
         advantage_of = kept_advantages(selection, advantages)
         chosen = [g for g, group in enumerate(groups)
-                  if not self.config.only_groups_with_variance or _has_variance(group)]
+                  if not self.config.only_groups_with_variance or rewards_differ(group)]
         now = dt.datetime.now(dt.timezone.utc)
         job_dir = self.root / step_job_name(step)
         writer = HarborJobWriter(job_dir, HarborJobSettings(
@@ -115,57 +119,66 @@ class TrainingRolloutWriter:
                 rewards = [r.outcome.reward if r.outcome.scored else None for r in group]
                 group_adv = [advantage_of.get((g, i)) for i in range(len(group))]
                 for i, record in enumerate(group):
-                    writer.add(self._record(step, g, i, record, rewards, group_adv, now))
+                    writer.add(episode_trial_record(
+                        f"{step_job_name(step)}__group-{g:02d}__episode-{i}", record, model_name=self.model_name,
+                        finished_at=now, source=f"train:{self.experiment}",
+                        metadata={"step": step, "group": g, "episode": i, "policy_version": step - 1,
+                                  "advantage": group_adv[i], "trained": group_adv[i] is not None,
+                                  "group_rewards": rewards, "group_advantages": group_adv},
+                    ))
             writer.finish()
         except OSError as exc:  # a full disk costs the viewer this step, never the training run
             logger.warning("could not write the rollouts of step %d as Harbor trials: %s", step, exc)
             return None
-        self._keep_within_budget(job_dir)
+        keep_within_budget(self.root, self.config.max_disk_mb, job_dir)
         return job_dir
 
-    def _record(self, step: int, g: int, i: int, record: Any, rewards: list[float | None], group_adv: list[float | None],
-                now: dt.datetime) -> HarborTrialRecord:
-        trajectory = to_jsonable(getattr(record, "trajectory", None))
-        trajectory = trajectory if isinstance(trajectory, dict) else None
-        calls = _calls_of(trajectory, record.outcome)
-        final = getattr(record, "final_observation", None)
-        return HarborTrialRecord(
-            trial_name=f"{step_job_name(step)}__group-{g:02d}__episode-{i}",
-            task_id=record.task_id,
-            attempt=i,
-            model_name=self.model_name,
-            outcome=record.outcome,
-            started_at=now - dt.timedelta(seconds=float(record.wall_s or 0.0)),
-            finished_at=now,
-            instruction=str((trajectory or {}).get("task") or ""),
-            system_prompt=_system_prompt(calls),
-            calls=calls,
-            turns=turns_from_trajectory(trajectory, final),
-            metadata={
-                "step": step, "group": g, "episode": i, "policy_version": step - 1,
-                "advantage": group_adv[i], "trained": group_adv[i] is not None,
-                "group_rewards": rewards, "group_advantages": group_adv,
-                "model_s": record.model_s, "env_s": record.env_s, "wall_s": record.wall_s,
-            },
-            source=f"train:{self.experiment}",
-        )
-
-    def _keep_within_budget(self, newest: Path) -> None:
-        budget = self.config.max_disk_mb
-        if budget is None or not self.root.is_dir():
-            return
-        steps = sorted(p for p in self.root.iterdir() if p.is_dir() and p.name.startswith("step-"))
-        sizes = {p: folder_size_bytes(p) for p in steps}
-        total = sum(sizes.values())
-        for old in steps:
-            if total <= budget * 1024 * 1024 or old == newest:
-                break
-            shutil.rmtree(old, ignore_errors=True)
-            total -= sizes[old]
-            logger.info("rollouts over their %.0f MB budget: deleted %s", budget, old.name)
+def episode_trial_record(trial_name: str, record: Any, *, model_name: str, finished_at: dt.datetime,
+                         metadata: dict[str, Any], source: str) -> HarborTrialRecord:
+    """The trial of one training episode: ``record`` has ``task_id``, ``outcome``, ``trajectory`` (the agent's rLLM
+    trajectory), ``final_observation`` and the ``model_s`` / ``env_s`` / ``wall_s`` timings (the local trainer's
+    ``EpisodeRecord``; the rLLM Workflow's episodes in :mod:`.rllm_rollouts`). ``metadata``: the step, group,
+    episode, advantages and policy version, shown in the trial's ``agent_result.metadata``."""
+    trajectory = to_jsonable(getattr(record, "trajectory", None))
+    trajectory = trajectory if isinstance(trajectory, dict) else None
+    calls = _calls_of(trajectory, record.outcome)
+    final = getattr(record, "final_observation", None)
+    episode = metadata.get("episode", 0)
+    return HarborTrialRecord(
+        trial_name=trial_name,
+        task_id=record.task_id,
+        attempt=int(episode) if isinstance(episode, int) else 0,
+        model_name=model_name,
+        outcome=record.outcome,
+        started_at=finished_at - dt.timedelta(seconds=float(record.wall_s or 0.0)),
+        finished_at=finished_at,
+        instruction=str((trajectory or {}).get("task") or ""),
+        system_prompt=_system_prompt(calls),
+        calls=calls,
+        turns=turns_from_trajectory(trajectory, final),
+        metadata={**metadata, "model_s": record.model_s, "env_s": record.env_s, "wall_s": record.wall_s},
+        source=source,
+    )
 
 
-def _has_variance(group: Sequence[Any]) -> bool:
+def keep_within_budget(root: Path, budget_mb: float | None, newest: Path) -> None:
+    """Delete the oldest ``step-*`` jobs under ``root`` until it fits ``budget_mb`` (``newest`` is always kept)."""
+    if budget_mb is None or not root.is_dir():
+        return
+    steps = sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith("step-"))
+    sizes = {p: folder_size_bytes(p) for p in steps}
+    total = sum(sizes.values())
+    for old in steps:
+        if total <= budget_mb * 1024 * 1024 or old == newest:
+            break
+        shutil.rmtree(old, ignore_errors=True)
+        total -= sizes[old]
+        logger.info("rollouts over their %.0f MB budget: deleted %s", budget_mb, old.name)
+
+
+def rewards_differ(group: Sequence[Any]) -> bool:
+    """Whether the scored rewards of ``group`` (episodes with an ``outcome``) differ: what ``only_groups_with_variance``
+    keeps."""
     rewards = {round(float(r.outcome.reward), 9) for r in group if r.outcome.scored and r.outcome.reward is not None}
     return len(rewards) > 1
 
@@ -176,4 +189,5 @@ def _system_prompt(calls: list[ModelCallRecord]) -> str | None:
     return None
 
 
-__all__ = ["ROLLOUTS_DIR", "RolloutTrialsConfig", "TrainingRolloutWriter", "kept_advantages", "step_job_name"]
+__all__ = ["ROLLOUTS_DIR", "RolloutTrialsConfig", "TrainingRolloutWriter", "episode_trial_record", "keep_within_budget",
+           "kept_advantages", "rewards_differ", "step_job_name"]

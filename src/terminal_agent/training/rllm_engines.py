@@ -181,6 +181,11 @@ class RolloutEngineModelClient:
             completion_length=len(completion_ids),
             finish_reason=getattr(token_output, "stop_reason", None) or "stop",
         )
+        # verl's vLLM server stamps each generation with the global step of the weights it holds (set by the
+        # trainer's update_weights(global_steps)); rLLM's VerlEngine leaves its own weight_version at 0
+        stamped = (getattr(token_output, "extra_fields", None) or {}).get("global_steps")
+        if isinstance(stamped, int) and not isinstance(stamped, bool):
+            weight_version = stamped
         if weight_version is not None and hasattr(output, "weight_version"):
             output.weight_version = weight_version
         with self._lock:

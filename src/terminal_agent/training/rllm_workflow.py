@@ -30,7 +30,9 @@ training; True is refused), ``sampling`` (more sampling keys), ``max_total_token
 default: render prompt ids ourselves whenever the engine takes token ids, as verl's ``VerlEngine``
 does; False: always the engine's ``get_model_response``; True: require it), ``chat_parser`` (an import
 path ``"package.module:Name"`` of a parser class or factory called with the engine's tokenizer, for a
-template our parser cannot render turn by turn; default ``chat_parser_for``), and rLLM's own ``timeout``
+template our parser cannot render turn by turn; default ``chat_parser_for``), ``harbor_rollouts`` (a
+:class:`~terminal_agent.harbor_jobs.rllm_rollouts.RllmRolloutTrialsSettings` as a dict: keep the training
+episodes as Harbor trials in ``RUN/rollouts/``, one job per step; None: not kept), and rLLM's own ``timeout``
 (the episode's wall clock). The task of each episode is rLLM's ``extra_info`` dict (a flat task row,
 ``terminal_agent.tasks.parquet_rows``).
 
@@ -65,6 +67,11 @@ from rllm.workflows.workflow import TerminationReason, Workflow  # noqa: E402
 
 from terminal_agent.agent import TerminalBenchAgent  # noqa: E402
 from terminal_agent.env import DockerIsolatedEnv  # noqa: E402
+from terminal_agent.harbor_jobs.rllm_rollouts import (  # noqa: E402
+    RllmRolloutEpisode,
+    rollout_recorder_for,
+    rows_in_verl_batch,
+)
 from terminal_agent.rollout.episode import EpisodeResult, run_episode  # noqa: E402
 from terminal_agent.training.rllm_engines import RolloutEngineModelClient, engine_takes_token_ids  # noqa: E402
 
@@ -93,6 +100,20 @@ def rllm_termination_reason(termination: Termination) -> Any:
     return _REASONS[termination]
 
 
+def rllm_is_validating(engine: Any) -> bool:
+    """Whether rLLM's engine is running validation episodes (``AgentWorkflowEngine.execute_tasks_verl`` sets the
+    rollout engine's ``validate``; its base class declares ``is_validation``)."""
+    return bool(getattr(engine, "validate", False) or getattr(engine, "is_validation", False))
+
+
+def final_observation_of(agent: Any) -> str | None:
+    """What the env answered to the agent's last reply (the chat's last message), which no trajectory step keeps."""
+    messages = agent.chat_completions
+    if len(messages) > 2 and messages[-1].get("role") == "user":
+        return str(messages[-1].get("content"))
+    return None
+
+
 class TerminalTaskWorkflow(Workflow):
     """One terminal task per ``run``: our agent and env, one episode, rLLM's Episode out (see module doc)."""
 
@@ -114,6 +135,7 @@ class TerminalTaskWorkflow(Workflow):
         infra_retries: int = 1,
         token_in_token_out: bool | None = None,
         chat_parser: str | None = None,
+        harbor_rollouts: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(rollout_engine=rollout_engine, executor=executor, **kwargs)
@@ -138,6 +160,8 @@ class TerminalTaskWorkflow(Workflow):
         """The parser the token-in-token-out client renders with (built on the first episode, then reused)."""
         self.last_result: EpisodeResult | None = None
         """The last episode's result (outcome, timings), for callers that want more than rLLM's Episode."""
+        self.rollout_recorder = rollout_recorder_for(harbor_rollouts) if harbor_rollouts else None
+        """Where training episodes become Harbor trials (shared by the pooled workflows of a run); None: nowhere."""
 
     def reset(self, task: dict | None = None, uid: str | None = None) -> None:
         """Remember the task and uid and reset the agent; the env starts in the worker thread, not here."""
@@ -175,7 +199,34 @@ class TerminalTaskWorkflow(Workflow):
             if not result.outcome.termination.is_infrastructure:
                 break
             logger.warning("task %s: attempt %d ended by %s", result.outcome.task_id, attempt + 1, result.outcome.error)
-        return self._episode(result, client.outputs, task, uid)
+        episode = self._episode(result, client.outputs, task, uid)
+        if self.rollout_recorder is not None and not rllm_is_validating(self.rollout_engine):
+            try:
+                await self.run_in_executor(self.rollout_recorder.record, self._rollout_episode(result, client.outputs, episode))
+            except Exception:  # noqa: BLE001 - the Harbor copy is for people to read; it never fails the training episode
+                logger.exception("task %s: could not keep the episode as a Harbor trial", result.outcome.task_id)
+        return episode
+
+    def _rollout_episode(self, result: EpisodeResult, outputs: list[Any], episode: Episode) -> RllmRolloutEpisode:
+        """The episode as the Harbor recorder takes it: the agent's whole trajectory (an unscored episode's too), the
+        rows verl gets of it and the policy version that sampled it."""
+        [trajectory] = episode.trajectories
+        versions = [v for v in (getattr(o, "weight_version", None) for o in outputs) if isinstance(v, int)]
+        engine_version = getattr(self.rollout_engine, "weight_version", 0)
+        return RllmRolloutEpisode(
+            rllm_episode_id=str(episode.id),
+            trajectory_uid=getattr(trajectory, "uid", None),
+            policy_version=min(versions) if versions else int(engine_version or 0),
+            task_id=result.outcome.task_id,
+            outcome=result.outcome,
+            trajectory=self.agent.trajectory,
+            final_observation=final_observation_of(self.agent),
+            model_s=result.model_s,
+            env_s=result.env_s,
+            wall_s=result.total_s,
+            trained_rows=rows_in_verl_batch([s.prompt_ids for s in trajectory.steps], [s.response_ids for s in trajectory.steps]),
+            is_correct=bool(episode.is_correct),
+        )
 
     def _configured_chat_parser(self) -> Any:
         """The ``chat_parser`` of ``workflow_args`` built for the engine's tokenizer (None: the client picks one)."""
@@ -241,4 +292,5 @@ class TerminalTaskWorkflow(Workflow):
         return episode
 
 
-__all__ = ["TRAJECTORY_NAME", "TerminalTaskWorkflow", "rllm_termination_reason"]
+__all__ = ["TRAJECTORY_NAME", "TerminalTaskWorkflow", "final_observation_of", "rllm_is_validating",
+           "rllm_termination_reason"]
