@@ -5,6 +5,11 @@ modules must change, graded by hidden black-box tests on inputs the agent never 
   with a sparse index, compaction, CLI). A torn final log record makes the store refuse to open (and new writes
   after it would be lost), partial compaction resurrects deleted keys, and lookups miss the last index block of a
   segment: wal.py, compaction.py and segment.py change.
+- ``sql-csv-engine-nulls-having``: csvql, SQL over CSV files (tokenizer, parser, planner, executor, value rules,
+  aggregates). NULL comparisons and aggregates over NULLs are wrong, NULL join keys match each other, the extra
+  conditions of a LEFT JOIN's ON are applied as a filter after the join, and HAVING is missing: values.py,
+  functions.py, executor.py, plan.py and planner.py change, and HAVING crosses tokens.py, ast.py, parser.py and
+  planner.py. The hidden tests compare every query with SQLite on fresh data.
 
 The programs live as ordinary files under ``hard_data_systems_files/<task>/``: ``app/`` is what the task ships
 (to ``/app``), ``fixed/`` the files the reference solution puts in place (shipped to ``/solution/fixed``),
@@ -116,6 +121,113 @@ PY
     ),
 ]
 
+# --------------------------------------------------------------------------------------------------------------
+# 2. sql-csv-engine-nulls-having
+
+_SQL_APP, _SQL_FIXED, _SQL_TESTS = _task_files("sql_csv")
+
+_SQL_SOLUTION = """cd /app
+for module in values functions executor plan planner tokens ast parser; do
+  cp /solution/fixed/csvql/$module.py csvql/$module.py
+done
+python3 -m unittest discover -s unit_tests -t .
+"""
+
+_SQL_KEEP_FILTER_AFTER_JOIN = r"""python3 - <<'PY'
+from pathlib import Path
+
+path = Path("/app/csvql/planner.py")
+text = path.read_text()
+fixed = (
+    "        condition = _predicate(_conjoin(residual), scope) if residual else None\n"
+    "        return plan.HashJoin(left, right, join.kind, left_keys, right_keys, scope, condition)\n"
+)
+old = (
+    "        node = plan.HashJoin(left, right, join.kind, left_keys, right_keys, scope)\n"
+    "        if residual:\n"
+    "            node = plan.Filter(node, _predicate(_conjoin(residual), scope), scope)\n"
+    "        return node\n"
+)
+assert fixed in text
+path.write_text(text.replace(fixed, old))
+PY
+"""
+
+_SQL_SQLITE_CLI = r"""cat > /app/csvql/cli.py <<'PY'
+import argparse, csv, os, sqlite3, sys
+
+
+def _value(text):
+    if text == "":
+        return None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _cell(value):
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        text = f"{value:.6f}".rstrip("0").rstrip(".")
+        return "0" if text in ("-0", "") else text
+    return value
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="csvql")
+    parser.add_argument("--data", required=True)
+    parser.add_argument("query", nargs="?")
+    parser.add_argument("-f", "--file")
+    parser.add_argument("--table", action="store_true")
+    parser.add_argument("--no-header", action="store_true")
+    parser.add_argument("--explain", action="store_true")
+    args = parser.parse_args(argv)
+    db = sqlite3.connect(":memory:")
+    for name in os.listdir(args.data):
+        if name.endswith(".csv"):
+            rows = list(csv.reader(open(os.path.join(args.data, name))))
+            db.execute(f"CREATE TABLE {name[:-4]} ({', '.join(rows[0])})")
+            db.executemany(f"INSERT INTO {name[:-4]} VALUES ({', '.join('?' * len(rows[0]))})",
+                           [[_value(v) for v in row] for row in rows[1:]])
+    if args.explain:
+        print("HashJoin INNER\n  Scan people\n  Scan orders")
+        return 0
+    cursor = db.execute(args.query or open(args.file).read())
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    if not args.no_header:
+        writer.writerow([d[0] for d in cursor.description])
+    for row in cursor:
+        writer.writerow([_cell(v) for v in row])
+    return 0
+PY
+"""
+
+_SQL_NEGATIVES = [
+    NegativeSolution(
+        name="null-rules-only",
+        why="NULL comparisons and aggregates fixed; joins and HAVING left as they were",
+        max_score=0.35,
+        script="cp /solution/fixed/csvql/values.py /solution/fixed/csvql/functions.py /app/csvql/\n",
+    ),
+    NegativeSolution(
+        name="no-join-fixes",
+        why="NULL rules and HAVING done, but NULL join keys still match and LEFT JOIN still filters after joining",
+        max_score=0.5,
+        script="for module in values functions tokens ast parser planner plan; do\n"
+               "  cp /solution/fixed/csvql/$module.py /app/csvql/\ndone\n" + _SQL_KEEP_FILTER_AFTER_JOIN,
+    ),
+    NegativeSolution(
+        name="sqlite-shortcut",
+        why="the engine replaced by SQLite behind the same command line",
+        max_score=0.0,
+        script=_SQL_SQLITE_CLI,
+    ),
+]
+
 TASKS = [
     Spec(
         task_id="lsm-kv-store-recovery",
@@ -153,6 +265,43 @@ tests in /app/unit_tests must still pass: you may add tests, but do not change t
         solution_files=_KV_FIXED,
         negative_solutions=_KV_NEGATIVES,
         tags=["python", "storage", "lsm-tree", "crash-recovery", "multi-module", "debugging"],
+        limits={"agent_timeout_s": 3600, "test_timeout_s": 600, "command_timeout_s": 300},
+    ),
+    Spec(
+        task_id="sql-csv-engine-nulls-having",
+        title="Fix NULL handling and joins of a SQL-over-CSV engine and add HAVING",
+        difficulty="hard",
+        category="data-systems",
+        instruction="""
+/app holds csvql, our small SQL engine over CSV files (README.md describes the SQL it accepts, its value rules
+and its output; `python3 -m csvql --data DIR "SELECT ..."`). The analysts who use it filed these tickets:
+
+- "Rows with an empty city show up in `WHERE city <> 'Oslo'`, and `WHERE age = NULL` returns the rows whose age
+  is empty. Results with NULLs do not match what we get from SQLite on the same data."
+- "COUNT(col) and AVG(col) come out wrong on columns that have empty fields."
+- "Joining on a column that has empty values pairs up rows that have nothing to do with each other."
+- "`LEFT JOIN ... ON a.id = b.a_id AND b.amount > 60` loses left rows instead of keeping them with empty
+  right-hand columns."
+- Feature request: "Support HAVING after GROUP BY (`GROUP BY city HAVING COUNT(*) >= 3`), including
+  conditions on aggregates that are not in the select list, combined with AND/OR/NOT."
+
+The README's rules are the intended behaviour and they follow SQLite: for the SQL the README lists (plus
+HAVING), csvql must return the same rows as SQLite does on the same data, empty CSV fields being NULL. Fix the
+engine and add HAVING through the layers it needs; keep the engine's own structure (do not hand queries to
+SQLite or any other database), its command line and its output format. The unit tests in /app/unit_tests must
+still pass: you may add tests, but do not change the existing ones.
+""",
+        files=_SQL_APP,
+        tests=_SQL_TESTS,
+        weights={"test_null_comparisons_follow_sql": 1.0, "test_aggregates_ignore_nulls": 1.5,
+                 "test_join_keys_that_are_null_match_nothing": 1.0,
+                 "test_left_join_applies_the_whole_on_condition": 1.5, "test_having_filters_groups": 1.5,
+                 "test_random_queries_match_sqlite": 2.0},
+        guards=["test_guard_unit_tests_unchanged_and_pass", "test_guard_still_the_csvql_engine"],
+        solution=_SQL_SOLUTION,
+        solution_files=_SQL_FIXED,
+        negative_solutions=_SQL_NEGATIVES,
+        tags=["python", "sql", "query-engine", "null-semantics", "multi-module", "feature", "debugging"],
         limits={"agent_timeout_s": 3600, "test_timeout_s": 600, "command_timeout_s": 300},
     ),
 ]
