@@ -6,6 +6,8 @@ One JSON file per trial under ``OUTPUT/transcripts/TASK/attempt-N.json``, writte
 from __future__ import annotations
 
 import dataclasses
+import datetime
+import enum
 import json
 from pathlib import Path
 from typing import Any
@@ -32,8 +34,18 @@ def to_jsonable(value: Any) -> Any:
         return str(value)
     if isinstance(value, bytes):
         return value.decode("utf-8", errors="replace")
+    if isinstance(value, enum.Enum):
+        return to_jsonable(value.value)
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        return value.isoformat()
     if hasattr(value, "model_dump"):
-        return to_jsonable(value.model_dump(mode="json"))
+        try:
+            return to_jsonable(value.model_dump(mode="json"))
+        except UnicodeDecodeError:
+            # pydantic's JSON mode raises on bytes that are not UTF-8 (a binary task file, a tool's raw output);
+            # python mode keeps them as bytes, decoded above with replacement: one such field must not crash a
+            # training step's trial writer (it stopped a local run on the H200, 2026-12-04)
+            return to_jsonable(value.model_dump())
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return to_jsonable({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
     if hasattr(value, "to_dict"):
