@@ -10,6 +10,10 @@ modules must change, graded by hidden black-box tests on inputs the agent never 
   conditions of a LEFT JOIN's ON are applied as a filter after the join, and HAVING is missing: values.py,
   functions.py, executor.py, plan.py and planner.py change, and HAVING crosses tokens.py, ast.py, parser.py and
   planner.py. The hidden tests compare every query with SQLite on fresh data.
+- ``workflow-runner-resume``: flowrun, a DAG job runner keeping its state in SQLite (spec, DAG, backoff, executor,
+  state store, scheduler, CLI). Cycles unreachable from a root pass unnoticed, a job runs one attempt too few
+  and waits too long, the state is not committed as it happens (a killed runner loses it) and resume treats
+  unfinished jobs as done and reuses attempt numbers: dag.py, backoff.py, scheduler.py and state.py change.
 
 The programs live as ordinary files under ``hard_data_systems_files/<task>/``: ``app/`` is what the task ships
 (to ``/app``), ``fixed/`` the files the reference solution puts in place (shipped to ``/solution/fixed``),
@@ -228,6 +232,43 @@ _SQL_NEGATIVES = [
     ),
 ]
 
+# --------------------------------------------------------------------------------------------------------------
+# 3. workflow-runner-resume
+
+_WF_APP, _WF_FIXED, _WF_TESTS = _task_files("workflow")
+
+_WF_SOLUTION = """cd /app
+cp /solution/fixed/flowrun/dag.py /solution/fixed/flowrun/backoff.py /solution/fixed/flowrun/scheduler.py \\
+   /solution/fixed/flowrun/state.py flowrun/
+python3 -m unittest discover -s unit_tests -t .
+"""
+
+_WF_NEGATIVES = [
+    NegativeSolution(
+        name="cycle-and-backoff-only",
+        why="cycle detection and the backoff formula fixed; the retry count and resuming left broken",
+        max_score=0.2,
+        script="cp /solution/fixed/flowrun/dag.py /solution/fixed/flowrun/backoff.py /app/flowrun/\n",
+    ),
+    NegativeSolution(
+        name="no-resume-fixes",
+        why="cycles, backoff and the retry count fixed; resume still treats unfinished jobs as done and reuses "
+            "attempt numbers, and the state is not committed as it happens",
+        max_score=0.45,
+        script="cp /solution/fixed/flowrun/dag.py /solution/fixed/flowrun/backoff.py /app/flowrun/\n"
+               "sed -i 's/            if failures >= job.retries:/            if failures > job.retries:/' "
+               "/app/flowrun/scheduler.py\n",
+    ),
+    NegativeSolution(
+        name="state-not-committed",
+        why="everything but the state store: a runner that is killed loses what it recorded, so a crashed run "
+            "cannot be resumed properly",
+        max_score=0.75,
+        script="cp /solution/fixed/flowrun/dag.py /solution/fixed/flowrun/backoff.py "
+               "/solution/fixed/flowrun/scheduler.py /app/flowrun/\n",
+    ),
+]
+
 TASKS = [
     Spec(
         task_id="lsm-kv-store-recovery",
@@ -302,6 +343,43 @@ still pass: you may add tests, but do not change the existing ones.
         solution_files=_SQL_FIXED,
         negative_solutions=_SQL_NEGATIVES,
         tags=["python", "sql", "query-engine", "null-semantics", "multi-module", "feature", "debugging"],
+        limits={"agent_timeout_s": 3600, "test_timeout_s": 600, "command_timeout_s": 300},
+    ),
+    Spec(
+        task_id="workflow-runner-resume",
+        title="Fix cycle detection, retries and resuming of a SQLite-backed workflow runner",
+        difficulty="hard",
+        category="data-systems",
+        instruction="""
+/app holds flowrun, the workflow runner of our data team: a workflow file describes a DAG of shell jobs, and
+every run's state is kept in a SQLite database so that a run can be followed with `status` and continued with
+`resume` (README.md describes the command line and the intended behaviour; `python3 -m flowrun --db FILE ...`).
+The on-call engineers collected these problems:
+
+- A workflow in which a few jobs depend on each other in a circle passed `validate`, and `run` reported success
+  without ever running those jobs.
+- Jobs configured with `retries: 2` run only twice, and the waits between attempts are longer than the
+  `backoff` settings say (`max` seems to be ignored too).
+- Last night the runner was killed by the OOM killer in the middle of a job. `status` afterwards showed every job
+  as pending although several had finished, and `resume` either ran nothing or crashed with
+  `sqlite3.IntegrityError`. Resuming a run that had simply failed does not work either.
+
+Fix flowrun so that it behaves as README.md describes: cycles refused wherever they are in the graph, the right
+number of attempts and waits, the state recorded as it happens, and `resume` continuing a failed or interrupted
+run without running again what already succeeded. Keep the command line, the workflow file format, the JSON of
+`status --json` and the database schema as they are. The unit tests in /app/unit_tests must still pass: you may
+add tests, but do not change the existing ones, the README or the examples.
+""",
+        files=_WF_APP,
+        tests=_WF_TESTS,
+        weights={"test_cycles_anywhere_are_refused": 1.0, "test_retries_and_backoff_delays": 1.5,
+                 "test_backoff_really_waits": 0.5, "test_resume_after_the_runner_was_killed": 2.0,
+                 "test_resume_after_a_failure": 1.5, "test_resumed_job_gets_a_fresh_retry_budget": 1.0},
+        guards=["test_guard_shipped_files_unchanged_and_unit_tests_pass", "test_guard_state_lives_in_sqlite"],
+        solution=_WF_SOLUTION,
+        solution_files=_WF_FIXED,
+        negative_solutions=_WF_NEGATIVES,
+        tags=["python", "sqlite", "workflow", "dag", "retries", "crash-recovery", "multi-module", "debugging"],
         limits={"agent_timeout_s": 3600, "test_timeout_s": 600, "command_timeout_s": 300},
     ),
 ]
