@@ -7,6 +7,7 @@ printed are the median wall times, their ratio, and, inside the runs that write 
 Harbor files (trial folders and the job's result) as a share of the run's wall time.
 
     python benchmarks/bench_harbor_jobs.py [--attempts 6] [--concurrency 2] [--rounds 3]
+    python benchmarks/bench_harbor_jobs.py --sandbox bwrap --images-dir EXPORT   # a machine without Docker
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from terminal_agent.cli.sandbox_options import sandbox_config_from_options
 from terminal_agent.harbor_jobs.eval_jobs import EvalHarborJob
 from terminal_agent.models.scripted import ScriptedModelClient
 from terminal_agent.rollout.runner import RolloutConfig, RolloutRunner
@@ -35,19 +37,23 @@ def main() -> None:
     parser.add_argument("--attempts", type=int, default=6)
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3, help="Pairs of runs (with and without), alternating.")
+    parser.add_argument("--sandbox", default="docker", help="Sandbox backend: docker, or bwrap (with --images-dir).")
+    parser.add_argument("--images-dir", type=Path, default=None, help="The bwrap backend's export "
+                        "(default: $TERMINAL_AGENT_IMAGES_DIR).")
     args = parser.parse_args()
+    sandbox = sandbox_config_from_options(args.sandbox, args.images_dir)
     task = next(t for t in load_tasks(args.tasks) if t.task_id == args.task)
     replies = LOOK_AROUND + oracle_replies(task)
 
     def run_once(output: Path, harbor: bool) -> tuple[float, float]:
         config = RolloutConfig(attempts=args.attempts, max_steps=len(replies) + 1, concurrency=args.concurrency,
-                               output_dir=output, sweep_leaked=False)
+                               output_dir=output, sweep_leaked=False, sandbox=sandbox)
         job = None
         spent = [0.0]
         if harbor:
             job = EvalHarborJob.for_run(output, run_id=config.run_id, model="scripted", tasks_file=args.tasks,
                                         attempts=args.attempts, max_steps=config.max_steps, concurrency=args.concurrency,
-                                        sampling={}, sandbox_backend="docker", n_total_trials=args.attempts)
+                                        sampling={}, sandbox_backend=sandbox.backend, n_total_trials=args.attempts)
 
         def on_transcript(spec, trial, transcript):  # noqa: ANN001, ANN202 - the runner's TranscriptCallback
             mark = time.monotonic()
@@ -79,7 +85,8 @@ def main() -> None:
                 if harbor:
                     writing.append(spent / wall)
         trials = sum(1 for _ in (Path(tmp) / "r0-harbor").glob("*__attempt-*"))
-    print(f"{args.rounds} rounds x {args.attempts} episodes of {args.task} ({len(replies)} replies each), concurrency {args.concurrency}")
+    print(f"{args.rounds} rounds x {args.attempts} episodes of {args.task} ({len(replies)} replies each), "
+          f"concurrency {args.concurrency}, sandbox {sandbox.backend}")
     print(f"  without the job layout: median wall {statistics.median(plain):.2f} s  {[round(w, 2) for w in plain]}")
     print(f"  with the job layout:    median wall {statistics.median(layout):.2f} s  {[round(w, 2) for w in layout]} ({trials} trial folders)")
     print(f"  ratio with / without: {statistics.median(layout) / statistics.median(plain):.3f} (target <= 1.05)")
