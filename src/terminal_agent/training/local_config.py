@@ -355,6 +355,7 @@ VERL_ONLY_KEYS: dict[str, str] = {
     "trainer.total_epochs": "local.steps sets the length of a local run",
     "trainer.total_training_steps": "local.steps sets the length of a local run",
     "trainer.resume_from_path": "a local run resumes from its run directory's latest checkpoint",
+    "trainer.harbor_rollouts": "the local trainer's Harbor rollouts are local.harbor_rollouts",
 }
 
 #: Keys of ``sandbox.env`` the local trainer reads (the rest of an ``EnvConfig`` is the verl Workflow's).

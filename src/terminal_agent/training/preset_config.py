@@ -264,6 +264,10 @@ class TrainerSection(_Section):
     """verl path, with the ``file`` logger: stop the run (exit 4, the newest worker error in ``<run dir>/stalled.txt``)
     when no step has been logged for this many seconds, the first step counted from the launch; None: wait for ever.
     A failure inside a Ray worker can leave verl's driver waiting without end (a broken LoRA weight sync did)."""
+    harbor_rollouts: RolloutTrialsConfig = Field(default_factory=RolloutTrialsConfig)
+    """verl path: which steps' training episodes the rLLM Workflow keeps as Harbor trials in ``<run dir>/rollouts/``
+    (``enabled``, ``every_n_steps``, ``only_groups_with_variance``, ``max_disk_mb``; ``terminal-agent view RUN`` opens
+    them; docs/harbor_jobs.md). A local preset sets ``local.harbor_rollouts`` instead."""
 
     @model_validator(mode="after")
     def _resume_path(self) -> "TrainerSection":

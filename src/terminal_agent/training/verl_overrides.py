@@ -274,4 +274,23 @@ def workflow_args_for(preset: TrainingPreset) -> dict[str, Any]:
         "max_context_tokens": preset.lengths.max_model_len,
         "compaction": preset.agent.compaction,
         "timeout": preset.agent.trajectory_timeout_s,
+        "harbor_rollouts": harbor_rollouts_args_for(preset),
+    }
+
+
+def harbor_rollouts_args_for(preset: TrainingPreset) -> dict[str, Any] | None:
+    """The Workflow's ``harbor_rollouts`` (``RllmRolloutTrialsSettings`` fields) from ``trainer.harbor_rollouts``, the
+    GRPO group (``rollout.n``) and the advantage settings verl computes with; None when the trials are off."""
+    retention = preset.trainer.harbor_rollouts
+    if not retention.enabled:
+        return None
+    return {
+        "run_dir": str(preset.run_dir.resolve()),  # absolute: rLLM's TaskRunner is a Ray actor with its own cwd
+        "retention": retention.model_dump(),
+        "group_size": preset.rollout.n,
+        "adv_estimator": preset.algorithm.adv_estimator,
+        "norm_adv_by_std_in_grpo": preset.algorithm.norm_adv_by_std_in_grpo,
+        "rejection_sample": preset.algorithm.reject_zero_variance_groups,
+        "model_name": preset.model.path,
+        "experiment": preset.experiment,
     }
