@@ -41,10 +41,11 @@ from pydantic import BaseModel, ConfigDict, Field
 from terminal_agent.actions import ActionConfig, ToolContext, run_turn
 from terminal_agent.compat.rllm import BaseEnv, action_payload
 from terminal_agent.errors import ConfigError, SandboxError, error_kind
+from terminal_agent.interfaces import Sandbox
 from terminal_agent.outcome import EpisodeOutcome, Termination
 from terminal_agent.outcome_handoff import HANDOFF_KEY, OutcomeHandoff
 from terminal_agent.rewards.grading import DetailedGradeResult, Grader, GradingConfig
-from terminal_agent.rewards.grading_modes import GraderSettings, ModeGraders
+from terminal_agent.rewards.grading_modes import EpisodeGrader, GraderSettings, ModeGraders, grade_sandbox
 from terminal_agent.rewards.episode_judging import judge_and_combine
 from terminal_agent.rewards.judge import Judge, JudgeConfig, JudgeRequest
 from terminal_agent.rewards.reward import RewardConfig
@@ -152,13 +153,13 @@ class DockerIsolatedEnv(BaseEnv):
         self.pool = pool
         # grader=: one grader for every task; otherwise the grader of each task's mode (task.verifier.mode)
         default = self.config.grading == GradingConfig() and self.config.sandbox == SandboxConfig() and self.config.run_id is None
-        self.grader: Any = grader or (_SHARED_GRADERS if default else ModeGraders(
+        self.grader: EpisodeGrader = grader or (_SHARED_GRADERS if default else ModeGraders(
             GraderSettings(grading=self.config.grading, sandbox=self.config.sandbox, run_id=self.config.run_id)
         ))
         self.judge = judge
         self.judge_client = judge_client
         self._image: str | None = None
-        self._sandbox: Any = None
+        self._sandbox: Sandbox | None = None
         self._ctx: ToolContext | None = None
         self._lock = threading.RLock()
         self._reset_state()
@@ -242,12 +243,17 @@ class DockerIsolatedEnv(BaseEnv):
             self._fresh_reset = (observation, info)
             return dict(observation), dict(info)
 
-    def _start_sandbox(self, image: str) -> Any:
+    def _current_task(self) -> Task:
+        if self.task is None:
+            raise ConfigError("DockerIsolatedEnv: no task; pass reset(task=...) or build the env with one")
+        return self.task
+
+    def _start_sandbox(self, image: str) -> Sandbox:
         # the task's env (Harbor [environment.env]) is the persistent shell's; its ${VAR} templates are
         # resolved from this process's environment when the sandbox starts (ConfigError naming VAR and the task).
         # verifier_network: the grader's set_network for the verifier phase can then connect a sandbox started
         # without network (Docker starts the others in the quicker 'none' mode)
-        task = self.task
+        task = self._current_task()
         verifier_network = task.verifier.verifier_network(task.limits.network)
         if self.pool is not None:
             return self.pool.acquire(
@@ -269,12 +275,13 @@ class DockerIsolatedEnv(BaseEnv):
                 return "", float(self.final_reward or 0.0), True, info
             if self._sandbox is None or self._ctx is None:
                 raise RuntimeError("step() before reset()")
+            task = self._current_task()
             payload = action_payload(action)
             reply = payload if isinstance(payload, str) else ("" if payload is None else str(payload))
             self._fresh_reset = None
             self.steps += 1
             started = time.monotonic()
-            info: dict[str, Any] = {"task_id": self.task.task_id, "step": self.steps}
+            info: dict[str, Any] = {"task_id": task.task_id, "step": self.steps}
             try:
                 turn = run_turn(reply, self._ctx)
             except SandboxError as exc:
@@ -299,7 +306,7 @@ class DockerIsolatedEnv(BaseEnv):
                 termination = Termination.FORMAT_ERRORS
             elif self.steps >= self.config.max_steps:
                 termination = Termination.MAX_STEPS
-            elif time.monotonic() - self.started_at > self.task.limits.agent_timeout_s:
+            elif time.monotonic() - self.started_at > task.limits.agent_timeout_s:
                 termination = Termination.AGENT_TIMEOUT
             if termination is None:
                 return turn.observation, 0.0, False, info
@@ -341,7 +348,7 @@ class DockerIsolatedEnv(BaseEnv):
             sandbox.close()
 
     def _finish_unscored(self, exc: BaseException, info: dict[str, Any]) -> tuple[Any, float, bool, dict]:
-        logger.warning("task %s: episode ended by %s: %s", self.task.task_id, type(exc).__name__, exc)
+        logger.warning("task %s: episode ended by %s: %s", self._current_task().task_id, type(exc).__name__, exc)
         kind = error_kind(exc)
         final = self._end(self._unscored(Termination.for_error_kind(kind), kind, f"{type(exc).__name__}: {exc}"))
         self._release()
@@ -357,7 +364,10 @@ class DockerIsolatedEnv(BaseEnv):
 
     def _grade_and_release(self, termination: Termination) -> tuple[float, dict[str, Any]]:
         self.done = True
-        grade: DetailedGradeResult = self.grader.grade(self._sandbox, self.task)
+        task, sandbox = self._current_task(), self._sandbox
+        if sandbox is None:
+            raise RuntimeError("grading without a sandbox: the callers check that the episode started")
+        grade = grade_sandbox(self.grader, sandbox, task)
         self._release()  # the judge reads the transcript, not the container: free it before a slow judge call
         reward, judge_info = judge_and_combine(
             grade, self.config.reward, self.config.judge, lambda: self._judge_request(grade),
@@ -372,7 +382,7 @@ class DockerIsolatedEnv(BaseEnv):
             details["agent_ending"] = termination.value
             termination = Termination.for_error_kind(kind)
         final = self._end(EpisodeOutcome(
-            task_id=self.task.task_id,
+            task_id=task.task_id,
             termination=termination,
             scored=reward.scored,
             reward=reward.reward if reward.scored else None,
@@ -403,10 +413,10 @@ class DockerIsolatedEnv(BaseEnv):
             lines.append(f"--- turn {number}: agent ---\n{reply}\n--- turn {number}: result ---\n{observation}")
         passed = sum(1 for t in grade.tests if t.passed)
         summary = f"{passed}/{len(grade.tests)} tests passed, weighted score {grade.score:.2f}"
-        return JudgeRequest(self.task.instruction, "\n".join(lines), summary)
+        return JudgeRequest(self._current_task().instruction, "\n".join(lines), summary)
 
     @property
-    def sandbox(self) -> Any:
+    def sandbox(self) -> Sandbox | None:
         """The running sandbox of the current episode (None before reset and after done)."""
         return self._sandbox
 

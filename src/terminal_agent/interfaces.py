@@ -5,6 +5,9 @@
                           └──► Grader ──► GradeResult ──► reward (+ Judge)
                                (by task.verifier.mode: weighted pytest, or Harbor's tests/test.sh -> reward file)
 
+The agent side holds a :class:`Sandbox`; a grader holds a :class:`GradingSandbox` (the same object, seen
+through the wider contract that only grading uses).
+
 Implementations live in their packages (``sandbox.docker``, ``sandbox.bwrap``, ``sandbox.ray``, ``models.*``, ``rewards.grading``,
 ``rewards.harbor_verifier``; task formats in ``tasks.formats``); everything else codes against these types.
 """
@@ -97,12 +100,15 @@ class FilesystemChanges:
 
 @runtime_checkable
 class Sandbox(Protocol):
-    """A running, isolated machine for one rollout.
+    """A running, isolated machine for one rollout: what the agent's tools, the env and the pool may use.
+
+    Seven members: ``id``, ``exec``, ``read_file``, ``write_file``, ``upload_dir``, ``is_alive``, ``close``.
+    A backend whose sandboxes have only these runs episodes; grading them needs :class:`GradingSandbox`
+    (an episode in a sandbox without it ends not scored, error kind ``sandbox``).
 
     Every method raises :class:`terminal_agent.errors.SandboxError` when the sandbox itself is
     broken (dead container, lost shell); a command that fails returns an :class:`ExecResult`.
-    The methods after ``close`` serve the grader (``rewards.grading``), which talks to a sandbox
-    through this contract only; backends are registered in ``sandbox.backends``.
+    Backends are registered in ``sandbox.registry``.
     """
 
     @property
@@ -145,7 +151,17 @@ class Sandbox(Protocol):
         """Stop and remove. Idempotent; never raises."""
         ...
 
-    # --- for the grader -------------------------------------------------------------------------
+
+
+@runtime_checkable
+class GradingSandbox(Sandbox, Protocol):
+    """A :class:`Sandbox` as a grader uses it (``rewards``): the agent's seven members and nine of the grader's.
+
+    ``image_workdir``, ``service_pids``, ``kill_agent_processes``, ``list_changes``, ``image_has``,
+    ``put_archive``, ``run_privileged``, ``network_enabled``, ``set_network``: none of them goes through the
+    agent's shell, so an agent cannot fake what the grader sees. The Docker, bwrap and Ray backends serve them.
+    """
+
     @property
     def image_workdir(self) -> str:
         """The image's working directory (where the persistent shell started)."""
@@ -206,6 +222,19 @@ class Sandbox(Protocol):
         not be taken away is broken from then on), or when this sandbox cannot get the asked network:
         bwrap fixes its network namespace when it starts; Docker can connect a sandbox started without
         network only when ``start_sandbox(..., verifier_network=True)`` said a later phase needs one."""
+        ...
+
+
+@runtime_checkable
+class FreezableSandbox(GradingSandbox, Protocol):
+    """A :class:`GradingSandbox` that can also stop the agent's processes instead of killing them (Docker and
+    bwrap; a grader falls back to killing them on a sandbox without it, e.g. Ray's)."""
+
+    def freeze_agent_processes(self) -> dict[str, list[int]]:
+        """SIGSTOP every process the agent started (its idle shell closed first), until none runs.
+
+        ``{"stopped": pids stopped now, "already_stopped": pids the agent had stopped itself, "running": pids
+        that could not be stopped}``. Raises ``SandboxError`` when broken."""
         ...
 
 

@@ -8,8 +8,9 @@ What it is: each sandbox is ``ROOT/sandboxes/<id>/`` holding ``owner.json`` (the
 container, ``sandbox.labels``) and ``work/``, the working directory of its commands. Each command is a fresh
 ``bash -c`` in its own session (no persistent shell), killed as a group at its deadline. Files can be read and
 written only inside the sandbox's directory (anything else is a ``PermissionError``: the host is not the
-sandbox's to change). It runs no grader: the grader-facing members raise ``SandboxError``, since a verifier's
-process sweep would reach the whole host.
+sandbox's to change). It serves only the agent's half of the contract (``interfaces.Sandbox``), not the
+grader's (``interfaces.GradingSandbox``): a verifier's process sweep would reach the whole host. An episode
+on it runs, and ends not scored (error kind ``sandbox``).
 
 ``python local_backend.py hold`` starts one sandbox and sleeps (a leak maker for the tests: SIGKILL it).
 """
@@ -30,7 +31,7 @@ import weakref
 from pathlib import Path
 
 from terminal_agent.errors import SandboxError, SandboxUnavailableError
-from terminal_agent.interfaces import ExecResult, FilesystemChanges, Sandbox, WatchedPaths
+from terminal_agent.interfaces import ExecResult, Sandbox
 from terminal_agent.sandbox import labels as sandbox_labels
 from terminal_agent.sandbox.backends import LeakedObject
 from terminal_agent.sandbox.config import SandboxConfig
@@ -40,7 +41,6 @@ from terminal_agent.tasks.model import Task, TaskLimits
 NAME = "local"
 IMAGE = "host"
 """The only image of this backend: the host itself."""
-NO_GRADER = "the local test backend runs no grader: it has no isolation (a verifier's process sweep would reach the host)"
 _LIVE: "weakref.WeakSet[LocalSandbox]" = weakref.WeakSet()
 
 
@@ -136,42 +136,6 @@ class LocalSandbox:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-    # --- for the grader: this backend earns none of it --------------------------------------------------
-    @property
-    def image_workdir(self) -> str:
-        return str(self.work)
-
-    @property
-    def service_pids(self) -> tuple[int, ...]:
-        return ()
-
-    def kill_agent_processes(self) -> int:
-        with self._lock:
-            groups, self._groups = list(self._groups), set()
-        for group in groups:
-            self._kill_group(group)
-        return len(groups)
-
-    def list_changes(self, watched: WatchedPaths, *, prefer_host_read: bool = True) -> FilesystemChanges:
-        raise SandboxError(NO_GRADER)
-
-    def image_has(self, paths: list[str]) -> dict[str, bool]:
-        raise SandboxError(NO_GRADER)
-
-    def put_archive(self, dest_dir: str, tar: bytes) -> None:
-        raise SandboxError(NO_GRADER)
-
-    def run_privileged(self, argv: list[str], timeout: float) -> ExecResult:
-        raise SandboxError(NO_GRADER)
-
-    @property
-    def network_enabled(self) -> bool:
-        return True  # the host's
-
-    def set_network(self, enabled: bool) -> None:
-        if not enabled:
-            raise SandboxError("the local test backend cannot take the host's network away")
 
     # --- internals ---------------------------------------------------------------------------------------
     def _check_usable(self) -> None:

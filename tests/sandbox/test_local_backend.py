@@ -20,7 +20,7 @@ import local_backend
 from terminal_agent.agent import TerminalBenchAgent
 from terminal_agent.cli import app
 from terminal_agent.env import DockerIsolatedEnv, EnvConfig
-from terminal_agent.interfaces import Sandbox
+from terminal_agent.interfaces import GradingSandbox, Sandbox
 from terminal_agent.models.scripted import ScriptedModelClient
 from terminal_agent.rollout.episode import run_episode
 from terminal_agent.sandbox.backends import get_backend, resolve_task_image, start_sandbox
@@ -54,16 +54,16 @@ def test_the_local_backend_is_in_the_registry_with_every_hook():
 def test_start_exec_files_and_close_through_the_registry():
     image = resolve_task_image(LOCAL, TASK)
     with start_sandbox(LOCAL, image, TaskLimits(), run_id="test-local", env={"GREETING": "${NO_SUCH_VAR:-hi}"}) as sandbox:
-        assert isinstance(sandbox, Sandbox)
+        assert isinstance(sandbox, Sandbox) and not isinstance(sandbox, GradingSandbox)  # the agent's half only
         assert sandbox.exec("echo $GREETING > g.txt; cat g.txt", 10).output == "hi\n"  # task env templates resolved
-        assert sandbox.read_file(f"{sandbox.image_workdir}/g.txt") == b"hi\n"
-        sandbox.write_file(f"{sandbox.image_workdir}/sub/f.txt", b"x")
+        assert sandbox.read_file(f"{sandbox.work}/g.txt") == b"hi\n"
+        sandbox.write_file(f"{sandbox.work}/sub/f.txt", b"x")
         assert sandbox.exec("cat sub/f.txt", 10).output == "x"
         timed = sandbox.exec("sleep 30", 0.5)
         assert timed.timed_out and timed.exit_code == 124 and timed.duration_s < 5
         with pytest.raises(PermissionError):
             sandbox.read_file("/etc/hostname")  # outside its directory: never the host's files
-        directory = Path(sandbox.image_workdir).parent
+        directory = sandbox.directory
     assert not directory.exists()
 
 
@@ -78,7 +78,7 @@ def test_a_real_episode_runs_through_the_local_backend():
     observations = " ".join(str(step.observation) for step in result.trajectory.steps)
     assert "42" in observations  # the bash action ran in the local sandbox
     assert not result.scored and result.error_kind == "sandbox", (result.termination, result.error_kind)
-    assert "local test backend runs no grader" in str(result.grade)
+    assert "serves no grader" in str(result.grade), result.grade
     assert set(local_backend.BACKEND.sandboxes().glob("lo-*")) == before  # the env released its sandbox
 
 
@@ -129,7 +129,7 @@ def test_the_cleanup_daemon_sweeps_local_leaks_and_close_ends_live_sandboxes():
 
     live = start_sandbox(LOCAL, local_backend.IMAGE, run_id="test-local-close")
     get_backend("local").close()  # the close hook: every live sandbox of this process
-    assert not live.is_alive() and not Path(live.image_workdir).parent.exists()
+    assert not live.is_alive() and not live.directory.exists()
 
 
 class _DaemonLikeBackend(local_backend.LocalBackend):

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from terminal_agent.errors import InfrastructureError
+from terminal_agent.interfaces import FreezableSandbox, GradingSandbox
 from terminal_agent.tasks.model import GradingMode, Task
 
 logger = logging.getLogger(__name__)
@@ -98,15 +99,15 @@ def agent_process_policy(task: Task, setting: str = "auto") -> ProcessPolicy:
     return ProcessPolicy(KILL, "the project's own tests never need a process of the agent's")
 
 
-def hold_agent_processes(sandbox: Any, policy: ProcessPolicy) -> HeldProcesses:
-    """The grader's first step: freeze (keep) or kill every agent process. A sandbox that cannot freeze (no
-    ``freeze_agent_processes``), or a process that would not stop, falls back to killing them all."""
+def hold_agent_processes(sandbox: GradingSandbox, policy: ProcessPolicy) -> HeldProcesses:
+    """The grader's first step: freeze (keep) or kill every agent process. A sandbox that cannot freeze (not a
+    :class:`~terminal_agent.interfaces.FreezableSandbox`), or a process that would not stop, falls back to
+    killing them all."""
     if policy.action == KEEP:
-        freeze = getattr(sandbox, "freeze_agent_processes", None)
-        if freeze is None:
+        if not isinstance(sandbox, FreezableSandbox):
             note = "this sandbox cannot freeze processes: the agent's processes were killed before the tests"
         else:
-            held = freeze()
+            held = sandbox.freeze_agent_processes()
             if not held.get("running"):
                 return HeldProcesses(KEEP, list(held.get("stopped", [])), list(held.get("already_stopped", [])))
             note = (f"{len(held['running'])} agent process(es) would not stop: the agent's processes were killed "
@@ -132,7 +133,7 @@ def gate_signals(status: dict[str, Any]) -> list[str]:
 
 
 @contextmanager
-def agent_processes_held(sandbox: Any, policy: ProcessPolicy) -> Iterator[HeldProcesses]:
+def agent_processes_held(sandbox: GradingSandbox, policy: ProcessPolicy) -> Iterator[HeldProcesses]:
     """:func:`hold_agent_processes` for the length of a grading: kept processes are killed when it ends, so that
     after a failure nothing of the agent's stays frozen (the runner kills them itself when it finishes)."""
     held = hold_agent_processes(sandbox, policy)

@@ -20,7 +20,10 @@ Infrastructure failures (sandbox errors, a grader past its deadline, no report) 
 :class:`GradeResult` with ``score=None`` and ``error`` set: not scored, never 0.
 
 Step 2 lives in :mod:`terminal_agent.rewards.tamper_detection`, step 5's parsing and scoring in
-:mod:`terminal_agent.rewards.junit_scoring`; their public names are importable from here too.
+:mod:`terminal_agent.rewards.junit_scoring`; their public names are importable from here too. Steps 1 and 2 are
+the same in every grading mode: :func:`agent_processes_held_for_grading` and :func:`inspect_for_grading` (the
+Harbor mode calls them too). A grader holds the sandbox as a
+:class:`~terminal_agent.interfaces.GradingSandbox`.
 """
 
 from __future__ import annotations
@@ -32,15 +35,22 @@ import posixpath
 import secrets
 import tarfile
 import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from terminal_agent.errors import GradingError, InfrastructureError
-from terminal_agent.interfaces import GradeResult
-from terminal_agent.rewards.agent_processes import KEEP, agent_process_policy, agent_processes_held, gate_signals
+from terminal_agent.interfaces import GradeResult, GradingSandbox
+from terminal_agent.rewards.agent_processes import (
+    KEEP,
+    HeldProcesses,
+    agent_process_policy,
+    agent_processes_held,
+    gate_signals,
+)
 from terminal_agent.rewards.harbor_config import HarborGradingConfig
 from terminal_agent.rewards.guard_scoring import failed_guard_names
 from terminal_agent.rewards.junit_scoring import parse_junit, score_tests
@@ -48,9 +58,11 @@ from terminal_agent.rewards.tamper_detection import (
     PROTECTED_PROGRAMS,
     Change,
     ChangeScan,
+    Inspection,
     choose_interpreter,
     find_path_shadowing,
     find_tamper_signals,
+    inspect_changes,
     scan_changes,
 )
 from terminal_agent.rewards.verifier_bundle import get_bundle, runner_source
@@ -220,7 +232,7 @@ def _asset(name: str) -> bytes:
     return resources.files("terminal_agent.rewards").joinpath("assets", name).read_bytes()
 
 
-def _read_optional(sandbox: Any, path: str) -> bytes | None:
+def _read_optional(sandbox: GradingSandbox, path: str) -> bytes | None:
     """The file at ``path`` in the sandbox, None when it is absent."""
     try:
         return sandbox.read_file(path)
@@ -232,6 +244,43 @@ def _grade_zero(result: DetailedGradeResult, task: Task) -> None:
     """Score a tampered container 0, with every declared test listed as failed and unreported."""
     _, result.tests = score_tests(task, {})
     result.score = 0.0
+
+
+@contextmanager
+def agent_processes_held_for_grading(sandbox: GradingSandbox, task: Task, config: GradingConfig,
+                                     result: DetailedGradeResult, timings: dict[str, float]) -> Iterator[HeldProcesses]:
+    """Step 1 of every grading mode: the agent's processes killed or frozen (per task) for the rest of the grading,
+    recorded on ``result`` and timed (``kill_s``)."""
+    mark = time.monotonic()
+    with agent_processes_held(sandbox, agent_process_policy(task, config.agent_processes)) as held:
+        timings["kill_s"] = time.monotonic() - mark
+        result.agent_processes = "kept" if held.action == KEEP else "killed"
+        result.agent_processes_kept = len(held.frozen)
+        yield held
+
+
+def inspect_for_grading(sandbox: GradingSandbox, config: GradingConfig, result: DetailedGradeResult,
+                        timings: dict[str, float], extra_protected: Sequence[str] = ()) -> Inspection:
+    """Step 2 of every grading mode: :func:`~terminal_agent.rewards.tamper_detection.inspect_changes` under
+    ``config`` (``extra_protected``: programs the mode protects on top), recorded on ``result`` and timed
+    (``inspect_s``). The caller decides what its signals cost."""
+    mark = time.monotonic()
+    found = inspect_changes(sandbox, config.python_candidates, prefer_host_read=config.change_source == "auto",
+                            check_tamper=config.check_tamper, protected=[*config.protected_programs, *extra_protected])
+    result.interpreter, result.change_source, result.pycache_isolated = found.interpreter, found.scan.source, found.pycache_touched
+    result.path_overrides = dict(found.shadowing.overrides)
+    timings["inspect_s"] = time.monotonic() - mark
+    return found
+
+
+def late_tamper_signals(sandbox: GradingSandbox, config: GradingConfig, before: list[str],
+                        extra_protected: Sequence[str] = ()) -> list[str]:
+    """The inspection again once the tests are over, for a grading that kept the agent's processes running beside
+    them: every signal the first inspection (``before``) did not give is tampering during the tests."""
+    found = inspect_changes(sandbox, config.python_candidates, prefer_host_read=config.change_source == "auto",
+                            check_tamper=True, protected=[*config.protected_programs, *extra_protected])
+    return [f"{signal} (while the agent's processes ran beside the tests)" for signal in found.signals
+            if signal not in before]
 
 
 def grade_at_boundary(
@@ -269,29 +318,22 @@ class Grader:
     def __init__(self, config: GradingConfig | None = None):
         self.config = config or GradingConfig()
 
-    def grade(self, sandbox: Any, task: Task, *, workdir: str | None = None) -> DetailedGradeResult:
+    def grade(self, sandbox: GradingSandbox, task: Task, *, workdir: str | None = None) -> DetailedGradeResult:
         """Grade the episode that just ended in ``sandbox``. Never raises for infrastructure failures."""
         result = DetailedGradeResult(score=None)
         return grade_at_boundary(lambda timings: self._grade(sandbox, task, workdir, timings, result), result, task)
 
     def _grade(
-        self, sandbox: Any, task: Task, workdir: str | None, timings: dict[str, float], result: DetailedGradeResult
+        self, sandbox: GradingSandbox, task: Task, workdir: str | None, timings: dict[str, float],
+        result: DetailedGradeResult
     ) -> None:
-        mark = time.monotonic()
-        with agent_processes_held(sandbox, agent_process_policy(task, self.config.agent_processes)) as held:
-            timings["kill_s"] = time.monotonic() - mark
-            result.agent_processes = "kept" if held.action == KEEP else "killed"
-            result.agent_processes_kept = len(held.frozen)
+        with agent_processes_held_for_grading(sandbox, task, self.config, result, timings) as held:
             self._grade_held(sandbox, task, workdir, timings, result, held.job())
 
-    def _grade_held(self, sandbox: Any, task: Task, workdir: str | None, timings: dict[str, float],
+    def _grade_held(self, sandbox: GradingSandbox, task: Task, workdir: str | None, timings: dict[str, float],
                     result: DetailedGradeResult, gate: dict[str, Any] | None) -> None:
-        mark = time.monotonic()
-        signals, (scan, interpreter, pycache_touched, shadowing) = self._tamper_signals(sandbox)
-        result.path_overrides = shadowing.overrides
-        result.interpreter, result.change_source = interpreter, scan.source
-        result.pycache_isolated = pycache_touched
-        timings["inspect_s"] = time.monotonic() - mark
+        inspection = inspect_for_grading(sandbox, self.config, result, timings)
+        signals, interpreter, pycache_touched = inspection.signals, inspection.interpreter, inspection.pycache_touched
         if signals:
             result.tamper_signals = signals
             _grade_zero(result, task)
@@ -300,7 +342,7 @@ class Grader:
 
         mark = time.monotonic()
         verifier_dir = posixpath.join(self.config.verifier_parent, f"ta-verifier-{secrets.token_hex(12)}")
-        sandbox.put_archive("/", _verifier_skeleton(task, verifier_dir, shadowing.overrides, gate))
+        sandbox.put_archive("/", _verifier_skeleton(task, verifier_dir, inspection.shadowing.overrides, gate))
         timings["upload_s"] = time.monotonic() - mark
 
         mark = time.monotonic()
@@ -334,8 +376,7 @@ class Grader:
         result.tamper_signals += gate_signals(status)
         if gate and gate.get("frozen") and self.config.check_tamper and not result.tamper_signals:
             mark = time.monotonic()  # the agent's processes ran after the first scan: scan again
-            result.tamper_signals += [f"{signal} (while the agent's processes ran beside the tests)"
-                                      for signal in self._tamper_signals(sandbox)[0] if signal not in signals]
+            result.tamper_signals += late_tamper_signals(sandbox, self.config, signals)
             timings["rescan_s"] = time.monotonic() - mark
         if result.tamper_signals:  # the tests ran in a compromised container: their report does not count
             _grade_zero(result, task)
@@ -345,18 +386,8 @@ class Grader:
         result.score, result.tests = score_tests(task, parse_junit(report))
         result.failed_guards = failed_guard_names(result.tests)
 
-    def _tamper_signals(self, sandbox: Any) -> tuple[list[str], tuple[ChangeScan, str, bool, Any]]:
-        """The tamper signals of the sandbox's changes now (none with ``check_tamper`` off), and what the scan
-        found: (scan, interpreter, whether the stdlib's byte code was touched, PATH shadowing)."""
-        scan = scan_changes(sandbox, self.config.python_candidates, self.config.change_source == "auto")
-        interpreter = choose_interpreter(scan, self.config.python_candidates)
-        signals, pycache_touched = find_tamper_signals(scan, interpreter) if self.config.check_tamper else ([], False)
-        shadowing = find_path_shadowing(scan, self.config.protected_programs)
-        if self.config.check_tamper:
-            signals += [signal for signal in shadowing.signals if signal not in signals]
-        return signals, (scan, interpreter, pycache_touched, shadowing)
 
 
-def grade_episode(sandbox: Any, task: Task, config: GradingConfig | None = None) -> DetailedGradeResult:
+def grade_episode(sandbox: GradingSandbox, task: Task, config: GradingConfig | None = None) -> DetailedGradeResult:
     """Convenience: grade with a fresh :class:`Grader`."""
     return Grader(config).grade(sandbox, task)

@@ -4,24 +4,32 @@
 ['harbor', 'weighted_pytest']
 
 Every entry is a factory with one signature, ``(settings: GraderSettings) -> grader``, and every grader has
-``grade(sandbox, task, *, workdir=None) -> DetailedGradeResult`` and never raises for infrastructure failures.
+``grade(sandbox, task, *, workdir=None) -> DetailedGradeResult`` on a
+:class:`~terminal_agent.interfaces.GradingSandbox` and never raises for infrastructure failures.
 :class:`ModeGraders` builds each mode's grader once and picks it per task (an rLLM workflow hands one env a
-new task per episode, of either mode).
+new task per episode, of either mode). :func:`grade_sandbox` is where an env's
+:class:`~terminal_agent.interfaces.Sandbox` becomes a grader's: a backend that serves only the agent's half
+gives a result that is not scored (error kind ``sandbox``).
 """
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import TYPE_CHECKING, Callable, Protocol
 
+from terminal_agent.errors import SandboxError
+from terminal_agent.interfaces import GradingSandbox, Sandbox
 from terminal_agent.registry import Registry
-from terminal_agent.rewards.grading import DetailedGradeResult, Grader, GradingConfig
+from terminal_agent.rewards.grading import DetailedGradeResult, Grader, GradingConfig, grade_at_boundary
 from terminal_agent.tasks.model import GradingMode, Task
+
+if TYPE_CHECKING:
+    from terminal_agent.sandbox.config import SandboxConfig
 
 
 class EpisodeGrader(Protocol):
-    def grade(self, sandbox: Any, task: Task, *, workdir: str | None = None) -> DetailedGradeResult: ...
+    def grade(self, sandbox: GradingSandbox, task: Task, *, workdir: str | None = None) -> DetailedGradeResult: ...
 
 
 @dataclass(frozen=True)
@@ -29,7 +37,7 @@ class GraderSettings:
     """What a grading mode's grader may need."""
 
     grading: GradingConfig = field(default_factory=GradingConfig)
-    sandbox: Any = None
+    sandbox: SandboxConfig | None = None
     """The env's ``SandboxConfig`` (a separate verifier environment starts a sandbox with it)."""
     run_id: str | None = None
 
@@ -64,8 +72,21 @@ class ModeGraders:
                 self._graders[mode] = GRADING_MODES.get(mode)(self.settings)
             return self._graders[mode]
 
-    def grade(self, sandbox: Any, task: Task, *, workdir: str | None = None) -> DetailedGradeResult:
+    def grade(self, sandbox: GradingSandbox, task: Task, *, workdir: str | None = None) -> DetailedGradeResult:
         return self.for_task(task).grade(sandbox, task, workdir=workdir)
 
 
-__all__ = ["GRADING_MODES", "EpisodeGrader", "GraderSettings", "ModeGraders"]
+def grade_sandbox(grader: EpisodeGrader, sandbox: Sandbox, task: Task, *, workdir: str | None = None) -> DetailedGradeResult:
+    """``grader.grade`` on the sandbox an agent used, when its backend serves the grader's members; otherwise a
+    result that is not scored (``error_kind="sandbox"``): the backend's gap, never the model's 0."""
+    if isinstance(sandbox, GradingSandbox):
+        return grader.grade(sandbox, task, workdir=workdir)
+
+    def refuse(timings: dict[str, float]) -> None:
+        raise SandboxError(f"{type(sandbox).__name__} serves no grader: its backend has only the agent's half of the "
+                           "sandbox contract (interfaces.Sandbox, not interfaces.GradingSandbox)")
+
+    return grade_at_boundary(refuse, DetailedGradeResult(score=None), task)
+
+
+__all__ = ["GRADING_MODES", "EpisodeGrader", "GraderSettings", "ModeGraders", "grade_sandbox"]

@@ -1,11 +1,13 @@
 """The Harbor verifier mode of grading: the task's own ``tests/test.sh`` decides the reward.
 
-Order of a grading, every step through the :class:`~terminal_agent.interfaces.Sandbox` contract:
+Order of a grading, every step through the :class:`~terminal_agent.interfaces.GradingSandbox` contract:
 
-1. kill every agent process (``sandbox.kill_agent_processes()``);
-2. tamper detection on the agent's changes (:mod:`~terminal_agent.rewards.tamper_detection`, with ``uv`` and
-   ``uvx`` protected too); a tampered sandbox grades 0 with ``tamper_signals``; the interpreter of the runner
-   and the runtime is the image's own python3 (none: a grading error that says so);
+1. kill (or freeze) every agent process, and
+2. tamper detection on the agent's changes, both as in the weighted mode
+   (:func:`~terminal_agent.rewards.grading.agent_processes_held_for_grading`,
+   :func:`~terminal_agent.rewards.grading.inspect_for_grading`), with ``uv`` and ``uvx`` protected too; a
+   tampered sandbox grades 0 with ``tamper_signals``; the interpreter of the runner and the runtime is the
+   image's own python3 (none: a grading error that says so);
 3. the host plans the offline verifier runtime (:mod:`~terminal_agent.rewards.verifier_runtime`): the tools the
    test scripts name, fetched once and cached;
 4. the verifier phase's network: ``task.verifier.verifier_network(limits.network)`` (or never, with
@@ -49,33 +51,31 @@ import secrets
 import shlex
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from terminal_agent.errors import ConfigError, GradingError, SandboxError
-from terminal_agent.interfaces import TestOutcome
-from terminal_agent.rewards.agent_processes import (
-    KEEP,
-    HeldProcesses,
-    agent_process_policy,
-    agent_processes_held,
-    gate_signals,
-)
+from terminal_agent.interfaces import GradingSandbox, Sandbox, TestOutcome
+from terminal_agent.rewards.agent_processes import KEEP, HeldProcesses, gate_signals
 from terminal_agent.rewards.ctrf_scoring import ctrf_outcomes, guard_reward, parse_ctrf, score_ctrf
-from terminal_agent.rewards.grading import DetailedGradeResult, GradingConfig, _tar, grade_at_boundary
+from terminal_agent.rewards.grading import (
+    DetailedGradeResult,
+    GradingConfig,
+    _tar,
+    agent_processes_held_for_grading,
+    grade_at_boundary,
+    inspect_for_grading,
+    late_tamper_signals,
+)
 from terminal_agent.rewards.guard_scoring import failed_guard_names
 from terminal_agent.rewards.harbor_config import HarborGradingConfig
 from terminal_agent.rewards.harbor_reward_files import read_reward
-from terminal_agent.rewards.tamper_detection import (
-    BIN_DIRS,
-    ChangeScan,
-    choose_interpreter,
-    find_path_shadowing,
-    find_tamper_signals,
-    scan_changes,
-)
+from terminal_agent.rewards.tamper_detection import BIN_DIRS, ChangeScan, choose_interpreter
 from terminal_agent.rewards.verifier_bundle import get_bundle, runner_source
 from terminal_agent.rewards.verifier_runtime import RuntimePlan, asset, host_pytest_version, plan_runtime, scan_scripts
 from terminal_agent.tasks.model import Task, file_bytes
+
+if TYPE_CHECKING:
+    from terminal_agent.sandbox.config import SandboxConfig
 
 logger = logging.getLogger(__name__)
 
@@ -167,7 +167,8 @@ class HarborGrader:
     passes its own); without them such a task is graded with the default Docker settings.
     """
 
-    def __init__(self, config: GradingConfig | None = None, *, sandbox_config: Any = None, run_id: str | None = None):
+    def __init__(self, config: GradingConfig | None = None, *, sandbox_config: SandboxConfig | None = None,
+                 run_id: str | None = None):
         self.config = config or GradingConfig()
         self.sandbox_config = sandbox_config
         self.run_id = run_id
@@ -176,7 +177,7 @@ class HarborGrader:
     def harbor(self) -> HarborGradingConfig:
         return self.config.harbor
 
-    def grade(self, sandbox: Any, task: Task, *, workdir: str | None = None) -> HarborGradeResult:
+    def grade(self, sandbox: GradingSandbox, task: Task, *, workdir: str | None = None) -> HarborGradeResult:
         """Grade the episode that just ended in ``sandbox``. Never raises for infrastructure failures."""
         result = HarborGradeResult(score=None, separate_environment=task.verifier.separate_environment)
         return grade_at_boundary(
@@ -184,30 +185,18 @@ class HarborGrader:
         )
 
     # --- the steps ---------------------------------------------------------------------------
-    def _grade(self, sandbox: Any, task: Task, workdir: str | None, timings: dict[str, float], result: HarborGradeResult) -> None:
-        mark = time.monotonic()
-        policy = agent_process_policy(task, self.config.agent_processes)
-        with agent_processes_held(sandbox, policy) as held:
-            timings["kill_s"] = time.monotonic() - mark
-            result.agent_processes = "kept" if held.action == KEEP else "killed"
-            result.agent_processes_kept = len(held.frozen)
+    def _grade(self, sandbox: GradingSandbox, task: Task, workdir: str | None, timings: dict[str, float],
+               result: HarborGradeResult) -> None:
+        with agent_processes_held_for_grading(sandbox, task, self.config, result, timings) as held:
             if held.note:
                 result.notes.append(held.note)
             self._grade_held(sandbox, task, workdir, timings, result, held)
 
-    def _grade_held(self, sandbox: Any, task: Task, workdir: str | None, timings: dict[str, float],
+    def _grade_held(self, sandbox: GradingSandbox, task: Task, workdir: str | None, timings: dict[str, float],
                     result: HarborGradeResult, held: HeldProcesses) -> None:
-        mark = time.monotonic()
-        candidates = self.config.python_candidates
-        scan = scan_changes(sandbox, candidates, self.config.change_source == "auto")
-        interpreter = choose_interpreter(scan, candidates)
-        signals, pycache_touched = find_tamper_signals(scan, interpreter) if self.config.check_tamper else ([], False)
-        shadowing = find_path_shadowing(scan, tuple(self.config.protected_programs) + HARBOR_PROTECTED)
-        if self.config.check_tamper:
-            signals += [signal for signal in shadowing.signals if signal not in signals]
-        result.interpreter, result.change_source, result.pycache_isolated = interpreter, scan.source, pycache_touched
-        result.path_overrides = dict(shadowing.overrides)
-        timings["inspect_s"] = time.monotonic() - mark
+        inspection = inspect_for_grading(sandbox, self.config, result, timings, HARBOR_PROTECTED)
+        signals, interpreter, pycache_touched = inspection.signals, inspection.interpreter, inspection.pycache_touched
+        shadowing, scan, candidates = inspection.shadowing, inspection.scan, self.config.python_candidates
         if signals:
             result.tamper_signals = signals
             _zero(result, task)
@@ -232,8 +221,11 @@ class HarborGrader:
                                dict(shadowing.overrides), untrusted, plan, env, wanted and network, timings, result, True,
                                held.job())
             if held.action == KEEP and held.frozen and self.config.check_tamper and not result.tamper_signals:
-                mark = time.monotonic()
-                self._rescan(sandbox, candidates, signals, result, task)
+                mark = time.monotonic()  # the agent's processes ran beside the tests, after the first scan
+                late = late_tamper_signals(sandbox, self.config, signals, HARBOR_PROTECTED)
+                if late:
+                    result.tamper_signals += late
+                    _zero(result, task)
                 timings["rescan_s"] = time.monotonic() - mark
             return
 
@@ -255,19 +247,6 @@ class HarborGrader:
         finally:
             fresh.close()
 
-    def _rescan(self, sandbox: Any, candidates: list[str], before: list[str], result: HarborGradeResult,
-                task: Task) -> None:
-        """The tamper scan again once the runner killed the agent's processes: they ran beside the tests, after
-        the first scan. A signal the first scan did not give is tampering during the tests."""
-        scan = scan_changes(sandbox, candidates, self.config.change_source == "auto")
-        signals, _ = find_tamper_signals(scan, choose_interpreter(scan, candidates))
-        signals += find_path_shadowing(scan, tuple(self.config.protected_programs) + HARBOR_PROTECTED).signals
-        late = [f"{signal} (while the agent's processes ran beside the tests)" for signal in dict.fromkeys(signals)
-                if signal not in before]
-        if late:
-            result.tamper_signals += late
-            _zero(result, task)
-
     def _verifier_env(self, task: Task) -> dict[str, str]:
         """The task's env, then the verifier's (Harbor ``[verifier] env``), templates resolved from the host."""
         from terminal_agent.sandbox.task_env import resolve_sandbox_env
@@ -279,16 +258,12 @@ class HarborGrader:
             raise GradingError(f"the verifier's env cannot be resolved: {exc}") from None
         return env
 
-    def _set_network(self, sandbox: Any, wanted: bool, agent: bool, result: HarborGradeResult) -> bool:
+    def _set_network(self, sandbox: GradingSandbox, wanted: bool, agent: bool, result: HarborGradeResult) -> bool:
         """The verifier phase's network in the agent's sandbox; what it really is after trying."""
         if wanted == agent:
             return agent
-        setter = getattr(sandbox, "set_network", None)
-        if setter is None:
-            result.notes.append(f"this sandbox cannot change its network: the verifier runs with network={agent}")
-            return agent
         try:
-            setter(wanted)
+            sandbox.set_network(wanted)
         except SandboxError as exc:
             # bwrap cannot change it at all; a sandbox that really broke fails the next step (not scored)
             change = "enabled" if wanted else "taken away"
@@ -296,7 +271,7 @@ class HarborGrader:
             return agent
         return wanted
 
-    def _start_verifier_sandbox(self, task: Task, network: bool) -> Any:
+    def _start_verifier_sandbox(self, task: Task, network: bool) -> GradingSandbox:
         from terminal_agent.sandbox.backends import resolve_task_image, start_sandbox
         from terminal_agent.sandbox.config import SandboxConfig
 
@@ -307,9 +282,14 @@ class HarborGrader:
                                                  "task_id": f"{task.task_id}.verifier"})
         image = resolve_task_image(config, image_task)
         limits = task.limits.model_copy(update={"network": network})
-        return start_sandbox(config, image, limits, self.run_id, env=task.env, task_id=task.task_id)
+        fresh: Sandbox = start_sandbox(config, image, limits, self.run_id, env=task.env, task_id=task.task_id)
+        if not isinstance(fresh, GradingSandbox):
+            fresh.close()
+            raise SandboxError(f"the {config.backend} backend serves no grader: the separate verifier environment "
+                               "needs a sandbox with the grader's members (interfaces.GradingSandbox)")
+        return fresh
 
-    def _pack_artifacts(self, sandbox: Any, task: Task, workdir: str, interpreter: str) -> bytes:
+    def _pack_artifacts(self, sandbox: GradingSandbox, task: Task, workdir: str, interpreter: str) -> bytes:
         """The declared artifacts (else the working directory) of the agent's sandbox, as one tar."""
         paths = list(task.verifier.artifacts) or [workdir]
         if paths == ["/"]:
@@ -388,7 +368,7 @@ class HarborGrader:
             entries.append((target, file_bytes(content), 0o755 if path.endswith(".sh") else 0o644))
         return _tar(entries)
 
-    def _run_verifier(self, sandbox: Any, task: Task, workdir: str, interpreter: str, pycache: bool,
+    def _run_verifier(self, sandbox: GradingSandbox, task: Task, workdir: str, interpreter: str, pycache: bool,
                       overrides: dict[str, str], untrusted: list[str], plan: RuntimePlan, env: dict[str, str],
                       network: bool, timings: dict[str, float], result: HarborGradeResult, shared: bool,
                       gate: dict[str, Any] | None) -> None:

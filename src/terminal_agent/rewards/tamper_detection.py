@@ -3,6 +3,7 @@
 The changes come from the sandbox itself (:meth:`Sandbox.list_changes
 <terminal_agent.interfaces.Sandbox.list_changes>`, restricted to :data:`WATCHED`), so the rules here
 work for every backend; whether a path is in the image comes from ``Sandbox.image_has``.
+:func:`inspect_changes` is the graders' inspection phase, the same for every grading mode.
 """
 
 from __future__ import annotations
@@ -10,10 +11,10 @@ from __future__ import annotations
 import fnmatch
 import posixpath
 from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Sequence
 
 from terminal_agent.errors import GradingError
-from terminal_agent.interfaces import PathChange, WatchedPaths
+from terminal_agent.interfaces import GradingSandbox, PathChange, WatchedPaths
 
 _STDLIB_TREES = ("/usr/lib/python3.*", "/usr/local/lib/python3.*")
 _PACKAGE_DIRS = ("site-packages", "dist-packages")
@@ -42,7 +43,7 @@ class ChangeScan:
         return self.image_paths.get(path)
 
 
-def scan_changes(sandbox: Any, probe: list[str], prefer_host_read: bool = True) -> ChangeScan:
+def scan_changes(sandbox: GradingSandbox, probe: list[str], prefer_host_read: bool = True) -> ChangeScan:
     """The agent's changes in ``sandbox`` under :data:`WATCHED`, and which of ``probe`` (plus the
     :func:`shadowing_probes` of those changes) the image has."""
     listed = sandbox.list_changes(WATCHED, prefer_host_read=prefer_host_read)
@@ -160,3 +161,30 @@ def find_path_shadowing(scan: ChangeScan, protected: tuple[str, ...] | list[str]
                 found.overrides[name] = image_path
                 break
     return found
+
+
+@dataclass(frozen=True)
+class Inspection:
+    """What the graders' inspection phase found in the agent's sandbox (before anything of the verifier is staged)."""
+
+    scan: ChangeScan
+    interpreter: str
+    """The image's own interpreter that runs the verifier."""
+    pycache_touched: bool
+    """The agent touched the standard library's byte code: the verifier ignores every cached byte code file."""
+    shadowing: PathShadowing
+    signals: list[str]
+    """Tamper signals, deduplicated (none when tamper checking is off)."""
+
+
+def inspect_changes(sandbox: GradingSandbox, candidates: list[str], *, prefer_host_read: bool, check_tamper: bool,
+                    protected: Sequence[str]) -> Inspection:
+    """The inspection phase of every grading mode: the agent's changes, the interpreter of the verifier among
+    ``candidates``, and the tamper signals of the interpreter and of the ``protected`` programs on PATH."""
+    scan = scan_changes(sandbox, candidates, prefer_host_read)
+    interpreter = choose_interpreter(scan, candidates)
+    signals, pycache_touched = find_tamper_signals(scan, interpreter) if check_tamper else ([], False)
+    shadowing = find_path_shadowing(scan, tuple(protected))
+    if check_tamper:
+        signals += shadowing.signals
+    return Inspection(scan, interpreter, pycache_touched, shadowing, list(dict.fromkeys(signals)))
