@@ -31,6 +31,7 @@ from terminal_agent.errors import TaskFormatError
 from terminal_agent.tasks.guard_fields import task_with_guards_from_fields
 from terminal_agent.tasks.negative_solution_fields import negative_solutions_data, parse_negative_solutions
 from terminal_agent.tasks.model import Task, equal_test_weights
+from terminal_agent.tasks.tb_test_requirements import TEST_REQUIREMENTS_METADATA_KEY, read_test_requirements
 from terminal_agent.tasks.task_dirs import (
     as_tags,
     fresh_task_dir,
@@ -277,6 +278,10 @@ def read_tb_task(task_dir: str | Path) -> Task:
         run_tests = read_text_file(run_tests_path, task_dir)
         if run_tests != default_run_tests_script():
             metadata[RUN_TESTS_METADATA_KEY] = run_tests
+        # what it installs for the tests, so that weighted grading provides it offline as the Harbor mode does
+        requirements = read_test_requirements(run_tests, support, location)
+        if requirements:
+            metadata[TEST_REQUIREMENTS_METADATA_KEY] = requirements
     solution = None
     if (task_dir / "solution.sh").is_file():
         solution = read_text_file(task_dir / "solution.sh", task_dir)
