@@ -7,6 +7,15 @@ several modules must change, graded by hidden black-box tests on programs the ag
   minus binds tighter than ``**``, calls run in the caller's scope (dynamic scoping), every turn of a ``for``
   loop shares one binding, and ``return`` inside a loop only leaves the loop: lexer.py, values.py, parser.py and
   interpreter.py change.
+- ``vm16-assembler-and-frames``: vm16, a stack machine toolchain (assembler, object format, runner, disassembler)
+  around one instruction table. Pass 2 of the assembler re-picks the short ``push`` form for forward references
+  that pass 1 laid out long, ``.string`` is sized from its literal text (escapes, UTF-8), and ``ret`` neither
+  resumes the caller's frame nor drops the arguments: assembler.py, directives.py and vm.py change.
+- ``jqlite-variables-feature``: jqlite, a jq-like JSON query tool (lexer, parser, lazy evaluator, builtins,
+  output, CLI). ``//`` uses Python truth instead of jq's and negative slice bounds are clamped before they are
+  counted from the end; the feature (``TERM as $name | BODY``, ``{$name}``, ``--arg``/``--argjson``, unbound
+  variables as compile errors) needs the tokens, lexer, nodes, parser, evaluator (an environment threaded through
+  it and every builtin) and CLI.
 
 The programs live as ordinary files under ``hard_interpreters_files/<task>/``: ``app/`` is what the task ships (to
 ``/app``), ``fixed/`` the files the reference solution puts in place (shipped to ``/solution/fixed``),
@@ -139,4 +148,224 @@ QUILL_TASK = Spec(
     limits=LIMITS,
 )
 
-TASKS = [QUILL_TASK]
+
+# --------------------------------------------------------------------------------------------------------------
+# 2. vm16-assembler-and-frames
+
+_VM16 = _TaskFolder("vm16")
+_VM16_FIXED = ("vm16/assembler.py", "vm16/directives.py", "vm16/vm.py")
+
+_VM16_INSTRUCTION = r"""
+/app holds vm16, a toolchain for a small stack machine: an assembler (`python3 -m vm16.asm`), a runner
+(`python3 -m vm16.run`), a disassembler (`python3 -m vm16.disasm`) and `python3 -m vm16 program.s` that
+assembles and runs in one step. All of them read one instruction table, vm16/isa.py; /app/docs/ISA.md describes
+the machine, the object file and the assembly language.
+
+Programs that should work do not:
+
+- A program that pushes the address of a string or a word defined further down prints garbage or the wrong
+  number, though the same program with the data moved to the top works.
+- Strings and words placed after a `.string` that holds escapes (`\n`, `\"`, `\\`, `\xHH`) or non-ASCII text
+  come out shifted: the labels after it no longer point at their data.
+- Recursive functions that keep values in locals across a call (a recursive Fibonacci, a power function)
+  crash with `stack underflow` or return wrong results, and a program that uses the result of a call inside an
+  expression (`push 10`, `push 3`, `push 4`, `call add, 2`, `sub`) computes with stale values: the machine
+  leaves things on the stack that docs/ISA.md says a `ret` removes.
+
+Fix the toolchain so that it assembles and runs every program the way docs/ISA.md describes: labels name the
+address of what follows them wherever they are defined, `push` takes its short form exactly as documented,
+and calls, frames and returns behave as documented for any depth of nesting. The instruction set is fixed:
+do not change vm16/isa.py, docs/ISA.md or the unit tests under /app/tests, and keep the four commands and the
+object format as they are (object files made by a correct assembler must run unchanged). The unit tests must
+still pass: `cd /app && python3 -m unittest discover -s tests -t .`.
+"""
+
+_VM16_SOLUTION = "cd /app\n" + _overlay(*_VM16_FIXED) + """python3 -m unittest discover -s tests -t .
+python3 -m vm16 examples/fact.s
+python3 -m vm16 examples/hello.s
+"""
+
+_VM16_NEGATIVES = [
+    NegativeSolution(
+        name="assembler-only",
+        why="label layout fixed in the assembler and the string sizes; the machine's call frames left broken",
+        max_score=0.45,
+        script=_overlay("vm16/assembler.py", "vm16/directives.py"),
+    ),
+    NegativeSolution(
+        name="machine-only",
+        why="ret fixed in the machine; both label-layout bugs of the assembler left",
+        max_score=0.45,
+        script=_overlay("vm16/vm.py"),
+    ),
+    NegativeSolution(
+        name="frame-restore-only",
+        why="ret resumes the caller's frame but still leaves the arguments on the stack; the assembler untouched",
+        max_score=0.35,
+        script="""cd /app
+python3 - <<'PY'
+from pathlib import Path
+path = Path("vm16/vm.py")
+text = path.read_text()
+text = text.replace("        del self.stack[frame.locals_base:]\\n",
+                    "        del self.stack[frame.locals_base:]\\n        self.frame = self.frames[-1] if self.frames else None\\n")
+path.write_text(text)
+PY
+""",
+    ),
+    NegativeSolution(
+        name="push-always-long",
+        why="push never takes the short form (object code no longer as documented); strings and frames left broken",
+        max_score=0.2,
+        script="""cd /app
+python3 - <<'PY'
+from pathlib import Path
+path = Path("vm16/assembler.py")
+text = path.read_text()
+text = text.replace('if statement.name == "push" and -128 <= values[0] <= 127:', 'if False:')
+text = text.replace('        if -128 <= value <= 127:\\n            return isa.BY_MNEMONIC["push8"]\\n', '')
+path.write_text(text)
+PY
+""",
+    ),
+]
+
+VM16_TASK = Spec(
+    task_id="vm16-assembler-and-frames",
+    title="Fix label layout in the vm16 assembler and call frames in its virtual machine",
+    difficulty="hard",
+    category="debugging",
+    tags=["python", "assembler", "virtual-machine", "multi-file", "language-tools"],
+    instruction=_VM16_INSTRUCTION,
+    files=_VM16.app,
+    tests=_VM16.tests,
+    weights={
+        "test_forward_references_to_nearby_labels": 0.15,
+        "test_labels_after_escaped_and_unicode_strings": 0.15,
+        "test_symbol_table_of_a_mixed_program": 0.1,
+        "test_recursive_functions_with_locals": 0.2,
+        "test_arguments_are_dropped_on_return": 0.1,
+        "test_reference_object_files_run": 0.1,
+        "test_sample_programs": 0.2,
+    },
+    guards=["test_guard_shipped_tests_docs_and_table_unchanged_and_passing", "test_guard_the_tools_share_the_instruction_table"],
+    solution=_VM16_SOLUTION,
+    solution_files=_VM16.fixed,
+    test_files=_VM16.fixtures,
+    negative_solutions=_VM16_NEGATIVES,
+    limits=LIMITS,
+)
+
+
+# --------------------------------------------------------------------------------------------------------------
+# 3. jqlite-variables-feature
+
+_JQ = _TaskFolder("jqlite")
+_JQ_FIXED = tuple(path.removeprefix("fixed/") for path in sorted(_JQ.fixed))
+
+_JQ_INSTRUCTION = r"""
+/app holds jqlite, a jq-like JSON query tool written in Python (`python3 -m jqlite FILTER [FILE ...]`; the
+language is described in /app/docs/MANUAL.md). Two bug reports and one feature request are open.
+
+Bugs:
+
+1. `a // b` is documented to fall back to `b` only when `a` produces nothing but `false` and `null`, yet
+   `{"count": 0} | .count // 5` gives 5; empty strings and empty arrays are replaced as well.
+2. Slices with negative bounds are wrong: `[10,20,30,40,50] | .[-2:]` gives the whole array instead of
+   `[40,50]`, and `.[:-1]` gives `[]`. Negative bounds count from the end (strings too), as the manual says.
+
+Feature: variables, as in jq.
+
+- `TERM as $name | BODY` runs BODY once for every output of TERM, with `$name` bound to that output. BODY
+  extends to the end of the enclosing pipe (or parenthesis) and its input is the input of the whole
+  expression, not the bound value: `{"a": 1, "b": 2} | .a as $x | .b + $x` gives 3, and
+  `(1, 2) as $v | $v * 10` gives 10 and 20. A binding inside BODY shadows an outer one of the same name for
+  its own body only. Variables are visible inside function arguments (`map(. + $x)`, `select(. > $x)`) and
+  can be indexed like any value (`$cfg.limits[0]`). `{$name}` is short for `{"name": $name}`.
+- `--arg NAME VALUE` binds `$NAME` to the string VALUE; `--argjson NAME JSON` binds it to the parsed JSON
+  value. Both may be repeated.
+- A `$name` that nothing binds at that place is a compile error (exit status 3, message
+  `... $name is not defined`), even in a branch that would never run. An invalid JSON text for `--argjson` is a
+  usage error (exit status 2) whose message names `--argjson`.
+
+Keep the existing behaviour, exit statuses and Python API (`jqlite.run_filter`, `jqlite.parser.compile_filter`,
+`jqlite.evaluator.Evaluator`, the `jqlite.nodes` tree) working, and keep the unit tests under /app/tests
+unchanged and passing (`cd /app && python3 -m unittest discover -s tests -t .`).
+"""
+
+_JQ_SOLUTION = "cd /app\n" + _overlay(*_JQ_FIXED) + """python3 -m unittest discover -s tests -t .
+python3 -m jqlite -n -c --arg who Ada --argjson n 2 '$n as $k | {who: $who, k: $k, tail: ([1,2,3][-$k:])}'
+"""
+
+_JQ_REINJECT_BUGS = """cd /app
+python3 - <<'PY'
+from pathlib import Path
+path = Path("jqlite/evaluator.py")
+text = path.read_text()
+text = text.replace("                if is_true(output):\\n                    found = True",
+                    "                if output:\\n                    found = True")
+text = text.replace("    if index < 0:\\n        index += length\\n    return min(max(index, 0), length)",
+                    "    index = min(max(index, 0), length)\\n    if index < 0:\\n        index += length\\n    return index")
+path.write_text(text)
+PY
+"""
+
+_JQ_NEGATIVES = [
+    NegativeSolution(
+        name="bugs-only",
+        why="the two evaluator bugs fixed, no variables at all",
+        max_score=0.35,
+        script="""cd /app
+python3 - <<'PY'
+from pathlib import Path
+path = Path("jqlite/evaluator.py")
+text = path.read_text()
+text = text.replace("                if output:\\n                    found = True",
+                    "                if is_true(output):\\n                    found = True")
+text = text.replace("    index = min(max(index, 0), length)\\n    if index < 0:\\n        index += length\\n    return index",
+                    "    if index < 0:\\n        index += length\\n    return min(max(index, 0), length)")
+path.write_text(text)
+PY
+""",
+    ),
+    NegativeSolution(
+        name="feature-only",
+        why="variables and --arg/--argjson added, the two reported bugs left",
+        max_score=0.4,
+        script=_overlay(*_JQ_FIXED) + _JQ_REINJECT_BUGS,
+    ),
+    NegativeSolution(
+        name="no-command-line-options",
+        why="bugs fixed and `as`/$name in the language, but no --arg/--argjson on the command line",
+        max_score=0.56,
+        script=_overlay(*(path for path in _JQ_FIXED if path != "jqlite/cli.py")),
+    ),
+]
+
+JQ_TASK = Spec(
+    task_id="jqlite-variables-feature",
+    title="Add variables (as-bindings, --arg, --argjson) to the jqlite query tool and fix two evaluator bugs",
+    difficulty="hard",
+    category="software-engineering",
+    tags=["python", "query-language", "parser", "feature", "multi-file", "language-tools"],
+    instruction=_JQ_INSTRUCTION,
+    files=_JQ.app,
+    tests=_JQ.tests,
+    weights={
+        "test_alternative_keeps_false_looking_json_values": 0.15,
+        "test_negative_slice_bounds": 0.15,
+        "test_as_binds_each_output_of_a_term": 0.15,
+        "test_binding_scope_and_shadowing": 0.1,
+        "test_arg_and_argjson": 0.15,
+        "test_variable_errors": 0.1,
+        "test_report_fixture": 0.2,
+    },
+    guards=["test_guard_shipped_tests_unchanged_and_passing", "test_guard_the_package_keeps_its_layers"],
+    solution=_JQ_SOLUTION,
+    solution_files=_JQ.fixed,
+    test_files=_JQ.fixtures,
+    negative_solutions=_JQ_NEGATIVES,
+    limits=LIMITS,
+)
+
+TASKS = [QUILL_TASK, VM16_TASK, JQ_TASK]

@@ -1,0 +1,119 @@
+import json as _json
+
+APP = "/app"
+HERE = Path(__file__).parent
+SHIPPED_TESTS = ["/app/tests/__init__.py", "/app/tests/test_language.py", "/app/tests/test_builtins_and_cli.py"]
+
+
+def jqlite(*arguments, stdin=""):
+    """Run the shipped command line; (status, stdout, stderr)."""
+    result = run("python3", "-m", "jqlite", *arguments, input=stdin, cwd=APP, timeout=60)
+    return result.returncode, result.stdout, result.stderr
+
+
+def outputs(*arguments, stdin=""):
+    """The JSON outputs of a compact run, parsed (the run must succeed)."""
+    status, out, err = jqlite("-c", *arguments, stdin=stdin)
+    assert status == 0, f"exit {status}: {err}"
+    return [_json.loads(line) for line in out.splitlines()]
+
+
+def test_alternative_keeps_false_looking_json_values():
+    data = _json.dumps({"zero": 0, "empty": "", "list": [], "obj": {}, "f": False, "n": None})
+    assert outputs(".zero // 9, .empty // \"x\", .list // [1], .obj // 1", stdin=data) == [0, "", [], {}]
+    assert outputs(".f // \"was false\", .n // \"was null\", .missing // 0", stdin=data) == ["was false", "was null", 0]
+    assert outputs("[(.zero, .n, .f, .empty) // 7]", stdin=data) == [[0, ""]]
+    assert outputs("[(.n, .f) // (1, 2)]", stdin=data) == [[1, 2]]
+    assert outputs("[.[] | (. // \"-\")]", stdin="[0, null, 3, false, \"\"]") == [[0, "-", 3, "-", ""]]
+
+
+def test_negative_slice_bounds():
+    data = _json.dumps({"a": [10, 20, 30, 40, 50], "s": "abcdef"})
+    assert outputs(".a[-2:], .a[:-1], .a[-4:-2], .a[1:-1]", stdin=data) == [[40, 50], [10, 20, 30, 40], [20, 30], [20, 30, 40]]
+    assert outputs(".s[-3:], .s[:-4], .s[-100:2], .a[-1:100], .a[-2:-4]", stdin=data) == ["def", "ab", "ab", [50], []]
+    assert outputs("[.a[-3:][] | . + 1]", stdin=data) == [[31, 41, 51]]
+
+
+def test_as_binds_each_output_of_a_term():
+    data = _json.dumps({"base": 10, "xs": [1, 2, 3], "name": "kit"})
+    assert outputs(".base as $b | .xs | map(. + $b)", stdin=data) == [[11, 12, 13]]
+    assert outputs(".xs[] as $x | .base * $x", stdin=data) == [10, 20, 30]
+    assert outputs("[.xs[] as $x | .xs[] as $y | select($x < $y) | [$x, $y]]", stdin=data) == [[[1, 2], [1, 3], [2, 3]]]
+    assert outputs(".name as $n | {$n, upper: ($n | ascii_upcase)}", stdin=data) == [{"n": "kit", "upper": "KIT"}]
+    assert outputs("-n", "(1, 2) as $v | $v * 100") == [100, 200]
+
+
+def test_binding_scope_and_shadowing():
+    data = _json.dumps({"v": 1, "inner": {"v": 2}})
+    # the body's input is the input of the whole expression, not the bound value
+    assert outputs(".inner as $i | .v", stdin=data) == [1]
+    # an inner binding shadows an outer one only inside its own body
+    assert outputs(".v as $x | (.inner.v as $x | $x), $x", stdin=data) == [2, 1]
+    assert outputs("[.v as $x | .inner | .v as $y | $x + $y]", stdin=data) == [[3]]
+    # bindings inside map/select see the enclosing variables
+    assert outputs(".v as $limit | [range(5) | select(. > $limit)]", stdin=data) == [[2, 3, 4]]
+    assert outputs("-n", "3 as $x | [$x, ($x | . + 1)]") == [[3, 4]]
+
+
+def test_arg_and_argjson():
+    assert outputs("-n", "--arg", "name", "Ada", "{greeting: (\"hi \" + $name)}") == [{"greeting": "hi Ada"}]
+    assert outputs("-n", "--arg", "n", "5", "$n | type") == ["string"]
+    assert outputs("-n", "--argjson", "n", "5", "$n + 1") == [6]
+    assert outputs("-n", "--argjson", "cfg", '{"limits": [3, 7]}', "--arg", "unit", "kg",
+                   "$cfg.limits | map(tostring + $unit)") == [["3kg", "7kg"]]
+    data = _json.dumps([{"k": "a", "v": 1}, {"k": "b", "v": 2}])
+    assert outputs("--arg", "want", "b", ".[] | select(.k == $want) | .v", stdin=data) == [2]
+    assert outputs("-n", "--argjson", "x", "null", "--argjson", "y", "[1,2]", "[$x, $y[-1:]]") == [[None, [2]]]
+    status, out, _ = jqlite("-r", "-n", "--arg", "s", "two words", "$s")
+    assert (status, out) == (0, "two words\n")
+
+
+def test_variable_errors():
+    status, _, err = jqlite("-n", "$nope")
+    assert status == 3 and "$nope is not defined" in err
+    status, _, err = jqlite("-n", "if true then 1 else $unset end")  # never reached, still an error
+    assert status == 3 and "$unset is not defined" in err
+    status, _, err = jqlite("-n", "(1 as $x | $x), $x")  # the binding ends with its body
+    assert status == 3 and "$x is not defined" in err
+    status, _, err = jqlite("-n", "--arg", "x", "1", "$x, $y")
+    assert status == 3 and "$y is not defined" in err
+    status, _, err = jqlite("-n", "--argjson", "v", "{bad", "$v")
+    assert status == 2 and "--argjson" in err
+    status, _, err = jqlite("-n", "1 as x | x")
+    assert status == 3
+    status, _, _ = jqlite("-n", "--arg", "only_name")
+    assert status == 2
+
+
+def test_report_fixture():
+    program = (HERE / "report.jq").read_text()
+    status, out, err = jqlite("-c", "--arg", "prefix", "order ", "--argjson", "default_discount", "1",
+                              "--argjson", "min_qty", "2", "--argjson", "customer_names",
+                              '{"ada": "Ada L.", "cy": "Cy T."}', program, str(HERE / "orders.json"))
+    assert status == 0, err
+    assert [_json.loads(line) for line in out.splitlines()] == [
+        _json.loads(line) for line in (HERE / "report.out").read_text().splitlines()]
+
+
+def test_guard_shipped_tests_unchanged_and_passing():
+    for path in SHIPPED_TESTS:
+        assert unchanged(path), f"{path} was changed"
+    result = run("python3", "-m", "unittest", "discover", "-s", "tests", "-t", ".", cwd=APP, timeout=120)
+    assert result.returncode == 0, result.stderr[-2000:]
+
+
+def test_guard_the_package_keeps_its_layers():
+    code = (
+        "from jqlite import run_filter\n"
+        "from jqlite.parser import compile_filter\n"
+        "from jqlite.evaluator import Evaluator\n"
+        "from jqlite import nodes\n"
+        "assert run_filter('.a[1:]', {'a': [1, 2, 3]}) == [[2, 3]]\n"
+        "tree = compile_filter('.a | length')\n"
+        "assert isinstance(tree, nodes.Pipe), tree\n"
+        "print(list(Evaluator().outputs(tree, {'a': 'four'}))[0])\n"
+    )
+    result = run("python3", "-c", code, cwd=APP)
+    assert result.returncode == 0 and result.stdout.strip() == "4", result.stderr
+    cli = Path("/app/jqlite/cli.py").read_text()
+    assert "from jqlite.parser import compile_filter" in cli and "from jqlite.evaluator import Evaluator" in cli
