@@ -66,6 +66,7 @@ from terminal_agent.rewards.tamper_detection import (
     scan_changes,
 )
 from terminal_agent.rewards.verifier_bundle import get_bundle, runner_source
+from terminal_agent.rewards.weighted_requirements import missing_requirements_error, requirement_entries
 from terminal_agent.tasks.model import Task
 
 __all__ = [
@@ -193,7 +194,8 @@ def _tar(entries: list[tuple[str, bytes | str | None, int]]) -> bytes:
 
 
 def _verifier_skeleton(task: Task, verifier_dir: str, path_overrides: dict[str, str] | None = None,
-                       gate: dict[str, Any] | None = None) -> bytes:
+                       gate: dict[str, Any] | None = None,
+                       runtime: list[tuple[str, bytes | str | None, int]] | None = None) -> bytes:
     rel = verifier_dir.strip("/")
     entries: list[tuple[str, bytes | str | None, int]] = []
     parts = rel.split("/")
@@ -207,6 +209,7 @@ def _verifier_skeleton(task: Task, verifier_dir: str, path_overrides: dict[str, 
     entries.append((f"{rel}/pytest.ini", VERIFIER_INI, 0o644))
     entries.append((f"{rel}/runner.py", runner_source(), 0o644))
     entries.append((f"{rel}/bundle.zip", get_bundle().data, 0o644))
+    entries += runtime or []  # the tests' own requirements (rewards/weighted_requirements.py)
     if gate is not None:  # the agent's processes are frozen, not dead (see rewards/agent_processes.py)
         entries.append((f"{rel}/gate.json", json.dumps(gate).encode(), 0o644))
         entries.append((f"{rel}/agent_gate.py", _asset("agent_gate.py"), 0o644))
@@ -342,7 +345,8 @@ class Grader:
 
         mark = time.monotonic()
         verifier_dir = posixpath.join(self.config.verifier_parent, f"ta-verifier-{secrets.token_hex(12)}")
-        sandbox.put_archive("/", _verifier_skeleton(task, verifier_dir, inspection.shadowing.overrides, gate))
+        runtime, _ = requirement_entries(task, verifier_dir.strip("/"), interpreter, self.config.harbor)
+        sandbox.put_archive("/", _verifier_skeleton(task, verifier_dir, inspection.shadowing.overrides, gate, runtime))
         timings["upload_s"] = time.monotonic() - mark
 
         mark = time.monotonic()
@@ -369,6 +373,8 @@ class Grader:
         if status_raw is None:
             raise GradingError(f"the verifier did not start (exit {run.exit_code}): {text[-1500:]}")
         status = json.loads(status_raw)
+        if status.get("missing_requirements"):  # pytest did not run: the host cannot provide what the tests import
+            raise missing_requirements_error(status["missing_requirements"])
         if status.get("survivors"):
             result.tamper_signals.append(f"{status['survivors']} agent process(es) survived the kill")
         if status.get("realpath") != verifier_dir:

@@ -18,6 +18,12 @@ A task that keeps the agent's processes (``VERIFIER_DIR/gate.json``: terminal-be
 them) finds them frozen, not dead: they run while the tests run, are frozen again at the start of pytest's
 ``sessionfinish`` (before the JUnit report is written) and killed after it; a staged file that changed while
 they ran is a signal in ``out/status.json`` (``agent_gate.py``).
+
+A task whose tests need packages of their own (``VERIFIER_DIR/runtime/``: the offline verifier runtime's manifest,
+wheels and ``uv_standin.py``, whose wheel checks are used here) gets their wheels on ``sys.path`` right after the
+bundle and their pytest plugins loaded with ``-p``; one that neither the runtime (a compiled wheel must fit this
+interpreter) nor the image's own package dirs provide is written to ``out/status.json`` as ``missing_requirements``
+and pytest does not run (the grader reports it as an infrastructure error).
 """
 
 import os
@@ -150,6 +156,24 @@ def _write_status(verifier_dir, status):
         json.dump(status, handle)
 
 
+def _load_requirements(verifier_dir):
+    """(wheel paths, pytest plugin modules, missing name -> why) of the tests' own requirements; None without any."""
+    runtime = os.path.join(verifier_dir, "runtime")
+    if not os.path.isfile(os.path.join(runtime, "manifest.json")):
+        return None
+    sys.path.insert(0, runtime)
+    try:
+        import uv_standin
+    finally:
+        sys.path.remove(runtime)
+    info = uv_standin.manifest()  # compiled wheels that do not fit this interpreter become unavailable here
+    missing = {name: why for name, why in info["unavailable"].items() if not uv_standin.image_has(name)}
+    wheels = uv_standin.selected_wheels(info, None)
+    paths = [os.path.join(runtime, "wheels", w + ".d" if uv_standin.info_compiled(w) else w) for w in wheels]
+    plugins = [module for w in wheels for module in info["wheels"][w]["pytest_plugins"]]
+    return paths, plugins, missing
+
+
 def main(argv):
     verifier_dir, workdir, per_test_timeout = argv[1], argv[2], argv[3]
     keep = [int(p) for p in argv[4].split(",") if p.strip().isdigit()] if len(argv) > 4 else []
@@ -175,8 +199,17 @@ def main(argv):
     tests = os.path.join(verifier_dir, "tests")
     report = os.path.join(verifier_dir, "out", "report.xml")
 
+    requirements = _load_requirements(verifier_dir)
+    if requirements is not None and requirements[2]:
+        status["missing_requirements"] = requirements[2]
+        _write_status(verifier_dir, status)
+        if gate is not None:
+            gate.kill_all()
+        return 3
+    wheel_paths, plugin_modules = requirements[:2] if requirements is not None else ([], [])
+
     stdlib = [p for p in sys.path if p and not p.endswith(("site-packages", "dist-packages"))]
-    sys.path[:] = [bundle] + stdlib + _system_package_dirs()
+    sys.path[:] = [bundle] + wheel_paths + stdlib + _system_package_dirs()
     sys.meta_path.insert(0, _BlockOptionalImports())
 
     for key in list(os.environ):
@@ -208,6 +241,8 @@ def main(argv):
         "-q", "--color=no", "-rN",
         tests,
     ]
+    for module in plugin_modules:
+        args[:0] = ["-p", module]
     if not live:
         code = int(pytest.main(args))
         if gate is not None:  # what the agent had stopped itself stays stopped until here
