@@ -14,6 +14,11 @@ modules must change, graded by hidden black-box tests on inputs the agent never 
   state store, scheduler, CLI). Cycles unreachable from a root pass unnoticed, a job runs one attempt too few
   and waits too long, the state is not committed as it happens (a killed runner loses it) and resume treats
   unfinished jobs as done and reuses attempt numbers: dag.py, backoff.py, scheduler.py and state.py change.
+- ``ledger-import-fx-rounding``: ledgerkit, a double-entry ledger on a plain-text journal (Decimal money,
+  exchange rates by date, journal reader/writer, bank CSV and QIF importers, converted reports, CLI).
+  Accounting parentheses and Debit/Credit columns give wrong signs, QIF two-digit years land in the 1900s,
+  rates are taken from the next published day, and converted amounts are rounded to the source currency:
+  importers/base.py, importers/bank_csv.py, importers/qif.py, rates.py and money.py change.
 
 The programs live as ordinary files under ``hard_data_systems_files/<task>/``: ``app/`` is what the task ships
 (to ``/app``), ``fixed/`` the files the reference solution puts in place (shipped to ``/solution/fixed``),
@@ -269,6 +274,40 @@ _WF_NEGATIVES = [
     ),
 ]
 
+# --------------------------------------------------------------------------------------------------------------
+# 4. ledger-import-fx-rounding
+
+_LK_APP, _LK_FIXED, _LK_TESTS = _task_files("ledger")
+
+_LK_SOLUTION = """cd /app
+cp /solution/fixed/ledgerkit/money.py /solution/fixed/ledgerkit/rates.py ledgerkit/
+cp /solution/fixed/ledgerkit/importers/base.py /solution/fixed/ledgerkit/importers/bank_csv.py \\
+   /solution/fixed/ledgerkit/importers/qif.py ledgerkit/importers/
+python3 -m unittest discover -s unit_tests -t .
+"""
+
+_LK_NEGATIVES = [
+    NegativeSolution(
+        name="importers-only",
+        why="the three importer bugs fixed; rates still taken from the future and conversions rounded to the "
+            "source currency",
+        max_score=0.5,
+        script="cp /solution/fixed/ledgerkit/importers/*.py /app/ledgerkit/importers/\n",
+    ),
+    NegativeSolution(
+        name="fx-only",
+        why="rate lookup and conversion rounding fixed; the importers still misread signs and two-digit years",
+        max_score=0.35,
+        script="cp /solution/fixed/ledgerkit/money.py /solution/fixed/ledgerkit/rates.py /app/ledgerkit/\n",
+    ),
+    NegativeSolution(
+        name="parentheses-only",
+        why="only the most visible bug (accounting parentheses read as positive) fixed",
+        max_score=0.2,
+        script="cp /solution/fixed/ledgerkit/importers/base.py /app/ledgerkit/importers/\n",
+    ),
+]
+
 TASKS = [
     Spec(
         task_id="lsm-kv-store-recovery",
@@ -380,6 +419,40 @@ add tests, but do not change the existing ones, the README or the examples.
         solution_files=_WF_FIXED,
         negative_solutions=_WF_NEGATIVES,
         tags=["python", "sqlite", "workflow", "dag", "retries", "crash-recovery", "multi-module", "debugging"],
+        limits={"agent_timeout_s": 3600, "test_timeout_s": 600, "command_timeout_s": 300},
+    ),
+    Spec(
+        task_id="ledger-import-fx-rounding",
+        title="Fix the importers, exchange-rate lookup and conversion rounding of a double-entry ledger",
+        difficulty="hard",
+        category="data-systems",
+        instruction="""
+/app holds ledgerkit, the small double-entry bookkeeping tool our finance team runs on plain-text journals
+(README.md gives the command line and the rules of the books; `python3 -m ledgerkit JOURNAL ...`). Month-end
+closing did not reconcile, and the team traced it to the tool:
+
+- Card payments imported from the bank's CSV export show up as income when the bank writes them as `(12.50)`,
+  and the statements from our UK bank (separate Debit and Credit columns) come in with every sign reversed.
+- Transactions imported from the card company's QIF files are dated in the 1900s when the file writes years
+  with two digits (`03/15'24`), so they vanish from every report of the period.
+- A report converted to USD as of a Saturday used Monday's rates instead of Friday's.
+- Converted reports do not match the spreadsheet: amounts converted from yen or dinars come out wrong by far
+  more than rounding should allow, and `convert "1234 JPY" USD ...` prints a whole number of dollars.
+
+Fix ledgerkit so that it follows the README and the format descriptions in its modules. Keep the command line,
+the journal format and the report output as they are. The unit tests in /app/unit_tests must still pass: you
+may add tests, but do not change the existing ones or the README.
+""",
+        files=_LK_APP,
+        tests=_LK_TESTS,
+        weights={"test_csv_amount_notations": 1.5, "test_debit_credit_layout": 1.0, "test_qif_two_digit_years": 1.0,
+                 "test_rates_on_days_without_a_rate": 1.0, "test_converted_balances_round_per_target_currency": 1.5,
+                 "test_import_and_converted_income_statement": 2.0},
+        guards=["test_guard_shipped_files_unchanged_and_unit_tests_pass", "test_guard_still_ledgerkit"],
+        solution=_LK_SOLUTION,
+        solution_files=_LK_FIXED,
+        negative_solutions=_LK_NEGATIVES,
+        tags=["python", "accounting", "decimal", "currency", "importers", "multi-module", "debugging"],
         limits={"agent_timeout_s": 3600, "test_timeout_s": 600, "command_timeout_s": 300},
     ),
 ]
