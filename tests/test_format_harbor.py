@@ -121,7 +121,8 @@ def test_schema_1_0_in_the_tb2_spelling():
     settings = settings_by_key(task_dir)
     assert settings["environment.memory"].status is SettingStatus.MAPPED
     assert settings["environment.memory"].task_value == 2048
-    assert settings["environment.storage"].status is SettingStatus.KEPT
+    assert settings["environment.storage"].status is SettingStatus.MAPPED  # the deprecated "10G": a disk quota
+    assert settings["environment.storage"].task_value == 10240 and task.limits.storage_mb == 10240
     assert settings["environment.network_mode"].status is SettingStatus.DEFAULT
     assert settings["version"].status is SettingStatus.KEPT
 
@@ -143,9 +144,11 @@ def test_schema_1_1_with_task_table_verifier_settings_and_a_separate_verifier():
     assert task.test_source == "" and set(task.test_support_files) == {"test.sh", "check_report.py"}
     settings = settings_by_key(task_dir)
     kept = {key for key, s in settings.items() if s.status is SettingStatus.KEPT}
-    assert {"task", "source", "custom_flag", "solution.env", "environment.storage_mb", "environment.skills_dir",
+    assert {"task", "source", "custom_flag", "solution.env", "environment.skills_dir",
             "verifier.environment.cpus", "verifier.environment.memory_mb", "artifacts[1].destination"} <= kept
     assert settings["agent.user"].status is SettingStatus.MAPPED
+    assert settings["environment.storage_mb"].status is SettingStatus.MAPPED
+    assert settings["environment.storage_mb"].field == "limits.storage_mb"
     assert settings["verifier.environment.network_mode"].field == "verifier.network"
 
 
@@ -361,7 +364,7 @@ def test_every_field_of_a_harbor_task_round_trips_after_changes(tmp_path):
         "solution_files": {"helper.sh": "echo\n"},
         "metadata": {**task.metadata, "reviewer": "kim", "score": 0.5},
         "limits": TaskLimits(agent_timeout_s=33.0, test_timeout_s=44.0, command_timeout_s=5.0, cpus=1.5,
-                             memory_mb=5000, pids=77, network=False, build_timeout_s=66.0),
+                             memory_mb=5000, storage_mb=7000, pids=77, network=False, build_timeout_s=66.0),
         "verifier": VerifierSpec(mode=GradingMode.HARBOR, env={"B": "2"}, user="0", network=True,
                                  separate_environment=True, environment_dockerfile="FROM example.invalid/v:1\n",
                                  artifacts=["/app/only"]),
@@ -371,7 +374,7 @@ def test_every_field_of_a_harbor_task_round_trips_after_changes(tmp_path):
     assert without_kept_toml(again) == without_kept_toml(changed)
     text = (out / "task.toml").read_text()
     assert 'name = "fixtures/separate-verifier"' in text and 'custom_flag = "an unknown top-level key"' in text
-    assert 'SOLUTION_MODE = "reference"' in text and "storage_mb = 4096" in text
+    assert 'SOLUTION_MODE = "reference"' in text and "storage_mb = 7000" in text
     # and once written, it stays put
     assert read_harbor_task(write_harbor_task(again, tmp_path / "twice")) == again
 

@@ -39,7 +39,8 @@ def test_a_harbor_task_reports_mapped_defaults_kept_and_nothing_refused():
     assert {"environment.memory", "environment.cpus", "environment.docker_image", "verifier.timeout_sec",
             "agent.timeout_sec", "environment.build_timeout_sec"} <= keys(task, SettingStatus.MAPPED)
     assert "environment.network_mode" in keys(task, SettingStatus.DEFAULT)
-    assert {"environment.storage", "version", "metadata.author_name"} <= keys(task, SettingStatus.KEPT)
+    assert {"version", "metadata.author_name"} <= keys(task, SettingStatus.KEPT)
+    assert "environment.storage" in keys(task, SettingStatus.MAPPED)
     assert task.of(SettingStatus.REFUSED) == []
     memory = next(s for s in task.settings if s.key == "environment.memory")
     assert (memory.value, memory.field, memory.task_value) == ("2G", "limits.memory_mb", 2048)
@@ -50,7 +51,7 @@ def test_defaults_are_listed_when_the_task_toml_says_little():
     (task,) = inspect_tasks(HARBOR / "prebuilt-image").tasks
     defaults = {s.key: s.task_value for s in task.of(SettingStatus.DEFAULT)}
     # no schema_version (Harbor 0.25 reads it as 1.4): an unnamed cpus stays unset (no limit), as Harbor's own
-    assert defaults == {"environment.cpus": None, "environment.build_timeout_sec": 600.0,
+    assert defaults == {"environment.cpus": None, "environment.storage_mb": None, "environment.build_timeout_sec": 600.0,
                         "agent.timeout_sec": 600.0, "verifier.timeout_sec": 600.0}
     assert task.summary["limits"]["cpus"] is None
 
@@ -119,4 +120,6 @@ def test_cli_json_is_machine_readable(tmp_path):
     assert [entry["key"] for entry in tasks["gpu-task"]["refused"]] == ["environment.gpus", "steps"]
     memory = next(e for e in tasks["csv-report-1.0"]["mapped"] if e["key"] == "environment.memory")
     assert memory["task_value"] == 2048 and memory["value"] == "2G"
-    assert {e["key"] for e in tasks["csv-report-1.0"]["kept"]} >= {"environment.storage", "version"}
+    assert {e["key"] for e in tasks["csv-report-1.0"]["kept"]} >= {"version"}
+    storage = next(e for e in tasks["csv-report-1.0"]["mapped"] if e["key"] == "environment.storage")
+    assert storage["task_value"] == 10240 and storage["value"] == "10G"

@@ -130,7 +130,8 @@ def render_inspection(report, out: Console) -> None:
             out.print(
                 f"  grading {task.summary['grading']}; "
                 f"{'no cpu limit' if limits['cpus'] is None else format(limits['cpus'], 'g') + ' cpu'}, "
-                f"{'no memory limit' if limits['memory_mb'] is None else str(limits['memory_mb']) + ' MiB'}, network "
+                f"{'no memory limit' if limits['memory_mb'] is None else str(limits['memory_mb']) + ' MiB'}, "
+                f"{'' if limits.get('storage_mb') is None else str(limits['storage_mb']) + ' MiB of disk, '}network "
                 f"{'on' if limits['network'] else 'off'}; agent {limits['agent_timeout_s']:g} s, verifier "
                 f"{limits['test_timeout_s']:g} s, build {limits['build_timeout_s']:g} s; files "
                 f"env {files[0]['files']} ({files[0]['binary']} binary), tests {files[1]['files']} "

@@ -6,7 +6,7 @@ Every key of a task.toml ends in exactly one of four states (:class:`SettingStat
   ``limits.memory_mb = 2048``);
 * **default** - absent, so Harbor's own default applies (internet allowed, 2048 MiB, verifier timeout 600 s ...);
 * **kept** - carried unchanged and written back byte for byte, but not used when running the task
-  (``storage_mb``, ``[task]``, ``[solution] env``, keys this reader does not know);
+  (``[task]``, ``[solution] env``, keys this reader does not know);
 * **refused** - cannot be honoured here (GPUs, MCP servers, multi-step tasks, host allowlists, ...): the task is
   refused with a :class:`~terminal_agent.errors.TaskFormatError` whose ``field`` is the key.
 
@@ -230,7 +230,6 @@ def _read_timeout(reading: HarborConfigReading, table: dict[str, Any], key: str,
 
 
 _ENVIRONMENT_KEPT = {
-    "storage_mb": "disk quotas are not enforced by the sandboxes here",
     "skills_dir": "agent skills are not installed by the agent here",
     "os": "linux",
 }
@@ -250,8 +249,8 @@ def _size_string(reading: Any, name: str, value: Any, example: str) -> int | Non
 
 def _read_environment_table(reading: HarborConfigReading, table: dict[str, Any], prefix: str) -> dict[str, Any]:
     """The settings of an ``[environment]``-shaped table (the task's, or ``[verifier.environment]``): returns what
-    it says of cpus, memory_mb, network, build_timeout_s, docker_image and env (absent keys left out). Refusals and
-    kept keys are recorded; unknown keys are kept."""
+    it says of cpus, memory_mb, storage_mb, network, build_timeout_s, docker_image and env (absent keys left out).
+    Refusals and kept keys are recorded; unknown keys are kept."""
     said: dict[str, Any] = {}
     for key, value in table.items():
         name = prefix + key
@@ -277,12 +276,21 @@ def _read_environment_table(reading: HarborConfigReading, table: dict[str, Any],
                 said["memory_mb"] = size
         elif key == "storage":
             size = _size_string(reading, name, value, "10G")
-            if size is not None:
-                reading.keep(name, value, f"{size} MiB of disk (deprecated spelling of storage_mb): disk quotas are "
-                                          "not enforced by the sandboxes here")
+            if size is None:
+                continue
+            if size <= 0:
+                reading.refuse(name, value, f"{name} must be more than 0 MiB")
+            elif "storage_mb" in said and said["storage_mb"] != size:
+                reading.refuse(name, value, f"{name} and {prefix}storage_mb disagree ({size} MiB != "
+                                            f"{said['storage_mb']} MiB)")
+            else:
+                said["storage_mb"] = size
         elif key == "storage_mb":
             if _positive(reading, name, value, integer=True):
-                reading.keep(name, value, _ENVIRONMENT_KEPT[key])
+                said.setdefault("storage_mb", int(value))
+                if said["storage_mb"] != int(value):
+                    reading.refuse(name, value, f"{prefix}storage and {name} disagree ({said['storage_mb']} MiB "
+                                                f"!= {int(value)} MiB)")
         elif key == "build_timeout_sec":
             if _positive(reading, name, value):
                 said["build_timeout_s"] = float(value)
@@ -350,6 +358,10 @@ def _read_environment_table(reading: HarborConfigReading, table: dict[str, Any],
 #: Task schema versions whose ``cpus`` / ``memory_mb`` defaults were 1 CPU and 2048 MiB; from 1.1 on Harbor leaves them
 #: unset (Harbor 0.25, schema 1.4: no limit).
 SCHEMA_WITH_RESOURCE_DEFAULTS = ("1.0",)
+#: What a task's disk quota becomes here (docs/sandbox.md "Disk quota").
+STORAGE_NOTE = ("a disk quota on the sandbox's writable layer, as the host's sandbox.storage policy says: a kernel "
+                "quota or a measured one (enforce, the default), refused (refuse) or none (ignore)")
+UNSET_STORAGE_NOTE = "not set: no disk quota (Harbor's default, every schema version)"
 UNSET_RESOURCE_NOTE = ("not set: Harbor {version} leaves it unset (no limit), and so do the sandboxes here unless "
                        "their host policy sets one (sandbox.unset_cpus / sandbox.unset_memory_mb)")
 
@@ -362,6 +374,7 @@ def _record_environment(reading: HarborConfigReading, table: dict[str, Any], sai
     for spelling, limit, default in (
         (("cpus",), "cpus", float(HARBOR_DEFAULT_CPUS)),
         (("memory_mb", "memory"), "memory_mb", HARBOR_DEFAULT_MEMORY_MB),
+        (("storage_mb", "storage"), "storage_mb", None),
         (("network_mode", "allow_internet"), "network", HARBOR_DEFAULT_NETWORK),
         (("build_timeout_sec",), "build_timeout_s", HARBOR_DEFAULT_BUILD_TIMEOUT_S),
     ):
@@ -369,7 +382,9 @@ def _record_environment(reading: HarborConfigReading, table: dict[str, Any], sai
         if limit in said:
             limits[limit] = said[limit]
             for key in present:
-                note = "deprecated spelling" if key in ("memory", "allow_internet") else ""
+                note = "deprecated spelling" if key in ("memory", "storage", "allow_internet") else ""
+                if limit == "storage_mb":
+                    note = (note + "; " if note else "") + STORAGE_NOTE
                 if limit == "network" and key == "allow_internet" and "network_mode" in table:
                     note = "deprecated; network_mode wins"
                 reading.add(f"environment.{key}", SettingStatus.MAPPED, table[key], f"limits.{limit}", said[limit],
@@ -377,7 +392,9 @@ def _record_environment(reading: HarborConfigReading, table: dict[str, Any], sai
         elif not present:
             shown = {"network": "internet allowed"}.get(limit, "")
             note = f"Harbor's default{': ' + shown if shown else ''}"
-            if limit in ("cpus", "memory_mb") and schema not in SCHEMA_WITH_RESOURCE_DEFAULTS:
+            if limit == "storage_mb":
+                note = UNSET_STORAGE_NOTE
+            elif limit in ("cpus", "memory_mb") and schema not in SCHEMA_WITH_RESOURCE_DEFAULTS:
                 note = UNSET_RESOURCE_NOTE.format(version=f"schema {schema}" if schema else "0.25 (schema 1.4)")
                 default = None  # each schema version's default: from 1.1 on, none
             limits[limit] = default
@@ -489,7 +506,7 @@ def _read_verifier(reading: HarborConfigReading, data: dict[str, Any], environme
             if key in declared and "network" in said:
                 reading.add(f"verifier.environment.{key}", SettingStatus.MAPPED, declared[key], "verifier.network",
                             said["network"], "the separate verifier's baseline")
-        for key in ("cpus", "memory_mb", "memory", "build_timeout_sec"):
+        for key in ("cpus", "memory_mb", "memory", "storage_mb", "storage", "build_timeout_sec"):
             if key in declared and not any(s.key == f"verifier.environment.{key}" and s.status is SettingStatus.REFUSED
                                            for s in reading.settings):
                 reading.keep(f"verifier.environment.{key}", declared[key],

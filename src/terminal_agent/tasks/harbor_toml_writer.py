@@ -44,7 +44,7 @@ NO_DOCKERFILE_METADATA_KEY = "harbor_dockerfile_absent"
 RESERVED_METADATA_KEYS = (TASK_TOML_METADATA_KEY, TEST_FILE_METADATA_KEY, NO_DOCKERFILE_METADATA_KEY)
 
 _MISSING = object()
-_LIMIT_KEYS = ("cpus", "memory_mb", "network", "test_timeout_s", "agent_timeout_s", "build_timeout_s")
+_LIMIT_KEYS = ("cpus", "memory_mb", "storage_mb", "network", "test_timeout_s", "agent_timeout_s", "build_timeout_s")
 _OVERLAY_LIMITS = ("command_timeout_s", "pids")
 
 
@@ -181,7 +181,9 @@ def fresh_task_toml(task: Task) -> RenderedTaskToml:
     extra["use_case_category"] = task.use_case_category
     extra["test_weights"] = dict(task.test_weights)
     extra["limits"] = {key: value for key, value in task.limits.model_dump().items() if value is not None}
-    unset = [key for key, value in task.limits.model_dump().items() if value is None]
+    # an unset storage_mb is the default (None) and needs no name: tasks without one are written as before it existed
+    unset = [key for key, value in task.limits.model_dump().items()
+             if value is None and TaskLimits.model_fields[key].default is not None]
     if unset:  # TOML has no null: the limits the task leaves unset (no limit), by name
         extra["unset_limits"] = unset
     extra["metadata_json"] = json.dumps(task.metadata, ensure_ascii=False, sort_keys=True, default=str)
@@ -229,6 +231,8 @@ def fresh_task_toml(task: Task) -> RenderedTaskToml:
         environment["cpus"] = int(task.limits.cpus)
     if task.limits.memory_mb is not None:
         environment["memory_mb"] = task.limits.memory_mb
+    if task.limits.storage_mb is not None:
+        environment["storage_mb"] = task.limits.storage_mb
     environment["allow_internet"] = task.limits.network
     if task.env:
         environment["env"] = dict(task.env)
@@ -296,6 +300,16 @@ def _patch(doc: Any, key: str, task: Task, location: str) -> None:
         else:
             table.pop("memory", None)
             table["memory_mb"] = task.limits.memory_mb
+    elif key == "limits.storage_mb":
+        table = _section(doc, "environment")
+        if task.limits.storage_mb is None:
+            table.pop("storage", None)
+            table.pop("storage_mb", None)
+        elif "storage" in environment and "storage_mb" not in environment:
+            table["storage"] = _memory_spelling(task.limits.storage_mb)  # the task's own (deprecated) spelling
+        else:
+            table.pop("storage", None)
+            table["storage_mb"] = task.limits.storage_mb
     elif key == "limits.network":
         mode = "public" if task.limits.network else "no-network"
         if "network_mode" in (data.get("agent") or {}):
@@ -353,7 +367,7 @@ def _patch(doc: Any, key: str, task: Task, location: str) -> None:
 
 _PATCH_ORDER = (
     "difficulty", "category", "tags", "metadata", "docker_image", "env", "limits.cpus", "limits.memory_mb",
-    "limits.network", "limits.test_timeout_s", "limits.agent_timeout_s", "limits.build_timeout_s", "verifier.env",
+    "limits.storage_mb", "limits.network", "limits.test_timeout_s", "limits.agent_timeout_s", "limits.build_timeout_s", "verifier.env",
     "verifier.user", "verifier.separate_environment", "verifier.environment_dockerfile", "verifier.artifacts",
     "verifier.network",
 )

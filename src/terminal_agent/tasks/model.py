@@ -41,6 +41,11 @@ class TaskLimits(BaseModel):
     """Memory limit of the container in MiB (swap is not allowed on top). None: the task names none (Harbor schema
     1.1+ without ``memory_mb``): no limit, as Harbor, unless the sandbox's host policy sets one
     (``sandbox.unset_memory_mb``)."""
+    storage_mb: int | None = Field(None, gt=0)
+    """Disk quota of the sandbox's writable layer in MiB (Harbor ``storage_mb``, or the deprecated ``storage =
+    "10G"``). None: the task names none, so no quota (Harbor's own default). How it is enforced is the host's policy
+    (``sandbox.storage``: a kernel quota where the backend has one, else measured at turn boundaries; or refused;
+    or ignored)."""
     pids: int = Field(256, gt=0)
     """Maximum number of processes in the container (fork-bomb guard)."""
     network: bool = False
@@ -48,6 +53,17 @@ class TaskLimits(BaseModel):
     task says otherwise, as Harbor does)."""
     build_timeout_s: float = Field(600.0, gt=0)
     """Wall clock the image build of the task environment may take."""
+
+
+#: Limits whose default is None (unset) and that were added after files were written without them: left out of a
+#: written task while unset, so that what every writer produced before they existed stays byte for byte the same.
+LATE_UNSET_LIMITS = ("storage_mb",)
+
+
+def limits_dump(limits: TaskLimits) -> dict[str, Any]:
+    """``limits.model_dump()`` without the :data:`LATE_UNSET_LIMITS` that are unset (they read back as None)."""
+    return {key: value for key, value in limits.model_dump().items()
+            if not (key in LATE_UNSET_LIMITS and value is None)}
 
 
 FileContent = Union[str, bytes]

@@ -13,7 +13,8 @@ One row per task, in the shape rLLM's ``DatasetRegistry`` gives verl::
 File maps (``files``, ``test_support_files``, ``solution_files``) are the JSON of
 :func:`~terminal_agent.tasks.model.encode_file_map`: text stays a string, bytes become ``{"base64": ...}``.
 The verifier spec is a JSON object of its non-default fields; ``docker_image`` a string beside
-``has_docker_image`` (as ``solution`` beside ``has_solution``); ``guards`` the JSON object of the task's
+``has_docker_image`` (as ``solution`` beside ``has_solution``); ``limit_storage_mb`` is 0 when the task names no disk
+quota (an integer in every row, so the struct keeps one schema); ``guards`` the JSON object of the task's
 :class:`~terminal_agent.tasks.model.TestGuards`, ``""`` when it has none. Rows written before these keys existed
 read with their defaults.
 
@@ -37,7 +38,7 @@ from terminal_agent.tasks.atomic_output import atomic_output_file
 from terminal_agent.tasks.cell_bounds import cell_problem
 from terminal_agent.tasks.guard_fields import guards_json, parse_guards_json, task_with_guards_from_fields
 from terminal_agent.tasks.negative_solution_fields import negative_solutions_json, parse_negative_solutions
-from terminal_agent.tasks.model import Task, TaskLimits, decode_file_map, encode_file_map
+from terminal_agent.tasks.model import LATE_UNSET_LIMITS, Task, TaskLimits, decode_file_map, encode_file_map
 
 logger = logging.getLogger(__name__)
 
@@ -83,8 +84,9 @@ def task_to_flat_dict(task: Task) -> dict[str, str | int | float | bool]:
     flat["guards"] = guards_json(task.guards) if task.guards is not None else ""
     flat["negative_solutions"] = negative_solutions_json(task.negative_solutions) if task.negative_solutions else ""
     for name, value in task.limits.model_dump().items():
-        flat[_LIMIT_PREFIX + name] = value
-    unset = {name: None for name, value in task.limits.model_dump().items() if value is None}
+        flat[_LIMIT_PREFIX + name] = 0 if name in LATE_UNSET_LIMITS and value is None else value
+    unset = {name: None for name, value in task.limits.model_dump().items()
+             if value is None and TaskLimits.model_fields[name].default is not None}
     if unset:  # a null limit_* column reads back as the default: the JSON column says "unset" (no limit)
         flat["limits"] = json.dumps(unset, sort_keys=True)
     return flat
@@ -159,6 +161,7 @@ def task_from_flat_dict(data: Mapping[str, Any] | str) -> Task:
         key[len(_LIMIT_PREFIX):]: value
         for key, value in data.items()
         if key.startswith(_LIMIT_PREFIX) and key[len(_LIMIT_PREFIX):] in TaskLimits.model_fields and value is not None
+        and not (key[len(_LIMIT_PREFIX):] in LATE_UNSET_LIMITS and value == 0)  # 0: unset (no quota)
     }
     if isinstance(data.get("limits"), (str, Mapping)):
         decoded = _decode_json(data, "limits", {})

@@ -30,7 +30,7 @@ import yaml
 from terminal_agent.errors import TaskFormatError
 from terminal_agent.tasks.guard_fields import task_with_guards_from_fields
 from terminal_agent.tasks.negative_solution_fields import negative_solutions_data, parse_negative_solutions
-from terminal_agent.tasks.model import Task, equal_test_weights
+from terminal_agent.tasks.model import Task, equal_test_weights, limits_dump
 from terminal_agent.tasks.tb_test_requirements import TEST_REQUIREMENTS_METADATA_KEY, read_test_requirements
 from terminal_agent.tasks.task_dirs import (
     as_tags,
@@ -169,7 +169,7 @@ def task_yaml_data(task: Task) -> dict[str, Any]:
         "title": task.title,
         "use_case_category": task.use_case_category,
         "test_weights": dict(task.test_weights),
-        "limits": task.limits.model_dump(),
+        "limits": limits_dump(task.limits),
         "metadata": dict(task.metadata),
     }
     if task.docker_image is not None:
