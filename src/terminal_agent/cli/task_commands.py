@@ -138,6 +138,9 @@ def render_inspection(report, out: Console) -> None:
                 f"({files[1]['binary']} binary), solution {files[2]['files']} ({files[2]['binary']} binary)",
                 highlight=False,
             )
+            if task.summary.get("test_requirements"):
+                out.print("  test requirements (provided offline to the tests): "
+                          + escape(", ".join(task.summary["test_requirements"])), highlight=False)
         if task.error:
             where = f"[{task.error_field}] " if task.error_field else ""
             out.print(f"  [red]error[/red] {escape(where + task.error)}", highlight=False, soft_wrap=True)

@@ -1,8 +1,9 @@
 """``terminal-agent tasks inspect``: what a task source says, before anything is built.
 
 For each Harbor task: every task.toml setting with what it became (mapped onto a Task field, Harbor's default
-applied, kept but unused, refused with the key), plus a summary of the Task. Other formats (CSV, parquet,
-terminal-bench v1) get the summary only: their readers have no settings that can be refused one by one.
+applied, kept but unused, refused with the key), plus a summary of the Task. A terminal-bench v1 task built from
+its docker-compose.yaml lists that file's settings the same way (``tasks/tb_compose.py``); other formats (CSV,
+parquet) get the summary only: their readers have no settings that can be refused one by one.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from terminal_agent.errors import UNTRUSTED_CONTENT_ERRORS, TaskFormatError
 from terminal_agent.tasks.harbor import is_harbor_task_dir, read_harbor_dir
 from terminal_agent.tasks.harbor_toml import HarborSetting, SettingStatus
 from terminal_agent.tasks.model import Task
+from terminal_agent.tasks.tb_compose import COMPOSE_METADATA_KEY
+from terminal_agent.tasks.tb_test_requirements import TEST_REQUIREMENTS_METADATA_KEY
 
 
 @dataclass
@@ -97,7 +100,26 @@ def task_summary(task: Task) -> dict[str, Any]:
         "test_files": counts(task.test_support_files),
         "solution": task.solution is not None,
         "solution_files": counts(task.solution_files),
+        "test_requirements": list(task.metadata.get(TEST_REQUIREMENTS_METADATA_KEY) or []),
     }
+
+
+def compose_settings(task: Task) -> list[HarborSetting]:
+    """The settings of the docker-compose.yaml a terminal-bench v1 task was built from (none for other tasks)."""
+    record = task.metadata.get(COMPOSE_METADATA_KEY)
+    if not isinstance(record, dict):
+        return []
+    settings = []
+    for entry in record.get("settings") or []:
+        field_name = entry.get("field")
+        value = None
+        if isinstance(field_name, str) and field_name.startswith("env."):
+            value = task.env.get(field_name[4:])
+        elif field_name == "dockerfile":
+            value = f"{record.get('build_context')}/{record.get('dockerfile')}"
+        settings.append(HarborSetting(f"{record.get('file')}:{entry.get('key')}", SettingStatus(entry.get("status")),
+                                      entry.get("value"), field_name, value, entry.get("note", "")))
+    return settings
 
 
 def inspect_harbor_dir(task_dir: str | Path) -> TaskInspection:
@@ -126,7 +148,8 @@ def _inspect_other(path: Path) -> list[TaskInspection]:
 
     kind = detect_source_kind(path)
     tasks, errors = collect_tasks(path, workers=1)
-    entries = [TaskInspection(str(path), kind, task.task_id, summary=task_summary(task)) for task in tasks]
+    entries = [TaskInspection(str(path), kind, task.task_id, settings=compose_settings(task), summary=task_summary(task))
+               for task in tasks]
     entries += [TaskInspection(error.location or str(path), kind, error=error.reason, error_field=error.field)
                 for error in errors]
     return entries

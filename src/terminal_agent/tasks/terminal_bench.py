@@ -31,6 +31,7 @@ from terminal_agent.errors import TaskFormatError
 from terminal_agent.tasks.guard_fields import task_with_guards_from_fields
 from terminal_agent.tasks.negative_solution_fields import negative_solutions_data, parse_negative_solutions
 from terminal_agent.tasks.model import Task, equal_test_weights, limits_dump
+from terminal_agent.tasks.tb_compose import COMPOSE_METADATA_KEY, compose_file, read_compose
 from terminal_agent.tasks.tb_test_requirements import TEST_REQUIREMENTS_METADATA_KEY, read_test_requirements
 from terminal_agent.tasks.task_dirs import (
     as_tags,
@@ -246,8 +247,6 @@ def read_tb_task(task_dir: str | Path) -> Task:
         # early terminal-bench tasks keep the instruction in a list of descriptions
         first = data["descriptions"][0]
         instruction = first.get("description") if isinstance(first, dict) else None
-    dockerfile_path = require_file(task_dir, "Dockerfile", field="Dockerfile",
-                                   note=" (docker-compose-only tasks are not supported)")
     test_path = require_file(task_dir, f"tests/{TEST_FILE}", field="tests")
     test_source = read_text_file(test_path, task_dir)
     support = read_tree(task_dir / "tests", task_dir)
@@ -289,6 +288,7 @@ def read_tb_task(task_dir: str | Path) -> Task:
         solution = _solution_from_yaml(read_text_file(task_dir / "solution.yaml", task_dir), task_dir)
 
     skip = RESERVED_NAMES | ({SOLUTION_FILES_DIR} if solution_file_names else set())
+    dockerfile, files, compose_env = _environment(task_dir, skip, metadata, foreign=extra is None)
     solution_files = read_tree(task_dir / SOLUTION_FILES_DIR, task_dir) if solution_file_names else {}
     if sorted(solution_files) != solution_file_names:
         raise TaskFormatError(
@@ -304,8 +304,8 @@ def read_tb_task(task_dir: str | Path) -> Task:
         "category": str(data.get("category") or ""),
         "use_case_category": (extra or {}).get("use_case_category", ""),
         "tags": as_tags(data.get("tags")),
-        "dockerfile": read_text_file(dockerfile_path, task_dir),
-        "files": read_tree(task_dir, task_dir, skip=skip),
+        "dockerfile": dockerfile,
+        "files": files,
         "test_source": test_source,
         "test_support_files": support,
         "test_weights": weights,
@@ -314,6 +314,8 @@ def read_tb_task(task_dir: str | Path) -> Task:
         "limits": limits,
         "metadata": metadata,
     }
+    if compose_env:
+        fields["env"] = compose_env
     for key in ("docker_image", "env", "verifier", "guards"):
         if extra is not None and key in extra:
             fields[key] = extra[key]
@@ -322,6 +324,35 @@ def read_tb_task(task_dir: str | Path) -> Task:
     if negatives is not None:
         fields["negative_solutions"] = negatives
     return task_with_guards_from_fields(fields, location)
+
+
+def _environment(task_dir: Path, skip: set[str], metadata: dict[str, Any],
+                 foreign: bool) -> tuple[str, dict[str, Any], dict[str, str]]:
+    """(Dockerfile, build-context files, env) of the task. A folder written by terminal-bench is built as its
+    docker-compose.yaml says when it has one (``tasks/tb_compose.py``; the reading goes to ``metadata``); else, and
+    in one of ours (where a compose file is a plain build-context file), from the ``Dockerfile`` beside task.yaml."""
+    path = compose_file(task_dir) if foreign else None
+    if path is None:
+        dockerfile_path = require_file(task_dir, "Dockerfile", field="Dockerfile", note=" (and no docker-compose.yaml)")
+        return read_text_file(dockerfile_path, task_dir), read_tree(task_dir, task_dir, skip=skip), {}
+    reading = read_compose(path, read_text_file(path, task_dir), str(task_dir))
+    build_key = f"{path.name}:services.{reading.service}.build"
+    context = task_dir if reading.context == "." else task_dir / reading.context
+    if not context.is_dir():
+        raise TaskFormatError(f"{path.name}: the build context {reading.context!r} of service {reading.service!r} "
+                              "is not a folder of the task", location=str(task_dir), field=f"{build_key}.context")
+    relative = reading.dockerfile if reading.context == "." else f"{reading.context}/{reading.dockerfile}"
+    dockerfile = read_text_file(require_file(task_dir, relative, field="Dockerfile", note=(
+        f" (the Dockerfile {path.name} builds service {reading.service!r} from)")), task_dir)
+    if reading.dockerfile_lines:
+        dockerfile += ("" if dockerfile.endswith("\n") else "\n") + f"# mapped from {path.name}\n"
+        dockerfile += "\n".join(reading.dockerfile_lines) + "\n"
+    if reading.context == ".":
+        files = read_tree(task_dir, task_dir, skip=skip)
+    else:  # the other service folders and files beside task.yaml are not part of this build
+        files = read_tree(context, task_dir, skip={"Dockerfile"} if reading.dockerfile == "Dockerfile" else None)
+    metadata[COMPOSE_METADATA_KEY] = reading.record()
+    return dockerfile, files, reading.env
 
 
 def _name_list(value: Any, location: str) -> list[str]:

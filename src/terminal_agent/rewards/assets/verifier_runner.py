@@ -217,6 +217,7 @@ def main(argv):
             del os.environ[key]
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     os.environ["HOME"] = verifier_dir
+    os.environ["TEST_DIR"] = tests  # terminal-bench's name for the tests folder (its compose files set it)
     # the verifier's own bin dir first: links to the image's programs that the agent shadowed
     os.environ["PATH"] = os.path.join(verifier_dir, "bin") + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
