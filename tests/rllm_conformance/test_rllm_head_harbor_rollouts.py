@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import statistics
 import subprocess
 from pathlib import Path
 
@@ -142,8 +143,12 @@ def test_workflow_rollouts_are_harbor_jobs_one_per_step(task_image, tokenizer, r
     for trial in (solved, plain):
         meta = trial["metadata"]
         assert meta["group_rewards"] == pytest.approx([1.0, 0.25]) and meta["trained"] is True
-        # what verl's compute_advantage gives these rows on rLLM HEAD: each trajectory uid is its own group
-        assert meta["advantage"] == pytest.approx(trial["rewards"]["reward"] / (1 + EPSILON), abs=1e-9)
+        # what verl's compute_advantage gives these rows: the Workflow gives the row's episodes one trajectory uid
+        # (group_trajectory_uid), so they form one GRPO group: (reward - mean) / (sample std + epsilon)
+        assert meta["trajectory_uid"] == "mixed:terminal_agent"
+        spread = statistics.stdev([1.0, 0.25])
+        expected = (trial["rewards"]["reward"] - 0.625) / (spread + EPSILON)
+        assert meta["advantage"] == pytest.approx(expected, abs=1e-6)
         assert meta["group_advantages"][meta["episode"]] == meta["advantage"]
     assert by_group["flat"][0]["metadata"]["group_rewards"] == pytest.approx([0.25, 0.25])
     agent_steps = solved["agent_steps"]

@@ -47,7 +47,8 @@ def test_recorded_advantages_are_verls_on_rllm_heads_rows(verl_reference, norm_b
                 continue
             [value] = reference[episode.rllm_episode_id]  # every row of one trajectory gets one advantage
             assert advantage == pytest.approx(value, abs=1e-6)
-    # rLLM HEAD gives each trajectory its own uid: a group of one, so no baseline and never a negative advantage
+    # with rLLM's default (a fresh uid per trajectory) each episode is a group of one: no baseline, never negative.
+    # TerminalTaskWorkflow gives a row's episodes one uid (group_trajectory_uid), the `shared` case.
     assert verl_path_advantages(head)[:3] == pytest.approx([1.0 / (1 + 1e-6), 0.25 / (1 + 1e-6), 0.0])
     assert verl_path_advantages(head, adv_estimator="rloo") == [None] * 4  # no twin: nothing claimed
 

@@ -22,9 +22,10 @@ Where rLLM HEAD has what this needs (``AgentTrainer(backend="verl")`` runs ``Age
   "adv" block) and never handed back to rLLM's engine or Workflow. They are therefore recomputed here, group by
   group, the way that call computes them: rLLM's transform makes one row per run of prefix-extending turns, the
   row's ``uid`` is rLLM's ``step_ids`` (= ``trajectory.uid``), and verl's ``grpo`` groups rows by that uid (sample
-  std, epsilon 1e-6; a group of one: mean 0, std 1). Since every trajectory has its own uid, on rLLM HEAD each
-  episode is its own GRPO group there, and the advantage is ``reward / (1 + 1e-6)``; the trials show what
-  training used.
+  std, epsilon 1e-6; a group of one: mean 0, std 1). rLLM's default gives every trajectory its own uid (each
+  episode a group of one, advantage ``reward / (1 + 1e-6)``); :class:`TerminalTaskWorkflow` gives the episodes
+  of one row one uid (``group_trajectory_uid``), so the group is the row's ``rollout.n`` episodes. The trials
+  show what training used, whichever uids the trajectories carry.
 
 A group is written when its ``group_size`` episodes are in; a step's job is finished when an episode of a later
 step arrives, or at :meth:`RllmRolloutRecorder.close` (process exit). A group that never completed (an episode

@@ -78,6 +78,20 @@ from terminal_agent.training.rllm_engines import RolloutEngineModelClient, engin
 logger = logging.getLogger(__name__)
 
 TRAJECTORY_NAME = "terminal_agent"
+
+
+def group_trajectory_uid(episode_uid: str) -> str:
+    """The trajectory uid of every episode of one GRPO group: ``"<row uid>:<TRAJECTORY_NAME>"``.
+
+    rLLM's engine names an episode ``"<row uid>:<rollout index>"`` (the ``rollout.n`` episodes of one dataset row
+    share the row uid). rLLM HEAD's verl transform keys each row by ``trajectory.uid`` and
+    ``AgentWorkflowPPOTrainer.fit_agent`` hands verl's ``compute_advantage`` that key as the GRPO group: with
+    rLLM's default (a fresh uuid4 per trajectory) every episode was a group of one, so the advantage was the
+    reward itself, with no baseline and never negative (``critic/advantages/min`` 0.0 at every step of the H200
+    runs). One uid per row makes the group the row's ``rollout.n`` episodes, as GRPO means. rLLM's rejection
+    sampling drops trajectories by uid, a whole group at a time, which this keeps right."""
+    row_uid, _, _rollout = episode_uid.rpartition(":")
+    return f"{row_uid or episode_uid}:{TRAJECTORY_NAME}"
 """The trajectory (role) name rLLM groups and reports by."""
 
 _REASONS = {
@@ -244,6 +258,7 @@ class TerminalTaskWorkflow(Workflow):
         outcome: EpisodeOutcome = result.outcome
         trajectory = deepcopy(self.agent.trajectory)
         trajectory.name = TRAJECTORY_NAME
+        trajectory.uid = group_trajectory_uid(uid)
         trajectory.task = task
         steps = [step for step in trajectory.steps if step.chat_completions]
         if len(outputs) != len(steps):
