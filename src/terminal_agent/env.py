@@ -50,6 +50,7 @@ from terminal_agent.rewards.episode_judging import judge_and_combine
 from terminal_agent.rewards.judge import Judge, JudgeConfig, JudgeRequest
 from terminal_agent.rewards.reward import RewardConfig
 from terminal_agent.sandbox import SandboxConfig
+from terminal_agent.sandbox.storage_quota import storage_over_quota
 from terminal_agent.tasks.model import Task
 from terminal_agent.tasks.parquet_rows import FLAT_TASK_KEYS, task_from_flat_dict
 
@@ -284,6 +285,7 @@ class DockerIsolatedEnv(BaseEnv):
             info: dict[str, Any] = {"task_id": task.task_id, "step": self.steps}
             try:
                 turn = run_turn(reply, self._ctx)
+                over_quota = storage_over_quota(self._sandbox)  # the turn's end: its commands' boundary
             except SandboxError as exc:
                 self.env_time_s += time.monotonic() - started
                 return self._finish_unscored(exc, info)
@@ -299,7 +301,10 @@ class DockerIsolatedEnv(BaseEnv):
             )
             self.consecutive_error_turns = self.consecutive_error_turns + 1 if turn.only_errors else 0
             termination: Termination | None = None
-            if turn.finished:
+            if over_quota is not None:  # a measured disk quota passed: the agent's doing, graded as it stands
+                termination = Termination.STORAGE_LIMIT
+                info["storage"] = over_quota.as_info()
+            elif turn.finished:
                 termination = Termination.FINISHED
                 info["finish_message"] = turn.finish_message
             elif self.consecutive_error_turns >= self._ctx.config.max_consecutive_error_turns:

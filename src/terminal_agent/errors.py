@@ -90,6 +90,12 @@ class SandboxUnavailableError(SandboxError):
     """No sandbox could be started (daemon down, image missing, resource exhaustion)."""
 
 
+class StorageQuotaRefusedError(SandboxUnavailableError):
+    """The host's policy (``sandbox.storage = "refuse"``) refuses a task whose disk quota (``limits.storage_mb``)
+    this backend cannot enforce with a kernel quota; nothing was started. The message names the task and why.
+    Not the model's fault: the episode is not scored, and the other tasks go on."""
+
+
 class DockerNotAvailableError(SandboxUnavailableError):
     """No Docker daemon answers; the message says how to start one."""
 

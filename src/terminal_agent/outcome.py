@@ -42,6 +42,9 @@ class Termination(str, Enum):
     """The task's wall-clock budget for the agent passed."""
     EPISODE_TIMEOUT = "episode_timeout"
     """The runner's (or rLLM's) wall clock for the whole episode passed."""
+    STORAGE_LIMIT = "storage_limit"
+    """The sandbox's writable layer outgrew the task's disk quota (``limits.storage_mb``, measured at a turn's end):
+    the agent's doing, like running out of memory. The episode is graded as it stands."""
     SANDBOX_ERROR = "sandbox_error"
     """The sandbox broke (dead container, lost shell). Infrastructure."""
     IMAGE_ERROR = "image_error"

@@ -146,9 +146,16 @@ def start_sandbox(
     from terminal_agent.sandbox.task_env import resolve_sandbox_env
     from terminal_agent.tasks.model import TaskLimits
 
+    from terminal_agent.errors import StorageQuotaRefusedError
+    from terminal_agent.sandbox.storage_quota import naming_task
+
     resolved = resolve_sandbox_env(env, task_id=task_id)
     backend = get_backend(config.backend)
-    return backend.start(config, image_ref, limits or TaskLimits(), run_id, resolved, verifier_network=verifier_network)
+    try:
+        return backend.start(config, image_ref, limits or TaskLimits(), run_id, resolved,
+                             verifier_network=verifier_network)
+    except StorageQuotaRefusedError as exc:  # the backend cannot know the task: name it
+        raise naming_task(exc, task_id) from None
 
 
 def close_backends() -> None:

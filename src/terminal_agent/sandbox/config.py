@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from terminal_agent.sandbox.registry import SANDBOX_BACKENDS
+from terminal_agent.sandbox.storage_quota import StoragePolicy
 from terminal_agent.tasks.model import TaskLimits
 
 __all__ = ["DEFAULT_HOST_RESOURCE", "BwrapConfig", "RaySandboxConfig", "SandboxConfig"]
@@ -75,6 +76,16 @@ class SandboxConfig(BaseModel):
     ``cpus``). None: no quota, as Harbor gives such a task."""
     unset_memory_mb: int | None = Field(None, gt=0)
     """Memory limit in MiB given to a task that names none (``limits.memory_mb`` None). None: no limit, as Harbor."""
+    storage: StoragePolicy = "enforce"
+    """A task's disk quota (``limits.storage_mb``; 10 GiB on every Terminal-Bench 2 task): ``enforce`` - a kernel
+    quota where the backend has one (Docker ``storage_opt`` on overlay2 over xfs with pquota, btrfs, zfs,
+    devicemapper), else the writable layer measured at each turn's end, and an episode over it ends as
+    ``storage_limit`` (the agent's doing, graded); ``refuse`` - a kernel quota or the task is refused before it
+    starts (not scored, the others go on); ``ignore`` - no quota, as Harbor 0.25's own Docker environment.
+    docs/sandbox.md "Disk quota" says why ``enforce`` is the default."""
+    storage_measure_share: float = Field(0.1, gt=0, le=1)
+    """Most share of the wall clock a measured quota spends walking a sandbox's writable layer: after a walk of t
+    seconds the next waits t / share (a turn ending sooner reuses the last figure)."""
 
     default_command_timeout_s: float = Field(60.0, gt=0)
     """Deadline of a command when the caller gives none and no task limits were given."""

@@ -21,10 +21,11 @@ from collections import OrderedDict, deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from terminal_agent.errors import SandboxError
+from terminal_agent.errors import SandboxError, StorageQuotaRefusedError
 from terminal_agent.interfaces import Sandbox
 from terminal_agent.sandbox.backends import get_backend
 from terminal_agent.sandbox.config import SandboxConfig
+from terminal_agent.sandbox.storage_quota import naming_task
 from terminal_agent.sandbox.task_env import env_key, resolve_sandbox_env
 from terminal_agent.tasks.model import TaskLimits
 
@@ -127,7 +128,10 @@ class SandboxPool:
         with self._lock:
             self.stats.misses += 1
         self._refill(key)
-        return self._start(image, spec)
+        try:
+            return self._start(image, spec)
+        except StorageQuotaRefusedError as exc:  # the backend cannot know the task: name it
+            raise naming_task(exc, task_id) from None
 
     def release(self, sandbox: Sandbox) -> None:
         """Hand ``sandbox`` back; it is closed and removed in the background, never reused."""

@@ -104,6 +104,7 @@ _REASONS = {
     Termination.CONTEXT_LIMIT: TerminationReason.MAX_PROMPT_LENGTH_EXCEEDED,
     Termination.AGENT_TIMEOUT: TerminationReason.TIMEOUT,
     Termination.EPISODE_TIMEOUT: TerminationReason.TIMEOUT,
+    Termination.STORAGE_LIMIT: TerminationReason.ENV_DONE,  # the env ended it: the agent outgrew its disk quota
 }
 
 

@@ -47,6 +47,7 @@ from terminal_agent.sandbox.bwrap.state import create_sandbox_directory, ensure_
 from terminal_agent.sandbox.config import SandboxConfig, effective_limits
 from terminal_agent.sandbox.images.export import ExportedImages
 from terminal_agent.sandbox.overlay_changes import in_layers, walk_upper_dir
+from terminal_agent.sandbox.storage_quota import StorageUsage, StorageWatch, directory_disk_bytes, storage_enforcement
 from terminal_agent.sandbox.shell_client import STDERR_TAIL, ShellServerClient
 from terminal_agent.sandbox.shell_protocol import absolute_path, bootstrap_payload
 from terminal_agent.tasks.model import TaskLimits
@@ -147,6 +148,7 @@ class BwrapSandbox(ShellServerClient):
         self._proc: subprocess.Popen | None = None
         self.server_info: dict[str, Any] = {}
         self.created_at = time.monotonic()
+        self._storage_watch: StorageWatch | None = None
         _LIVE.add(self)
 
     # --- lifecycle ------------------------------------------------------------------------------
@@ -171,6 +173,9 @@ class BwrapSandbox(ShellServerClient):
             logger.warning("bwrap sandbox of %s: its verifier phase will ask for %s network than its agent phase, "
                            "which bwrap cannot give (the verifier will fail as an infrastructure error)",
                            image, "a" if verifier_network else "no")
+        # no kernel quota for a directory on the host's filesystem: measured, refused (before anything) or ignored
+        enforcement = storage_enforcement(limits.storage_mb, config.storage, kernel=False, backend="bwrap",
+                                          why_no_kernel="its upper directory is a plain directory of the host")
         bwrap = find_bwrap(config.bwrap.bwrap_path)
         exported = ExportedImages.open(config.bwrap.images_dir).image(image)
         root = state_root(config.bwrap.state_dir)
@@ -188,6 +193,10 @@ class BwrapSandbox(ShellServerClient):
             write_record(directory, record)
             sandbox = cls(sandbox_id, directory, lowers, image=image, limits=limits, config=config,
                           run_id=run_id, applied=applied)
+            if enforcement == "measured" and limits.storage_mb is not None:
+                upper = str(directory / "upper")
+                sandbox._storage_watch = StorageWatch(limits.storage_mb, lambda: (directory_disk_bytes(upper), "upperdir"),
+                                                      config.storage_measure_share)
             image_env = [*exported.env, *(f"{key}={value}" for key, value in (env or {}).items())]
             argv, launch_env = sandbox._command(bwrap, image_env, exported.workdir, applied)
             sandbox._proc = _spawn(lambda: subprocess.Popen(
@@ -249,6 +258,14 @@ class BwrapSandbox(ShellServerClient):
     @property
     def id(self) -> str:
         return self._id
+
+    def check_storage(self) -> StorageUsage | None:
+        """See :class:`~terminal_agent.sandbox.storage_quota.StorageWatchedSandbox`: the overlay's upper directory
+        (on this host) against a measured quota; None when there is none."""
+        if self._storage_watch is None:
+            return None
+        self._check_usable()
+        return self._storage_watch.check()
 
     def close(self) -> None:
         """Close the shell's stdin (the server kills everything and exits), kill the process group,

@@ -12,6 +12,7 @@ from docker.types import LogConfig
 
 from terminal_agent.errors import SandboxUnavailableError
 from terminal_agent.sandbox.docker import network as docker_network
+from terminal_agent.sandbox.docker import storage_quota as docker_storage
 from terminal_agent.sandbox.docker.daemon_errors import DAEMON_ERRORS
 from terminal_agent.sandbox import labels as sandbox_labels
 from terminal_agent.sandbox.config import SandboxConfig, effective_limits
@@ -30,6 +31,7 @@ def create_sandbox_container(
     env: dict[str, str] | None = None,
     *,
     network_later: bool = False,
+    storage_mb: int | None = None,
 ) -> str:
     """Create (not start) a container of ``image`` whose main process is the shell server; its id.
 
@@ -41,7 +43,8 @@ def create_sandbox_container(
     may ask for one (``network_later``), created in bridge mode and disconnected before it starts, so
     that it has only ``lo`` yet can be given a network (``docker_network``); otherwise ``none`` (the
     quickest start: ~80 ms less than a disconnected bridge here). Raises
-    :class:`SandboxUnavailableError` when the image is missing or the daemon refuses.
+    :class:`SandboxUnavailableError` when the image is missing or the daemon refuses. ``storage_mb``: a kernel
+    quota on the writable layer (``storage_opt``); ``StorageOptUnsupported`` when the daemon's driver has none.
     """
     limits = effective_limits(limits, config)
     memory = int(limits.memory_mb) * 1024 * 1024 if limits.memory_mb is not None else None  # None: no limit
@@ -58,6 +61,7 @@ def create_sandbox_container(
         pids_limit=int(limits.pids),
         network_mode=network,
         log_config=LogConfig(type=LogConfig.types.NONE),
+        storage_opt=docker_storage.storage_opt(storage_mb) if storage_mb is not None else None,
     )
     try:
         created = api.create_container(
@@ -81,6 +85,10 @@ def create_sandbox_container(
         raise SandboxUnavailableError(
             f"image {image!r} is not present (build it with `terminal-agent images ...`)"
         ) from exc
+    except docker.errors.APIError as exc:
+        if storage_mb is not None and docker_storage.is_storage_opt_refusal(exc):
+            raise docker_storage.StorageOptUnsupported(str(exc.explanation or exc)) from exc
+        raise SandboxUnavailableError(f"cannot create a container of {image!r}: {exc}") from exc
     except DAEMON_ERRORS as exc:
         raise SandboxUnavailableError(f"cannot create a container of {image!r}: {exc}") from exc
     container_id = created["Id"]

@@ -36,7 +36,9 @@ from terminal_agent.sandbox.docker.attach_stream import RECV_CHUNK, STDOUT, Dock
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.sandbox.docker import grading_ops as container_grading_ops
 from terminal_agent.sandbox.docker import network as docker_network
+from terminal_agent.sandbox.docker import storage_quota as docker_storage
 from terminal_agent.sandbox.docker.lifecycle import create_sandbox_container, remove_container_quietly
+from terminal_agent.sandbox.storage_quota import StorageEnforcement, StorageUsage, StorageWatch, storage_enforcement
 from terminal_agent.sandbox.docker_connection import docker_client
 from terminal_agent.sandbox.shell_client import STDERR_TAIL, ShellServerClient
 from terminal_agent.sandbox.shell_protocol import bootstrap_payload
@@ -79,6 +81,9 @@ class DockerSandbox(ShellServerClient):
         self._switchable = bool(limits.network)
         """Whether the container can be connected (it was not created in ``none`` mode)."""
         self._network_lock = threading.Lock()
+        self.storage_enforcement: StorageEnforcement = "none"
+        """How the task's disk quota is held: ``kernel`` (``storage_opt``), ``measured`` or ``none``."""
+        self._storage_watch: StorageWatch | None = None
         _LIVE.add(self)
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -112,7 +117,7 @@ class DockerSandbox(ShellServerClient):
         client = client or docker_client(config.docker_timeout_s)
         api = client.api
         network_later = bool(verifier_network) and not limits.network
-        container_id = create_sandbox_container(api, image, limits, config, run_id, env, network_later=network_later)
+        container_id, enforcement = _create_with_storage_quota(api, image, limits, config, run_id, env, network_later)
         sock = None
         sandbox = None
         try:
@@ -121,6 +126,11 @@ class DockerSandbox(ShellServerClient):
                 container_id, sock, client=client, image=image, limits=limits, config=config, run_id=run_id
             )
             sandbox._switchable = bool(limits.network) or network_later
+            sandbox.storage_enforcement = enforcement
+            if enforcement == "measured" and limits.storage_mb is not None:
+                sandbox._storage_watch = StorageWatch(
+                    limits.storage_mb, docker_storage.writable_layer_measure(api, container_id),
+                    config.storage_measure_share)
             sandbox._ingest(rest)
             api.start(container_id)
             sock.sendall(bootstrap_payload())
@@ -173,6 +183,14 @@ class DockerSandbox(ShellServerClient):
 
     def __repr__(self) -> str:
         return f"DockerSandbox({self._id[:12]}, image={self.image!r})"
+
+    def check_storage(self) -> StorageUsage | None:
+        """See :class:`~terminal_agent.sandbox.storage_quota.StorageWatchedSandbox`: the writable layer against a
+        measured quota (None when the kernel holds it or there is none)."""
+        if self._storage_watch is None:
+            return None
+        self._check_usable()
+        return self._storage_watch.check()
 
     # --- for the grader (see grading_ops.py) --------------------------------------------
     @property
@@ -278,6 +296,33 @@ class DockerSandbox(ShellServerClient):
             else:
                 self._stderr_tail = (self._stderr_tail + payload)[-STDERR_TAIL:]
                 logger.debug("shell server stderr (%s): %r", self._id[:12], payload[-500:])
+
+def _create_with_storage_quota(
+    api: docker.APIClient, image: str, limits: TaskLimits, config: SandboxConfig, run_id: str,
+    env: dict[str, str] | None, network_later: bool,
+) -> tuple[str, StorageEnforcement]:
+    """Create the container, with a kernel quota when the task has one, the policy wants it held and the daemon
+    may take it (learnt from the first try, see ``docker/storage_quota``); its id and how the quota is held.
+    Raises ``StorageQuotaRefusedError`` (policy ``refuse`` without a kernel quota) before anything is created."""
+    quota = limits.storage_mb
+
+    def plan() -> StorageEnforcement:
+        return storage_enforcement(quota, config.storage, kernel=docker_storage.kernel_quota_known(api),
+                                   backend="docker", why_no_kernel=docker_storage.why_no_kernel_quota(api))
+
+    enforcement = plan()
+    if enforcement == "kernel":
+        try:
+            container_id = create_sandbox_container(api, image, limits, config, run_id, env,
+                                                    network_later=network_later, storage_mb=quota)
+            docker_storage.remember_kernel_quota(api, True)
+            return container_id, "kernel"
+        except docker_storage.StorageOptUnsupported as exc:
+            logger.info("the Docker daemon takes no storage_opt (%s): disk quotas are measured", exc)
+            docker_storage.remember_kernel_quota(api, False, str(exc))
+            enforcement = plan()  # measured, or the refusal
+    return create_sandbox_container(api, image, limits, config, run_id, env, network_later=network_later), enforcement
+
 
 @atexit.register
 def close_live_sandboxes() -> None:

@@ -43,6 +43,7 @@ SANDBOX_METHODS = frozenset(
         "write_file",
         "is_alive",
         "kill_agent_processes",
+        "check_storage",
         "list_changes",
         "image_has",
         "put_archive",

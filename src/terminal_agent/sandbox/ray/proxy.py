@@ -26,6 +26,7 @@ from terminal_agent.errors import SandboxError
 from terminal_agent.interfaces import ExecResult, FilesystemChanges, WatchedPaths
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.sandbox.ray.host import CallOutcome, StartedSandbox
+from terminal_agent.sandbox.storage_quota import StorageUsage
 from terminal_agent.tasks.model import TaskLimits
 
 logger = logging.getLogger(__name__)
@@ -155,6 +156,10 @@ class RaySandbox:
             block=block,
         )
         return replace(result, duration_s=time.monotonic() - started)
+
+    def check_storage(self) -> StorageUsage | None:
+        """The node's DockerSandbox measures its own writable layer (see ``sandbox.storage_quota``)."""
+        return self._call("check_storage", self._file_wait())
 
     def kill_agent_processes(self) -> int:
         return int(self._call("kill_agent_processes", 30.0 + self.config.ray.call_grace_s))
