@@ -72,7 +72,7 @@ def test_instruction_reads_like_a_ticket_not_a_map_of_the_bugs(spec):
 @pytest.mark.docker
 @pytest.mark.slow
 def test_reference_solution_and_no_op_in_a_real_container():
-    from terminal_agent.tasks.validation import validate_tasks
+    from terminal_agent.task_quality.validation import validate_tasks
 
     task = next(spec for spec in SPECS if spec.task_id == "lsm-kv-store-recovery").to_task()
     (validation,) = validate_tasks([task], concurrency=2)
