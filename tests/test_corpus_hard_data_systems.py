@@ -51,10 +51,12 @@ def test_task_structure(spec):
     assert spec.guards and not set(weights) & set(spec.guards)
     assert task.guards.on_failure.value == "zero"
     assert any("unit_tests" in name for name in spec.guards), "the shipped unit tests must keep passing"
-    # the fix touches several shipped modules: the reference solution replaces at least three of them
+    # the fix touches several shipped modules: the reference solution replaces at least three of them, each changed
     fixed = [path.removeprefix("fixed/") for path in spec.solution_files]
-    assert len(fixed) >= 3 and all(path in spec.files for path in fixed if not path.endswith("_new.py"))
-    assert all(spec.solution_files[f"fixed/{path}"] != spec.files[path] for path in fixed if path in spec.files)
+    assert len(fixed) >= 3 and all(path in spec.files for path in fixed), fixed
+    assert all(spec.solution_files[f"fixed/{path}"] != spec.files[path] for path in fixed)
+    # every bound is below the reference's 1.0 and the negatives differ from each other
+    assert len({negative.script for negative in task.negative_solutions}) == len(task.negative_solutions)
     assert len(task.negative_solutions) >= 2
     assert all(0 <= negative.max_score < 1 for negative in task.negative_solutions)
     assert task.limits.agent_timeout_s >= 3600
