@@ -46,7 +46,7 @@ def test_task_structure(spec):
     assert task.guards.on_failure.value == "zero"
     # the tests read the fixtures they ship with, and the solution only puts shipped reference files in place
     for name in spec.test_files:
-        assert name.split(".")[0] in task.test_source, f"fixture {name} unused"
+        assert name.split("/")[0].split(".")[0] in task.test_source, f"fixture {name} unused"
     for path in re.findall(r"/solution/(fixed/\S+)", spec.solution):
         assert path in spec.solution_files, path
     assert task.limits.agent_timeout_s >= 3600

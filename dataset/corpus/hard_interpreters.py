@@ -16,6 +16,11 @@ several modules must change, graded by hidden black-box tests on programs the ag
   counted from the end; the feature (``TERM as $name | BODY``, ``{$name}``, ``--arg``/``--argjson``, unbound
   variables as compile errors) needs the tokens, lexer, nodes, parser, evaluator (an environment threaded through
   it and every builtin) and CLI.
+- ``stencil-macros-feature``: stencil, a template engine compiling templates to Python (lexer, expression and
+  tag parsers, code generator, runtime, filters, loaders, inheritance, CLI). ``super()`` jumps to the base
+  template's block (skipping the middle of a 3+ level chain) and ``join`` marks unescaped items safe; the
+  feature (``{% macro %}`` with defaults, keyword arguments in calls, ``{% import ... as ... %}``) needs nodes,
+  expressions, parser, compiler and runtime.
 
 The programs live as ordinary files under ``hard_interpreters_files/<task>/``: ``app/`` is what the task ships (to
 ``/app``), ``fixed/`` the files the reference solution puts in place (shipped to ``/solution/fixed``),
@@ -368,4 +373,138 @@ JQ_TASK = Spec(
     limits=LIMITS,
 )
 
-TASKS = [QUILL_TASK, VM16_TASK, JQ_TASK]
+
+# --------------------------------------------------------------------------------------------------------------
+# 4. stencil-macros-feature
+
+_STENCIL = _TaskFolder("stencil")
+_STENCIL_FIXED = tuple(path.removeprefix("fixed/") for path in sorted(_STENCIL.fixed))
+
+_STENCIL_INSTRUCTION = r"""
+/app holds stencil, a template engine that compiles templates to Python (`python3 -m stencil TEMPLATE --dir DIR
+--data VARS.json`; the template language is described in /app/docs/TEMPLATES.md). Two bugs are reported and one
+feature is requested.
+
+Bugs:
+
+1. With three or more levels of `extends`, `{{ super() }}` in the most derived template skips the templates in
+   between: for base.html <- section.html <- article.html, `super()` in article.html's `title` block renders
+   base.html's title instead of section.html's (which itself calls `super()`).
+2. `items | join(", ")` with autoescaping on returns the items unescaped, marked safe: a tag name `<script>`
+   comes out as a real tag. join must escape each item (and the separator) unless it is already safe markup.
+
+Feature: macros.
+
+- `{% macro name(a, b="default", c=none) %}...{% endmacro %}` defines a macro; parameters may have default
+  values (expressions, evaluated when the macro is called, in the context of the template that defines it);
+  a parameter without a default may not follow one with a default.
+- Calls are expressions: `{{ name(1, c="x") }}` - positional arguments, then keyword arguments (keyword
+  arguments must work in any call). A parameter left out gets its default, or is undefined. Too many
+  positional arguments, an unknown keyword or a parameter given twice is a render error naming the macro or
+  the parameter; like every error, the command line prints it as `stencil: TEMPLATE: ...` and exits with 1.
+  A `{% macro %}` without `{% endmacro %}` is a syntax error that mentions `endmacro`.
+- A macro's output is the rendered body; its own `{{ }}` outputs are escaped as usual, and the result is safe
+  markup so that it is not escaped a second time where it is output.
+- Inside the body, parameters hide variables of the same name; other names are looked up in the render
+  context. A macro may call itself or any other macro of its template, whether that one is defined above or
+  below it, and macros defined anywhere in a template can be called from anywhere in that template (blocks
+  included).
+- `{% import "forms.html" as forms %}` makes the macros of forms.html available as `forms.NAME(...)`. Imported
+  macros do not see the importing template's variables: they see the globals and what forms.html's own
+  top-level `{% set %}` tags define; forms.html's text is not rendered.
+
+Keep the engine's structure (templates are compiled to Python code by stencil/compiler.py), its Python API and
+command line, and the unit tests under /app/tests unchanged and passing
+(`cd /app && python3 -m unittest discover -s tests -t .`).
+"""
+
+_STENCIL_SOLUTION = "cd /app\n" + _overlay(*_STENCIL_FIXED) + """python3 -m unittest discover -s tests -t .
+"""
+
+_STENCIL_REINJECT_BUGS = """cd /app
+python3 - <<'PY'
+from pathlib import Path
+runtime = Path("stencil/runtime.py")
+text = runtime.read_text()
+text = text.replace(
+    "        if self.level + 1 >= len(chain):\\n            raise TemplateRuntimeError(f\\"block {self.name!r} has no parent block for super()\\")\\n"
+    "        out = []\\n        chain[self.level + 1](self.rt, self.ctx, self.blocks, out, self.level + 1)",
+    "        base = len(chain) - 1\\n        if self.level >= base:\\n"
+    "            raise TemplateRuntimeError(f\\"block {self.name!r} has no parent block for super()\\")\\n"
+    "        out = []\\n        chain[base](self.rt, self.ctx, self.blocks, out, base)")
+runtime.write_text(text)
+filters = Path("stencil/filters.py")
+text = filters.read_text()
+text = text.replace(
+    "    items = list(value)\\n    if ctx.autoescape:\\n        return Markup(escape(separator).join(escape(item) for item in items))\\n"
+    "    return to_text(separator).join(to_text(item) for item in items)",
+    "    text = to_text(separator).join(to_text(item) for item in value)\\n    return Markup(text) if ctx.autoescape else text")
+filters.write_text(text)
+PY
+"""
+
+_STENCIL_NEGATIVES = [
+    NegativeSolution(
+        name="bugs-only",
+        why="super() chain and join escaping fixed, no macros or imports",
+        max_score=0.3,
+        script="""cd /app
+python3 - <<'PY'
+from pathlib import Path
+runtime = Path("stencil/runtime.py")
+text = runtime.read_text()
+text = text.replace("        base = len(chain) - 1\\n        if self.level >= base:", "        base = self.level + 1\\n        if base >= len(chain):")
+runtime.write_text(text)
+filters = Path("stencil/filters.py")
+text = filters.read_text()
+text = text.replace(
+    "    text = to_text(separator).join(to_text(item) for item in value)\\n    return Markup(text) if ctx.autoescape else text",
+    "    if ctx.autoescape:\\n        return Markup(escape(separator).join(escape(item) for item in value))\\n"
+    "    return to_text(separator).join(to_text(item) for item in value)")
+filters.write_text(text)
+PY
+""",
+    ),
+    NegativeSolution(
+        name="feature-only",
+        why="macros, calls with keywords and import added; the super() chain and join escaping left broken",
+        max_score=0.56,
+        script=_overlay(*_STENCIL_FIXED) + _STENCIL_REINJECT_BUGS,
+    ),
+    NegativeSolution(
+        name="join-returns-plain-text",
+        why="join no longer marks its result safe, so autoescaping escapes it afterwards: safe items are escaped twice",
+        max_score=0.05,
+        script="""cd /app
+sed -i 's/    return Markup(text) if ctx.autoescape else text/    return text/' stencil/filters.py
+""",
+    ),
+]
+
+STENCIL_TASK = Spec(
+    task_id="stencil-macros-feature",
+    title="Add macros and imports to the stencil template engine and fix super() chains and join escaping",
+    difficulty="hard",
+    category="software-engineering",
+    tags=["python", "template-engine", "compiler", "feature", "multi-file", "language-tools"],
+    instruction=_STENCIL_INSTRUCTION,
+    files=_STENCIL.app,
+    tests=_STENCIL.tests,
+    weights={
+        "test_super_walks_the_whole_inheritance_chain": 0.15,
+        "test_join_escapes_what_it_joins": 0.1,
+        "test_macros_with_defaults_and_keywords": 0.2,
+        "test_macros_call_each_other_and_recurse": 0.1,
+        "test_import_binds_another_templates_macros": 0.15,
+        "test_macro_misuse_is_reported": 0.1,
+        "test_shop_site": 0.2,
+    },
+    guards=["test_guard_shipped_tests_unchanged_and_passing", "test_guard_templates_are_still_compiled_to_python"],
+    solution=_STENCIL_SOLUTION,
+    solution_files=_STENCIL.fixed,
+    test_files=_STENCIL.fixtures,
+    negative_solutions=_STENCIL_NEGATIVES,
+    limits=LIMITS,
+)
+
+TASKS = [QUILL_TASK, VM16_TASK, JQ_TASK, STENCIL_TASK]
