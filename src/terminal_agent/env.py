@@ -303,7 +303,6 @@ class DockerIsolatedEnv(BaseEnv):
             termination: Termination | None = None
             if over_quota is not None:  # a measured disk quota passed: the agent's doing, graded as it stands
                 termination = Termination.STORAGE_LIMIT
-                info["storage"] = over_quota.as_info()
             elif turn.finished:
                 termination = Termination.FINISHED
                 info["finish_message"] = turn.finish_message
@@ -315,7 +314,8 @@ class DockerIsolatedEnv(BaseEnv):
                 termination = Termination.AGENT_TIMEOUT
             if termination is None:
                 return turn.observation, 0.0, False, info
-            reward, final = self._grade_and_release(termination)
+            reward, final = self._grade_and_release(
+                termination, {"storage": over_quota.as_info()} if over_quota is not None else None)
             info.update(final)
             return turn.observation, reward, True, info
 
@@ -367,7 +367,8 @@ class DockerIsolatedEnv(BaseEnv):
             turns=self.steps, episode_id=self.episode_id,
         )
 
-    def _grade_and_release(self, termination: Termination) -> tuple[float, dict[str, Any]]:
+    def _grade_and_release(self, termination: Termination,
+                           extra_details: dict[str, Any] | None = None) -> tuple[float, dict[str, Any]]:
         self.done = True
         task, sandbox = self._current_task(), self._sandbox
         if sandbox is None:
@@ -378,7 +379,8 @@ class DockerIsolatedEnv(BaseEnv):
             grade, self.config.reward, self.config.judge, lambda: self._judge_request(grade),
             judge=self.judge, judge_client=self.judge_client,
         )
-        details: dict[str, Any] = {"grading_s": grade.duration_s, "env_s": self.env_time_s, **judge_info}
+        details: dict[str, Any] = {"grading_s": grade.duration_s, "env_s": self.env_time_s, **judge_info,
+                                   **(extra_details or {})}
         details.update({key: value for key, value in reward.to_info().items() if key not in ("reward", "scored", "test_score")})
         kind = error = None
         if not reward.scored:  # the grader or the judge failed: an infrastructure ending, whoever ended the turns
