@@ -109,6 +109,24 @@ def test_a_v1_task_records_what_its_run_tests_installs(tmp_path):
     assert info.value.field == "run-tests.sh"
 
 
+def test_a_harbor_export_installs_the_requirements_beside_pytest(tmp_path):
+    """Written to Harbor (graded by weighted pytest there too), test.sh puts the tests' own requirements into its
+    venv beside the pinned pytest, so that stock Harbor runs the tests with them (syntax checked with ``bash -n``;
+    the install itself needs a registry, which the verifier phase's network gives under Harbor)."""
+    import subprocess
+
+    from terminal_agent.tasks.harbor import PYTEST_REQUIREMENT, write_harbor_task
+
+    task = read_tb_task(write_v1_task(tmp_path / "v1", "tabulate-total", RUN_TESTS))
+    script = (write_harbor_task(task, tmp_path / "harbor") / "tests" / "test.sh").read_text()
+    assert f"pip install -q --disable-pip-version-check {PYTEST_REQUIREMENT} {REQUIREMENT}\n" in script
+    assert "pytest==8.4.1 pytest==8.4.1" not in script  # the task's own pytest pin is the writer's
+    check = subprocess.run(["bash", "-n"], input=script, capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    assert read_harbor_task(tmp_path / "harbor" / "tabulate-total").metadata[TEST_REQUIREMENTS_METADATA_KEY] == [
+        "pytest==8.4.1", REQUIREMENT]
+
+
 # --- one verdict both ways, in Docker ------------------------------------------------------------
 def _require_wheel() -> None:
     try:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import shlex
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,7 @@ from terminal_agent.tasks.harbor_toml_writer import (
 from terminal_agent.tasks.guard_fields import parse_guards_json, task_with_guards_from_fields
 from terminal_agent.tasks.negative_solution_fields import parse_negative_solutions
 from terminal_agent.tasks.model import GradingMode, Task, TaskLimits, VerifierSpec, equal_test_weights
+from terminal_agent.tasks.tb_test_requirements import TEST_REQUIREMENTS_METADATA_KEY
 from terminal_agent.tasks.task_dirs import (
     fresh_task_dir,
     mapping_at,
@@ -86,6 +88,10 @@ def default_test_script(task: Task, test_file: str = TEST_FILE) -> str:
     """tests/test.sh: run pytest, then write the weighted score (0..1) to /logs/verifier/reward.txt (zeroed or capped
     when a guard test of the task failed)."""
     weights = json.dumps(task.test_weights, sort_keys=True)
+    wanted = _test_requirements(task)
+    # the tests' own requirements (a terminal-bench v1 run-tests.sh's installs) go into the venv beside pytest
+    needs = "! python3 -c 'import pytest' >/dev/null 2>&1" if not wanted else "true"
+    installs = " ".join(shlex.quote(spec) for spec in [PYTEST_REQUIREMENT, *wanted])
     return f"""#!/bin/bash
 # Written by terminal-agent: runs the task's pytest tests and writes the weighted score
 # (sum of the weights of the passed tests / sum of all weights) to /logs/verifier/reward.txt.
@@ -93,10 +99,10 @@ def default_test_script(task: Task, test_file: str = TEST_FILE) -> str:
 # packages (task.toml gives the verifier phase the network for it; the agent's phase keeps the task's setting).
 mkdir -p /logs/verifier
 PYTHON=python3
-if ! python3 -c 'import pytest' >/dev/null 2>&1; then
+if {needs}; then
     VENV="$(mktemp -d)/venv"
     python3 -m venv --system-site-packages "$VENV"
-    "$VENV/bin/python" -m pip install -q --disable-pip-version-check {PYTEST_REQUIREMENT}
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check {installs}
     PYTHON="$VENV/bin/python"
 fi
 "$PYTHON" -m pytest -p no:cacheprovider -rA --junitxml=/logs/verifier/junit.xml /tests/{test_file}
@@ -117,6 +123,15 @@ score = sum(w for name, w in weights.items() if name in passed) / sum(weights.va
     handle.write(f"{{score:.6f}}\\n")
 SCORE
 """
+
+
+def _test_requirements(task: Task) -> list[str]:
+    """What the tests need beyond pytest (``metadata["tb_test_requirements"]``, the installers themselves left out)."""
+    specs = task.metadata.get(TEST_REQUIREMENTS_METADATA_KEY) or []
+    if not isinstance(specs, list):
+        return []
+    return [spec for spec in specs if isinstance(spec, str)
+            and re.split(r"[\s\[<>=!~;@]", spec, maxsplit=1)[0].lower() not in ("pip", "uv", "pytest")]
 
 
 def _guard_lines(task: Task) -> str:
