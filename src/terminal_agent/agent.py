@@ -37,7 +37,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from terminal_agent.actions import ActionConfig, ParsedAction, parse_reply
 from terminal_agent.actions.base import cap_text
-from terminal_agent.actions.tools.todo import TodoList
+from terminal_agent.actions.tools.bash import BashArgs
+from terminal_agent.actions.tools.file import FileArgs
+from terminal_agent.actions.tools.scratchpad import ScratchpadArgs
+from terminal_agent.actions.tools.todo import TodoArgs, TodoList
 from terminal_agent.compat.rllm import Action, BaseAgent, Step, Trajectory, step_metadata
 from terminal_agent.errors import ConfigError, ToolError
 from terminal_agent.outcome import TurnTokens
@@ -96,7 +99,7 @@ def task_text(observation: Any) -> str:
     if isinstance(observation, dict):
         for key in TASK_KEYS:
             if isinstance(observation.get(key), str):
-                return observation[key]
+                return str(observation[key])
     return observation if isinstance(observation, str) else str(observation)
 
 
@@ -119,7 +122,7 @@ def build_summary(turns: list[Turn], max_commands: int = 10) -> str:
             ran = index < len(outputs.get(action.name, []))
             body = outputs[action.name][index] if ran else ""
             args = action.args
-            if action.name == "bash":
+            if isinstance(args, BashArgs):
                 cmd = " ".join(args.cmd.split())
                 cmd = cmd if len(cmd) <= 120 else cmd[:117] + "..."
                 if not ran:
@@ -130,18 +133,18 @@ def build_summary(turns: list[Turn], max_commands: int = 10) -> str:
                     code = EXIT_CODE.search(body)
                     status = f"exit {code.group(1)}" if code else "no exit code"
                 commands.append(f"- `{cmd}` -> {status}")
-            elif action.name == "file" and ran and not body.startswith("Error:"):
+            elif isinstance(args, FileArgs) and ran and not body.startswith("Error:"):
                 target = written if args.action in ("write", "edit", "multi_edit") else read
                 for path in [args.path] if args.path else list(args.paths or []):
                     if path not in target:
                         target.append(path)
-            elif action.name == "todo" and ran:
+            elif isinstance(args, TodoArgs) and ran:
                 for op in args.operations:
                     try:
                         todos.apply(op)
                     except ToolError:
                         pass
-            elif action.name == "scratchpad" and ran and args.action == "add_note":
+            elif isinstance(args, ScratchpadArgs) and ran and args.action == "add_note":
                 notes.append((args.note or "").strip())
     lines = [f"[Summary of the first {len(turns)} turns, removed to save space]"]
     if commands:

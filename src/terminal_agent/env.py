@@ -34,7 +34,7 @@ import logging
 import threading
 import time
 import uuid
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -53,6 +53,9 @@ from terminal_agent.sandbox import SandboxConfig
 from terminal_agent.sandbox.storage_quota import storage_over_quota
 from terminal_agent.tasks.model import Task
 from terminal_agent.tasks.parquet_rows import FLAT_TASK_KEYS, task_from_flat_dict
+
+if TYPE_CHECKING:
+    from terminal_agent.sandbox.pool import SandboxPool
 
 logger = logging.getLogger(__name__)
 
@@ -135,8 +138,8 @@ class DockerIsolatedEnv(BaseEnv):
         *,
         judge: Judge | None = None,
         judge_client: Any = None,
-        pool: Any = None,
-        grader: Grader | None = None,
+        pool: SandboxPool | None = None,
+        grader: EpisodeGrader | None = None,
         **env_args: Any,
     ) -> None:
         """``env_args`` are the flat keys ``from_dict`` accepts (``max_steps``, ``run_id``, ``sandbox``, ...,
@@ -271,9 +274,9 @@ class DockerIsolatedEnv(BaseEnv):
     def step(self, action: Any) -> tuple[Any, float, bool, dict]:
         with self._lock:
             if self.done:
-                info = dict(self.final_info or {})
-                info["note"] = "step after done"
-                return "", float(self.final_reward or 0.0), True, info
+                done_info: dict[str, Any] = dict(self.final_info or {})
+                done_info["note"] = "step after done"
+                return "", float(self.final_reward or 0.0), True, done_info
             if self._sandbox is None or self._ctx is None:
                 raise RuntimeError("step() before reset()")
             task = self._current_task()
@@ -402,14 +405,14 @@ class DockerIsolatedEnv(BaseEnv):
             episode_id=self.episode_id,
             details=details,
         ))
-        return self.final_reward, final
+        return float(self.final_reward or 0.0), final  # set by _end
 
     def _end(self, outcome: EpisodeOutcome) -> dict[str, Any]:
         """Record the episode's one outcome: the typed record, the info derived from it, the hand-off to the agent."""
         self.done = True
         self.outcome = outcome
         self.termination = outcome.termination.value
-        self.final_reward = float(outcome.reward) if outcome.trainable else 0.0
+        self.final_reward = float(outcome.reward) if outcome.trainable and outcome.reward is not None else 0.0
         self.final_info = outcome.final_info()
         self.handoff.leave(outcome)
         return dict(self.final_info)

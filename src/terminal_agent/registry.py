@@ -55,7 +55,7 @@ class Registry(Generic[T]):
             valid = ", ".join(self.names()) or "(none registered)"
             raise ConfigError(f"unknown {self.kind} {name!r}; valid: {valid}") from None
         module, _, attribute = path.partition(":")
-        obj = getattr(importlib.import_module(module), attribute)  # a broken plugin raises here, loudly
+        obj: T = getattr(importlib.import_module(module), attribute)  # a broken plugin raises here, loudly
         self._entries[name] = obj
         self._paths.pop(name, None)  # another thread may have loaded it meanwhile
         return obj

@@ -56,7 +56,8 @@ def run_helper(ctx: ToolContext, request: dict[str, Any]) -> dict[str, Any]:
             detail = "its output was too large" if result.truncated else result.stderr.strip()[-300:]
             raise ToolError(f"the helper failed (exit {result.exit_code}): {detail}")
         try:
-            return json.loads(result.output)
+            reply: dict[str, Any] = json.loads(result.output)
+            return reply
         except ValueError:
             raise ToolError(f"the helper printed no result: {result.output.strip()[-300:]}") from None
     raise ToolError("the helper script could not be run")

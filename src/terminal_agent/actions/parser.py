@@ -231,9 +231,8 @@ def _plain_primary_text(tool: type[Tool], body: str) -> str | None:
 
 
 def _variant(data: Any) -> str | None:
-    if isinstance(data, dict) and isinstance(data.get("action"), str):
-        return data["action"]
-    return None
+    action = data.get("action") if isinstance(data, dict) else None
+    return action if isinstance(action, str) else None
 
 
 def _teaching(tool: type[Tool], reason: str, variant: str | None = None, yaml_hint: bool = False) -> AgentFormatError:

@@ -15,7 +15,7 @@ The cut is made on token boundaries so that the returned ids decode to exactly t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from terminal_agent.models.base import first_closed_tag_end
@@ -39,8 +39,10 @@ class StopRule:
             strings: tuple[str, ...] = ()
         elif isinstance(stop, str):
             strings = (stop,)
-        else:
+        elif isinstance(stop, Iterable):
             strings = tuple(str(s) for s in stop)
+        else:
+            raise TypeError(f"stop must be None, a string or a list of strings, not {type(stop).__name__}")
         tags = tuple(action_tags) if action_tags is not None else None
         return cls(stop_after_action=stop_after_action, action_tags=tags, stop=tuple(s for s in strings if s))
 

@@ -474,6 +474,8 @@ class HarborGrader:
             result.failed_guards = failed_guard_names(result.tests)
             result.reward_source = "ctrf"
             return
+        if reward is None:  # only test_weights let a missing reward file through, and they returned above
+            raise GradingError("the verifier wrote no reward file")
         result.score, result.reward_source = reward.reward, reward.source
         if task.guards is not None:
             # the reward file decides, the guards still zero or cap it: judged on the CTRF report

@@ -76,7 +76,7 @@ def _distribution_root(name: str) -> tuple[Path, str]:
         dist = importlib.metadata.distribution(name)
     except importlib.metadata.PackageNotFoundError:
         raise GradingError(f"the verifier needs {name!r} installed on the host (pip install {name})") from None
-    return Path(dist.locate_file("")), dist.version
+    return Path(str(dist.locate_file(""))), dist.version
 
 
 def bundle_key() -> tuple[str, dict[str, str]]:

@@ -337,7 +337,8 @@ def _pip_download(requirement: str, dest: Path, sources: list[list[str]], timeou
     megabytes); then, when ``max_compiled_bytes`` allows, the wheels for the host's interpreter and platform.
     """
     errors = []
-    attempts = [("pure", ["--platform", "any", "--implementation", "py", "--abi", "none"], None)]
+    attempts: list[tuple[str, list[str], int | None]] = [
+        ("pure", ["--platform", "any", "--implementation", "py", "--abi", "none"], None)]
     if max_compiled_bytes > 0:
         attempts.append(("compiled", [], max_compiled_bytes))
     for label, tags, limit in attempts:
@@ -388,8 +389,9 @@ def _fetch_locked(requirement: Requirement, config: HarborGradingConfig, key: st
     manifest = cache / "tool.json"
     if manifest.is_file():
         recorded = json.loads(manifest.read_text())
-        wheels = tuple(_wheel_metadata(name, (cache / name).read_bytes()) for name in recorded["wheels"])
-        return ToolWheels(recorded["requirement"], wheels, tuple(recorded.get("dropped", ())))
+        return ToolWheels(recorded["requirement"], tuple(_wheel_metadata(name, (cache / name).read_bytes())
+                                                        for name in recorded["wheels"]),
+                          tuple(recorded.get("dropped", ())))
     sources: list[list[str]] = []
     if config.wheelhouse:
         sources.append(["--no-index", "--find-links", config.wheelhouse])

@@ -208,10 +208,10 @@ def run_episode(
         return EpisodeResult(outcome, **timings())
     finally:
         env.close()
-    outcome = getattr(env, "outcome", None)
-    if isinstance(outcome, EpisodeOutcome):
+    recorded = getattr(env, "outcome", None)
+    if isinstance(recorded, EpisodeOutcome):
         # the env's record is the verdict; the loop adds only what the env never sees (the token ids)
-        outcome = dataclasses.replace(outcome, turn_tokens=turn_tokens)
+        outcome = dataclasses.replace(recorded, turn_tokens=turn_tokens)
     else:  # an env of another kind: read its info dict
         scored = bool(info.get("scored", False))
         outcome = EpisodeOutcome(
@@ -238,4 +238,4 @@ def _final_reward(env: Any, termination: Termination) -> float:
         accepts = bool(inspect.signature(env.compute_final_reward).parameters)
     except (TypeError, ValueError):  # a builtin or C callable without a signature: call it plainly
         accepts = False
-    return env.compute_final_reward(termination) if accepts else env.compute_final_reward()
+    return float(env.compute_final_reward(termination) if accepts else env.compute_final_reward())

@@ -327,11 +327,13 @@ class RolloutRunner:
         try:
             env = state.env = self.env_factory(task, self.config)
             agent = state.agent = self.agent_factory(task)
-            episode = self.episode_fn(env, agent, metered, self.config.max_steps)
+            episode_fn = self.episode_fn if self.episode_fn is not None else _default_episode_fn()
+            episode = episode_fn(env, agent, metered, self.config.max_steps)
             trial = trial_from_episode(task.task_id, spec.attempt, episode)
         except Exception as exc:  # noqa: BLE001 - a broken rollout is data, never a crash of the batch
             trial = trial_from_exception(task.task_id, spec.attempt, exc)
-            logger.warning("%s attempt %d: %s error: %s", task.task_id, spec.attempt, trial.error.kind, exc)
+            logger.warning("%s attempt %d: %s error: %s", task.task_id, spec.attempt,
+                           trial.error.kind if trial.error is not None else "unknown", exc)
         finally:
             if state.env is not None:
                 _close_quietly(state.env)

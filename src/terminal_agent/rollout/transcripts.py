@@ -64,4 +64,5 @@ def write_transcript(path: Path, transcript: dict[str, Any]) -> None:
 
 
 def read_transcript(path: Path) -> dict[str, Any]:
-    return json.loads(Path(path).read_text())
+    transcript: dict[str, Any] = json.loads(Path(path).read_text())
+    return transcript

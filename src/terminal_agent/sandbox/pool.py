@@ -245,7 +245,7 @@ class SandboxPool:
             with self._lock:
                 self._pending[key] = max(0, self._pending.get(key, 0) - 1)
                 keep = sandbox is not None and not self._closed and key in self._warm
-                if keep:
+                if keep and sandbox is not None:
                     self._warm[key].append(sandbox)
                     self._started_at[id(sandbox)] = started
         if sandbox is not None and not keep:

@@ -361,7 +361,10 @@ def split_outcomes(outcomes: Iterable[Task | TaskFormatError]) -> tuple[list[Tas
     tasks: list[Task] = []
     errors: list[TaskFormatError] = []
     for outcome in outcomes:
-        (tasks if isinstance(outcome, Task) else errors).append(outcome)
+        if isinstance(outcome, Task):
+            tasks.append(outcome)
+        else:
+            errors.append(outcome)
     return tasks, errors
 
 

@@ -104,7 +104,8 @@ def apply_edit(text: str, old: str, new: str, replace_all: bool = False) -> tupl
         raise EditError("old_string was not found in the file." + _near_miss_hint(text, old))
     first = text.find(old)
     if count > 1 and not replace_all:
-        lines, start = [], 0
+        lines: list[str] = []
+        start = 0
         while (found := text.find(old, start)) >= 0 and len(lines) < 10:
             lines.append(str(line_of(text, found)))
             start = found + len(old)

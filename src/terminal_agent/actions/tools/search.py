@@ -6,7 +6,7 @@ and paths never reach a shell. Results are sorted (path, then line) and capped.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -64,7 +64,7 @@ class SearchTool(Tool):
 
     def run(self, args: SearchArgs, ctx: ToolContext) -> ToolOutput:
         path = ctx.resolve_path(args.path)
-        request = {"op": args.action, "path": path, "pattern": args.pattern, "include": args.include}
+        request: dict[str, Any] = {"op": args.action, "path": path, "pattern": args.pattern, "include": args.include}
         if args.action == "ls":
             request.update(ignore=args.ignore, depth=args.depth)
         response = run_helper(ctx, request)

@@ -89,7 +89,7 @@ def find_bwrap(configured: str | None = None) -> str:
 
 
 # --- a thread that outlives every caller (PR_SET_PDEATHSIG fires when the spawning thread ends) ----------
-_SPAWN_QUEUE: "queue.Queue[tuple[Callable[[], Any], Future]]" = queue.Queue()
+_SPAWN_QUEUE: "queue.Queue[tuple[Callable[[], subprocess.Popen[bytes]], Future[subprocess.Popen[bytes]]]]" = queue.Queue()
 _SPAWNER: list[threading.Thread] = []
 _SPAWNER_LOCK = threading.Lock()
 
@@ -103,13 +103,13 @@ def _spawner_loop() -> None:
             future.set_exception(exc)
 
 
-def _spawn(work: Callable[[], subprocess.Popen]) -> subprocess.Popen:
+def _spawn(work: Callable[[], subprocess.Popen[bytes]]) -> subprocess.Popen[bytes]:
     with _SPAWNER_LOCK:
         if not _SPAWNER:
             thread = threading.Thread(target=_spawner_loop, name="ta-bwrap-spawner", daemon=True)
             thread.start()
             _SPAWNER.append(thread)
-    future: Future = Future()
+    future: Future[subprocess.Popen[bytes]] = Future()
     _SPAWN_QUEUE.put((work, future))
     return future.result()
 
@@ -331,7 +331,7 @@ class BwrapSandbox(ShellServerClient):
             raise NotADirectoryError(str(local))
         remote_dir = absolute_path(remote_dir)
         self._call({"op": "mkdirs", "path": remote_dir}, 30.0)
-        entries = []
+        entries: list[dict[str, str | int]] = []  # put_files entries: name, type, mode, link or data
         for path in sorted(local.rglob("*")):
             rel = path.relative_to(local).as_posix()
             if path.is_symlink():

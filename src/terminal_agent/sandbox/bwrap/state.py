@@ -79,7 +79,8 @@ def create_sandbox_directory(root: Path, sandbox_id: str, record: dict[str, Any]
 
 def read_record(directory: Path) -> dict[str, Any] | None:
     try:
-        return json.loads((directory / OWNER_FILE).read_text())
+        record: dict[str, Any] = json.loads((directory / OWNER_FILE).read_text())
+        return record
     except (OSError, ValueError):
         return None
 

@@ -91,7 +91,7 @@ def create_sandbox_container(
         raise SandboxUnavailableError(f"cannot create a container of {image!r}: {exc}") from exc
     except DAEMON_ERRORS as exc:
         raise SandboxUnavailableError(f"cannot create a container of {image!r}: {exc}") from exc
-    container_id = created["Id"]
+    container_id = str(created["Id"])
     if network == docker_network.DEFAULT_BRIDGE and not limits.network:
         try:
             api.disconnect_container_from_network(container_id, network, force=True)

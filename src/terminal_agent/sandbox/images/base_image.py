@@ -204,4 +204,4 @@ def build_base_image(client, tag: str = BASE_IMAGE, mirror: str | None = None, w
         except docker.errors.DockerException as exc:
             raise ImageError(f"importing the root file system as {tag} failed: {exc}") from exc
     logger.info("built %s (%s) in %.0f s; import said: %s", tag, image.short_id, time.monotonic() - started, str(reply)[:200])
-    return image.id
+    return str(image.id)

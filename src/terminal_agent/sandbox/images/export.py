@@ -107,7 +107,7 @@ class ExportedImages:
                 f"(exported {entry.get('source_hash')!r}, now {task_source_hash(task)!r}); {HOW_TO_EXPORT}",
                 path=str(self.root / MANIFEST_NAME), field=f"{field}.source_hash",
             )
-        return entry["image"]
+        return str(entry["image"])
 
     def image(self, ref: str) -> ExportedImage:
         entry = (self.manifest.get("images") or {}).get(ref)

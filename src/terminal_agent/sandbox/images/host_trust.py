@@ -206,7 +206,7 @@ def _read_certificates(path: Path) -> list[tuple[bytes, str]]:
         files = sorted(p for p in path.rglob("*") if p.suffix.lower() in _CERT_SUFFIXES and p.is_file())
     else:
         files = [path]
-    found = []
+    found: list[tuple[bytes, str]] = []
     for file in files:
         try:
             data = file.read_bytes()
@@ -255,7 +255,7 @@ def _pip_config_certs(env: Mapping[str, str], site_files: Iterable[str] = SITE_P
 
 def _stock_roots(stock_dirs: Iterable[str]) -> set[str]:
     """Fingerprints of the distribution's roots and of certifi's bundle (pip's own, if importable)."""
-    fingerprints = set()
+    fingerprints: set[str] = set()
     for directory in stock_dirs:
         fingerprints.update(hashlib.sha256(der).hexdigest() for der, _ in _read_certificates(Path(directory)))
     try:

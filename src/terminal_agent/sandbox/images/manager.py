@@ -196,7 +196,7 @@ class ImageManager:
 
     def _image_id(self, name: str) -> str | None:
         try:
-            return self.client.images.get(name).id
+            return str(self.client.images.get(name).id)
         except docker.errors.ImageNotFound:
             return None
         except docker.errors.APIError as exc:
@@ -225,7 +225,7 @@ class ImageManager:
             try:
                 image = self.client.images.get(name)
                 if image.labels.get(HASH_LABEL) == content_hash:
-                    return image.id
+                    return str(image.id)
             except docker.errors.ImageNotFound:
                 pass
             return self._build(name, dockerfile, {}, {HASH_LABEL: content_hash}, progress=None)

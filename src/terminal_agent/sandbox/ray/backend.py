@@ -22,6 +22,7 @@ only) and the next start brings a new host up on that node if the node is still 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -279,7 +280,7 @@ class RaySandboxFleet:
             started: StartedSandbox = outcome.value
             return RaySandbox(
                 slot.handle, slot.node_id, started, limits=limits, config=config, run_id=run_id,
-                on_close=slot.release, on_host_died=lambda reason, slot=slot: self.mark_lost(slot, reason),
+                on_close=slot.release, on_host_died=functools.partial(self.mark_lost, slot),
             )
 
     def _reserve(self, exclude: set[str]) -> HostSlot | None:

@@ -169,7 +169,8 @@ class RaySandbox:
 
     # --- files ----------------------------------------------------------------------------------
     def read_file(self, path: str) -> bytes:
-        return self._call("read_file", self._file_wait(), path)
+        data: bytes = self._call("read_file", self._file_wait(), path)
+        return data
 
     def write_file(self, path: str, data: bytes, mode: int = 0o644) -> None:
         if not isinstance(data, bytes | bytearray | memoryview):
@@ -208,16 +209,19 @@ class RaySandbox:
         return (int(pid),) if pid else ()
 
     def list_changes(self, watched: WatchedPaths, *, prefer_host_read: bool = True) -> FilesystemChanges:
-        return self._call("list_changes", self._file_wait(), watched, prefer_host_read=prefer_host_read)
+        changes: FilesystemChanges = self._call("list_changes", self._file_wait(), watched, prefer_host_read=prefer_host_read)
+        return changes
 
     def image_has(self, paths: list[str]) -> dict[str, bool]:
-        return self._call("image_has", self._file_wait(), list(paths))
+        found: dict[str, bool] = self._call("image_has", self._file_wait(), list(paths))
+        return found
 
     def put_archive(self, dest_dir: str, tar: bytes) -> None:
         self._call("put_archive", self._file_wait(), dest_dir, bytes(tar))
 
     def run_privileged(self, argv: list[str], timeout: float) -> ExecResult:
-        return self._call("run_privileged", float(timeout) + self._file_wait(), list(argv), timeout)
+        result: ExecResult = self._call("run_privileged", float(timeout) + self._file_wait(), list(argv), timeout)
+        return result
 
     @property
     def network_enabled(self) -> bool:

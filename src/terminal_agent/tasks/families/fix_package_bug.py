@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import random
 import shlex
+from collections.abc import Callable
+from typing import Any, cast
 
 from terminal_agent.tasks.families.base import (
     FAMILIES,
@@ -169,8 +171,12 @@ def _run(sources: dict[str, str], text: str, since: str | None) -> str:
         exec(compile(sources[module], f"ledger/{module}.py", "exec"), space)  # noqa: S102 - our own source
         spaces[module] = space
     try:
-        entries = [e for e in map(spaces["parse"]["parse_line"], text.splitlines(True)) if e is not None]  # type: ignore[arg-type]
-        return spaces["report"]["format_report"](spaces["totals"]["balances"](entries, since))  # type: ignore[operator]
+        # the functions of the package's own source, run above: what they take and give is that source's business
+        parse_line = cast(Callable[[str], Any], spaces["parse"]["parse_line"])
+        balances = cast(Callable[[list[Any], Any], Any], spaces["totals"]["balances"])
+        format_report = cast(Callable[[Any], Any], spaces["report"]["format_report"])
+        entries = [e for e in map(parse_line, text.splitlines(True)) if e is not None]
+        return str(format_report(balances(entries, since)))
     except Exception as exc:  # noqa: BLE001 - a crash is an output that differs
         return f"<crash {type(exc).__name__}>"
 
