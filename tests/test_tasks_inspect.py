@@ -74,7 +74,9 @@ def test_a_task_written_here_is_marked_and_other_formats_get_a_summary(tmp_path)
     (task,) = inspect_tasks(tmp_path / "ours" / "rich.task_1").tasks
     assert task.written_here and task.ok and task.summary["grading"] == "weighted_pytest"
     (tb,) = inspect_tasks(DATA / "tb_tasks" / "greet-file").tasks
-    assert tb.format == "tb" and tb.ok and tb.settings == [] and tb.summary["tests"] >= 1
+    assert tb.format == "tb" and tb.ok and tb.summary["tests"] >= 1
+    # its docker-compose.yaml (one service built from the task folder) is the one set of settings it has
+    assert [(s.key, s.task_value) for s in tb.settings] == [("docker-compose.yaml:services.client.build", "Dockerfile")]
     csv = inspect_tasks(DATA / "bad_rows.csv")
     assert {task.format for task in csv.tasks} == {"csv"} and not csv.ok
     assert any(task.ok for task in csv.tasks) and any(task.error for task in csv.tasks)

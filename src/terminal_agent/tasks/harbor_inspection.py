@@ -8,6 +8,7 @@ parquet) get the summary only: their readers have no settings that can be refuse
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,7 +117,7 @@ def compose_settings(task: Task) -> list[HarborSetting]:
         if isinstance(field_name, str) and field_name.startswith("env."):
             value = task.env.get(field_name[4:])
         elif field_name == "dockerfile":
-            value = f"{record.get('build_context')}/{record.get('dockerfile')}"
+            value = posixpath.normpath(f"{record.get('build_context')}/{record.get('dockerfile')}")
         settings.append(HarborSetting(f"{record.get('file')}:{entry.get('key')}", SettingStatus(entry.get("status")),
                                       entry.get("value"), field_name, value, entry.get("note", "")))
     return settings
