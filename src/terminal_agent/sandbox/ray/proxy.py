@@ -159,7 +159,8 @@ class RaySandbox:
 
     def check_storage(self) -> StorageUsage | None:
         """The node's DockerSandbox measures its own writable layer (see ``sandbox.storage_quota``)."""
-        return self._call("check_storage", self._file_wait())
+        usage: StorageUsage | None = self._call("check_storage", self._file_wait())
+        return usage
 
     def kill_agent_processes(self) -> int:
         return int(self._call("kill_agent_processes", 30.0 + self.config.ray.call_grace_s))
