@@ -7,6 +7,13 @@ export PYTHON=${PYTHON:-$(command -v python3 || command -v python)}
 
 bash scripts/setup.sh
 
+# A full run type-checks src/ first ([tool.mypy] in pyproject.toml; docs/testing.md): a type error fails the run
+# before any test starts.
+if [ "$#" -eq 0 ]; then
+    echo "[test] type check: $PYTHON -m mypy" >&2
+    "$PYTHON" -m mypy || { echo "[test] error: the type check of src/ failed (python -m mypy)" >&2; exit 1; }
+fi
+
 # A full run goes in two phases: the suite in parallel workers (TEST_WORKERS, default 3: most of a test's time
 # is spent waiting on containers and subprocesses), then the tests marked serial alone (they leave or sweep
 # leaked sandboxes machine-wide, which would race the other workers). Extra arguments: one plain run.

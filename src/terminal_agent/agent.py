@@ -223,7 +223,7 @@ class TerminalBenchAgent(BaseAgent):
                 messages.append({"role": "user", "content": turn.observation})
         return messages
 
-    def update_from_env(self, observation: Any, reward: float, done: bool, info: dict, **kwargs: Any) -> None:
+    def update_from_env(self, observation: Any, reward: float, done: bool, info: dict[str, Any], **kwargs: Any) -> None:
         if self._task is None:
             self._task = task_text(observation)
             self._pending_observation = observation

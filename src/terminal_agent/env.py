@@ -167,13 +167,13 @@ class DockerIsolatedEnv(BaseEnv):
         self._ctx: ToolContext | None = None
         self._lock = threading.RLock()
         self._reset_state()
-        self._fresh_reset: tuple[dict, dict] | None = None
+        self._fresh_reset: tuple[dict[str, Any], dict[str, Any]] | None = None
         self.outcome: EpisodeOutcome | None = None
         """How the last episode ended (None until it has)."""
 
     # --- rLLM construction --------------------------------------------------------------------
     @staticmethod
-    def from_dict(info: dict) -> "DockerIsolatedEnv":
+    def from_dict(info: dict[str, Any]) -> "DockerIsolatedEnv":
         """Build from ``{**extra_info, **env_args}`` (a parquet row of ``tasks.parquet_rows``)."""
         return DockerIsolatedEnv(task_from_flat_dict(info), env_config_from_args(info))
 
@@ -203,7 +203,7 @@ class DockerIsolatedEnv(BaseEnv):
         self.started_at = time.monotonic()
         self.env_time_s = 0.0
 
-    def reset(self, task: Task | dict[str, Any] | None = None, **kwargs: Any) -> tuple[dict, dict]:
+    def reset(self, task: Task | dict[str, Any] | None = None, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
         """Start an episode of ``task`` (default: the current task). See the module docstring."""
         with self._lock:
             if task is not None:
@@ -271,7 +271,7 @@ class DockerIsolatedEnv(BaseEnv):
             env=task.env, task_id=task.task_id, verifier_network=verifier_network,
         )
 
-    def step(self, action: Any) -> tuple[Any, float, bool, dict]:
+    def step(self, action: Any) -> tuple[Any, float, bool, dict[str, Any]]:
         with self._lock:
             if self.done:
                 done_info: dict[str, Any] = dict(self.final_info or {})
@@ -355,7 +355,7 @@ class DockerIsolatedEnv(BaseEnv):
         else:
             sandbox.close()
 
-    def _finish_unscored(self, exc: BaseException, info: dict[str, Any]) -> tuple[Any, float, bool, dict]:
+    def _finish_unscored(self, exc: BaseException, info: dict[str, Any]) -> tuple[Any, float, bool, dict[str, Any]]:
         logger.warning("task %s: episode ended by %s: %s", self._current_task().task_id, type(exc).__name__, exc)
         kind = error_kind(exc)
         final = self._end(self._unscored(Termination.for_error_kind(kind), kind, f"{type(exc).__name__}: {exc}"))

@@ -51,7 +51,7 @@ class OutcomeHandoff:
     def __copy__(self) -> "OutcomeHandoff":
         return self
 
-    def __deepcopy__(self, memo: dict) -> "OutcomeHandoff":
+    def __deepcopy__(self, memo: dict[int, object]) -> "OutcomeHandoff":
         return self
 
     def __repr__(self) -> str:

@@ -39,6 +39,7 @@ import zipfile
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from terminal_agent.rewards.harbor_config import HarborGradingConfig
 from terminal_agent.rewards.verifier_bundle import BUNDLED_DISTRIBUTIONS, default_cache_dir
@@ -449,7 +450,7 @@ class RuntimePlan:
     substitutions: list[str] = field(default_factory=list)
     """Human-readable: what the verifier gets instead of what it pinned."""
 
-    def manifest(self, interpreter: str, host_pytest: str) -> dict:
+    def manifest(self, interpreter: str, host_pytest: str) -> dict[str, Any]:
         """The JSON the stand-ins read (``runtime/manifest.json``)."""
         return {
             "interpreter": interpreter,

@@ -114,7 +114,8 @@ def wait_until_ready(config: "SandboxConfig", timeout_s: float) -> bool:
 
 def get_backend(name: str) -> SandboxBackend:
     """The backend registered as ``name``. Raises :class:`~terminal_agent.errors.ConfigError` listing the valid ones."""
-    return SANDBOX_BACKENDS.get(name)
+    backend: SandboxBackend = SANDBOX_BACKENDS.get(name)  # the registry's entries are backends of this protocol
+    return backend
 
 
 def resolve_task_image(config: "SandboxConfig", task: "Task") -> str:

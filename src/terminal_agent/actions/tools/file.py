@@ -7,7 +7,7 @@ with ``surrogateescape``, so bytes that are not UTF-8 survive an edit unchanged.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -69,7 +69,7 @@ class FileArgs(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _single_path_metadata(cls, data):
+    def _single_path_metadata(cls, data: Any) -> Any:
         if isinstance(data, dict) and data.get("action") == "metadata" and "paths" not in data and "path" in data:
             data = dict(data)
             data["paths"] = [data.pop("path")]
@@ -78,7 +78,7 @@ class FileArgs(BaseModel):
         return data
 
     @model_validator(mode="after")
-    def _fields_of_action(self):
+    def _fields_of_action(self) -> Self:
         missing = [name for name in REQUIRED[self.action] if getattr(self, name) is None]
         if missing:
             raise ValueError(f"action {self.action} needs {', '.join(missing)}")
@@ -264,7 +264,7 @@ class FileTool(Tool):
         return 0o644
 
 
-def describe_metadata(item: dict) -> str:
+def describe_metadata(item: dict[str, Any]) -> str:
     """One line per path, as shown to the model."""
     path = item["path"]
     if not item.get("exists"):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
@@ -20,7 +20,7 @@ class ScratchpadArgs(BaseModel):
     """add_note: the text to keep."""
 
     @model_validator(mode="after")
-    def _note_needed(self):
+    def _note_needed(self) -> Self:
         if self.action == "add_note" and not (self.note or "").strip():
             raise ValueError("add_note needs note")
         return self

@@ -6,7 +6,7 @@ and paths never reach a shell. Results are sorted (path, then line) and capped.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -35,13 +35,13 @@ class SearchArgs(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _ignore_as_list(cls, data):
+    def _ignore_as_list(cls, data: Any) -> Any:
         if isinstance(data, dict) and isinstance(data.get("ignore"), str):
             data = dict(data, ignore=[data["ignore"]])
         return data
 
     @model_validator(mode="after")
-    def _pattern_needed(self):
+    def _pattern_needed(self) -> Self:
         if self.action in ("grep", "glob") and not self.pattern:
             raise ValueError(f"action {self.action} needs pattern")
         return self

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -24,7 +24,7 @@ class TodoOperation(BaseModel):
     """complete / delete: the item's id."""
 
     @model_validator(mode="after")
-    def _fields_of_action(self):
+    def _fields_of_action(self) -> Self:
         if self.action == "add" and not self.content:
             raise ValueError("add needs content")
         if self.action in ("complete", "delete") and self.id is None:

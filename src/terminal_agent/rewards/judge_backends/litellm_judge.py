@@ -8,6 +8,7 @@ off: the judge's retry loop (``JudgeConfig.max_attempts``) is the one place that
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 from terminal_agent.errors import ConfigError, JudgeUnavailableError
 from terminal_agent.interfaces import ModelClient, ModelResponse
@@ -17,7 +18,7 @@ from terminal_agent.rewards.judge import JUDGE_BACKENDS, JudgeConfig, ModelClien
 logger = logging.getLogger(__name__)
 
 
-def litellm_cost(model: str):  # noqa: ANN201 - returns a pricing function
+def litellm_cost(model: str) -> Callable[[ModelResponse], float | None]:
     """A function pricing a reply of ``model`` from litellm's cost map (None when litellm has no price)."""
 
     def cost_of(response: ModelResponse) -> float | None:

@@ -145,7 +145,7 @@ class BwrapSandbox(ShellServerClient):
         self.config = config
         self.run_id = run_id
         self.applied_limits = applied
-        self._proc: subprocess.Popen | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
         self.server_info: dict[str, Any] = {}
         self.created_at = time.monotonic()
         self._storage_watch: StorageWatch | None = None

@@ -36,7 +36,7 @@ NEW_PREFIX = ".new-"
 """A sandbox directory being made: it gets its record first, then is renamed to its ``bw-`` id."""
 UNRECORDED_GRACE_S = 600.0
 """A directory being made that has no record yet is judged leaked only once it is this old (seconds)."""
-_REAPERS: dict[str, subprocess.Popen] = {}
+_REAPERS: dict[str, subprocess.Popen[bytes]] = {}
 _REAPER_LOCK = threading.Lock()
 
 

@@ -78,7 +78,9 @@ def create_sandbox_container(
             environment=[f"{key}={value}" for key, value in (env or {}).items()] or None,
             network_disabled=network == "none",
             networking_config=(
-                None if network == "none" else api.create_networking_config({network: api.create_endpoint_config()})
+                None if network == "none"
+                # types-docker types the argument as one EndpointConfig; docker-py takes {network: EndpointConfig}
+                else api.create_networking_config({network: api.create_endpoint_config()})  # type: ignore[arg-type]
             ),
         )
     except docker.errors.ImageNotFound as exc:

@@ -153,7 +153,7 @@ def _tar_stream(rootfs: Path, chunk_size: int = 1 << 20) -> Iterator[bytes]:
         raise ImageError(f"tar of {rootfs} failed with exit code {code}: {stderr.strip()[-2000:]}")
 
 
-def build_base_image(client, tag: str = BASE_IMAGE, mirror: str | None = None, work_dir: Path | None = None) -> str:
+def build_base_image(client: docker.DockerClient, tag: str = BASE_IMAGE, mirror: str | None = None, work_dir: Path | None = None) -> str:
     """Run debootstrap into a temporary directory and import it as ``tag``; returns the image id.
 
     Needs root and the ``debootstrap`` program (``apt-get install debootstrap``); raises

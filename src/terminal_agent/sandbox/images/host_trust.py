@@ -132,10 +132,10 @@ class HostTrust(BaseModel):
             proxies += f" (with credentials, builds only: {', '.join(held_back)})"
         return f"{cas}; proxy variables: {proxies}"
 
-    def layer(self, base: str) -> tuple[str, dict[str, str]]:
+    def layer(self, base: str) -> tuple[str, dict[str, str | bytes]]:
         """(Dockerfile, build context files) of the derived layer over the image ``base``."""
         lines = [f"FROM {base}"]
-        files: dict[str, str] = {}
+        files: dict[str, str | bytes] = {}
         if self.certificates:
             for number, pem in enumerate(self.certificates, 1):
                 files[f"{CONTEXT_DIR}/extra-ca-{number}.crt"] = pem

@@ -134,7 +134,7 @@ class ImageManager:
 
     def __init__(
         self,
-        client=None,
+        client: docker.DockerClient | None = None,
         base_image: str = BASE_IMAGE,
         cache_dir: Path | str | None = None,
         pull_timeout_s: float = 20.0,
@@ -243,13 +243,13 @@ class ImageManager:
             # APIClient.pull has no timeout of its own; the same Engine API call with a short
             # socket timeout makes a registry that never answers fail fast.
             response = api.post(
-                api._url("/images/create"),
+                api._url("/images/create"),  # type: ignore[attr-defined]  # docker-py's private helper, not in its stubs
                 params={"fromImage": repository, "tag": tag},
                 stream=True,
                 timeout=self.pull_timeout_s,
             )
-            api._raise_for_status(response)
-            for event in api._stream_helper(response, decode=True):
+            api._raise_for_status(response)  # type: ignore[attr-defined]  # docker-py's private helper, not in its stubs
+            for event in api._stream_helper(response, decode=True):  # type: ignore[attr-defined]  # as above
                 if "error" in event:
                     raise docker.errors.APIError(event["error"])
             image_id = self._image_id(reference)
@@ -442,7 +442,7 @@ class ImageManager:
                     forcerm=True,
                     pull=False,
                     decode=True,
-                    timeout=deadline_s + 30.0,  # socket reads; the watchdog holds the wall-clock deadline
+                    timeout=int(deadline_s) + 30,  # socket reads; the watchdog holds the wall-clock deadline
                     network_mode=BUILD_NETWORK_MODE,
                     buildargs=self._build_args() or None,
                 ):

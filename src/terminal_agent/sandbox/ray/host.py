@@ -143,7 +143,7 @@ class SandboxHost:
             self._sandboxes[sandbox.id] = sandbox
         return CallOutcome(StartedSandbox(sandbox.id, image_ref, dict(sandbox.server_info)))
 
-    def call(self, sandbox_id: str, method: str, args: tuple, kwargs: dict) -> CallOutcome:
+    def call(self, sandbox_id: str, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> CallOutcome:
         """Run ``method`` of the sandbox; its exception (OSError, SandboxError, ...) is returned, not raised."""
         if method not in SANDBOX_METHODS:
             return failed(ValueError(f"SandboxHost.call: {method!r} is not a sandbox method"))
