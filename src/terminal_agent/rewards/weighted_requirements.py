@@ -67,6 +67,8 @@ def requirement_entries(task: Task, rel: str, interpreter: str,
     from terminal_agent.rewards.harbor_verifier import _unpacked_wheel
 
     plan = plan_runtime(requirements, config)
+    if not plan.wheels and not plan.unavailable:  # pytest alone (most v1 tasks): the bundle is all the tests need
+        return [], plan
     root = f"{rel}/{RUNTIME_DIR}"
     manifest: dict[str, Any] = plan.manifest(interpreter, host_pytest_version())
     entries: list[tuple[str, bytes | str | None, int]] = [
