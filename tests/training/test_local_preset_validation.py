@@ -1,6 +1,7 @@
 """One validation path for local presets: the dry run builds the local trainer's own config (as the
 launch does) and refuses what the trainer cannot run or would ignore, naming the preset key; and
-validation on held-out tasks during training (trainer.test_freq, val_before_train)."""
+validation on held-out tasks during training (trainer.test_freq, val_before_train; the run that writes
+val/ metrics is in test_local_training_step.py, shared with the training step's own checks)."""
 
 from __future__ import annotations
 
@@ -127,34 +128,5 @@ def test_local_1gpu_validates_on_the_frozen_held_out_split():
     assert preset.data.splits == "dataset/splits/splits.json"
 
 
-@pytest.mark.docker
-@pytest.mark.model
-@pytest.mark.slow
-def test_a_run_with_test_freq_1_writes_val_metrics(docker_client, tmp_path):
-    """Step 0 (val_before_train) and step 1 (test_freq=1) validate on the held-out task through the
-    real env and grader. The demonstration client answers a task's first episode with the reference
-    solution and its second with an immediate finish, so the two passes must differ."""
-    import json
-
-    from local_helpers import alternating_client_factory, shipped_tasks
-    from terminal_agent.sandbox.images.manager import ensure_task_image
-    from terminal_agent.training.local_trainer import train_local
-    from terminal_agent.training.training_metrics import read_metrics
-
-    train, held_out = shipped_tasks("fix-stats-script", "count-log-levels")
-    for task in (train, held_out):
-        ensure_task_image(task)
-    config = LocalTrainingConfig(
-        group_size=2, tasks_per_step=1, max_turns=2, steps=1, num_threads=1, micro_batch_tokens=2048,
-        wandb=False, experiment="val-test", test_freq=1, val_before_train=True, val_n=1,
-    )
-    train_local(config, [train], tmp_path, val_tasks=[held_out],
-                client_factory=alternating_client_factory([train, held_out]))
-    before, step_1 = read_metrics(tmp_path)
-    assert before["step"] == 0 and "rollout/reward_mean" not in before
-    assert (before["val/tasks"], before["val/episodes"], before["val/scored"]) == (1, 1, 1)
-    assert before["val/pass_rate"] == 1.0 and before["val/reward_mean"] == pytest.approx(1.0)
-    assert step_1["step"] == 1 and step_1["val/pass_rate"] == 0.0 and step_1["val/reward_mean"] < 1.0
-    assert step_1["rollout/episodes"] == 2 and step_1["task_ids"] == [train.task_id]  # the step's own record kept
-    lines = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
-    assert [line["step"] for line in lines] == [0, 1]  # step 1's val/ figures are on its one line
+# A run with test_freq=1 and val_before_train writing val/ metrics on the real env and grader is checked in
+# tests/training/test_local_training_step.py, on the same run as the training step (one CPU run of the model for both).

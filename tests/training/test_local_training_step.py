@@ -1,6 +1,9 @@
 """One real short local GRPO run: real Docker sandboxes, the real grader, the real embedded model
 (LoRA via peft), wandb offline. The replies are demonstrations (reference solution / finish at
-once, alternately) so the group has reward variance; their tokens and logprobs come from the policy."""
+once, alternately) so the group has reward variance; their tokens and logprobs come from the policy.
+
+The same run also validates on a held-out task before training and after its step (trainer.test_freq,
+val_before_train): one run of the embedded model on CPU for both, as each costs most of a minute of CPU."""
 
 from __future__ import annotations
 
@@ -19,24 +22,30 @@ pytestmark = [pytest.mark.docker, pytest.mark.model, pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")
-def task(docker_client):
+def tasks(docker_client):
     from terminal_agent.sandbox.images.manager import ensure_task_image
 
-    (chosen,) = shipped_tasks("fix-stats-script")
-    ensure_task_image(chosen)
+    chosen = shipped_tasks("fix-stats-script", "count-log-levels")
+    for task in chosen:
+        ensure_task_image(task)
     return chosen
 
 
-def test_one_step_changes_the_adapter_and_writes_metrics_checkpoint_wandb(task, tmp_path):
+def test_one_step_changes_the_adapter_and_writes_metrics_checkpoint_wandb_and_val_metrics(tasks, tmp_path):
+    """Besides the step: step 0 (val_before_train) and step 1 (test_freq=1) validate on the held-out task
+    through the real env and grader. The demonstration client answers a task's first episode with the
+    reference solution and its second with an immediate finish, so the two passes must differ."""
+    task, held_out = tasks
     broken = task.model_copy(update={"task_id": "broken-image", "dockerfile": "FROM terminal-agent/base:bookworm\nRUN exit 3\n"})
     config = LocalTrainingConfig(
         group_size=2, tasks_per_step=2, max_turns=2, steps=1, num_threads=1, micro_batch_tokens=2048,
-        lr=1e-3, experiment="step-test",
+        lr=1e-3, experiment="step-test", test_freq=1, val_before_train=True, val_n=1,
     )
     policy = load_policy(config)
     before = {k: v.clone() for k, v in policy.adapter_state().items()}
     summary = train_local(
-        config, [task, broken], tmp_path, policy=policy, client_factory=alternating_client_factory([task]),
+        config, [task, broken], tmp_path, policy=policy, val_tasks=[held_out],
+        client_factory=alternating_client_factory([task, held_out]),
     )
     after = policy.adapter_state()
     changed = [k for k in before if not torch.equal(before[k], after[k])]
@@ -44,7 +53,7 @@ def test_one_step_changes_the_adapter_and_writes_metrics_checkpoint_wandb(task, 
 
     # the task whose image cannot be built was skipped with a message; the step went on
     assert "broken-image" in summary.skipped_tasks and "Image" in summary.skipped_tasks["broken-image"]
-    (record,) = read_metrics(tmp_path)
+    validation, record = read_metrics(tmp_path)
     assert record["step"] == 1 and record["batch/skipped_tasks"] == 1
     assert record["rollout/episodes"] == 2 and record["rollout/scored"] == 2
     assert record["rollout/reward_std"] > 0 and record["rollout/pass_rate"] == pytest.approx(0.5)
@@ -65,4 +74,12 @@ def test_one_step_changes_the_adapter_and_writes_metrics_checkpoint_wandb(task, 
     assert (tmp_path / "curves.png").stat().st_size > 1000
     assert summary.wandb_dir is not None and summary.wandb_dir.parent == tmp_path / "wandb"
     assert list(summary.wandb_dir.glob("run-*.wandb")), "no offline wandb run file"
-    assert sorted(json.loads((tmp_path / "metrics.jsonl").read_text().splitlines()[0])["task_ids"]) == ["broken-image", task.task_id]
+    lines = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    assert sorted(lines[1]["task_ids"]) == ["broken-image", task.task_id]
+
+    # validation: the baseline as step 0, then step 1's pass on the step's own line
+    assert validation["step"] == 0 and "rollout/reward_mean" not in validation
+    assert (validation["val/tasks"], validation["val/episodes"], validation["val/scored"]) == (1, 1, 1)
+    assert validation["val/pass_rate"] == 1.0 and validation["val/reward_mean"] == pytest.approx(1.0)
+    assert record["val/pass_rate"] == 0.0 and record["val/reward_mean"] < 1.0
+    assert [line["step"] for line in lines] == [0, 1]  # step 1's val/ figures are on its one line
