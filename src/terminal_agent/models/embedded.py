@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
 
 from terminal_agent.errors import ConfigError, ModelProviderError
 from terminal_agent.interfaces import ModelResponse
 from terminal_agent.models.completion_stops import StopRule, cut_completion
+from terminal_agent.models.sampling_settings import SamplingSettings
 from terminal_agent.models.token_logprobs import decode_attention_backends, model_device, sampling_log_softmax
 
 logger = logging.getLogger(__name__)
@@ -43,28 +43,12 @@ _LOADED: dict[str, tuple[Any, Any]] = {}
 _LOADED_LOCK = threading.Lock()
 
 
-class EmbeddedModelConfig(BaseModel):
-    """Settings of the in-process embedded model."""
-
-    model_config = ConfigDict(extra="forbid")
+class EmbeddedModelConfig(SamplingSettings):
+    """Settings of the in-process embedded model: where it loads from, and how it samples (the shared
+    :class:`~terminal_agent.models.sampling_settings.SamplingSettings`)."""
 
     model_dir: Path | None = None
     """A converted transformers directory to load; ``None`` converts/uses the cached copy of the package's GGUF."""
-    max_new_tokens: int = Field(default=256, ge=1)
-    """Cap on generated tokens per reply (``max_tokens`` in a call overrides it)."""
-    temperature: float = Field(default=0.0, ge=0.0)
-    """0 means greedy decoding; above 0 samples."""
-    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
-    """Nucleus sampling mass when sampling."""
-    stop_after_action: bool = True
-    """Stop as soon as a tag opened in the reply is closed (``</bash>``): one action is what a turn executes."""
-    action_tags: list[str] | None = None
-    """Tag names that count for ``stop_after_action``; ``None`` means any tag."""
-    num_threads: int | None = Field(default=None, ge=1)
-    """torch intra-op threads while generating; ``None``: half the cores (at least 1).
-
-    Measured on 2 busy cores: 1 thread gave 6 tokens/s, 2 threads 1.6 tokens/s (spin-waiting
-    threads fight the containers and each other), so the default leaves cores to the sandboxes."""
 
 
 def locate_gguf() -> Path:

@@ -16,39 +16,26 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
 
 from terminal_agent.errors import ModelProviderError
 from terminal_agent.interfaces import ModelResponse
 from terminal_agent.models.completion_stops import StopRule, cut_completion
 from terminal_agent.models.embedded import EmbeddedModelClient, EmbeddedModelConfig, encode_chat, eos_token_ids
+from terminal_agent.models.sampling_settings import SamplingSettings
 
 logger = logging.getLogger(__name__)
 
 SAMPLING_KEYWORDS = frozenset({"temperature", "top_p", "max_tokens", "max_new_tokens", "stop", "seed"})
 """Keywords of ``complete`` the local samplers read; others are ignored (logged at debug level)."""
 
-CARRIED_FROM_EMBEDDED = ("max_new_tokens", "temperature", "top_p", "stop_after_action", "action_tags", "num_threads")
-"""Settings of an :class:`EmbeddedModelConfig` that ``from_embedded`` carries over into a sampler's config."""
+CARRIED_FROM_EMBEDDED = tuple(SamplingSettings.model_fields)
+"""Settings of an :class:`EmbeddedModelConfig` that ``from_embedded`` carries over into a sampler's config: every
+field of the shared :class:`SamplingSettings`."""
 
 
-class LocalSamplingSettings(BaseModel):
-    """Per-reply settings shared by the local samplers' configs (a call's keywords override them)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    max_new_tokens: int = Field(default=256, ge=1)
-    """Cap on generated tokens per reply (``max_tokens`` in a call overrides it)."""
-    temperature: float = Field(default=0.0, ge=0.0)
-    """0 means greedy decoding; above 0 samples (a call's ``temperature`` overrides it)."""
-    top_p: float = Field(default=1.0, gt=0.0, le=1.0)
-    """Nucleus sampling mass when sampling."""
-    stop_after_action: bool = True
-    """Stop a row as soon as a tag opened in its reply is closed (``</bash>``)."""
-    action_tags: list[str] | None = None
-    """Tag names that count for ``stop_after_action``; ``None`` means any tag."""
-    num_threads: int | None = Field(default=None, ge=1)
-    """torch intra-op threads while decoding on CPU; ``None``: half the cores (at least 1)."""
+class LocalSamplingSettings(SamplingSettings):
+    """Per-reply settings shared by the local samplers' configs (a call's keywords override them); declared once in
+    :class:`~terminal_agent.models.sampling_settings.SamplingSettings`, which the embedded model's config extends too."""
 
 
 @dataclass
