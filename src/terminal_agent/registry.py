@@ -47,6 +47,13 @@ class Registry(Generic[T]):
         self._claim(name)
         self._paths[name] = path
 
+    def unregister(self, name: str) -> None:
+        """Remove ``name`` (a plugin's or a test's entry going away). Raises :class:`ConfigError` when it is unknown."""
+        if name not in self:
+            raise ConfigError(f"unknown {self.kind} {name!r}; valid: {', '.join(self.names()) or '(none registered)'}")
+        self._entries.pop(name, None)
+        self._paths.pop(name, None)
+
     def get(self, name: str) -> T:
         if name in self._entries:
             return self._entries[name]

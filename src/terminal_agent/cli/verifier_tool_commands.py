@@ -45,7 +45,7 @@ def prefetch_verifier_tools(tasks: list[Task], config: HarborGradingConfig) -> l
 
     wanted: dict[str, tuple[object, list[str]]] = {}
     for task in tasks:
-        if task.verifier.mode is not GradingMode.HARBOR:
+        if task.verifier.mode != GradingMode.HARBOR:
             continue
         for requirement in scan_scripts(task.test_support_files, config.ctrf_plugin):
             entry = wanted.setdefault(requirement.spec, (requirement, []))

@@ -85,7 +85,7 @@ def agent_process_policy(task: Task, setting: str = "auto") -> ProcessPolicy:
     if setting == KILL:
         return ProcessPolicy(KILL, "GradingConfig.agent_processes is 'kill'")
     override = task.metadata.get(TASK_OVERRIDE_KEY)
-    harbor = task.verifier.mode is GradingMode.HARBOR
+    harbor = task.verifier.mode == GradingMode.HARBOR
     if harbor and task.verifier.separate_environment:
         return ProcessPolicy(KILL, "the verifier runs in a separate environment: nothing of the agent's runs there")
     if harbor and not scripts_run_pytest(task):

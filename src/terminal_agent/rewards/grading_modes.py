@@ -3,7 +3,8 @@
 >>> GRADING_MODES.names()
 ['harbor', 'weighted_pytest']
 
-Every entry is a factory with one signature, ``(settings: GraderSettings) -> grader``, and every grader has
+The table of modes is :mod:`terminal_agent.tasks.grading_mode_registry` (one ``register_path`` line per mode,
+naming its factory here or in the mode's own module). Every entry is a factory with one signature, ``(settings: GraderSettings) -> grader``, and every grader has
 ``grade(sandbox, task, *, workdir=None) -> DetailedGradeResult`` on a
 :class:`~terminal_agent.interfaces.GradingSandbox` and never raises for infrastructure failures.
 :class:`ModeGraders` builds each mode's grader once and picks it per task (an rLLM workflow hands one env a
@@ -20,9 +21,9 @@ from typing import TYPE_CHECKING, Callable, Protocol
 
 from terminal_agent.errors import SandboxError
 from terminal_agent.interfaces import GradingSandbox, Sandbox
-from terminal_agent.registry import Registry
 from terminal_agent.rewards.grading import DetailedGradeResult, Grader, GradingConfig, grade_at_boundary
-from terminal_agent.tasks.model import GradingMode, Task
+from terminal_agent.tasks.grading_mode_registry import GRADING_MODES
+from terminal_agent.tasks.model import Task
 
 if TYPE_CHECKING:
     from terminal_agent.sandbox.config import SandboxConfig
@@ -42,15 +43,14 @@ class GraderSettings:
     run_id: str | None = None
 
 
-GRADING_MODES: Registry[Callable[[GraderSettings], EpisodeGrader]] = Registry("grading mode")
+GraderFactory = Callable[[GraderSettings], EpisodeGrader]
+"""The signature of every entry of ``GRADING_MODES``."""
 
 
-@GRADING_MODES.register(GradingMode.WEIGHTED_PYTEST.value)
 def weighted_pytest_grader(settings: GraderSettings) -> EpisodeGrader:
     return Grader(settings.grading)
 
 
-@GRADING_MODES.register(GradingMode.HARBOR.value)
 def harbor_grader(settings: GraderSettings) -> EpisodeGrader:
     from terminal_agent.rewards.harbor_verifier import HarborGrader
 
@@ -66,10 +66,11 @@ class ModeGraders:
         self._lock = threading.Lock()
 
     def for_task(self, task: Task) -> EpisodeGrader:
-        mode = task.verifier.mode.value
+        mode = task.verifier.mode
         with self._lock:
             if mode not in self._graders:
-                self._graders[mode] = GRADING_MODES.get(mode)(self.settings)
+                factory: GraderFactory = GRADING_MODES.get(mode)
+                self._graders[mode] = factory(self.settings)
             return self._graders[mode]
 
     def grade(self, sandbox: GradingSandbox, task: Task, *, workdir: str | None = None) -> DetailedGradeResult:
@@ -89,4 +90,4 @@ def grade_sandbox(grader: EpisodeGrader, sandbox: Sandbox, task: Task, *, workdi
     return grade_at_boundary(refuse, DetailedGradeResult(score=None), task)
 
 
-__all__ = ["GRADING_MODES", "EpisodeGrader", "GraderSettings", "ModeGraders", "grade_sandbox"]
+__all__ = ["GRADING_MODES", "EpisodeGrader", "GraderFactory", "GraderSettings", "ModeGraders", "grade_sandbox"]

@@ -166,7 +166,7 @@ def check_harbor_layout(task: Task) -> None:
 
     if "Dockerfile" in task.files:
         raise clash("extra file 'Dockerfile' clashes with environment/Dockerfile", "files")
-    weighted = task.verifier.mode is GradingMode.WEIGHTED_PYTEST
+    weighted = task.verifier.mode == GradingMode.WEIGHTED_PYTEST
     reserved = [_test_file_name(task)] if weighted or task.test_source.strip() else []
     if weighted:
         reserved.append("test.sh")
@@ -201,7 +201,7 @@ def write_harbor_task(task: Task, parent_dir: str | Path) -> Path:
     write_tree(task_dir / "environment", task.files)
     tests = task_dir / "tests"
     test_name = _test_file_name(task)
-    if task.verifier.mode is GradingMode.WEIGHTED_PYTEST:
+    if task.verifier.mode == GradingMode.WEIGHTED_PYTEST:
         write_text_file(tests / "test.sh", default_test_script(task, test_name), 0o755)
         write_text_file(tests / test_name, task.test_source)
     elif task.test_source.strip():
@@ -354,7 +354,7 @@ def _our_fields(config: HarborConfigReading, parts: dict[str, Any], location: st
         raise TaskFormatError(f"verifier_json is not a valid verifier: {exc}", location=location,
                               field=f"{EXTRA_TABLE}.verifier_json") from None
     tests = dict(parts["tests"])
-    weighted = verifier.mode is GradingMode.WEIGHTED_PYTEST
+    weighted = verifier.mode == GradingMode.WEIGHTED_PYTEST
     if weighted:
         tests.pop("test.sh", None)  # ours, generated from the weights
     if verifier.environment_dockerfile is not None:

@@ -90,7 +90,7 @@ def task_summary(task: Task) -> dict[str, Any]:
         return {"files": len(files), "binary": sum(isinstance(content, bytes) for content in files.values())}
 
     return {
-        "grading": task.verifier.mode.value,
+        "grading": task.verifier.mode,
         "limits": task.limits.model_dump(),
         "docker_image": task.docker_image,
         "env": dict(task.env),

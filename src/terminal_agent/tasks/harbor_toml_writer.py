@@ -67,7 +67,7 @@ _INSTALL_OR_DOWNLOAD = re.compile(
 def verifier_installs(task: Task) -> bool:
     """Whether stock Harbor's verifier needs the network for this task's test.sh: ours (weighted pytest) installs
     pytest where the image has none; a Harbor-mode test script that installs or downloads anything."""
-    if task.verifier.mode is GradingMode.WEIGHTED_PYTEST:
+    if task.verifier.mode == GradingMode.WEIGHTED_PYTEST:
         return True
     return any(name.endswith(".sh") and isinstance(text, str) and _INSTALL_OR_DOWNLOAD.search(text)
                for name, text in task.test_support_files.items())
@@ -425,6 +425,6 @@ def patched_task_toml(original: str, task: Task, location: str) -> RenderedTaskT
 def task_toml_text(task: Task, location: str | None = None) -> RenderedTaskToml:
     """The task.toml of ``task``: its own document patched (a Harbor task graded in harbor mode), else a fresh one."""
     original = task.metadata.get(TASK_TOML_METADATA_KEY)
-    if isinstance(original, str) and task.verifier.mode is GradingMode.HARBOR:
+    if isinstance(original, str) and task.verifier.mode == GradingMode.HARBOR:
         return patched_task_toml(original, task, location or task.task_id)
     return fresh_task_toml(task)

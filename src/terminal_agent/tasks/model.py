@@ -8,6 +8,7 @@ import hashlib
 import json
 import logging
 import re
+import sys
 import base64
 import threading
 from enum import Enum
@@ -185,8 +186,9 @@ def check_file_map(files: dict[str, FileContent], field: str) -> None:
         raise ValueError(f"{field}: {total} bytes in all, more than the {MAX_TASK_BYTES} a task may carry")
 
 
-class GradingMode(str, Enum):
-    """How a task's episodes are graded."""
+class GradingMode:
+    """The names of the built-in grading modes (``VerifierSpec.mode`` values). The set is open: a mode is any
+    name in :data:`~terminal_agent.tasks.grading_mode_registry.GRADING_MODES`."""
 
     WEIGHTED_PYTEST = "weighted_pytest"
     """The project's hardened grader: ``test_source`` under pytest, score = sum(weight*passed) / sum(weight)."""
@@ -199,8 +201,9 @@ class VerifierSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    mode: GradingMode = GradingMode.WEIGHTED_PYTEST
-    """Grading protocol. Harbor tasks default to ``harbor``; the project's own tasks use ``weighted_pytest``."""
+    mode: str = GradingMode.WEIGHTED_PYTEST
+    """Grading protocol, a name in ``GRADING_MODES`` (``tasks/grading_mode_registry.py``). Harbor tasks default to
+    ``harbor``; the project's own tasks use ``weighted_pytest``."""
     env: dict[str, str] = Field(default_factory=dict)
     """Environment variables of the verifier process (Harbor ``[verifier] env``)."""
     user: str | None = None
@@ -213,6 +216,15 @@ class VerifierSpec(BaseModel):
     """Dockerfile of the separate verifier environment (Harbor ``[verifier.environment]``); None: the task's."""
     artifacts: list[str] = Field(default_factory=list)
     """Absolute paths in the agent's sandbox handed to a separate verifier; empty: the working directory."""
+
+    @field_validator("mode")
+    @classmethod
+    def _registered_mode(cls, name: str) -> str:
+        from terminal_agent.tasks.grading_mode_registry import GRADING_MODES
+
+        if name not in GRADING_MODES:
+            raise ValueError(f"unknown grading mode {name!r}; valid: {', '.join(GRADING_MODES.names())}")
+        return sys.intern(name)  # one object per mode name, so ``mode is GradingMode.HARBOR`` reads as it did
 
     @field_validator("env")
     @classmethod
@@ -468,7 +480,7 @@ class Task(BaseModel):
             paid = [name for name in self.guards.tests if self.test_weights.get(name, 0.0) > 0]
             if paid:
                 raise ValueError(f"guard tests earn nothing by themselves, but test_weights pays: {', '.join(paid)}")
-            if self.verifier.mode is not GradingMode.HARBOR:
+            if self.verifier.mode != GradingMode.HARBOR:
                 try:
                     declared_guards = find_test_functions(self.test_source)
                 except ValueError:
@@ -476,7 +488,7 @@ class Task(BaseModel):
                 unknown = [name for name in self.guards.tests if name not in declared_guards]
                 if unknown and declared_guards:
                     raise ValueError(f"guards name tests that do not exist: {', '.join(unknown)}")
-        if self.verifier.mode is GradingMode.HARBOR:
+        if self.verifier.mode == GradingMode.HARBOR:
             if "test.sh" not in self.test_support_files:
                 raise ValueError("a task graded in harbor mode needs tests/test.sh (test_support_files['test.sh'])")
             if self.test_weights and sum(self.test_weights.values()) <= 0:
@@ -517,7 +529,7 @@ class Task(BaseModel):
     def unweighted_tests(self) -> list[str]:
         """Declared tests that ``test_weights`` does not name: they count with weight 0 (worth a warning).
         Always empty in harbor mode, where unweighted means "the verifier's reward file decides"."""
-        if self.verifier.mode is GradingMode.HARBOR:
+        if self.verifier.mode == GradingMode.HARBOR:
             return []
         guards = set(self.guards.tests) if self.guards is not None else set()
         return [name for name in self.test_functions if name not in self.test_weights and name not in guards]
