@@ -32,7 +32,7 @@ from terminal_agent.rewards.reward_schedule import JudgeWeightSchedule, judge_we
 class RewardConfig(BaseModel):
     """How test score and judge score combine into one reward."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, use_attribute_docstrings=True)
 
     test_weight: float = Field(1.0, ge=0.0)
     """Weight of the weighted test score."""

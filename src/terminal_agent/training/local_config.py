@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.fields import FieldInfo
 
 from terminal_agent.harbor_jobs.training_trials import RolloutTrialsConfig
 from terminal_agent.rewards.reward import RewardConfig
@@ -22,141 +23,163 @@ from terminal_agent.training.algorithms.advantages import ADVANTAGE_ESTIMATORS
 from terminal_agent.training.algorithms.kl_penalty import KL_ESTIMATORS
 from terminal_agent.training.algorithms.loss_aggregation import LOSS_AGG_MODES
 from terminal_agent.training.algorithms.policy_loss import ActorLossConfig
-from terminal_agent.training.preset_config import shown_input
+from terminal_agent.training.preset_config import TrainingPreset, shown_input
+
+
+def preset_field(key: str) -> FieldInfo:
+    """The preset schema's field behind the dotted preset key ``key`` (``algorithm.lr``)."""
+    model: type[BaseModel] = TrainingPreset
+    parts = key.split(".")
+    for part in parts[:-1]:
+        annotation = model.model_fields[part].annotation
+        candidates = [annotation, *getattr(annotation, "__args__", ())]
+        model = next(c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel))
+    return model.model_fields[parts[-1]]
+
+
+def preset_knob(key: str) -> Any:
+    """A field of :class:`LocalTrainingConfig` that is the preset key ``key``, declared once there: its default
+    (or default factory), its bounds and its docstring are the preset schema's."""
+    info = preset_field(key)
+    given: dict[str, Any] = ({"default_factory": info.default_factory} if info.default_factory is not None
+                             else {"default": info.default})
+    field: FieldInfo = Field(**given, description=info.description, json_schema_extra={"preset_key": key})
+    field.metadata.extend(info.metadata)
+    return field
+
+
+def local_default(key: str, default: Any, why: str, **bounds: Any) -> Any:
+    """A field of :class:`LocalTrainingConfig` that is the preset key ``key`` but has a default of its own, on
+    purpose: ``why`` says why (the knob schema test lists these fields). A preset still sets it (``from_preset``)."""
+    return Field(default, json_schema_extra={"preset_key": key, "local_default": why}, **bounds)
+
+
+def converted_knob(key: str, how: str, **field: Any) -> Any:
+    """A field of :class:`LocalTrainingConfig` computed from the preset key ``key`` (another type) as ``how`` says;
+    ``field``: its ``default`` (or ``default_factory``) and bounds."""
+    return Field(**field, json_schema_extra={"preset_key": key, "converted": how})
 
 
 class LocalTrainingConfig(BaseModel):
-    """Everything one local GRPO run needs, except the tasks and the run directory."""
+    """Everything one local GRPO run needs, except the tasks and the run directory.
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    A field that is a preset key is declared once, in the preset schema
+    (:mod:`terminal_agent.training.preset_config`): :func:`preset_knob` takes its default, bounds
+    and docstring from there. A field whose default here differs on purpose is a
+    :func:`local_default`, each with the reason (a direct build, by tests, the experiment command
+    and model loading, is a small quick run; a preset states a real run); a field computed from a
+    preset key of another type is a :func:`converted_knob`. ``tests/training/test_knob_schema.py``
+    holds the list of the differences.
+    """
+
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, use_attribute_docstrings=True)
 
     # --- model ------------------------------------------------------------------------------
-    model_path: str = "embedded"
+    model_path: str = local_default("model.path", "embedded", "model.path has no default (a preset names its model); "
+                                    "a direct build runs the packaged model")
     """``embedded`` (the packaged SmolLM2-135M-Instruct) or a transformers model directory."""
-    device: Literal["cpu", "cuda", "auto"] = "auto"
-    """Where the policy runs; ``auto`` picks CUDA when available."""
-    dtype: Literal["float32", "bfloat16", "float16"] = "float32"
-    """Weights' dtype (LoRA weights train in it too)."""
-    lora_rank: int = Field(8, ge=1)
-    """LoRA rank."""
-    lora_alpha: int = Field(16, ge=1)
-    """LoRA alpha."""
-    lora_dropout: float = Field(0.0, ge=0.0, lt=1.0)
-    """LoRA dropout (off while sampling: the policy samples in eval mode)."""
-    lora_target_modules: list[str] = Field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
-    """Module names that get adapters."""
-    num_threads: int | None = Field(None, ge=1)
-    """torch CPU threads; ``None``: torch's default."""
+    device: Literal["cpu", "cuda", "auto"] = preset_knob("local.device")
+    dtype: Literal["float32", "bfloat16", "float16"] = preset_knob("local.dtype")
+    lora_rank: int = preset_knob("local.lora.rank")
+    lora_alpha: int = preset_knob("local.lora.alpha")
+    lora_dropout: float = preset_knob("local.lora.dropout")
+    lora_target_modules: list[str] = preset_knob("local.lora.target_modules")
+    num_threads: int | None = preset_knob("local.num_threads")
 
     # --- rollouts ---------------------------------------------------------------------------
-    group_size: int = Field(4, ge=1)
+    group_size: int = local_default("rollout.n", 4, "a direct build is a small run (and may take groups of one, "
+                                    "which the verl path's rollout.n >= 2 refuses)", ge=1)
     """Episodes per task in one step (the GRPO group, ``rollout.n``)."""
-    tasks_per_step: int = Field(1, ge=1)
+    tasks_per_step: int = local_default("batch.train_batch_size", 1, "batch.train_batch_size has no default (a preset "
+                                        "states its batch); a direct build takes one task a step", ge=1)
     """Tasks per step (``batch.train_batch_size``)."""
-    temperature: float = Field(1.0, gt=0.0)
-    """Sampling temperature (the logprobs are taken at it too)."""
-    top_p: float = Field(1.0, gt=0.0, le=1.0)
-    """Nucleus sampling mass."""
-    max_turns: int = Field(4, ge=1)
+    temperature: float = preset_knob("rollout.temperature")
+    top_p: float = preset_knob("rollout.top_p")
+    max_turns: int = local_default("agent.max_turns", 4, "a direct build is a small run on a small model", ge=1)
     """Model replies per episode; the episode is graded when they run out."""
-    max_response_length_per_turn: int = Field(128, ge=1)
+    max_response_length_per_turn: int = local_default(
+        "lengths.max_response_length_per_turn", 128, "the lengths have no preset default; a direct build (model "
+        "loading asks for 1 token) may cap a reply below the preset's floor of 16", ge=1)
     """Token cap of one reply."""
-    max_model_len: int = Field(2048, ge=64)
+    max_model_len: int = local_default("lengths.max_model_len", 2048, "the lengths have no preset default; the "
+                                       "packaged model's context is 2048", ge=64)
     """Context of an episode (prompt + replies + observations); a turn that could not fit ends the episode, graded."""
-    trajectory_timeout_s: float = Field(600.0, gt=0)
+    trajectory_timeout_s: float = local_default("agent.trajectory_timeout_s", 600.0, "a direct build's episodes "
+                                                "are short (agent.max_turns 4)", gt=0)
     """Wall clock of one episode."""
-    concurrency: int | None = Field(None, ge=1)
+    concurrency: int | None = local_default("agent.parallel_episodes", None, "64 episodes at once is a GPU cluster's "
+                                            "number; a direct build runs one group at once", ge=1)
     """Episodes (containers) at once; ``None``: one group (``group_size``)."""
-    sampler: Literal["auto", "continuous", "batched", "vllm"] = "auto"
-    """What samples the policy (``local.sampler``): ``auto`` the continuous-batching sampler, or the generic
-    batched one for an architecture it does not run; ``continuous`` / ``batched`` that one only; ``vllm``
-    vLLM's offline engine on the same GPU, the adapter carried over after every update (needs CUDA and
-    vLLM installed; LoRA only). See docs/models.md."""
+    sampler: Literal["auto", "continuous", "batched", "vllm"] = preset_knob("local.sampler")
 
     # --- algorithm --------------------------------------------------------------------------
-    adv_estimator: str = "grpo"
-    """The advantage estimator: a name in :data:`terminal_agent.training.algorithms.advantages.ADVANTAGE_ESTIMATORS`
-    (``grpo``, ``grpo_sample_std`` or one registered there)."""
-    norm_adv_by_std_in_grpo: bool = True
-    """Divide by the group's std."""
-    lr: float = Field(1e-4, gt=0.0)
-    """AdamW learning rate of the LoRA weights."""
+    adv_estimator: str = preset_knob("algorithm.adv_estimator")
+    norm_adv_by_std_in_grpo: bool = preset_knob("algorithm.norm_adv_by_std_in_grpo")
+    lr: float = local_default("algorithm.lr", 1e-4, "the local trainer trains LoRA adapters; algorithm.lr's 1e-6 is "
+                              "a full fine-tuning rate (the verl presets)", gt=0.0)
+    """AdamW learning rate of the LoRA weights (a preset's ``algorithm.lr``)."""
     weight_decay: float = Field(0.01, ge=0.0)
-    """AdamW weight decay (verl's default)."""
-    clip_ratio_low: float = Field(0.2, ge=0.0)
-    clip_ratio_high: float = Field(0.28, ge=0.0)
-    clip_ratio_c: float = Field(3.0, gt=1.0)
-    loss_agg_mode: str = "token-mean"
-    """How token losses become one loss: verl's name, registered in
-    :data:`terminal_agent.training.algorithms.loss_aggregation.LOSS_AGG_MODES`."""
-    use_kl_loss: bool = False
-    """KL(policy || base) term; the reference is the model with its adapter disabled."""
-    kl_loss_coef: float = Field(0.001, ge=0.0)
-    kl_loss_type: str = "low_var_kl"
-    """The KL estimator: verl's name, registered in :data:`terminal_agent.training.algorithms.kl_penalty.KL_ESTIMATORS`."""
-    entropy_coeff: float = Field(0.0, ge=0.0)
-    grad_clip: float = Field(1.0, gt=0.0)
-    """Max gradient norm; a non-finite norm skips the optimizer step (as verl does)."""
-    reject_zero_variance_groups: bool = True
-    """Drop groups whose rewards all agree."""
+    """AdamW weight decay (verl's default); not a preset key."""
+    clip_ratio_low: float = preset_knob("algorithm.clip_ratio_low")
+    clip_ratio_high: float = preset_knob("algorithm.clip_ratio_high")
+    clip_ratio_c: float = preset_knob("algorithm.clip_ratio_c")
+    loss_agg_mode: str = preset_knob("algorithm.loss_agg_mode")
+    use_kl_loss: bool = preset_knob("algorithm.use_kl_loss")
+    kl_loss_coef: float = preset_knob("algorithm.kl_loss_coef")
+    kl_loss_type: str = preset_knob("algorithm.kl_loss_type")
+    entropy_coeff: float = preset_knob("algorithm.entropy_coeff")
+    grad_clip: float = preset_knob("algorithm.grad_clip")
+    reject_zero_variance_groups: bool = preset_knob("algorithm.reject_zero_variance_groups")
     mask_truncated: bool = False
-    """Truncation policy: False trains budget-cut episodes on their graded reward; True masks them."""
-    micro_batch_tokens: int = Field(4096, ge=64)
-    """Token budget of one forward/backward (gradient accumulation is exact across micro-batches)."""
-    stream_update: bool = True
-    """Run each graded group's forward and backward passes while the step's other episodes still run
-    (the gradients are normalised by the whole batch at the end); False: all of them after the rollouts."""
-    harbor_rollouts: RolloutTrialsConfig = Field(default_factory=RolloutTrialsConfig)
-    """Which steps' episodes are kept as Harbor trials in ``RUN/rollouts/`` (every Nth step, groups with reward
-    variance only, a disk budget); ``terminal-agent view RUN`` opens them (docs/harbor_jobs.md)."""
+    """Truncation policy: False trains budget-cut episodes on their graded reward; True masks them; not a preset key."""
+    micro_batch_tokens: int = preset_knob("local.micro_batch_tokens")
+    stream_update: bool = preset_knob("local.stream_update")
+    harbor_rollouts: RolloutTrialsConfig = preset_knob("local.harbor_rollouts")
 
     # --- loop -------------------------------------------------------------------------------
-    steps: int = Field(2, ge=1)
+    steps: int = local_default("local.steps", 2, "a direct build is a small run", ge=1)
     """GRPO steps."""
-    seed: int = 0
-    """Seed of data order, sampling and LoRA init."""
-    curriculum: Literal["none", "easy_to_hard"] = "none"
-    """Train-task order: ``none`` draws every task from the start; ``easy_to_hard`` draws easy tasks first
-    and opens medium, then hard ones over the first ``curriculum_share`` of the steps (``TaskOrder``)."""
-    curriculum_share: float = Field(0.5, gt=0.0, le=1.0)
-    """Share of the steps over which ``easy_to_hard`` opens the harder levels, one level per equal part."""
-    save_freq: int = Field(1, ge=-1)
+    seed: int = preset_knob("local.seed")
+    curriculum: Literal["none", "easy_to_hard"] = preset_knob("local.curriculum")
+    curriculum_share: float = preset_knob("local.curriculum_share")
+    save_freq: int = local_default("trainer.save_freq", 1, "a direct build is a run of a few steps", ge=-1)
     """Checkpoint every this many steps (-1: only at the end)."""
-    keep_checkpoints: int | None = Field(2, ge=1)
+    keep_checkpoints: int | None = local_default("trainer.max_checkpoints_to_keep", 2, "a direct build checkpoints "
+                                                 "every step (save_freq 1); two are enough to resume", ge=1)
     """Older checkpoints are deleted beyond this many; ``None`` keeps all."""
-    wandb: bool = True
+    wandb: bool = converted_knob("trainer.loggers", "whether trainer.loggers holds wandb", default=True)
     """Log to a wandb run (offline unless ``wandb_mode`` says otherwise)."""
-    wandb_mode: Literal["offline", "online", "disabled"] = "offline"
-    project: str = "terminal-agent"
-    experiment: str = "local"
-    resume: bool = True
+    wandb_mode: Literal["offline", "online", "disabled"] = preset_knob("trainer.wandb_mode")
+    project: str = preset_knob("trainer.project")
+    experiment: str = converted_knob("trainer.experiment", "the preset's experiment (its name when unset)",
+                                     default="local")
+    """Experiment name (wandb)."""
+    resume: bool = converted_knob("trainer.resume", "trainer.resume is not disable", default=True)
     """Continue from the run directory's latest checkpoint when there is one."""
-    test_weight: float = Field(1.0, ge=0.0)
-    judge_weight: float = Field(0.0, ge=0.0)
-    reward: RewardConfig | None = None
+    test_weight: float = preset_knob("reward.test_weight")
+    judge_weight: float = preset_knob("reward.judge_weight")
+    reward: RewardConfig | None = converted_knob("reward", "the preset's whole reward section", default=None)
     """The whole reward config (judge weight schedule included); None builds one from the two weights."""
 
-    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    sandbox: SandboxConfig = converted_knob("sandbox", "sandbox.backend over sandbox.env.sandbox (sandbox_config_of)",
+                                            default_factory=SandboxConfig)
     """Where episodes run: the sandbox backend (``docker``, ``bwrap``, ``ray``) and its settings; the
     SFT warm start, the GRPO rollouts and the learning experiment's evaluations all use it."""
 
     # --- validation on held-out tasks (terminal_agent.training.local_validation) --------------
-    test_freq: int = Field(-1, ge=-1)
+    test_freq: int = local_default("trainer.test_freq", -1, "a direct build validates only when asked", ge=-1)
     """Validate every this many steps and after the last one (-1 or 0: never)."""
-    val_before_train: bool = False
+    val_before_train: bool = local_default("trainer.val_before_train", False, "a direct build validates only "
+                                           "when asked")
     """Validate once before the first GRPO step (after the SFT warm start, when there is one)."""
-    val_n: int = Field(1, ge=1)
-    """Episodes per held-out task in one validation pass."""
-    val_temperature: float = Field(0.6, gt=0.0)
-    """Sampling temperature of validation episodes."""
-    val_max_tasks: int | None = Field(None, ge=1)
-    """Held-out tasks per validation pass (a sample seeded by 0, the same every pass); ``None``: all."""
+    val_n: int = preset_knob("rollout.val_n")
+    val_temperature: float = preset_knob("rollout.val_temperature")
+    val_max_tasks: int | None = preset_knob("local.val_max_tasks")
 
     # --- SFT warm start ---------------------------------------------------------------------
-    sft_enabled: bool = False
-    """Run a supervised warm start on reference-solution transcripts of the train tasks first."""
-    sft_epochs: int = Field(1, ge=1)
-    sft_lr: float = Field(1e-4, gt=0.0)
+    sft_enabled: bool = preset_knob("local.sft_warm_start.enabled")
+    sft_epochs: int = preset_knob("local.sft_warm_start.epochs")
+    sft_lr: float = preset_knob("local.sft_warm_start.lr")
 
     @field_validator("adv_estimator")
     @classmethod
@@ -268,66 +291,13 @@ def _source_of(preset: Any) -> str:
     return getattr(preset, "source", None) or f"preset {getattr(preset, 'name', '?')}"
 
 
-#: The preset key behind each field of :class:`LocalTrainingConfig` that a preset sets (errors name it).
-#: ``sandbox`` comes from ``sandbox.backend`` and ``sandbox.env.sandbox`` (:func:`sandbox_config_of`); fields not
-#: listed (``weight_decay``, ``mask_truncated``) keep their defaults.
+#: The preset key behind each field of :class:`LocalTrainingConfig` that a preset sets (errors name it), read off
+#: the fields' declarations (:func:`preset_knob`, :func:`local_default`, :func:`converted_knob`); fields not listed
+#: (``weight_decay``, ``mask_truncated``) keep their defaults. ``sandbox`` comes from ``sandbox.backend`` and
+#: ``sandbox.env.sandbox`` (:func:`sandbox_config_of`).
 PRESET_KEY_OF_FIELD: dict[str, str] = {
-    "model_path": "model.path",
-    "device": "local.device",
-    "dtype": "local.dtype",
-    "lora_rank": "local.lora.rank",
-    "lora_alpha": "local.lora.alpha",
-    "lora_dropout": "local.lora.dropout",
-    "lora_target_modules": "local.lora.target_modules",
-    "num_threads": "local.num_threads",
-    "concurrency": "agent.parallel_episodes",
-    "sampler": "local.sampler",
-    "harbor_rollouts": "local.harbor_rollouts",
-    "group_size": "rollout.n",
-    "tasks_per_step": "batch.train_batch_size",
-    "temperature": "rollout.temperature",
-    "top_p": "rollout.top_p",
-    "max_turns": "agent.max_turns",
-    "max_response_length_per_turn": "lengths.max_response_length_per_turn",
-    "max_model_len": "lengths.max_model_len",
-    "trajectory_timeout_s": "agent.trajectory_timeout_s",
-    "adv_estimator": "algorithm.adv_estimator",
-    "norm_adv_by_std_in_grpo": "algorithm.norm_adv_by_std_in_grpo",
-    "lr": "algorithm.lr",
-    "clip_ratio_low": "algorithm.clip_ratio_low",
-    "clip_ratio_high": "algorithm.clip_ratio_high",
-    "clip_ratio_c": "algorithm.clip_ratio_c",
-    "loss_agg_mode": "algorithm.loss_agg_mode",
-    "use_kl_loss": "algorithm.use_kl_loss",
-    "kl_loss_coef": "algorithm.kl_loss_coef",
-    "kl_loss_type": "algorithm.kl_loss_type",
-    "entropy_coeff": "algorithm.entropy_coeff",
-    "grad_clip": "algorithm.grad_clip",
-    "reject_zero_variance_groups": "algorithm.reject_zero_variance_groups",
-    "steps": "local.steps",
-    "seed": "local.seed",
-    "curriculum": "local.curriculum",
-    "curriculum_share": "local.curriculum_share",
-    "stream_update": "local.stream_update",
-    "micro_batch_tokens": "local.micro_batch_tokens",
-    "save_freq": "trainer.save_freq",
-    "keep_checkpoints": "trainer.max_checkpoints_to_keep",
-    "wandb": "trainer.loggers",
-    "wandb_mode": "trainer.wandb_mode",
-    "project": "trainer.project",
-    "experiment": "trainer.experiment",
-    "resume": "trainer.resume",
-    "test_weight": "reward.test_weight",
-    "judge_weight": "reward.judge_weight",
-    "reward": "reward",
-    "test_freq": "trainer.test_freq",
-    "val_before_train": "trainer.val_before_train",
-    "val_n": "rollout.val_n",
-    "val_temperature": "rollout.val_temperature",
-    "val_max_tasks": "local.val_max_tasks",
-    "sft_enabled": "local.sft_warm_start.enabled",
-    "sft_epochs": "local.sft_warm_start.epochs",
-    "sft_lr": "local.sft_warm_start.lr",
+    name: info.json_schema_extra["preset_key"] for name, info in LocalTrainingConfig.model_fields.items()
+    if isinstance(info.json_schema_extra, dict) and "preset_key" in info.json_schema_extra and name != "sandbox"
 }
 
 #: Fields read from the preset's ``local`` section only when that section has the key (a newer key the

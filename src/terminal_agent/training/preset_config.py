@@ -35,7 +35,7 @@ VERL_ADV_ESTIMATORS = ("grpo",)
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_assignment=True)
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False, validate_assignment=True, use_attribute_docstrings=True)
 
 
 class ModelSection(_Section):
@@ -126,7 +126,7 @@ class RolloutSection(_Section):
     n: int = Field(8, ge=2)
     """Episodes per task (the GRPO group size; at least 2 so the group has a variance)."""
     temperature: float = Field(1.0, gt=0.0)
-    """Sampling temperature while training."""
+    """Sampling temperature while training (the local trainer takes its logprobs at it too)."""
     top_p: float = Field(1.0, gt=0.0, le=1.0)
     """Nucleus sampling while training."""
     val_n: int = Field(1, ge=1)
@@ -191,7 +191,8 @@ class AlgorithmSection(_Section):
     norm_adv_by_std_in_grpo: bool = True
     """Divide the group-centred reward by the group's standard deviation."""
     lr: float = Field(1e-6, gt=0.0)
-    """Actor learning rate."""
+    """Actor learning rate. The default is a full fine-tuning rate (verl, ``model.lora_rank: 0``); LoRA wants a
+    higher one (the local presets set 1e-5; a local config built without a preset defaults to 1e-4)."""
     clip_ratio_low: float = Field(0.2, ge=0.0)
     """PPO clip below 1 (ratio floor 1 - low)."""
     clip_ratio_high: float = Field(0.28, ge=0.0)
@@ -201,13 +202,15 @@ class AlgorithmSection(_Section):
     loss_agg_mode: Literal[VERL_LOSS_AGG_MODES] = "token-mean"  # type: ignore[valid-type]
     """How token losses become one loss (verl's names)."""
     use_kl_loss: bool = False
-    """Add a KL(policy || reference) term to the loss (needs a reference model)."""
+    """Add a KL(policy || reference) term to the loss (needs a reference model; the local trainer's reference is
+    the model with its adapter disabled)."""
     kl_loss_coef: float = Field(0.001, ge=0.0)
     """Weight of the KL term."""
     kl_loss_type: Literal["kl", "k1", "abs", "mse", "k2", "low_var_kl", "k3", "full"] = "low_var_kl"
     """KL estimator (verl's names)."""
     grad_clip: float = Field(1.0, gt=0.0)
-    """Gradient norm clip; verl 0.9.1 reads it as ``actor.optim.clip_grad``."""
+    """Gradient norm clip; verl 0.9.1 reads it as ``actor.optim.clip_grad``. A non-finite norm skips the optimizer
+    step (verl and the local trainer)."""
     entropy_coeff: float = Field(0.0, ge=0.0)
     """Entropy bonus weight (0 = none)."""
     reject_zero_variance_groups: bool = True
@@ -314,7 +317,7 @@ class LocalLoraSection(_Section):
     alpha: int = Field(16, ge=1)
     """LoRA alpha."""
     dropout: float = Field(0.0, ge=0.0, lt=1.0)
-    """LoRA dropout."""
+    """LoRA dropout (off while sampling: the policy samples in eval mode)."""
     target_modules: list[str] = Field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
     """Module names that get adapters."""
 
@@ -334,9 +337,9 @@ class LocalSection(_Section):
     """The single-machine GRPO trainer (``backend: local`` only)."""
 
     device: Literal["cpu", "cuda", "auto"] = "auto"
-    """Where the policy runs."""
+    """Where the policy runs; ``auto`` picks CUDA when available."""
     dtype: Literal["float32", "bfloat16", "float16"] = "float32"
-    """Weights' dtype."""
+    """Weights' dtype (LoRA weights train in it too)."""
     lora: LocalLoraSection = Field(default_factory=LocalLoraSection)
     """LoRA adapters trained instead of the full model."""
     steps: int = Field(10, ge=1)
