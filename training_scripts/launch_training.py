@@ -45,6 +45,7 @@ from terminal_agent.errors import (  # noqa: E402
 )
 from terminal_agent.training.launcher import launch, plan_launch, write_dry_run  # noqa: E402
 from terminal_agent.training.preset_config import load_preset, preset_names  # noqa: E402
+from terminal_agent.training.trainer_backends import get_trainer_backend  # noqa: E402
 from terminal_agent.training.verl_overrides import split_overrides  # noqa: E402
 
 console = Console(stderr=True)
@@ -131,11 +132,12 @@ def main(argv: list[str] | None = None) -> int:
             print(text, end="")
             console.print(f"[green]valid[/green]; resolved launch saved to {escape(str(path))} (nothing started)")
             return 0
-        if args.rehearse and plan.preset.backend != "verl":
+        backend = get_trainer_backend(plan.preset.backend)
+        if args.rehearse and not backend.can_rehearse:
             raise ConfigError(f"--rehearse: preset {plan.preset.name!r} is backend {plan.preset.backend}; a rehearsal "
                               "is a verl launch without GPUs")
         console.print(f"[green]valid[/green]; launching {escape(plan.preset.name)} into {escape(str(plan.run_dir))}")
-        if plan.preset.backend == "local":  # the local trainer is quiet; the progress bars and summary are this CLI's
+        if backend.in_process:  # the in-process trainer is quiet; the progress bars and summary are this CLI's
             from terminal_agent.cli.local_training_view import RichTrainingProgress, print_training_summary
 
             config = plan.local_config

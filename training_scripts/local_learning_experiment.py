@@ -73,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     from terminal_agent.training.local_experiment import run_learning_experiment
     from terminal_agent.training.train_splits import DEFAULT_SHIPPED, exported_only, frozen_splits, split_sources
     from terminal_agent.training.preset_config import load_preset
+    from terminal_agent.training.trainer_backends import get_trainer_backend
     from terminal_agent.training.seed_experiment import check_task_groups, parse_seeds, run_seed_experiments
 
     try:
@@ -80,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
         if seeds is not None and any(o.split("=", 1)[0].strip() == "local.seed" for o in args.overrides):
             raise ConfigError("--seeds and local.seed both set the seed: pass the seeds with --seeds")
         preset = load_preset(args.preset, args.overrides)
-        if preset.backend != "local":
+        if not get_trainer_backend(preset.backend).in_process:
             raise ConfigError(f"preset {preset.name!r} is a {preset.backend} preset; the experiment runs the local trainer")
         config = LocalTrainingConfig.from_preset(preset)
         if args.splits is not None:

@@ -97,7 +97,7 @@ def test_local_preset_plan_needs_no_verl(tmp_path):
 
 def test_missing_trainer_module_is_a_setup_error_naming_it():
     with pytest.raises(TrainingSetupError, match="terminal_agent.training.no_such_trainer"):
-        launcher._load_object("terminal_agent.training.no_such_trainer:run", "the local trainer")
+        launcher.load_object("terminal_agent.training.no_such_trainer:run", "the local trainer")
 
 
 def test_redact_keys_values_and_url_passwords():

@@ -53,11 +53,12 @@ def main(argv: list[str] | None = None) -> int:
     from terminal_agent.training.train_splits import DEFAULT_SHIPPED, exported_only, frozen_splits
     from terminal_agent.training.local_trainer import train_local
     from terminal_agent.training.preset_config import load_preset
+    from terminal_agent.training.trainer_backends import get_trainer_backend
 
     started = time.monotonic()
     try:
         preset = load_preset(args.preset, args.overrides)
-        if preset.backend != "local":
+        if not get_trainer_backend(preset.backend).in_process:
             raise ConfigError(f"preset {preset.name!r} is a {preset.backend} preset; this runs the local trainer")
         config = LocalTrainingConfig.from_preset(preset)
         train, _held_out = frozen_splits(args.splits, args.tasks or DEFAULT_SHIPPED)

@@ -97,7 +97,9 @@ def attention_heads(model_path: str) -> AttentionHeads:
 
 
 def _gpu_rules_apply(preset: TrainingPreset) -> bool:
-    return preset.backend == "verl"
+    from terminal_agent.training.trainer_backends import get_trainer_backend
+
+    return get_trainer_backend(preset.backend).gpu_geometry
 
 
 @GEOMETRY_RULES.register("batch_divisible")
@@ -223,7 +225,7 @@ VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
 @GEOMETRY_RULES.register("lora_rank")
 def check_lora_rank(preset: TrainingPreset, heads: AttentionHeads) -> list[GeometryProblem]:
     rank = preset.model.lora_rank
-    if preset.backend == "verl" and rank > VLLM_LORA_RANKS[-1]:
+    if _gpu_rules_apply(preset) and rank > VLLM_LORA_RANKS[-1]:
         return [GeometryProblem("lora_rank", "model.lora_rank",
                                 f"LoRA rank {rank} is above vLLM's largest LoRA rank {VLLM_LORA_RANKS[-1]}")]
     return []
@@ -352,7 +354,7 @@ def batch_arithmetic(preset: TrainingPreset) -> BatchArithmetic:
 def placement_plan(preset: TrainingPreset, sandboxes: SandboxPlacement) -> PlacementPlan:
     """The placement of ``preset`` (its geometry checked first: a ConfigError names the key of a broken rule)."""
     require_sound_geometry(preset)
-    if preset.backend != "verl":
+    if not _gpu_rules_apply(preset):
         return PlacementPlan(backend=preset.backend, sandboxes=sandboxes)
     return PlacementPlan(backend=preset.backend, gpus=gpu_placement(preset), batch=batch_arithmetic(preset),
                          sandboxes=sandboxes)

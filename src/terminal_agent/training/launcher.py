@@ -47,6 +47,7 @@ import yaml
 from terminal_agent.errors import ConfigError, TrainingSetupError
 from terminal_agent.training.geometry_checks import SandboxPlacement, placement_plan, require_sound_geometry
 from terminal_agent.training.preset_config import TrainingPreset
+from terminal_agent.training.trainer_backends import get_trainer_backend
 from terminal_agent.training.verl_overrides import HydraOverride, RawOverride, verl_overrides, workflow_args_for
 
 logger = logging.getLogger(__name__)
@@ -104,8 +105,9 @@ class LaunchPlan:
 
 
 # --- validation ----------------------------------------------------------------------------------
-def _check_training_agent(preset: TrainingPreset) -> None:
-    if preset.backend == "verl" and preset.agent.compaction:
+def check_no_compaction(preset: TrainingPreset) -> None:
+    """The verl backend's agent check (its hook ``check_launch``)."""
+    if preset.agent.compaction:
         raise ConfigError("agent.compaction: must be false for verl: compaction rewrites earlier turns, and rLLM's "
                           "token mode then sets every response mask to 0 (the run would train on nothing)")
 
@@ -188,9 +190,8 @@ VERL_PATH_KEYS = {
 }
 
 
-def _check_verl_path_keys(preset: TrainingPreset) -> None:
-    if preset.backend == "verl":
-        return
+def check_no_verl_path_keys(preset: TrainingPreset) -> None:
+    """Refuse a verl-path key set away from its default (the hook ``check_launch`` of a backend that is not verl)."""
     for key, why in VERL_PATH_KEYS.items():
         section_key, _, name = key.rpartition(".")
         section = getattr(preset, section_key)
@@ -261,7 +262,7 @@ def _check_data_paths(preset: TrainingPreset) -> None:
             raise ConfigError(f"data.splits: {exc}") from None
 
 
-def _load_object(path: str, what: str) -> Any:
+def load_object(path: str, what: str) -> Any:
     module_name, _, name = path.partition(":")
     try:
         module = importlib.import_module(module_name)
@@ -296,7 +297,7 @@ def effective_workflow_args(workflow_args: dict[str, Any], trainer_config: Any) 
 def _check_workflow_signature(workflow_args: dict[str, Any], notes: list[str]) -> None:
     """Bind the Workflow's arguments to its __init__ when the class imports here."""
     try:
-        workflow_class = _load_object(WORKFLOW_CLASS_PATH, "the rLLM Workflow")
+        workflow_class = load_object(WORKFLOW_CLASS_PATH, "the rLLM Workflow")
     except TrainingSetupError as exc:
         notes.append(f"workflow arguments not checked against the Workflow's signature: {exc}")
         return
@@ -334,24 +335,22 @@ def plan_launch(preset: TrainingPreset, *, raw_overrides: list[RawOverride] | tu
     """Validate ``preset`` and the command line's raw rLLM/verl keys completely (nothing is started).
     Raises ConfigError / TrainingSetupError."""
     notes: list[str] = []
-    if raw_overrides and preset.backend != "verl":
-        first = raw_overrides[0]
-        raise ConfigError(f"{first.key}: not a key of the preset, and rLLM/verl hydra keys are for backend verl "
-                          f"(preset {preset.name!r} is backend {preset.backend})")
+    backend = get_trainer_backend(preset.backend)
+    backend.check_launch(preset, raw_overrides)
     preset = resolve_sandbox_backend(preset, notes)
     plan = LaunchPlan(preset=preset, run_dir=preset.run_dir, raw_overrides=list(raw_overrides), notes=notes)
-    _check_training_agent(preset)
-    _check_verl_path_keys(preset)
     _check_sandbox_backend(preset)
     require_sound_geometry(preset)
     _check_data_paths(preset)
     plan.workflow_args = workflow_args_for(preset)
     _check_env_and_agent_args(plan.workflow_args)
-    if preset.backend == "local":
-        from terminal_agent.training.local_config import LocalTrainingConfig
+    return backend.plan(plan, level2=level2, verl_python=verl_python)
 
-        plan.local_config = LocalTrainingConfig.from_preset(preset)  # what run_local_training builds
-        return plan
+
+def plan_verl(plan: LaunchPlan, *, level2: bool = True, verl_python: str | None = None) -> LaunchPlan:
+    """The verl backend's part of :func:`plan_launch`: data files, model path, hydra keys composed with Hydra,
+    the Workflow's signature and level 2."""
+    preset = plan.preset
     require_multicast_off(preset)
     from terminal_agent.training.verl_schema import compose_trainer_config, validate_with_verl
 
@@ -424,8 +423,7 @@ def run_environment(preset: TrainingPreset) -> dict[str, str]:
     if "file" in preset.trainer.loggers:
         env_vars["VERL_FILE_LOGGER_PATH"] = str((preset.run_dir / VERL_METRICS_FILE).resolve())
     env_vars.update(preset.runtime_env.env_vars)
-    if preset.backend == "verl":
-        env_vars.update(NVLINK_MULTICAST_OFF)
+    env_vars.update(get_trainer_backend(preset.backend).multicast_switches)
     return env_vars
 
 
@@ -460,11 +458,7 @@ def sandbox_placement(preset: TrainingPreset, workflow_args: dict[str, Any]) -> 
                  f"{preset.cluster.nodes} x {per_node} = {slots} for agent.parallel_episodes {episodes} (the live "
                  "cluster's slots are checked after ray.init)")
         return SandboxPlacement(backend=config.backend, where=where, parallel_episodes=episodes, planned_slots=slots)
-    if preset.backend == "verl":
-        where = (f"{config.backend} sandboxes on the driver's node: rLLM runs every env in the driver's thread pool, "
-                 "so all of them land on the head node (the ray backend spreads them over the nodes)")
-    else:
-        where = f"{config.backend} sandboxes on this machine, started by the local trainer's process"
+    where = get_trainer_backend(preset.backend).sandbox_where(config.backend)
     return SandboxPlacement(backend=config.backend, where=where, parallel_episodes=episodes)
 
 
@@ -477,30 +471,35 @@ def placement_document(plan: LaunchPlan) -> dict[str, Any]:
 def dry_run_document(plan: LaunchPlan) -> dict[str, Any]:
     """What a launch would use, secrets redacted: the placement plan first, then the NVLink multicast switches
     (verl backend), then everything handed to rLLM/verl or the local trainer."""
-    verl = plan.preset.backend == "verl"
+    backend = get_trainer_backend(plan.preset.backend)
     document: dict[str, Any] = {
         "placement": placement_document(plan),
-        "nvlink_multicast_off": dict(NVLINK_MULTICAST_OFF) if verl else None,
+        "nvlink_multicast_off": dict(backend.multicast_switches) or None,
         "preset": plan.preset.model_dump(mode="json"),
         "run_dir": str(plan.run_dir),
-        "workflow_class": WORKFLOW_CLASS_PATH if verl else LOCAL_TRAINER_PATH,
+        "workflow_class": backend.trainer_path,
         "workflow_args": plan.workflow_args,
-        "ray_runtime_env": ray_runtime_env(plan.preset) if verl else None,
+        "ray_runtime_env": ray_runtime_env(plan.preset) if backend.uses_ray else None,
         "notes": plan.notes,
     }
-    if plan.local_config is not None:
-        document["local_config"] = plan.local_config.model_dump(mode="json")
-    if plan.preset.backend == "verl":
-        document["model_path"] = plan.model_path
-        document["train_files"] = plan.train_files
-        document["val_files"] = plan.val_files
-        document["hydra_overrides"] = [override.to_hydra() for override in plan.hydra_overrides]
-        document["raw_overrides"] = [override.to_hydra() for override in plan.raw_overrides]
-        document["hydra_key_sources"] = hydra_key_sources(plan)
-        if plan.level2 is not None:
-            document["level2"] = {"ran": plan.level2.ran, "where": plan.level2.where,
-                                  "verl": plan.level2.verl_version, "reason": plan.level2.reason}
+    document.update(backend.dry_run_fields(plan))
     return redact(document)
+
+
+def verl_dry_run_fields(plan: LaunchPlan) -> dict[str, Any]:
+    """The verl backend's keys of the dry run: model, data files, every hydra key and where it comes from, level 2."""
+    fields: dict[str, Any] = {
+        "model_path": plan.model_path,
+        "train_files": plan.train_files,
+        "val_files": plan.val_files,
+        "hydra_overrides": [override.to_hydra() for override in plan.hydra_overrides],
+        "raw_overrides": [override.to_hydra() for override in plan.raw_overrides],
+        "hydra_key_sources": hydra_key_sources(plan),
+    }
+    if plan.level2 is not None:
+        fields["level2"] = {"ran": plan.level2.ran, "where": plan.level2.where,
+                            "verl": plan.level2.verl_version, "reason": plan.level2.reason}
+    return fields
 
 
 def hydra_key_sources(plan: LaunchPlan) -> dict[str, str]:
@@ -785,7 +784,8 @@ def start_stall_watchdog(plan: LaunchPlan, on_stall: Any = None) -> Any:
     return StallWatchdog(Path(path), plan.run_dir, trainer.stall_timeout_s, on_stall or _stop_stalled_run).start()
 
 
-def _launch_verl(plan: LaunchPlan, rehearse: bool = False) -> None:
+def launch_verl(plan: LaunchPlan, rehearse: bool = False) -> None:
+    """The verl backend's launch (its hook ``launch``)."""
     preset = plan.preset
     require_multicast_off(preset)  # again at launch time: the environment may have changed since the plan
     if rehearse:
@@ -799,7 +799,7 @@ def _launch_verl(plan: LaunchPlan, rehearse: bool = False) -> None:
     from terminal_agent.training.verl_schema import validate_with_verl
 
     validate_with_verl(plan.trainer_config)  # level 2 in-process now that verl imports: refuse before Ray starts
-    workflow_class = _load_object(WORKFLOW_CLASS_PATH, "the rLLM Workflow")
+    workflow_class = load_object(WORKFLOW_CLASS_PATH, "the rLLM Workflow")
     from terminal_agent.env import env_config_from_args
     from terminal_agent.sandbox.backends import close_backends
     from terminal_agent.sandbox.cleanup import CleanupDaemon, sweep_leaked
@@ -841,15 +841,12 @@ def launch(plan: LaunchPlan, *, progress: Any = None, rehearse: bool = False) ->
     ``rehearse``: a verl launch on a machine without GPUs or vLLM, up to its first GPU call (module docstring)."""
     plan.run_dir.mkdir(parents=True, exist_ok=True)
     write_dry_run(plan)  # the resolved, redacted config of every real run is kept beside its outputs
-    if plan.preset.backend == "local":
-        run_local_training = _load_object(LOCAL_TRAINER_PATH, "the local trainer")
-        return run_local_training(plan.preset, plan.run_dir, progress=progress)
-    _launch_verl(plan, rehearse=rehearse)
-    return None
+    return get_trainer_backend(plan.preset.backend).launch(plan, progress=progress, rehearse=rehearse)
 
 
 __all__ = [
-    "LaunchPlan", "NVLINK_MULTICAST_OFF", "check_packages", "placement_document", "require_multicast_off",
+    "LaunchPlan", "NVLINK_MULTICAST_OFF", "check_no_compaction", "check_no_verl_path_keys", "check_packages",
+    "launch_verl", "load_object", "plan_verl", "verl_dry_run_fields", "placement_document", "require_multicast_off",
     "sandbox_placement", "point_verl_at_rllm_ready_model", "start_stall_watchdog", "check_sandbox_slots", "docker_daemon_answers", "dry_run_document",
     "exported_images_dir", "forwarded_environment", "hydra_key_sources", "launch", "plan_launch", "ray_init_arguments",
     "ray_runtime_env", "redact", "resolve_model_path", "resolve_sandbox_backend", "run_environment",

@@ -376,8 +376,9 @@ class TrainingPreset(_Section):
     """Preset name (file stem); the default experiment name."""
     description: str = ""
     """One line for the preset table."""
-    backend: Literal["verl", "local"]
-    """``verl``: rLLM + verl on GPUs (Ray, vLLM); ``local``: the project's single-machine trainer."""
+    backend: str
+    """A name in ``TRAINER_BACKENDS`` (``training/trainer_backends/``): ``verl``: rLLM + verl on GPUs (Ray, vLLM);
+    ``local``: the project's single-machine trainer."""
     model: ModelSection
     """The policy."""
     cluster: ClusterSection = Field(default_factory=ClusterSection)
@@ -422,15 +423,19 @@ class TrainingPreset(_Section):
         """The dotted preset keys set by ``key=value`` overrides (what the dry run credits to the command line)."""
         return self._command_line
 
+    @field_validator("backend")
+    @classmethod
+    def _registered_backend(cls, name: str) -> str:
+        from terminal_agent.training.trainer_backends import TRAINER_BACKENDS
+
+        TRAINER_BACKENDS.get(name)  # a ConfigError (a ValueError) listing the registered backends
+        return name
+
     @model_validator(mode="after")
     def _backend_sections(self) -> "TrainingPreset":
-        if self.backend == "local" and self.local is None:
-            raise ValueError("backend local needs a 'local' section")
-        if self.backend == "verl" and self.local is not None:
-            raise ValueError("the 'local' section is only for backend local")
-        if self.backend == "verl" and self.algorithm.adv_estimator not in VERL_ADV_ESTIMATORS:
-            raise ValueError(f"algorithm.adv_estimator: {self.algorithm.adv_estimator!r} is computed by the local "
-                             f"trainer only; backend verl computes {', '.join(VERL_ADV_ESTIMATORS)}")
+        from terminal_agent.training.trainer_backends import get_trainer_backend
+
+        get_trainer_backend(self.backend).check_preset(self)
         return self
 
     @property

@@ -1,0 +1,84 @@
+"""The trainer backends: a preset's ``backend`` -> the object that validates, plans, shows and launches its run.
+
+    get_trainer_backend(preset.backend).launch(plan, progress=None, rehearse=False)
+
+One table, one line per backend; a built-in backend is named by where its object lives, so this package
+imports no trainer (the preset schema checks a ``backend`` name here, every backend imports the preset
+schema and the launcher, and no import comes back round). A new backend is one module with a ``BACKEND``
+object of :class:`TrainerBackend` plus one line below::
+
+    TRAINER_BACKENDS.register_path("mine", "terminal_agent.training.trainer_backends.mine:BACKEND")
+
+The preset schema, the geometry rules, the launcher, the dry run and the training scripts ask the backend
+(its hooks and flags) and never compare backend names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from terminal_agent.registry import Registry
+
+if TYPE_CHECKING:
+    from terminal_agent.training.launcher import LaunchPlan
+    from terminal_agent.training.preset_config import TrainingPreset
+    from terminal_agent.training.verl_overrides import RawOverride
+
+
+class TrainerBackend(Protocol):
+    """One way of training: the flags and hooks every entry of ``TRAINER_BACKENDS`` has."""
+
+    trainer_path: str
+    """``module:attribute`` of what the launch runs (the dry run's ``workflow_class``)."""
+    gpu_geometry: bool
+    """Whether verl's GPU rules apply: GPU placement, batch arithmetic per rank, vLLM's LoRA ranks."""
+    uses_ray: bool
+    """Whether the run's workers are Ray workers (the dry run shows their ``runtime_env``)."""
+    multicast_switches: Mapping[str, str]
+    """Variables every process of the run gets last (verl: NVLink multicast off); empty: none."""
+    in_process: bool
+    """Whether the trainer runs in this process (it reports progress to the caller and returns a summary);
+    the research drivers that call the local trainer directly need such a backend."""
+    can_rehearse: bool
+    """Whether ``launch(plan, rehearse=True)`` means something (a launch without GPUs up to the first GPU call)."""
+
+    def check_preset(self, preset: "TrainingPreset") -> None:
+        """The preset's sections as this backend needs them (raises ``ValueError`` naming the key)."""
+        ...
+
+    def check_launch(self, preset: "TrainingPreset", raw_overrides: Sequence["RawOverride"]) -> None:
+        """What the launcher refuses before planning: keys this backend cannot honour (raises ``ConfigError``)."""
+        ...
+
+    def plan(self, plan: "LaunchPlan", *, level2: bool, verl_python: str | None) -> "LaunchPlan":
+        """Fill the backend's part of a validated plan (nothing is started)."""
+        ...
+
+    def sandbox_where(self, backend: str) -> str:
+        """Where this trainer's sandboxes of the sandbox backend ``backend`` run, in words (not ``ray``)."""
+        ...
+
+    def dry_run_fields(self, plan: "LaunchPlan") -> dict[str, Any]:
+        """The backend's own keys of the dry-run document (after the common ones)."""
+        ...
+
+    def launch(self, plan: "LaunchPlan", *, progress: Any = None, rehearse: bool = False) -> Any:
+        """Run the plan (blocks until training ends); an in-process trainer returns its summary."""
+        ...
+
+
+TRAINER_BACKENDS: Registry[Any] = Registry("trainer backend")
+"""Name -> backend (a :class:`TrainerBackend`); the names are ``TrainingPreset.backend``'s values."""
+
+TRAINER_BACKENDS.register_path("verl", "terminal_agent.training.trainer_backends.verl:BACKEND")
+TRAINER_BACKENDS.register_path("local", "terminal_agent.training.trainer_backends.local:BACKEND")
+
+
+def get_trainer_backend(name: str) -> TrainerBackend:
+    """The backend registered as ``name``. Raises :class:`~terminal_agent.errors.ConfigError` listing the valid ones."""
+    backend: TrainerBackend = TRAINER_BACKENDS.get(name)
+    return backend
+
+
+__all__ = ["TRAINER_BACKENDS", "TrainerBackend", "get_trainer_backend"]

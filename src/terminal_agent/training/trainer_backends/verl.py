@@ -1,0 +1,56 @@
+"""The ``verl`` trainer backend: rLLM + verl on GPUs (Ray workers, vLLM sampling), launched through rLLM's
+``AgentTrainer`` with our Workflow (:mod:`terminal_agent.training.launcher` holds the steps it calls)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from terminal_agent.training import launcher
+
+if TYPE_CHECKING:
+    from terminal_agent.training.launcher import LaunchPlan
+    from terminal_agent.training.preset_config import TrainingPreset
+    from terminal_agent.training.verl_overrides import RawOverride
+
+
+class VerlBackend:
+    """rLLM + verl: the hooks of :class:`~terminal_agent.training.trainer_backends.TrainerBackend`."""
+
+    trainer_path = launcher.WORKFLOW_CLASS_PATH
+    gpu_geometry = True
+    uses_ray = True
+    multicast_switches = launcher.NVLINK_MULTICAST_OFF
+    in_process = False
+    can_rehearse = True
+
+    def check_preset(self, preset: "TrainingPreset") -> None:
+        from terminal_agent.training.preset_config import VERL_ADV_ESTIMATORS
+
+        if preset.local is not None:
+            raise ValueError("the 'local' section is only for backend local")
+        if preset.algorithm.adv_estimator not in VERL_ADV_ESTIMATORS:
+            raise ValueError(f"algorithm.adv_estimator: {preset.algorithm.adv_estimator!r} is computed by the local "
+                             f"trainer only; backend verl computes {', '.join(VERL_ADV_ESTIMATORS)}")
+
+    def check_launch(self, preset: "TrainingPreset", raw_overrides: Sequence["RawOverride"]) -> None:
+        launcher.check_no_compaction(preset)
+
+    def plan(self, plan: "LaunchPlan", *, level2: bool, verl_python: str | None) -> "LaunchPlan":
+        return launcher.plan_verl(plan, level2=level2, verl_python=verl_python)
+
+    def sandbox_where(self, backend: str) -> str:
+        return (f"{backend} sandboxes on the driver's node: rLLM runs every env in the driver's thread pool, "
+                "so all of them land on the head node (the ray backend spreads them over the nodes)")
+
+    def dry_run_fields(self, plan: "LaunchPlan") -> dict[str, Any]:
+        return launcher.verl_dry_run_fields(plan)
+
+    def launch(self, plan: "LaunchPlan", *, progress: Any = None, rehearse: bool = False) -> Any:
+        launcher.launch_verl(plan, rehearse=rehearse)
+        return None
+
+
+BACKEND = VerlBackend()
+
+__all__ = ["BACKEND", "VerlBackend"]
