@@ -21,7 +21,9 @@ SEED = 5
 
 def config(steps: int) -> LocalTrainingConfig:
     return LocalTrainingConfig(
-        group_size=2, tasks_per_step=1, max_turns=2, steps=steps, num_threads=1, save_freq=1, keep_checkpoints=None,
+        # one turn: the reference solution's episode is cut after its command and graded (reward 1), the other
+        # finishes at once, so each step still updates; a second turn would only add CPU time
+        group_size=2, tasks_per_step=1, max_turns=1, steps=steps, num_threads=1, save_freq=1, keep_checkpoints=None,
         seed=SEED, micro_batch_tokens=2048, experiment="resume-test",
     )
 

@@ -119,6 +119,7 @@ def test_killed_run_leaves_no_containers_and_resumes_from_its_last_checkpoint(do
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     summary = json.loads(resumed.stdout.strip().splitlines()[-1])
     assert summary["resumed_from"] == 1 and summary["steps_this_session"] == 1
+    assert summary["optimizer_steps"] == 1  # the resumed step trained (its group had reward variance)
     records = read_metrics(run_dir)
     assert [r["step"] for r in records] == [1, 2]
     # the data order of the interrupted-and-resumed run is the uninterrupted one
