@@ -44,7 +44,7 @@ def _leaf_keys(model: type[BaseModel], prefix: str = "") -> set[str]:
         candidates = [field.annotation, *typing.get_args(field.annotation)]
         section = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
         dotted = f"{prefix}{name}"
-        if section is None or dotted in PRESET_KEY_OF_FIELD.values():
+        if section is None or dotted in PRESET_KEY_OF_FIELD.values() or dotted in VERL_ONLY_KEYS:  # a whole section
             keys.add(dotted)
         else:
             keys |= _leaf_keys(section, f"{dotted}.")
