@@ -43,6 +43,9 @@ CORPUS_MODULES = (
     "sqlite_data",
     "log_forensics",
     "multi_file",
+    "hard_interpreters",
+    "hard_data_systems",
+    "hard_tooling",
 )
 CSV_PATH = HERE / "latest_verified.csv"
 HARBOR_DIR = HERE / "harbor"
@@ -91,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     write_tasks_csv(tasks, CSV_PATH)
     TASK_FORMATS.get("harbor").write(tasks, HARBOR_DIR)
-    graded = sum(1 for task in tasks if task.verifier.mode.value == "harbor")
+    graded = sum(1 for task in tasks if task.verifier.mode == "harbor")
     print(f"wrote {len(tasks)} tasks to {CSV_PATH.name} and to {HARBOR_DIR.name}/ ({graded} in Harbor verifier mode)")
     return 0
 

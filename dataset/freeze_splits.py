@@ -68,6 +68,15 @@ def bands_from_screening(summary: dict, how: str | None) -> dict:
     }
 
 
+def committed_family_seeds(path: Path, seed: int) -> dict[str, int]:
+    """The per-family seeds of the committed splits file that differ from ``seed`` (a refreeze keeps them)."""
+    if not path.exists():
+        return {}
+    document = json.loads(path.read_text())
+    return {name: spec["seed"] for part in document["splits"].values() for name, spec in part["families"].items()
+            if spec.get("seed", seed) != seed}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--screening", type=Path, help="output directory of `terminal-agent tasks screen`")
@@ -78,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--held-out-family-count", type=int, default=10, help="instances per held-out family")
     parser.add_argument("--keep-bands", action="store_true",
                         help="keep the screening bands of the committed splits file (when --screening is not given)")
+    parser.add_argument("--family-seed", action="append", default=[], metavar="FAMILY=SEED",
+                        help="another seed for one family's instances (repeatable); the committed file's own "
+                             "per-family seeds are kept unless named again")
     args = parser.parse_args(argv)
     tasks = read_tasks_csv(HERE / "latest_verified.csv").tasks
     bands = None
@@ -86,8 +98,15 @@ def main(argv: list[str] | None = None) -> int:
     elif args.keep_bands and SPLITS_PATH.exists():
         bands = json.loads(SPLITS_PATH.read_text()).get("bands")
     try:
+        family_seeds = committed_family_seeds(SPLITS_PATH, args.seed)
+        for item in args.family_seed:
+            name, sep, value = item.partition("=")
+            if not sep or not value.strip().lstrip("-").isdigit():
+                raise ConfigError(f"--family-seed {item!r}: expected FAMILY=SEED, e.g. git-recover=2")
+            family_seeds[name.strip()] = int(value)
         document = freeze_splits(tasks, seed=args.seed, family_count=args.family_count,
-                                 held_out_family_count=args.held_out_family_count, bands=bands)
+                                 held_out_family_count=args.held_out_family_count, bands=bands,
+                                 family_seeds=family_seeds)
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -311,6 +311,7 @@ _LK_NEGATIVES = [
 TASKS = [
     Spec(
         task_id="lsm-kv-store-recovery",
+        held_out=True,  # the Python hard tasks are held out together: near-twins of one another (docs/tasks.md)
         title="Repair crash recovery, compaction and lookups of a log-structured key-value store",
         difficulty="hard",
         category="data-systems",
@@ -349,6 +350,7 @@ tests in /app/unit_tests must still pass: you may add tests, but do not change t
     ),
     Spec(
         task_id="sql-csv-engine-nulls-having",
+        held_out=True,  # the Python hard tasks are held out together: near-twins of one another (docs/tasks.md)
         title="Fix NULL handling and joins of a SQL-over-CSV engine and add HAVING",
         difficulty="hard",
         category="data-systems",
@@ -386,6 +388,7 @@ still pass: you may add tests, but do not change the existing ones.
     ),
     Spec(
         task_id="workflow-runner-resume",
+        held_out=True,  # the Python hard tasks are held out together: near-twins of one another (docs/tasks.md)
         title="Fix cycle detection, retries and resuming of a SQLite-backed workflow runner",
         difficulty="hard",
         category="data-systems",
@@ -423,6 +426,7 @@ add tests, but do not change the existing ones, the README or the examples.
     ),
     Spec(
         task_id="ledger-import-fx-rounding",
+        held_out=True,  # the Python hard tasks are held out together: near-twins of one another (docs/tasks.md)
         title="Fix the importers, exchange-rate lookup and conversion rounding of a double-entry ledger",
         difficulty="hard",
         category="data-systems",

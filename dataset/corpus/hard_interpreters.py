@@ -129,6 +129,7 @@ sed -i 's/scope = Environment(self.environment)/scope = Environment(self.globals
 
 QUILL_TASK = Spec(
     task_id="quill-interpreter-bugs",
+    held_out=True,  # the Python hard tasks are held out together: near-twins of one another (docs/tasks.md)
     title="Fix string escapes, precedence, closures and loop control in the Quill interpreter",
     difficulty="hard",
     category="debugging",
@@ -237,6 +238,7 @@ PY
 
 VM16_TASK = Spec(
     task_id="vm16-assembler-and-frames",
+    held_out=True,  # the Python hard tasks are held out together: near-twins of one another (docs/tasks.md)
     title="Fix label layout in the vm16 assembler and call frames in its virtual machine",
     difficulty="hard",
     category="debugging",
@@ -349,6 +351,7 @@ PY
 
 JQ_TASK = Spec(
     task_id="jqlite-variables-feature",
+    held_out=True,  # the Python hard tasks are held out together: near-twins of one another (docs/tasks.md)
     title="Add variables (as-bindings, --arg, --argjson) to the jqlite query tool and fix two evaluator bugs",
     difficulty="hard",
     category="software-engineering",
@@ -483,6 +486,7 @@ sed -i 's/    return Markup(text) if ctx.autoescape else text/    return text/' 
 
 STENCIL_TASK = Spec(
     task_id="stencil-macros-feature",
+    held_out=True,  # the Python hard tasks are held out together: near-twins of one another (docs/tasks.md)
     title="Add macros and imports to the stencil template engine and fix super() chains and join escaping",
     difficulty="hard",
     category="software-engineering",
