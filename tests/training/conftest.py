@@ -31,29 +31,50 @@ def verl_reference_dir() -> Path:
 
 
 class VerlReference:
-    """Runs a batch of cases through verl's ``core_algos`` in one subprocess (its import takes seconds)."""
+    """Runs batches of cases through verl's ``core_algos`` in one subprocess kept for the session (its
+    import takes seconds of CPU: started once, not once per test)."""
 
     def __init__(self, site: Path, workdir: Path):
         self.site = site
         self.workdir = workdir
         self.calls = 0
+        self._process: subprocess.Popen | None = None
+        self._stderr_path = workdir / "runner-stderr.txt"
+
+    def _failure(self, what: str) -> RuntimeError:
+        return RuntimeError(f"verl reference run failed ({what}):\n{self._stderr_path.read_text()[-4000:]}")
 
     def run(self, cases: list[dict]) -> list:
         self.calls += 1
         cases_path = self.workdir / f"cases-{self.calls}.pt"
         results_path = self.workdir / f"results-{self.calls}.pt"
         torch.save(cases, cases_path)
-        env = {**os.environ, "PYTHONPATH": str(self.site)}
-        proc = subprocess.run(
-            [sys.executable, str(HERE / "verl_reference_runner.py"), str(cases_path), str(results_path)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        if proc.returncode != 0:
-            raise RuntimeError(f"verl reference run failed:\n{proc.stderr[-4000:]}")
+        if self._process is None:
+            env = {**os.environ, "PYTHONPATH": str(self.site)}
+            with open(self._stderr_path, "w") as stderr:
+                self._process = subprocess.Popen(
+                    [sys.executable, str(HERE / "verl_reference_runner.py"), "--serve"],
+                    env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, text=True,
+                )
+        process = self._process
+        try:
+            process.stdin.write(f"{cases_path} {results_path}\n")
+            process.stdin.flush()
+        except BrokenPipeError as exc:  # the runner died (verl failed to import): its stderr says why
+            raise self._failure(f"exit {process.wait(timeout=30)}") from exc
+        while (line := process.stdout.readline()).strip() != "done":  # other lines: whatever verl prints
+            if not line:  # EOF: the runner died on these cases
+                raise self._failure(f"exit {process.wait(timeout=30)}")
         return torch.load(results_path, weights_only=False)
+
+    def close(self) -> None:
+        if self._process is not None:
+            self._process.stdin.close()
+            try:
+                self._process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+            self._process = None
 
 
 @pytest.fixture(scope="session")
@@ -64,7 +85,9 @@ def verl_reference(tmp_path_factory) -> VerlReference:
         if os.environ.get("CI") == "true":
             pytest.fail(message)
         pytest.skip(message)
-    return VerlReference(site, tmp_path_factory.mktemp("verl-reference"))
+    reference = VerlReference(site, tmp_path_factory.mktemp("verl-reference"))
+    yield reference
+    reference.close()
 
 
 def shared_wheel(prefix: str) -> Path | None:

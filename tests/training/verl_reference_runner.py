@@ -1,7 +1,8 @@
 """Run verl 0.9.1's own core_algos functions on cases from a file (in a subprocess of the tests).
 
-Usage: python verl_reference_runner.py CASES.pt RESULTS.pt, with PYTHONPATH pointing at the
-private verl install made by scripts/setup_verl_reference.sh. Each case is a dict with a
+Usage: python verl_reference_runner.py CASES.pt RESULTS.pt, or ``--serve`` to answer one
+``CASES.pt RESULTS.pt`` line of stdin after another (verl imported once for a whole test session), with
+PYTHONPATH pointing at the private verl install made by scripts/setup_verl_reference.sh. Each case is a dict with a
 ``kind``; each result is what verl returned for it.
 """
 
@@ -57,5 +58,11 @@ def run(case):
 
 
 if __name__ == "__main__":
-    cases = torch.load(sys.argv[1], weights_only=False)
-    torch.save([run(c) for c in cases], sys.argv[2])
+    if len(sys.argv) == 3:
+        cases = torch.load(sys.argv[1], weights_only=False)
+        torch.save([run(c) for c in cases], sys.argv[2])
+    else:  # --serve: one "CASES.pt RESULTS.pt" line per batch on stdin, "done" on stdout after each
+        for line in sys.stdin:
+            cases_path, results_path = line.split()
+            torch.save([run(c) for c in torch.load(cases_path, weights_only=False)], results_path)
+            print("done", flush=True)
