@@ -54,24 +54,24 @@ def docker_client():
     return client
 
 
-# The files that take longest, longest first (per-file sums of `--durations=0`, 2026-12-04: the end-to-end
-# training and eval runs on the embedded model, then the model and grading suites). scripts/test.sh hands whole
-# files to its workers in collection order (`--dist loadfile --no-loadscope-reorder`): started first, these no
-# longer run alone at the end of the parallel phase while the other workers sit idle. Every other file keeps
-# its place after them; the order inside a file never changes.
+# The files that take longest, longest first (per-file sums of `--durations=0`, each file alone with one torch
+# thread, 2026-12-04 evening, after the end-to-end runs were shrunk and shared; the files not re-measured keep their
+# earlier rank): the end-to-end training and eval runs on the embedded model, then the model and grading suites.
+# scripts/test.sh hands whole files to its workers in collection order (`--dist loadfile --no-loadscope-reorder`):
+# started first, these no longer run alone at the end of the parallel phase while the other workers sit idle.
+# Every other file keeps its place after them; the order inside a file never changes.
 LONGEST_FILES_FIRST = [
     "tests/training/test_local_bwrap.py",
     "tests/training/test_local_resume.py",
-    "tests/training/test_local_preset_validation.py",
     "tests/training/test_seed_experiment.py",
-    "tests/test_eval_end_to_end.py",
     "tests/test_continuous_batching.py",
+    "tests/training/test_local_training_step.py",
+    "tests/test_eval_end_to_end.py",
     "tests/test_grading_harbor_adversarial.py",
-    "tests/training/test_local_algorithms.py",
     "tests/test_embedded_model.py",
     "tests/test_judge_models.py",
-    "tests/training/test_local_training_step.py",
     "tests/test_batched_generation.py",
+    "tests/training/test_local_algorithms.py",
     "tests/test_grading_harbor.py",
     "tests/test_adapter_eval_and_export.py",
     "tests/test_grading_service_tasks.py",
