@@ -43,3 +43,38 @@ def test_the_tool_registry_refuses_a_second_bash():
     with pytest.raises(ConfigError, match="already registered"):
         TOOLS.register("bash")(type("OtherBash", (), {}))
     assert TOOLS.get("bash").__name__ != "OtherBash"
+
+
+def test_an_entry_named_by_path_is_imported_on_first_use_and_can_be_unregistered():
+    registry: Registry[object] = Registry("widget")
+    registry.register_path("dumps", "json:dumps")
+    assert registry.loaded() == {} and registry.names() == ["dumps"]
+    import json
+
+    assert registry.get("dumps") is json.dumps and registry.loaded() == {"dumps": json.dumps}
+    registry.unregister("dumps")
+    with pytest.raises(ConfigError, match=r"unknown widget 'dumps'; valid: \(none registered\)"):
+        registry.get("dumps")
+    with pytest.raises(ConfigError, match="unknown widget 'dumps'"):
+        registry.unregister("dumps")
+    with pytest.raises(ConfigError, match="is not 'package.module:attribute'"):
+        registry.register_path("bad", "json.dumps")
+
+
+def test_every_table_line_names_an_entry_that_loads():
+    """The tables of the kinds registered by path: each line's module and attribute exist."""
+    from terminal_agent.actions.base import Tool
+    from terminal_agent.rewards.judge import JUDGE_BACKENDS
+    from terminal_agent.tasks.grading_mode_registry import GRADING_MODES
+    from terminal_agent.training.trainer_backends import TRAINER_BACKENDS
+
+    assert {"bash", "file", "finish", "scratchpad", "search", "todo"} <= set(TOOLS.names())
+    assert all(issubclass(TOOLS.get(name), Tool) for name in TOOLS)
+    assert {"claude-cli", "litellm", "local", "model", "none"} <= set(JUDGE_BACKENDS.names())
+    assert all(callable(JUDGE_BACKENDS.get(name)) for name in JUDGE_BACKENDS)
+    assert {"harbor", "weighted_pytest"} <= set(GRADING_MODES.names())
+    assert all(callable(GRADING_MODES.get(name)) for name in GRADING_MODES)
+    assert all(hasattr(TRAINER_BACKENDS.get(name), "launch") for name in ["local", "verl"])
+    from terminal_agent.tasks.families import FAMILIES, TaskFamily
+
+    assert len(FAMILIES) >= 19 and all(issubclass(FAMILIES.get(name), TaskFamily) for name in FAMILIES)

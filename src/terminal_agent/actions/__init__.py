@@ -5,7 +5,6 @@
     turn = run_turn(reply_text, ctx)   # TurnResult: observation, finished, only_errors, ...
 """
 
-from terminal_agent.actions import tools as _tools  # noqa: F401  (registers every tool)
 from terminal_agent.actions.base import TOOLS, Tool, ToolContext, ToolOutput
 from terminal_agent.actions.config import ActionConfig
 from terminal_agent.actions.parser import ParsedAction, ParsedReply, ParseFailure, parse_action, parse_reply, strip_think

@@ -117,7 +117,17 @@ class Tool(ABC):
 
 
 TOOLS: Registry[type[Tool]] = Registry("tool")
-"""Every tool class by its tag name. Filled by importing :mod:`terminal_agent.actions.tools`."""
+"""Every tool class by its tag name: one line per tool, naming the class in its module under ``actions/tools/``
+(imported on first use). A new tool is one module there plus one line here; a tool defined elsewhere registers
+its class (``TOOLS.register("name")(MyTool)``)."""
+
+_TOOLS = "terminal_agent.actions.tools"
+TOOLS.register_path("bash", f"{_TOOLS}.bash:BashTool")
+TOOLS.register_path("file", f"{_TOOLS}.file:FileTool")
+TOOLS.register_path("finish", f"{_TOOLS}.finish:FinishTool")
+TOOLS.register_path("scratchpad", f"{_TOOLS}.scratchpad:ScratchpadTool")
+TOOLS.register_path("search", f"{_TOOLS}.search:SearchTool")
+TOOLS.register_path("todo", f"{_TOOLS}.todo:TodoTool")
 
 
 def cap_text(text: str, max_chars: int) -> str:

@@ -164,6 +164,16 @@ class Judge(Protocol):
 
 JudgeFactory = Callable[[JudgeConfig, "ModelClient | None"], Judge]
 JUDGE_BACKENDS: Registry[JudgeFactory] = Registry("judge backend")
+"""Name -> judge factory: one line per backend, naming its factory (its module under ``judge_backends/`` is
+imported on first use). A new backend is one module there plus one line here; a backend defined elsewhere
+registers its factory (``JUDGE_BACKENDS.register("name")(make_my_judge)``)."""
+
+_BACKENDS = "terminal_agent.rewards.judge_backends"
+JUDGE_BACKENDS.register_path("claude-cli", f"{_BACKENDS}.claude_cli_judge:make_claude_cli_judge")
+JUDGE_BACKENDS.register_path("litellm", f"{_BACKENDS}.litellm_judge:make_litellm_judge")
+JUDGE_BACKENDS.register_path("local", f"{_BACKENDS}.local_judge:make_local_judge")
+JUDGE_BACKENDS.register_path("model", "terminal_agent.rewards.judge:make_model_judge")
+JUDGE_BACKENDS.register_path(NO_JUDGE, f"{_BACKENDS}.no_judge:make_no_judge")
 
 
 class ModelClientJudge:
@@ -208,8 +218,8 @@ class ModelClientJudge:
         )
 
 
-@JUDGE_BACKENDS.register("model")
-def _model_backend(config: JudgeConfig, client: ModelClient | None = None) -> Judge:
+def make_model_judge(config: JudgeConfig, client: ModelClient | None = None) -> Judge:
+    """The ``model`` backend: a judge on the ModelClient handed over in code."""
     if client is None:
         raise JudgeUnavailableError("the 'model' judge backend needs a ModelClient handed over in code")
     return ModelClientJudge(client, config)

@@ -1,14 +1,12 @@
-"""A judge by backend name: :data:`~terminal_agent.rewards.judge.JUDGE_BACKENDS` with the built-in backends in it.
+"""A judge by backend name: :data:`~terminal_agent.rewards.judge.JUDGE_BACKENDS`.
 
-The backends (``judge_backends/``: litellm, claude-cli, local, none) import ``judge`` for its types and
-its registry; this module imports them, so building a judge never needs ``judge`` to import its own
-backends.
+The backends (``judge_backends/``: litellm, claude-cli, local, none) import ``judge`` for its types; the
+registry names each by where it lives (one ``register_path`` line) and imports it when it is first built.
 """
 
 from __future__ import annotations
 
 from terminal_agent.interfaces import ModelClient
-import terminal_agent.rewards.judge_backends  # noqa: F401 - registers the built-in backends (the module, not the package face: no circle)
 from terminal_agent.rewards.judge import JUDGE_BACKENDS, Judge, JudgeConfig
 
 

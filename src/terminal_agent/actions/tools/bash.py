@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from terminal_agent.actions.base import TOOLS, BackgroundJob, Tool, ToolContext, ToolOutput, cap_text
+from terminal_agent.actions.base import BackgroundJob, Tool, ToolContext, ToolOutput, cap_text
 
 
 class BashArgs(BaseModel):
@@ -29,7 +29,6 @@ class BashArgs(BaseModel):
         return value.strip()
 
 
-@TOOLS.register("bash")
 class BashTool(Tool):
     name = "bash"
     description = (

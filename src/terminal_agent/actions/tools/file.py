@@ -11,7 +11,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from terminal_agent.actions.base import TOOLS, Tool, ToolContext, ToolOutput, cap_text
+from terminal_agent.actions.base import Tool, ToolContext, ToolOutput, cap_text
 from terminal_agent.actions.helper import run_helper
 from terminal_agent.errors import ToolError
 
@@ -149,7 +149,6 @@ def numbered(lines: list[str], start: int, max_chars: int) -> str:
     return "\n".join(out)
 
 
-@TOOLS.register("file")
 class FileTool(Tool):
     name = "file"
     description = (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from terminal_agent.actions.base import TOOLS, Tool, ToolContext, ToolOutput
+from terminal_agent.actions.base import Tool, ToolContext, ToolOutput
 
 
 class FinishArgs(BaseModel):
@@ -16,7 +16,6 @@ class FinishArgs(BaseModel):
     """A short summary of what was done."""
 
 
-@TOOLS.register("finish")
 class FinishTool(Tool):
     name = "finish"
     description = "end the task when it is done (message says what you did)."

@@ -6,7 +6,7 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, model_validator
 
-from terminal_agent.actions.base import TOOLS, Tool, ToolContext, ToolOutput, cap_text
+from terminal_agent.actions.base import Tool, ToolContext, ToolOutput, cap_text
 
 
 class ScratchpadArgs(BaseModel):
@@ -30,7 +30,6 @@ def render_notes(notes: list[str]) -> str:
     return "\n".join(f"{number}. {note}" for number, note in enumerate(notes, 1)) or "(no notes)"
 
 
-@TOOLS.register("scratchpad")
 class ScratchpadTool(Tool):
     name = "scratchpad"
     description = "action is add_note (note) or view_all_notes."

@@ -10,7 +10,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from terminal_agent.actions.base import TOOLS, Tool, ToolContext, ToolOutput, cap_text
+from terminal_agent.actions.base import Tool, ToolContext, ToolOutput, cap_text
 from terminal_agent.actions.helper import run_helper
 from terminal_agent.errors import ToolError
 
@@ -47,7 +47,6 @@ class SearchArgs(BaseModel):
         return self
 
 
-@TOOLS.register("search")
 class SearchTool(Tool):
     name = "search"
     description = (

@@ -7,7 +7,7 @@ from typing import Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from terminal_agent.actions.base import TOOLS, Tool, ToolContext, ToolOutput
+from terminal_agent.actions.base import Tool, ToolContext, ToolOutput
 from terminal_agent.errors import ToolError
 
 
@@ -79,7 +79,6 @@ class TodoList:
         return "\n".join(f"{item.id}. [{'x' if item.done else ' '}] {item.content}" for item in self.items)
 
 
-@TOOLS.register("todo")
 class TodoTool(Tool):
     name = "todo"
     description = "operations, a list of add (content), complete (id), delete (id), view_all."

@@ -23,7 +23,7 @@ from typing import Any
 
 from terminal_agent.errors import JudgeError, JudgeUnavailableError
 from terminal_agent.interfaces import ModelClient
-from terminal_agent.rewards.judge import JUDGE_BACKENDS, JudgeConfig, JudgeRequest, JudgeVerdict
+from terminal_agent.rewards.judge import JudgeConfig, JudgeRequest, JudgeVerdict
 from terminal_agent.rewards.judge_prompt import judge_reasoning, parse_judge_score
 
 logger = logging.getLogger(__name__)
@@ -121,7 +121,6 @@ class ClaudeCliJudge:
         )
 
 
-@JUDGE_BACKENDS.register("claude-cli")
 def make_claude_cli_judge(config: JudgeConfig, client: ModelClient | None = None) -> ClaudeCliJudge:
     executable = config.claude_cli.executable
     found = shutil.which(executable)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from terminal_agent.errors import ConfigError, JudgeUnavailableError
 from terminal_agent.interfaces import ModelClient, ModelResponse
 from terminal_agent.models.litellm_client import ENV_MODEL, LiteLLMConfig, LiteLLMModelClient, import_litellm
-from terminal_agent.rewards.judge import JUDGE_BACKENDS, JudgeConfig, ModelClientJudge
+from terminal_agent.rewards.judge import JudgeConfig, ModelClientJudge
 
 logger = logging.getLogger(__name__)
 
@@ -33,7 +33,6 @@ def litellm_cost(model: str) -> Callable[[ModelResponse], float | None]:
     return cost_of
 
 
-@JUDGE_BACKENDS.register("litellm")
 def make_litellm_judge(config: JudgeConfig, client: ModelClient | None = None) -> ModelClientJudge:
     try:
         settings = LiteLLMConfig.from_env(

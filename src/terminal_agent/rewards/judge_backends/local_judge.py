@@ -7,10 +7,9 @@ for the judge benchmark's floor, not to shape a real reward.
 from __future__ import annotations
 
 from terminal_agent.interfaces import ModelClient
-from terminal_agent.rewards.judge import JUDGE_BACKENDS, JudgeConfig, ModelClientJudge
+from terminal_agent.rewards.judge import JudgeConfig, ModelClientJudge
 
 
-@JUDGE_BACKENDS.register("local")
 def make_local_judge(config: JudgeConfig, client: ModelClient | None = None) -> ModelClientJudge:
     from terminal_agent.models.embedded import EmbeddedModelClient, EmbeddedModelConfig
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from terminal_agent.errors import JudgeUnavailableError
 from terminal_agent.interfaces import ModelClient
-from terminal_agent.rewards.judge import JUDGE_BACKENDS, NO_JUDGE, JudgeConfig, JudgeRequest, JudgeVerdict
+from terminal_agent.rewards.judge import NO_JUDGE, JudgeConfig, JudgeRequest, JudgeVerdict
 
 
 class NoJudge:
@@ -17,6 +17,5 @@ class NoJudge:
         raise JudgeUnavailableError("the 'none' judge backend gives no score: the judge is off")
 
 
-@JUDGE_BACKENDS.register(NO_JUDGE)
 def make_no_judge(config: JudgeConfig, client: ModelClient | None = None) -> NoJudge:
     return NoJudge()

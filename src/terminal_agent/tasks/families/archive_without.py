@@ -10,7 +10,6 @@ from __future__ import annotations
 import random
 
 from terminal_agent.tasks.families.base import (
-    FAMILIES,
     Difficulty,
     InstanceParts,
     TaskFamily,
@@ -55,7 +54,6 @@ def test_guard_project_left_in_place():
 '''
 
 
-@FAMILIES.register("archive-without")
 class ArchiveWithout(TaskFamily):
     name = "archive-without"
     summary = "Create a .tar.gz backup of a directory without the files of one extension."

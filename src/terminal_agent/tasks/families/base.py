@@ -185,7 +185,30 @@ class TaskFamily(ABC):
 
 
 FAMILIES: Registry[type[TaskFamily]] = Registry("task family")
-"""Every registered family class, by name (one module per family registers its class)."""
+"""Every registered family class, by name: one line per family, naming its class in its module (imported on
+first use). A new family is one module in ``tasks/families/`` plus one line here; a family defined elsewhere
+registers its class (``FAMILIES.register("name")(MyFamily)``)."""
+
+_FAMILIES = "terminal_agent.tasks.families"
+FAMILIES.register_path("archive-without", f"{_FAMILIES}.archive_without:ArchiveWithout")
+FAMILIES.register_path("config-migrate", f"{_FAMILIES}.config_migrate:ConfigMigrate")
+FAMILIES.register_path("copy-named-file", f"{_FAMILIES}.copy_named_file:CopyNamedFile")
+FAMILIES.register_path("count-file-lines", f"{_FAMILIES}.count_file_lines:CountFileLines")
+FAMILIES.register_path("count-matches", f"{_FAMILIES}.count_matches:CountMatches")
+FAMILIES.register_path("csv-column-total", f"{_FAMILIES}.csv_column_total:CsvColumnTotal")
+FAMILIES.register_path("filter-status", f"{_FAMILIES}.filter_status:FilterStatus")
+FAMILIES.register_path("fix-package-bug", f"{_FAMILIES}.fix_package_bug:FixPackageBug")
+FAMILIES.register_path("git-recover", f"{_FAMILIES}.git_recover:GitRecover")
+FAMILIES.register_path("log-forensics", f"{_FAMILIES}.log_forensics:LogForensics")
+FAMILIES.register_path("read-json-key", f"{_FAMILIES}.read_json_key:ReadJsonKey")
+FAMILIES.register_path("rename-extension", f"{_FAMILIES}.rename_extension:RenameExtension")
+FAMILIES.register_path("set-config-value", f"{_FAMILIES}.set_config_value:SetConfigValue")
+FAMILIES.register_path("set-permissions", f"{_FAMILIES}.set_permissions:SetPermissions")
+FAMILIES.register_path("shell-script", f"{_FAMILIES}.shell_script:ShellScript")
+FAMILIES.register_path("sort-records", f"{_FAMILIES}.sort_records:SortRecords")
+FAMILIES.register_path("sqlite-query", f"{_FAMILIES}.sqlite_query:SqliteQuery")
+FAMILIES.register_path("sum-json-field", f"{_FAMILIES}.sum_json_field:SumJsonField")
+FAMILIES.register_path("top-words", f"{_FAMILIES}.top_words:TopWords")
 
 
 def get_family(name: str) -> TaskFamily:

@@ -16,7 +16,6 @@ import json
 import random
 
 from terminal_agent.tasks.families.base import (
-    FAMILIES,
     SHA256_HELPER,
     Difficulty,
     InstanceParts,
@@ -246,7 +245,6 @@ FORMAT_NOTES = {
 }
 
 
-@FAMILIES.register("config-migrate")
 class ConfigMigrate(TaskFamily):
     name = "config-migrate"
     summary = "Merge per-service config files into one file of another format, renaming keys by a table."

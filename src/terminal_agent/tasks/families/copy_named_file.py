@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 
 from terminal_agent.tasks.families.base import (
-    FAMILIES,
     SHA256_HELPER,
     Difficulty,
     InstanceParts,
@@ -56,7 +55,6 @@ def _document(rng: random.Random, kind: str, month: str, rows: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-@FAMILIES.register("copy-named-file")
 class CopyNamedFile(TaskFamily):
     name = "copy-named-file"
     summary = "Copy one named file of /app/inbox to a given name in /app/outbox, keeping the original (easy band)."

@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 
 from terminal_agent.tasks.families.base import (
-    FAMILIES,
     SHA256_HELPER,
     Difficulty,
     InstanceParts,
@@ -60,7 +59,6 @@ def _lines(rng: random.Random, count: int) -> str:
     return "".join(f"{rng.choice(WORDS)} {rng.choice(WORDS)} {rng.choice(WORDS)}\n" for _ in range(count))
 
 
-@FAMILIES.register("count-file-lines")
 class CountFileLines(TaskFamily):
     name = "count-file-lines"
     summary = "Write the number of lines of one named file to /app/line_count.txt (easy band)."

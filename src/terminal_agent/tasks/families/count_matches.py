@@ -11,7 +11,6 @@ import random
 import re
 
 from terminal_agent.tasks.families.base import (
-    FAMILIES,
     SHA256_HELPER,
     Difficulty,
     InstanceParts,
@@ -73,7 +72,6 @@ def test_guard_logs_unchanged():
 '''
 
 
-@FAMILIES.register("count-matches")
 class CountMatches(TaskFamily):
     name = "count-matches"
     summary = "Count the lines of a log (or several logs) that mention a word."

@@ -12,7 +12,6 @@ import io
 import random
 
 from terminal_agent.tasks.families.base import (
-    FAMILIES,
     SHA256_HELPER,
     Difficulty,
     InstanceParts,
@@ -49,7 +48,6 @@ def test_guard_data_unchanged():
 '''
 
 
-@FAMILIES.register("csv-column-total")
 class CsvColumnTotal(TaskFamily):
     name = "csv-column-total"
     summary = "Total one column of a CSV file (overall, or per region with quoted commas in the way)."

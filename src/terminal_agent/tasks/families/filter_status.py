@@ -10,7 +10,6 @@ from __future__ import annotations
 import random
 
 from terminal_agent.tasks.families.base import (
-    FAMILIES,
     SHA256_HELPER,
     Difficulty,
     InstanceParts,
@@ -61,7 +60,6 @@ def test_guard_log_unchanged():
 '''
 
 
-@FAMILIES.register("filter-status")
 class FilterStatus(TaskFamily):
     name = "filter-status"
     summary = "Select the access-log requests answered with one HTTP status (lines, or distinct clients)."

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from terminal_agent.tasks.families.base import (
-    FAMILIES,
     SHA256_HELPER,
     Difficulty,
     InstanceParts,
@@ -243,7 +242,6 @@ def _case_test(name: str, case: int) -> str:
     return f"\n\ndef {name}(tmp_path):\n    _check(tmp_path, {case})\n"
 
 
-@FAMILIES.register("fix-package-bug")
 class FixPackageBug(TaskFamily):
     name = "fix-package-bug"
     summary = "Repair seeded bugs in a multi-file Python package; the fix is run on unseen input files."

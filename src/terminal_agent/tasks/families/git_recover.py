@@ -26,7 +26,6 @@ import random
 
 from terminal_agent.tasks.families.base import (
     DEV_TOOLS,
-    FAMILIES,
     GIT_IDENTITY,
     Difficulty,
     InstanceParts,
@@ -235,7 +234,6 @@ def _base(history: History, rng: random.Random, extra: int) -> list[str]:
     return paths
 
 
-@FAMILIES.register("git-recover")
 class GitRecover(TaskFamily):
     name = "git-recover"
     summary = "Answer questions about git history: who last changed a line, commits per author, a value at a tag, the first bad commit."

@@ -17,7 +17,6 @@ import hashlib
 import random
 
 from terminal_agent.tasks.families.base import (
-    FAMILIES,
     SHA256_HELPER,
     Difficulty,
     InstanceParts,
@@ -89,7 +88,6 @@ def _stamp(moment: dt.datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-@FAMILIES.register("log-forensics")
 class LogForensics(TaskFamily):
     name = "log-forensics"
     summary = "Report count, first/last time and top host of one event across rotated, partly gzipped logs."

@@ -12,7 +12,6 @@ import json
 import random
 
 from terminal_agent.tasks.families.base import (
-    FAMILIES,
     SHA256_HELPER,
     Difficulty,
     InstanceParts,
@@ -64,7 +63,6 @@ def _value(rng: random.Random, key: str) -> str | int:
     return rng.choice(TEXT[key])
 
 
-@FAMILIES.register("read-json-key")
 class ReadJsonKey(TaskFamily):
     name = "read-json-key"
     summary = "Write the value of one key of /app/book.json to /app/value.txt (easy band)."

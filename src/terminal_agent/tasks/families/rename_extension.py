@@ -10,7 +10,6 @@ from __future__ import annotations
 import random
 
 from terminal_agent.tasks.families.base import (
-    FAMILIES,
     Difficulty,
     InstanceParts,
     TaskFamily,
@@ -52,7 +51,6 @@ def test_guard_other_files_untouched():
 '''
 
 
-@FAMILIES.register("rename-extension")
 class RenameExtension(TaskFamily):
     name = "rename-extension"
     summary = "Rename every file with one extension to another, contents and other files untouched."

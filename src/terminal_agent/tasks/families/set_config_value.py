@@ -11,7 +11,6 @@ import random
 import re
 
 from terminal_agent.tasks.families.base import (
-    FAMILIES,
     SHA256_HELPER,
     Difficulty,
     InstanceParts,
@@ -76,7 +75,6 @@ def test_guard_other_files_untouched():
 '''
 
 
-@FAMILIES.register("set-config-value")
 class SetConfigValue(TaskFamily):
     name = "set-config-value"
     summary = "Set one key to a new value in configuration files, leaving every other byte unchanged."

@@ -9,7 +9,6 @@ from __future__ import annotations
 import random
 
 from terminal_agent.tasks.families.base import (
-    FAMILIES,
     Difficulty,
     InstanceParts,
     TaskFamily,
@@ -60,7 +59,6 @@ def test_guard_directories_and_contents_unchanged():
 '''
 
 
-@FAMILIES.register("set-permissions")
 class SetPermissions(TaskFamily):
     name = "set-permissions"
     summary = "chmod every file of one extension to an exact mode; other files and directories keep theirs."

@@ -16,7 +16,6 @@ import random
 from collections.abc import Callable
 
 from terminal_agent.tasks.families.base import (
-    FAMILIES,
     SHA256_HELPER,
     Difficulty,
     InstanceParts,
@@ -201,7 +200,6 @@ def test_missing_file_exits_2():
 '''
 
 
-@FAMILIES.register("shell-script")
 class ShellScript(TaskFamily):
     name = "shell-script"
     summary = "Write a small reusable command-line script; it is run on unseen inputs."

@@ -10,7 +10,6 @@ from __future__ import annotations
 import random
 
 from terminal_agent.tasks.families.base import (
-    FAMILIES,
     SHA256_HELPER,
     Difficulty,
     InstanceParts,
@@ -62,7 +61,6 @@ def test_guard_input_unchanged():
 '''
 
 
-@FAMILIES.register("sort-records")
 class SortRecords(TaskFamily):
     name = "sort-records"
     summary = "Sort a whitespace-separated table by one column, ascending or descending."

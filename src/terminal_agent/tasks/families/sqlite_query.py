@@ -17,7 +17,6 @@ import sqlite3
 
 from terminal_agent.tasks.families.base import (
     DEV_TOOLS,
-    FAMILIES,
     Difficulty,
     InstanceParts,
     TaskFamily,
@@ -180,7 +179,6 @@ def test_guard_database_unchanged():
 '''
 
 
-@FAMILIES.register("sqlite-query")
 class SqliteQuery(TaskFamily):
     name = "sqlite-query"
     summary = "Write one SQL query (answering a question about a shop database) that is also run on unseen databases."

@@ -11,7 +11,6 @@ import json
 import random
 
 from terminal_agent.tasks.families.base import (
-    FAMILIES,
     SHA256_HELPER,
     Difficulty,
     InstanceParts,
@@ -50,7 +49,6 @@ def test_guard_data_unchanged():
 '''
 
 
-@FAMILIES.register("sum-json-field")
 class SumJsonField(TaskFamily):
     name = "sum-json-field"
     summary = "Sum one integer field over JSON records (an array, or JSON Lines with gaps and nesting)."

@@ -10,7 +10,6 @@ from __future__ import annotations
 import random
 
 from terminal_agent.tasks.families.base import (
-    FAMILIES,
     SHA256_HELPER,
     Difficulty,
     InstanceParts,
@@ -52,7 +51,6 @@ def test_guard_text_unchanged():
 '''
 
 
-@FAMILIES.register("top-words")
 class TopWords(TaskFamily):
     name = "top-words"
     summary = "List the N most frequent words of a text with their counts, most frequent first."
