@@ -14,7 +14,7 @@ from terminal_agent.models import MODEL_CLIENTS, ModelClientConfig, build_model_
 from terminal_agent.models.client_registry import register_model_client, spec_values
 from terminal_agent.models.scripted import ScriptedModelClient
 
-BUILT_IN = ["embedded", "embedded-batched", "embedded-continuous", "litellm", "scripted"]
+BUILT_IN = ["embedded", "embedded-batched", "embedded-continuous", "litellm", "local", "scripted"]
 HELLO = [{"role": "user", "content": "Say hi."}]
 
 
@@ -55,6 +55,19 @@ def test_every_built_in_entry_is_registered_with_one_signature():
 def test_spec_parsing_goes_through_the_registry(spec, expected):
     config = config_from_spec(spec, max_tokens=7, temperature=None)
     assert config.model_dump(exclude_none=True) == {**expected, "max_tokens": 7}
+
+
+def test_a_model_directory_spec_picks_the_local_entry(tmp_path):
+    (tmp_path / "config.json").write_text("{}")
+    assert spec_values(str(tmp_path)) == {"type": "local", "model": str(tmp_path)}
+    assert spec_values(str(tmp_path / "missing")) == {"type": "litellm", "model": str(tmp_path / "missing")}
+    config = config_from_spec(str(tmp_path), max_tokens=3)
+    assert (config.type, config.model, config.adapter, config.max_tokens) == ("local", str(tmp_path), None, 3)
+
+
+def test_a_local_model_that_cannot_load_is_a_config_error_naming_it(tmp_path):
+    with pytest.raises(ConfigError, match="no-such-base"):
+        build_model_client(ModelClientConfig(type="local", model=str(tmp_path / "no-such-base")))
 
 
 def test_no_spec_is_the_environments_choice(monkeypatch):
@@ -131,6 +144,17 @@ def test_a_missing_scripted_file_is_a_config_error(tmp_path):
         build_model_client(f"scripted:{tmp_path / 'nope.json'}")
     with pytest.raises(ConfigError, match=r"no replies file given \(spec scripted:FILE\)"):
         build_model_client("scripted")
+
+
+@pytest.mark.model
+def test_the_local_entry_samples_the_embedded_base_through_the_trainers_sampler():
+    client = build_model_client(ModelClientConfig(type="local", device="cpu", max_tokens=4, slots=2))
+    try:
+        assert client.name.startswith("embedded/")
+        reply = client.complete(HELLO, temperature=0.0)
+        assert reply.text.strip() and reply.completion_tokens <= 4
+    finally:
+        client.close()
 
 
 @pytest.mark.model

@@ -132,10 +132,11 @@ def run(
     Exits 1 when a task has no scored trial (every attempt was an infrastructure error) or when
     the share of errors exceeds ``--max-error-rate``; the results are written either way.
     """
-    from terminal_agent.models.factory import build_model_client, config_from_spec
+    from terminal_agent.models.client_registry import is_model_directory
+    from terminal_agent.models.factory import ModelClientConfig, build_model_client, config_from_spec
     from terminal_agent.rollout.runner import RolloutConfig, RolloutRunner
     from terminal_agent.tasks.loading import load_tasks
-    from terminal_agent.training.local_models import describe_local_model, is_model_directory, local_model_client
+    from terminal_agent.training.local_models import DEFAULT_LOCAL_MAX_TOKENS, describe_local_model
 
     tasks = _select(load_tasks(tasks_path), task_ids, limit)
     if not tasks:
@@ -150,9 +151,11 @@ def run(
     if adapter is not None or is_model_directory(model):  # plain 'embedded' stays the registry's client
         local = _local_model_config(model or "embedded", adapter, device, dtype)
         console.print(f"loading local model {escape(describe_local_model(local))} ...", highlight=False)
-        # the trainer's own sampler; greedy unless --temperature says otherwise, as the embedded client is
+        # the trainer's own sampler (the registry's 'local' entry); greedy unless --temperature says otherwise
         sampling.setdefault("temperature", 0.0)
-        client = local_model_client(local, max_new_tokens=max_tokens or DEFAULT_LOCAL_MAX_TOKENS, concurrency=concurrency)
+        client = build_model_client(ModelClientConfig(
+            type="local", model=local.model, adapter=local.adapter, device=local.device, dtype=local.dtype,
+            max_tokens=max_tokens or DEFAULT_LOCAL_MAX_TOKENS, slots=max(1, concurrency)))
     else:
         if device != "auto" or dtype != "float32":
             raise typer.BadParameter("--device and --dtype are for local models (a model directory or --adapter)", param_hint="--device/--dtype")
@@ -193,10 +196,6 @@ def run(
         console.print(f"[red]failed[/red]: {escape(failure)}", highlight=False)
     if failures:
         raise typer.Exit(1)
-
-
-DEFAULT_LOCAL_MAX_TOKENS = 256
-"""Reply cap of a local model without --max-tokens (the embedded client's default)."""
 
 
 def _local_model_config(model: str, adapter: Path | None, device: str, dtype: str):  # noqa: ANN202 - LocalModelConfig, imported lazily

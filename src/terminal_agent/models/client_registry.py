@@ -2,7 +2,8 @@
 
 Every entry has the same signature, ``factory(config: ModelClientConfig) -> ModelClient``, and says which
 specs pick it: its exact name, a ``prefix`` whose rest fills one config field (``scripted:FILE`` fills
-``replies_file``), or, for the single ``fallback`` entry, any other spec (litellm model strings).
+``replies_file``), a ``matches`` test on the whole spec (a model directory picks ``local``), or, for the single
+``fallback`` entry, any other spec (litellm model strings).
 A plugin adds a client kind with one decorator line:
 
 >>> from terminal_agent.models.scripted import ScriptedModelClient
@@ -18,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -48,6 +49,9 @@ class ModelClientEntry:
     """The ``ModelClientConfig`` field that receives the spec's argument (with ``prefix`` or ``fallback``)."""
     fallback: bool = False
     """Whether a spec no other entry matches picks this entry (the whole spec goes into ``spec_field``)."""
+    matches: Callable[[str], bool] | None = None
+    """Specs for which this returns True pick the entry (after names and prefixes, before the fallback); the
+    whole spec goes into ``spec_field``."""
 
 
 MODEL_CLIENTS: Registry[ModelClientEntry] = Registry("model client")
@@ -74,6 +78,15 @@ class ModelClientConfig(BaseModel):
     """Sampling temperature (``None``: the backend's default; the embedded model is greedy at 0)."""
     replies_file: Path | None = None
     """Scripted backend: a JSON/YAML list of reply strings."""
+    adapter: Path | None = None
+    """``type=local``: a LoRA adapter of the local trainer on ``model`` (a checkpoint, its ``adapter/`` or a run
+    directory: its latest checkpoint); ``None``: the base alone."""
+    device: Literal["cpu", "cuda", "auto"] | None = None
+    """``type=local``: where the model runs; ``None`` or ``auto`` picks CUDA when available."""
+    dtype: Literal["float32", "bfloat16", "float16"] | None = None
+    """``type=local``: the weights' dtype while sampling (``None``: float32)."""
+    slots: int | None = Field(default=None, ge=1)
+    """``type=local``: concurrent episodes the sampler decodes together (``None``: 1)."""
 
     @field_validator("type")
     @classmethod
@@ -83,7 +96,8 @@ class ModelClientConfig(BaseModel):
 
 
 def register_model_client(
-    name: str, *, prefix: str | None = None, spec_field: str | None = None, fallback: bool = False
+    name: str, *, prefix: str | None = None, spec_field: str | None = None, fallback: bool = False,
+    matches: Callable[[str], bool] | None = None,
 ) -> Callable[[ModelClientFactory], ModelClientFactory]:
     """Register ``factory(config) -> ModelClient`` as the client kind ``name`` (returns the factory unchanged).
 
@@ -92,8 +106,8 @@ def register_model_client(
     """
     if prefix == "":
         raise ConfigError(f"model client {name!r}: prefix must not be empty")
-    if (prefix is not None or fallback) and not spec_field:
-        raise ConfigError(f"model client {name!r}: a prefix or fallback entry needs spec_field")
+    if (prefix is not None or fallback or matches is not None) and not spec_field:
+        raise ConfigError(f"model client {name!r}: a prefix, matches or fallback entry needs spec_field")
 
     def decorator(factory: ModelClientFactory) -> ModelClientFactory:
         for other in _entries():
@@ -101,7 +115,7 @@ def register_model_client(
                 raise ConfigError(f"model client {name!r}: prefix {prefix!r} is already taken by {other.name!r}")
             if fallback and other.fallback:
                 raise ConfigError(f"model client {name!r}: {other.name!r} is already the fallback")
-        entry = ModelClientEntry(name, factory, prefix=prefix, spec_field=spec_field, fallback=fallback)
+        entry = ModelClientEntry(name, factory, prefix=prefix, spec_field=spec_field, fallback=fallback, matches=matches)
         MODEL_CLIENTS.register(name)(entry)
         return factory
 
@@ -120,6 +134,9 @@ def spec_values(spec: str) -> dict[str, Any]:
     for entry in prefixed:
         if spec.startswith(entry.prefix or ""):
             return {"type": entry.name, entry.spec_field: spec[len(entry.prefix or "") :]}
+    for entry in _entries():
+        if entry.matches is not None and entry.matches(spec):
+            return {"type": entry.name, entry.spec_field: spec}
     for entry in _entries():
         if entry.fallback:
             return {"type": entry.name, entry.spec_field: spec}
@@ -184,6 +201,21 @@ def build_vllm(config: ModelClientConfig) -> ModelClient:
     return vllm_client_for_directory(directory, VLLMSamplerConfig(**settings))
 
 
+def is_model_directory(spec: str | None) -> bool:
+    """Whether a model spec is a transformers model directory (one with ``config.json``)."""
+    return bool(spec) and (Path(str(spec)) / "config.json").is_file()
+
+
+@register_model_client("local", spec_field="model", matches=is_model_directory)
+def build_local(config: ModelClientConfig) -> ModelClient:
+    """A local model through the local trainer's own sampler: ``model`` is ``embedded`` or a transformers
+    directory (a spec that is a model directory picks this entry), with the trainer's LoRA ``adapter`` on it
+    when set; ``device``, ``dtype``, ``slots`` and ``max_tokens`` say how it samples. Needs torch."""
+    from terminal_agent.training.local_models import build_local_model_client  # the trainer's sampler, loaded late
+
+    return build_local_model_client(config)
+
+
 @register_model_client("scripted", prefix="scripted:", spec_field="replies_file")
 def build_scripted(config: ModelClientConfig) -> ModelClient:
     """Replies from a JSON/YAML list of strings, in order (tests and oracle runs)."""
@@ -218,6 +250,7 @@ __all__ = [
     "ModelClientEntry",
     "ModelClientFactory",
     "load_scripted_replies",
+    "is_model_directory",
     "register_model_client",
     "spec_values",
 ]

@@ -12,7 +12,9 @@ it adapts must exist in the base with the shapes the adapter's matrices expect
 (:func:`check_adapter_fits`). A bad path, a checkpoint without adapter weights or an adapter for
 another base is a :class:`~terminal_agent.errors.ConfigError` naming the path.
 
-Evaluation samples through the trainer's own sampler (:func:`policy_eval_client`, which is
+Evaluation reaches a local model through the model-client registry (the entry ``local``:
+``ModelClientConfig(type="local", model=..., adapter=...)``, or a spec that is a model directory), whose
+factory is :func:`build_local_model_client`. It samples through the trainer's own sampler (:func:`policy_eval_client`, which is
 :func:`~terminal_agent.training.local_policy.make_policy_client` with the evaluation's settings): the
 continuous-batching sampler, or the generic batched one for architectures the slot decoder does not run.
 """
@@ -28,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.interfaces import ModelClient
+from terminal_agent.models.client_registry import ModelClientConfig, is_model_directory
 from terminal_agent.training.checkpoints import ADAPTER_DIR, STATE_FILE, checkpoint_root, latest_checkpoint
 from terminal_agent.training.local_config import LocalTrainingConfig
 from terminal_agent.training.local_policy import LocalPolicy, base_model_dir, load_policy, make_policy_client, resolve_device
@@ -57,11 +60,6 @@ class LocalModelConfig(BaseModel):
     """Weights' dtype while sampling."""
     num_threads: int | None = Field(default=None, ge=1)
     """torch CPU threads; ``None``: the sampler's default."""
-
-
-def is_model_directory(spec: str | None) -> bool:
-    """Whether a ``--model`` spec is a transformers model directory (one with ``config.json``)."""
-    return bool(spec) and (Path(str(spec)) / "config.json").is_file()
 
 
 def is_local_model(spec: str | None) -> bool:
@@ -262,7 +260,23 @@ def local_model_client(config: LocalModelConfig, *, max_new_tokens: int, concurr
     return policy_eval_client(policy, training_config, concurrency=concurrency, name=describe_local_model(config))
 
 
+DEFAULT_LOCAL_MAX_TOKENS = 256
+"""Reply cap of a local model without ``max_tokens`` (the embedded client's default)."""
+
+
+def build_local_model_client(config: ModelClientConfig) -> ModelClient:
+    """The model-client registry's ``local`` entry: :func:`local_model_client` for the base ``config.model``
+    (``None``: ``embedded``) with ``config.adapter``, on ``config.device`` in ``config.dtype``, decoding
+    ``config.slots`` episodes together. Raises :class:`ConfigError` as :func:`prepare_local_model` does."""
+    local = LocalModelConfig(model=config.model or LOCAL_MODEL_SPEC, adapter=config.adapter,
+                             device=config.device or "auto", dtype=config.dtype or "float32")
+    return local_model_client(local, max_new_tokens=config.max_tokens or DEFAULT_LOCAL_MAX_TOKENS,
+                              concurrency=config.slots or 1)
+
+
 __all__ = [
+    "DEFAULT_LOCAL_MAX_TOKENS",
+    "build_local_model_client",
     "LocalModelConfig",
     "adapter_tensor_shapes",
     "check_adapter_fits",
