@@ -63,7 +63,7 @@ def test_real_difficulty_tasks_harbor_mode_binary_fixtures_and_held_out_tasks():
     tasks = {t.task_id: t for t in _tasks()}
     new = [tasks[task_id] for task_id in new_ids]
     assert len(new) >= 40 and all(t.difficulty in ("medium", "hard") for t in new)
-    assert sum(t.verifier.mode.value == "harbor" for t in new) >= 10
+    assert sum(t.verifier.mode == "harbor" for t in new) >= 10
     assert sum(any(isinstance(c, bytes) for c in t.files.values()) for t in new) >= 3
     held = [t for t in tasks.values() if t.metadata.get("corpus_split") == "held_out"]
     assert len(held) >= 24 and {"easy", "medium"} <= {t.difficulty for t in held}
