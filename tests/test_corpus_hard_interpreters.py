@@ -27,7 +27,8 @@ def _test_functions(source: str) -> set[str]:
 def test_the_module_gives_several_distinct_hard_tasks():
     assert len(SPECS) >= 3
     assert len(BY_ID) == len(SPECS), "task ids repeat"
-    assert all(spec.difficulty == "hard" and not spec.held_out for spec in SPECS)
+    # held out together: the Python hard tasks are near-twins of one another (docs/tasks.md, "What hard means")
+    assert all(spec.difficulty == "hard" and spec.held_out for spec in SPECS)
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda spec: spec.task_id)
