@@ -91,10 +91,10 @@ the language reference. Users filed these reports against the current version:
 Make Quill behave as docs/LANGUAGE.md describes, for every program, not only these examples. Keep the package's
 structure and public API (`quill.lexer.tokenize`, `quill.parser.parse` giving `quill.nodes` trees,
 `quill.interpreter.Interpreter`, the command line and its exit statuses). Do not change docs/LANGUAGE.md or the
-unit tests under /app/tests; they must still pass (`cd /app && python3 -m unittest discover -s tests -t .`).
+unit tests under /app/unit_tests; they must still pass (`cd /app && python3 -m unittest discover -s unit_tests -t .`).
 """
 
-_QUILL_SOLUTION = "cd /app\n" + _overlay(*_QUILL_FIXED) + """python3 -m unittest discover -s tests -t .
+_QUILL_SOLUTION = "cd /app\n" + _overlay(*_QUILL_FIXED) + """python3 -m unittest discover -s unit_tests -t .
 python3 -m quill examples/primes.ql
 """
 
@@ -181,12 +181,12 @@ Programs that should work do not:
 Fix the toolchain so that it assembles and runs every program the way docs/ISA.md describes: labels name the
 address of what follows them wherever they are defined, `push` takes its short form exactly as documented,
 and calls, frames and returns behave as documented for any depth of nesting. The instruction set is fixed:
-do not change vm16/isa.py, docs/ISA.md or the unit tests under /app/tests, and keep the four commands and the
+do not change vm16/isa.py, docs/ISA.md or the unit tests under /app/unit_tests, and keep the four commands and the
 object format as they are (object files made by a correct assembler must run unchanged). The unit tests must
-still pass: `cd /app && python3 -m unittest discover -s tests -t .`.
+still pass: `cd /app && python3 -m unittest discover -s unit_tests -t .`.
 """
 
-_VM16_SOLUTION = "cd /app\n" + _overlay(*_VM16_FIXED) + """python3 -m unittest discover -s tests -t .
+_VM16_SOLUTION = "cd /app\n" + _overlay(*_VM16_FIXED) + """python3 -m unittest discover -s unit_tests -t .
 python3 -m vm16 examples/fact.s
 python3 -m vm16 examples/hello.s
 """
@@ -296,11 +296,11 @@ Feature: variables, as in jq.
   usage error (exit status 2) whose message names `--argjson`.
 
 Keep the existing behaviour, exit statuses and Python API (`jqlite.run_filter`, `jqlite.parser.compile_filter`,
-`jqlite.evaluator.Evaluator`, the `jqlite.nodes` tree) working, and keep the unit tests under /app/tests
-unchanged and passing (`cd /app && python3 -m unittest discover -s tests -t .`).
+`jqlite.evaluator.Evaluator`, the `jqlite.nodes` tree) working, and keep the unit tests under /app/unit_tests
+unchanged and passing (`cd /app && python3 -m unittest discover -s unit_tests -t .`).
 """
 
-_JQ_SOLUTION = "cd /app\n" + _overlay(*_JQ_FIXED) + """python3 -m unittest discover -s tests -t .
+_JQ_SOLUTION = "cd /app\n" + _overlay(*_JQ_FIXED) + """python3 -m unittest discover -s unit_tests -t .
 python3 -m jqlite -n -c --arg who Ada --argjson n 2 '$n as $k | {who: $who, k: $k, tail: ([1,2,3][-$k:])}'
 """
 
@@ -417,11 +417,11 @@ Feature: macros.
   top-level `{% set %}` tags define; forms.html's text is not rendered.
 
 Keep the engine's structure (templates are compiled to Python code by stencil/compiler.py), its Python API and
-command line, and the unit tests under /app/tests unchanged and passing
-(`cd /app && python3 -m unittest discover -s tests -t .`).
+command line, and the unit tests under /app/unit_tests unchanged and passing
+(`cd /app && python3 -m unittest discover -s unit_tests -t .`).
 """
 
-_STENCIL_SOLUTION = "cd /app\n" + _overlay(*_STENCIL_FIXED) + """python3 -m unittest discover -s tests -t .
+_STENCIL_SOLUTION = "cd /app\n" + _overlay(*_STENCIL_FIXED) + """python3 -m unittest discover -s unit_tests -t .
 """
 
 _STENCIL_REINJECT_BUGS = """cd /app

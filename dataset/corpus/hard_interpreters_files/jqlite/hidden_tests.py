@@ -2,7 +2,7 @@ import json as _json
 
 APP = "/app"
 HERE = Path(__file__).parent
-SHIPPED_TESTS = ["/app/tests/__init__.py", "/app/tests/test_language.py", "/app/tests/test_builtins_and_cli.py"]
+SHIPPED_TESTS = ["/app/unit_tests/__init__.py", "/app/unit_tests/test_language.py", "/app/unit_tests/test_builtins_and_cli.py"]
 
 
 def jqlite(*arguments, stdin=""):
@@ -98,7 +98,7 @@ def test_report_fixture():
 def test_guard_shipped_tests_unchanged_and_passing():
     for path in SHIPPED_TESTS:
         assert unchanged(path), f"{path} was changed"
-    result = run("python3", "-m", "unittest", "discover", "-s", "tests", "-t", ".", cwd=APP, timeout=120)
+    result = run("python3", "-m", "unittest", "discover", "-s", "unit_tests", "-t", ".", cwd=APP, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
 
 

@@ -1,9 +1,9 @@
 import tempfile
 
 APP = "/app"
-SHIPPED_TESTS = ["/app/tests/__init__.py", "/app/tests/helpers.py", "/app/tests/test_lexer.py",
-                 "/app/tests/test_parser.py", "/app/tests/test_interpreter.py", "/app/tests/test_stdlib.py",
-                 "/app/tests/test_cli.py"]
+SHIPPED_TESTS = ["/app/unit_tests/__init__.py", "/app/unit_tests/helpers.py", "/app/unit_tests/test_lexer.py",
+                 "/app/unit_tests/test_parser.py", "/app/unit_tests/test_interpreter.py", "/app/unit_tests/test_stdlib.py",
+                 "/app/unit_tests/test_cli.py"]
 
 
 def quill(source):
@@ -144,7 +144,7 @@ def test_sample_program():
 def test_guard_shipped_tests_and_docs_unchanged_and_passing():
     for path in [*SHIPPED_TESTS, "/app/docs/LANGUAGE.md"]:
         assert unchanged(path), f"{path} was changed"
-    result = run("python3", "-m", "unittest", "discover", "-s", "tests", "-t", ".", cwd=APP, timeout=120)
+    result = run("python3", "-m", "unittest", "discover", "-s", "unit_tests", "-t", ".", cwd=APP, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
 
 

@@ -3,7 +3,7 @@ import tempfile
 
 APP = "/app"
 HERE = Path(__file__).parent
-SHIPPED_TESTS = ["/app/tests/__init__.py", "/app/tests/test_parsing.py", "/app/tests/test_rendering.py"]
+SHIPPED_TESTS = ["/app/unit_tests/__init__.py", "/app/unit_tests/test_parsing.py", "/app/unit_tests/test_rendering.py"]
 
 
 def stencil(templates, name, data=None, *options):
@@ -118,7 +118,7 @@ def test_shop_site():
 def test_guard_shipped_tests_unchanged_and_passing():
     for path in SHIPPED_TESTS:
         assert unchanged(path), f"{path} was changed"
-    result = run("python3", "-m", "unittest", "discover", "-s", "tests", "-t", ".", cwd=APP, timeout=120)
+    result = run("python3", "-m", "unittest", "discover", "-s", "unit_tests", "-t", ".", cwd=APP, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
 
 

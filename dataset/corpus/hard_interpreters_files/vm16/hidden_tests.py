@@ -2,8 +2,8 @@ import tempfile
 
 APP = "/app"
 HERE = Path(__file__).parent
-SHIPPED = ["/app/tests/__init__.py", "/app/tests/test_isa_and_source.py", "/app/tests/test_assembler.py",
-           "/app/tests/test_machine.py", "/app/docs/ISA.md", "/app/vm16/isa.py"]
+SHIPPED = ["/app/unit_tests/__init__.py", "/app/unit_tests/test_isa_and_source.py", "/app/unit_tests/test_assembler.py",
+           "/app/unit_tests/test_machine.py", "/app/docs/ISA.md", "/app/vm16/isa.py"]
 
 
 def _source_file(source):
@@ -254,7 +254,7 @@ def test_sample_programs():
 def test_guard_shipped_tests_docs_and_table_unchanged_and_passing():
     for path in SHIPPED:
         assert unchanged(path), f"{path} was changed"
-    result = run("python3", "-m", "unittest", "discover", "-s", "tests", "-t", ".", cwd=APP, timeout=120)
+    result = run("python3", "-m", "unittest", "discover", "-s", "unit_tests", "-t", ".", cwd=APP, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
 
 

@@ -9,5 +9,5 @@ cp /solution/fixed/jqlite/lexer.py /app/jqlite/lexer.py
 cp /solution/fixed/jqlite/nodes.py /app/jqlite/nodes.py
 cp /solution/fixed/jqlite/parser.py /app/jqlite/parser.py
 cp /solution/fixed/jqlite/tokens.py /app/jqlite/tokens.py
-python3 -m unittest discover -s tests -t .
+python3 -m unittest discover -s unit_tests -t .
 python3 -m jqlite -n -c --arg who Ada --argjson n 2 '$n as $k | {who: $who, k: $k, tail: ([1,2,3][-$k:])}'

@@ -6,7 +6,7 @@ import subprocess
 import time
 from pathlib import Path
 
-ORIGINAL_SHA256 = {'/app/docs/MANUAL.md': '0b273d6adf78d92e02a84e1198512447ee0a3e55ef7765ce97b4e902fba8cecf', '/app/jqlite/__init__.py': '2aa95e8348cac5be28e76dd2f9e573c9c7c22b5c188b9f1f001adf35fddf76a6', '/app/jqlite/__main__.py': 'da3ea59a62a69690e9674534602644cd0667a8542405e5417f047bed5d750a43', '/app/jqlite/builtins.py': 'e4157517e87f9a8f72a416c06b20d317ab5c2459ccd7826ac8dca1d6a3043abd', '/app/jqlite/cli.py': '876a7b335bddd30de5885b281ac524329ebb671cd0b77af08a6cdc653824376c', '/app/jqlite/errors.py': 'd97fdf3621c4e95b7cdd4a089d992d9ba1da186b63cc508f45f53792d4a568a5', '/app/jqlite/evaluator.py': '2afd5e244c0249e7d7f514c738866f98739b2d2da7ba0eeab70690c4d24a5319', '/app/jqlite/inputs.py': '4b5ba8049f787ed111b60d347df9425dc8c0e397d1040a2c9d32417ff61bf5e2', '/app/jqlite/lexer.py': '4d45c398d2ede5ef27298e28ea746e7eac59351b80aaa528124a03454d6fa72c', '/app/jqlite/nodes.py': '44485eb8001994bf8c9acae79ef7143c74154b7d382a90687c8e07e2076d7507', '/app/jqlite/output.py': 'b71c4d7720236eb177a5eb4bc4bc331a9663533f8e72de6436b413b3372d6f44', '/app/jqlite/parser.py': 'b1a7450ce88ec98f8524732a4e6d33cfe375c9a9850055f5cb38c101abe1a4b3', '/app/jqlite/tokens.py': '69ba9d975eb83c48c076070168798e077f44dbe13e4ea6e88e252486f9dcd95a', '/app/jqlite/values.py': '3b13cdc48afe6f0a6e192385a487419651eb7c5ee6713b66769a14e8c817ee9b', '/app/tests/__init__.py': 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', '/app/tests/test_builtins_and_cli.py': '4288d5990e39cc785a15f53d0343749e2842cad5b1405e2e06fe21cd6784d25e', '/app/tests/test_language.py': '44234750ea013b20948cb0c852b1a851e34751b15841ceb99be2ff5904c7e097'}
+ORIGINAL_SHA256 = {'/app/docs/MANUAL.md': '0b273d6adf78d92e02a84e1198512447ee0a3e55ef7765ce97b4e902fba8cecf', '/app/jqlite/__init__.py': '2aa95e8348cac5be28e76dd2f9e573c9c7c22b5c188b9f1f001adf35fddf76a6', '/app/jqlite/__main__.py': 'da3ea59a62a69690e9674534602644cd0667a8542405e5417f047bed5d750a43', '/app/jqlite/builtins.py': 'e4157517e87f9a8f72a416c06b20d317ab5c2459ccd7826ac8dca1d6a3043abd', '/app/jqlite/cli.py': '876a7b335bddd30de5885b281ac524329ebb671cd0b77af08a6cdc653824376c', '/app/jqlite/errors.py': 'd97fdf3621c4e95b7cdd4a089d992d9ba1da186b63cc508f45f53792d4a568a5', '/app/jqlite/evaluator.py': '2afd5e244c0249e7d7f514c738866f98739b2d2da7ba0eeab70690c4d24a5319', '/app/jqlite/inputs.py': '4b5ba8049f787ed111b60d347df9425dc8c0e397d1040a2c9d32417ff61bf5e2', '/app/jqlite/lexer.py': '4d45c398d2ede5ef27298e28ea746e7eac59351b80aaa528124a03454d6fa72c', '/app/jqlite/nodes.py': '44485eb8001994bf8c9acae79ef7143c74154b7d382a90687c8e07e2076d7507', '/app/jqlite/output.py': 'b71c4d7720236eb177a5eb4bc4bc331a9663533f8e72de6436b413b3372d6f44', '/app/jqlite/parser.py': 'b1a7450ce88ec98f8524732a4e6d33cfe375c9a9850055f5cb38c101abe1a4b3', '/app/jqlite/tokens.py': '69ba9d975eb83c48c076070168798e077f44dbe13e4ea6e88e252486f9dcd95a', '/app/jqlite/values.py': '3b13cdc48afe6f0a6e192385a487419651eb7c5ee6713b66769a14e8c817ee9b', '/app/unit_tests/__init__.py': 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', '/app/unit_tests/test_builtins_and_cli.py': '4288d5990e39cc785a15f53d0343749e2842cad5b1405e2e06fe21cd6784d25e', '/app/unit_tests/test_language.py': '44234750ea013b20948cb0c852b1a851e34751b15841ceb99be2ff5904c7e097'}
 
 
 def run(*command, input=None, timeout=60, cwd=None):
@@ -25,7 +25,7 @@ import json as _json
 
 APP = "/app"
 HERE = Path(__file__).parent
-SHIPPED_TESTS = ["/app/tests/__init__.py", "/app/tests/test_language.py", "/app/tests/test_builtins_and_cli.py"]
+SHIPPED_TESTS = ["/app/unit_tests/__init__.py", "/app/unit_tests/test_language.py", "/app/unit_tests/test_builtins_and_cli.py"]
 
 
 def jqlite(*arguments, stdin=""):
@@ -121,7 +121,7 @@ def test_report_fixture():
 def test_guard_shipped_tests_unchanged_and_passing():
     for path in SHIPPED_TESTS:
         assert unchanged(path), f"{path} was changed"
-    result = run("python3", "-m", "unittest", "discover", "-s", "tests", "-t", ".", cwd=APP, timeout=120)
+    result = run("python3", "-m", "unittest", "discover", "-s", "unit_tests", "-t", ".", cwd=APP, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
 
 

@@ -6,7 +6,7 @@ import subprocess
 import time
 from pathlib import Path
 
-ORIGINAL_SHA256 = {'/app/docs/LANGUAGE.md': '39bc83e3b21ad258c8bb1215ad248b9b45a9e61355f05aec2a7076fc5e79ed0b', '/app/examples/fizzbuzz.ql': '4d177a7e3178e0e54a7f24f118db3c748ccfd1bf7ebad5f044a1b3414141cdb1', '/app/examples/primes.ql': '0f37673e76541518c9d614e294cc527740f08089b82ce1ac41c36563183b48c2', '/app/examples/words.ql': 'a50eda0018300e9a5a1cc09ba31c4f1f67b246a5f66052890604c3fbd4a1fbb8', '/app/quill/__init__.py': '302234dccb6e7c92813fe2f3f6bf65c0c5f4b72f7783ea2e76cf7d83966e238b', '/app/quill/__main__.py': '82884b3d478175e2e0cc42b66d6d4d7166fb21c115ea9f775b5494235813d896', '/app/quill/cli.py': '615657fe577d009df1aff0d6275e80e5bb85300d1f72f0651f6550df45c5aa91', '/app/quill/environment.py': 'd4c4b7e58656af0ccfea03c319ac29c6b542ddf4eb37ba40dbe4aa4022660108', '/app/quill/errors.py': 'cd01850a2f37cb5f66c0909dd32641a1d1e303d5fe04c4864c6807ad54af4880', '/app/quill/interpreter.py': 'fd3ec88b4cddc1539f15703b225392d6b31dc00b35684e1e89b985e6d31f79c4', '/app/quill/lexer.py': 'df1247e67a53ad7ef545e0a52773e5fa21204b736aba25a27655a07bd524123e', '/app/quill/nodes.py': 'fa082916970e729d83f5dd90c31d7f2fcdc0d78a183b39d055cfa58e810359c0', '/app/quill/parser.py': 'b0e3d939982449ba5b7b7704336cf5ba48fb91607cfd2bd6b2ce3b38dc691e0c', '/app/quill/repl.py': '5f6cb3805143a2472cc3479c0f689fa9d6fbe2329ff47d941fa9ca70b5fd3bbb', '/app/quill/stdlib.py': '608d8974da2f6ad136c43308c4b144691a1bbbcf171ee506592eb82706834211', '/app/quill/tokens.py': '750e819c010675c03b86063bf3fe0a1856d31812bee17281985cab3c958eceae', '/app/quill/values.py': '21377bc0db16752a56ad9abfdd9a644592a88c64b528b74dddadaa2483b3f8f7', '/app/tests/__init__.py': 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', '/app/tests/helpers.py': '9a09f31e4e90ed7bbe2121a87a3e25e814f538d3ab3e82b01034a4f85094ba2e', '/app/tests/test_cli.py': '11763567ba522ac7d4a49beb22d7e300300872e479ad50f98d7d357201dc5234', '/app/tests/test_interpreter.py': 'c1e80e8bea7235a8bf96125a4a8608581f9965d2355e9dce24127c5cfe1b4489', '/app/tests/test_lexer.py': '3984dc2fc500124562ea5f8b72fa30f8dac90c4b685423d54863b48facba1593', '/app/tests/test_parser.py': 'a7a4932078bdf800ab2ca6a08db029dc5a8b6ed1211e462e9a4c91fe1418b70b', '/app/tests/test_stdlib.py': 'd5a4de3161f2c3e3fb4cf0fc3365b8418cf3c342b535f94c77351bbb37b1bc57'}
+ORIGINAL_SHA256 = {'/app/docs/LANGUAGE.md': '39bc83e3b21ad258c8bb1215ad248b9b45a9e61355f05aec2a7076fc5e79ed0b', '/app/examples/fizzbuzz.ql': '4d177a7e3178e0e54a7f24f118db3c748ccfd1bf7ebad5f044a1b3414141cdb1', '/app/examples/primes.ql': '0f37673e76541518c9d614e294cc527740f08089b82ce1ac41c36563183b48c2', '/app/examples/words.ql': 'a50eda0018300e9a5a1cc09ba31c4f1f67b246a5f66052890604c3fbd4a1fbb8', '/app/quill/__init__.py': '302234dccb6e7c92813fe2f3f6bf65c0c5f4b72f7783ea2e76cf7d83966e238b', '/app/quill/__main__.py': '82884b3d478175e2e0cc42b66d6d4d7166fb21c115ea9f775b5494235813d896', '/app/quill/cli.py': '615657fe577d009df1aff0d6275e80e5bb85300d1f72f0651f6550df45c5aa91', '/app/quill/environment.py': 'd4c4b7e58656af0ccfea03c319ac29c6b542ddf4eb37ba40dbe4aa4022660108', '/app/quill/errors.py': 'cd01850a2f37cb5f66c0909dd32641a1d1e303d5fe04c4864c6807ad54af4880', '/app/quill/interpreter.py': 'fd3ec88b4cddc1539f15703b225392d6b31dc00b35684e1e89b985e6d31f79c4', '/app/quill/lexer.py': 'df1247e67a53ad7ef545e0a52773e5fa21204b736aba25a27655a07bd524123e', '/app/quill/nodes.py': 'fa082916970e729d83f5dd90c31d7f2fcdc0d78a183b39d055cfa58e810359c0', '/app/quill/parser.py': 'b0e3d939982449ba5b7b7704336cf5ba48fb91607cfd2bd6b2ce3b38dc691e0c', '/app/quill/repl.py': '5f6cb3805143a2472cc3479c0f689fa9d6fbe2329ff47d941fa9ca70b5fd3bbb', '/app/quill/stdlib.py': '608d8974da2f6ad136c43308c4b144691a1bbbcf171ee506592eb82706834211', '/app/quill/tokens.py': '750e819c010675c03b86063bf3fe0a1856d31812bee17281985cab3c958eceae', '/app/quill/values.py': '21377bc0db16752a56ad9abfdd9a644592a88c64b528b74dddadaa2483b3f8f7', '/app/unit_tests/__init__.py': 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', '/app/unit_tests/helpers.py': '9a09f31e4e90ed7bbe2121a87a3e25e814f538d3ab3e82b01034a4f85094ba2e', '/app/unit_tests/test_cli.py': '11763567ba522ac7d4a49beb22d7e300300872e479ad50f98d7d357201dc5234', '/app/unit_tests/test_interpreter.py': '1cadc85459f35188ad22a9a4e789321f58ccdd982533ad2e80dc77369b00fbe6', '/app/unit_tests/test_lexer.py': '3984dc2fc500124562ea5f8b72fa30f8dac90c4b685423d54863b48facba1593', '/app/unit_tests/test_parser.py': 'a7a4932078bdf800ab2ca6a08db029dc5a8b6ed1211e462e9a4c91fe1418b70b', '/app/unit_tests/test_stdlib.py': 'fd9044b73a9691ce54e5e945def102986c14c2bf4c27341756e622e3824737a1'}
 
 
 def run(*command, input=None, timeout=60, cwd=None):
@@ -24,9 +24,9 @@ def unchanged(path):
 import tempfile
 
 APP = "/app"
-SHIPPED_TESTS = ["/app/tests/__init__.py", "/app/tests/helpers.py", "/app/tests/test_lexer.py",
-                 "/app/tests/test_parser.py", "/app/tests/test_interpreter.py", "/app/tests/test_stdlib.py",
-                 "/app/tests/test_cli.py"]
+SHIPPED_TESTS = ["/app/unit_tests/__init__.py", "/app/unit_tests/helpers.py", "/app/unit_tests/test_lexer.py",
+                 "/app/unit_tests/test_parser.py", "/app/unit_tests/test_interpreter.py", "/app/unit_tests/test_stdlib.py",
+                 "/app/unit_tests/test_cli.py"]
 
 
 def quill(source):
@@ -167,7 +167,7 @@ def test_sample_program():
 def test_guard_shipped_tests_and_docs_unchanged_and_passing():
     for path in [*SHIPPED_TESTS, "/app/docs/LANGUAGE.md"]:
         assert unchanged(path), f"{path} was changed"
-    result = run("python3", "-m", "unittest", "discover", "-s", "tests", "-t", ".", cwd=APP, timeout=120)
+    result = run("python3", "-m", "unittest", "discover", "-s", "unit_tests", "-t", ".", cwd=APP, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
 
 

@@ -6,7 +6,7 @@ import subprocess
 import time
 from pathlib import Path
 
-ORIGINAL_SHA256 = {'/app/docs/TEMPLATES.md': '3322a88aa25cfa12f2f9883a022e6eaed330ddf8af0fca2f3832db4a1f3c547b', '/app/stencil/__init__.py': '4a7ab486d0585b855f6b66105c93a5888d744fc80464ca042660b8d8ebdfcf01', '/app/stencil/__main__.py': '166d8726212bdfa02adb6338b0506b463de5b26a1869fbe5cd1250df2eda8cb7', '/app/stencil/cli.py': '95d534fa8453915582a008aa42db29cc2d578d0fadbb45aad80b1b96efb6fc4c', '/app/stencil/compiler.py': '5e8208f264311ca89f0b38e4c7315d8c23baba3def42943bad658fd741f3175a', '/app/stencil/environment.py': '45d58040a0c47aa80e0ebcc3a5b93652906902a767d9a6b9eaa1a5d47c37eae1', '/app/stencil/errors.py': '9b2d20167a2a4f63caf312f983bba260bc66bf196230fdd4f113019807c6c4aa', '/app/stencil/expressions.py': 'aade0caea8185b611488393de8e2b838f104111cfa28a49f95fee2bf7c13f9a3', '/app/stencil/filters.py': '6593b474351f8aebd6f8fec1fbcbd75d40c9b404ea87100d58354e141ce1d505', '/app/stencil/lexer.py': 'd68d1077909c13292fed92131c78ea34ba09bdef0578f605704ab1bd233707c1', '/app/stencil/loaders.py': '6c35e9a4df71ba7db2f1506cfe7800ecdf36dbcd0068e98976ba2a2eafc60dd4', '/app/stencil/nodes.py': 'd2618ed5187d3840bcd34622b20239736acfb5732547635333e5d65735241e78', '/app/stencil/parser.py': '1936ab65c24956dbca07a3da866a574c33660fdc72196f711ffb2b141a53083b', '/app/stencil/runtime.py': 'f2faf37230dd016fffa2152e0d5e7533be08f1c97dd52c13d245733859207947', '/app/tests/__init__.py': 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', '/app/tests/test_parsing.py': '592f1a206a42249465312caa29cd23d4c8492a7fd4bc5b811c8ae21706dcef33', '/app/tests/test_rendering.py': 'f8c7869d4fa99be7731a227acb8dab388ed8888a82d0f35d0075ffb2649484c6'}
+ORIGINAL_SHA256 = {'/app/docs/TEMPLATES.md': '3322a88aa25cfa12f2f9883a022e6eaed330ddf8af0fca2f3832db4a1f3c547b', '/app/stencil/__init__.py': '4a7ab486d0585b855f6b66105c93a5888d744fc80464ca042660b8d8ebdfcf01', '/app/stencil/__main__.py': '166d8726212bdfa02adb6338b0506b463de5b26a1869fbe5cd1250df2eda8cb7', '/app/stencil/cli.py': '95d534fa8453915582a008aa42db29cc2d578d0fadbb45aad80b1b96efb6fc4c', '/app/stencil/compiler.py': '5e8208f264311ca89f0b38e4c7315d8c23baba3def42943bad658fd741f3175a', '/app/stencil/environment.py': '45d58040a0c47aa80e0ebcc3a5b93652906902a767d9a6b9eaa1a5d47c37eae1', '/app/stencil/errors.py': '9b2d20167a2a4f63caf312f983bba260bc66bf196230fdd4f113019807c6c4aa', '/app/stencil/expressions.py': 'aade0caea8185b611488393de8e2b838f104111cfa28a49f95fee2bf7c13f9a3', '/app/stencil/filters.py': '6593b474351f8aebd6f8fec1fbcbd75d40c9b404ea87100d58354e141ce1d505', '/app/stencil/lexer.py': 'd68d1077909c13292fed92131c78ea34ba09bdef0578f605704ab1bd233707c1', '/app/stencil/loaders.py': '6c35e9a4df71ba7db2f1506cfe7800ecdf36dbcd0068e98976ba2a2eafc60dd4', '/app/stencil/nodes.py': 'd2618ed5187d3840bcd34622b20239736acfb5732547635333e5d65735241e78', '/app/stencil/parser.py': '1936ab65c24956dbca07a3da866a574c33660fdc72196f711ffb2b141a53083b', '/app/stencil/runtime.py': 'f2faf37230dd016fffa2152e0d5e7533be08f1c97dd52c13d245733859207947', '/app/unit_tests/__init__.py': 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', '/app/unit_tests/test_parsing.py': '592f1a206a42249465312caa29cd23d4c8492a7fd4bc5b811c8ae21706dcef33', '/app/unit_tests/test_rendering.py': 'f8c7869d4fa99be7731a227acb8dab388ed8888a82d0f35d0075ffb2649484c6'}
 
 
 def run(*command, input=None, timeout=60, cwd=None):
@@ -26,7 +26,7 @@ import tempfile
 
 APP = "/app"
 HERE = Path(__file__).parent
-SHIPPED_TESTS = ["/app/tests/__init__.py", "/app/tests/test_parsing.py", "/app/tests/test_rendering.py"]
+SHIPPED_TESTS = ["/app/unit_tests/__init__.py", "/app/unit_tests/test_parsing.py", "/app/unit_tests/test_rendering.py"]
 
 
 def stencil(templates, name, data=None, *options):
@@ -141,7 +141,7 @@ def test_shop_site():
 def test_guard_shipped_tests_unchanged_and_passing():
     for path in SHIPPED_TESTS:
         assert unchanged(path), f"{path} was changed"
-    result = run("python3", "-m", "unittest", "discover", "-s", "tests", "-t", ".", cwd=APP, timeout=120)
+    result = run("python3", "-m", "unittest", "discover", "-s", "unit_tests", "-t", ".", cwd=APP, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
 
 

@@ -6,7 +6,7 @@ import subprocess
 import time
 from pathlib import Path
 
-ORIGINAL_SHA256 = {'/app/docs/ISA.md': 'c23efacadba7c36990ab648b0ce1eb3d97a8da72f197538250eded4f1c85fa12', '/app/examples/fact.s': '8d34ade8de71ad55590ff4770147a9ee9e05cd018ad241f48c7f99af4f46f8ea', '/app/examples/hello.s': '39ec7559a00d9b8325ced6424b90452be7a5a81821f3e28e013e3f9fc91ec467', '/app/tests/__init__.py': 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', '/app/tests/test_assembler.py': '030e34971e77bbe6fd930d73b014223486bf44b5bcf4d67cf177f3e9ce3a3b5c', '/app/tests/test_isa_and_source.py': '74d29c649d8c95e1ac00ad084b0d960325aeb103be9a9aa106ea479ba65c4997', '/app/tests/test_machine.py': '9327fab8533d890cf2e5c3acfd9adcce67bc89bbe731f1bfa8294b4f9217d6f1', '/app/vm16/__init__.py': '274b4e35d52ded7d41a744fe6b1918513b2271fb04d3ecd9d83e7b14ea2f8c39', '/app/vm16/__main__.py': 'aa535f031d660caaafca993450afd756d187488a05eff58c7876ed867d5e8d16', '/app/vm16/asm.py': '3100b096398791db9826358bcdec4afe571212279ae4a894cbda3f19c46b76ce', '/app/vm16/assembler.py': '0368b3a51b864eb6baa07c2e811b3e155ab94cd6de6c1cc70a9225ba90c69739', '/app/vm16/directives.py': 'b4ff3586b3c791ef77c913ef8062c241e6502f920e3d649e8c5c6d6cafe62ae4', '/app/vm16/disasm.py': '9bfb4028435a3eff3f4863d6b7f0435bdae3d3b15e8f95b5c6eed18bd54395ce', '/app/vm16/errors.py': '46b62efc47cde70cf49ea8a2ebab29a0d9381b347c507dd289be51a17260eef2', '/app/vm16/expressions.py': 'acf6acd480850f95c418ed3b36337f1938c05412eeb15d96df87b74659bad9be', '/app/vm16/isa.py': '0f85b21a7bd3d029c1d4583f90a0e2304bce0d3ca4a8a751a5e0eb3cd6ed7abd', '/app/vm16/objfile.py': '3075bdbf1e6ba67813dfb09980fdf374df0eaa3aa56559362fbfc83b8ce4fed9', '/app/vm16/run.py': 'e00a20e1a55ffa23cacdd9d7070030041ca532ddc8879555a6f631c44f4f90cd', '/app/vm16/source.py': '9a0c686bf2cd90e727e2f4e7940ffbb2587a0fb7ae317b148ce3f4b55f3afb8c', '/app/vm16/vm.py': 'ee0cd1fa38b988a38f438f486f63cafa46dd29b6ed6f9de0353f0deb1609f4d3'}
+ORIGINAL_SHA256 = {'/app/docs/ISA.md': 'c23efacadba7c36990ab648b0ce1eb3d97a8da72f197538250eded4f1c85fa12', '/app/examples/fact.s': '8d34ade8de71ad55590ff4770147a9ee9e05cd018ad241f48c7f99af4f46f8ea', '/app/examples/hello.s': '39ec7559a00d9b8325ced6424b90452be7a5a81821f3e28e013e3f9fc91ec467', '/app/unit_tests/__init__.py': 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', '/app/unit_tests/test_assembler.py': '030e34971e77bbe6fd930d73b014223486bf44b5bcf4d67cf177f3e9ce3a3b5c', '/app/unit_tests/test_isa_and_source.py': '74d29c649d8c95e1ac00ad084b0d960325aeb103be9a9aa106ea479ba65c4997', '/app/unit_tests/test_machine.py': '9327fab8533d890cf2e5c3acfd9adcce67bc89bbe731f1bfa8294b4f9217d6f1', '/app/vm16/__init__.py': '274b4e35d52ded7d41a744fe6b1918513b2271fb04d3ecd9d83e7b14ea2f8c39', '/app/vm16/__main__.py': 'aa535f031d660caaafca993450afd756d187488a05eff58c7876ed867d5e8d16', '/app/vm16/asm.py': '3100b096398791db9826358bcdec4afe571212279ae4a894cbda3f19c46b76ce', '/app/vm16/assembler.py': '0368b3a51b864eb6baa07c2e811b3e155ab94cd6de6c1cc70a9225ba90c69739', '/app/vm16/directives.py': 'b4ff3586b3c791ef77c913ef8062c241e6502f920e3d649e8c5c6d6cafe62ae4', '/app/vm16/disasm.py': '9bfb4028435a3eff3f4863d6b7f0435bdae3d3b15e8f95b5c6eed18bd54395ce', '/app/vm16/errors.py': '46b62efc47cde70cf49ea8a2ebab29a0d9381b347c507dd289be51a17260eef2', '/app/vm16/expressions.py': 'acf6acd480850f95c418ed3b36337f1938c05412eeb15d96df87b74659bad9be', '/app/vm16/isa.py': '0f85b21a7bd3d029c1d4583f90a0e2304bce0d3ca4a8a751a5e0eb3cd6ed7abd', '/app/vm16/objfile.py': '3075bdbf1e6ba67813dfb09980fdf374df0eaa3aa56559362fbfc83b8ce4fed9', '/app/vm16/run.py': 'e00a20e1a55ffa23cacdd9d7070030041ca532ddc8879555a6f631c44f4f90cd', '/app/vm16/source.py': '9a0c686bf2cd90e727e2f4e7940ffbb2587a0fb7ae317b148ce3f4b55f3afb8c', '/app/vm16/vm.py': 'ee0cd1fa38b988a38f438f486f63cafa46dd29b6ed6f9de0353f0deb1609f4d3'}
 
 
 def run(*command, input=None, timeout=60, cwd=None):
@@ -25,8 +25,8 @@ import tempfile
 
 APP = "/app"
 HERE = Path(__file__).parent
-SHIPPED = ["/app/tests/__init__.py", "/app/tests/test_isa_and_source.py", "/app/tests/test_assembler.py",
-           "/app/tests/test_machine.py", "/app/docs/ISA.md", "/app/vm16/isa.py"]
+SHIPPED = ["/app/unit_tests/__init__.py", "/app/unit_tests/test_isa_and_source.py", "/app/unit_tests/test_assembler.py",
+           "/app/unit_tests/test_machine.py", "/app/docs/ISA.md", "/app/vm16/isa.py"]
 
 
 def _source_file(source):
@@ -277,7 +277,7 @@ def test_sample_programs():
 def test_guard_shipped_tests_docs_and_table_unchanged_and_passing():
     for path in SHIPPED:
         assert unchanged(path), f"{path} was changed"
-    result = run("python3", "-m", "unittest", "discover", "-s", "tests", "-t", ".", cwd=APP, timeout=120)
+    result = run("python3", "-m", "unittest", "discover", "-s", "unit_tests", "-t", ".", cwd=APP, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
 
 

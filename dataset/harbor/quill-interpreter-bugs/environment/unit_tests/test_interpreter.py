@@ -1,7 +1,7 @@
 import unittest
 
 from quill.errors import QuillRuntimeError
-from tests.helpers import output_of
+from unit_tests.helpers import output_of
 
 
 class InterpreterTest(unittest.TestCase):

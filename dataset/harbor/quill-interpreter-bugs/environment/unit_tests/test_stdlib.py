@@ -1,7 +1,7 @@
 import unittest
 
 from quill.errors import QuillAssertionError, QuillRuntimeError
-from tests.helpers import output_of
+from unit_tests.helpers import output_of
 
 
 class StdlibTest(unittest.TestCase):
