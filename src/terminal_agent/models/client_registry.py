@@ -206,14 +206,18 @@ def is_model_directory(spec: str | None) -> bool:
     return bool(spec) and (Path(str(spec)) / "config.json").is_file()
 
 
+LOCAL_SAMPLER_FACTORIES: Registry[ModelClientFactory] = Registry("local sampler factory")
+"""The local trainer's sampler behind the ``local`` entry, named by path (one line, imported on first use): the
+trainer's package sits above this one, so it is reached through the registry, never imported from here."""
+LOCAL_SAMPLER_FACTORIES.register_path("local", "terminal_agent.training.local_models:build_local_model_client")
+
+
 @register_model_client("local", spec_field="model", matches=is_model_directory)
 def build_local(config: ModelClientConfig) -> ModelClient:
     """A local model through the local trainer's own sampler: ``model`` is ``embedded`` or a transformers
     directory (a spec that is a model directory picks this entry), with the trainer's LoRA ``adapter`` on it
     when set; ``device``, ``dtype``, ``slots`` and ``max_tokens`` say how it samples. Needs torch."""
-    from terminal_agent.training.local_models import build_local_model_client  # the trainer's sampler, loaded late
-
-    return build_local_model_client(config)
+    return LOCAL_SAMPLER_FACTORIES.get("local")(config)
 
 
 @register_model_client("scripted", prefix="scripted:", spec_field="replies_file")

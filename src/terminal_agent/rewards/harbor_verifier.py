@@ -71,7 +71,14 @@ from terminal_agent.rewards.harbor_config import HarborGradingConfig
 from terminal_agent.rewards.harbor_reward_files import read_reward
 from terminal_agent.rewards.tamper_detection import BIN_DIRS, ChangeScan, choose_interpreter
 from terminal_agent.rewards.verifier_bundle import get_bundle, runner_source
-from terminal_agent.rewards.verifier_runtime import RuntimePlan, asset, host_pytest_version, plan_runtime, scan_scripts
+from terminal_agent.rewards.verifier_runtime import (
+    RuntimePlan,
+    asset,
+    host_pytest_version,
+    plan_runtime,
+    scan_scripts,
+    unpacked_wheel,
+)
 from terminal_agent.tasks.model import Task, file_bytes
 
 if TYPE_CHECKING:
@@ -342,7 +349,7 @@ class HarborGrader:
         entries.append((f"{rel}/runtime/manifest.json", json.dumps(manifest).encode(), 0o644))
         for name, wheel in sorted(plan.wheels.items()):
             if wheel.compiled:  # extension modules cannot be imported from a zip: shipped unpacked
-                entries += _unpacked_wheel(f"{rel}/runtime/wheels/{name}.d", wheel.data, name)
+                entries += unpacked_wheel(f"{rel}/runtime/wheels/{name}.d", wheel.data, name)
             else:
                 entries.append((f"{rel}/runtime/wheels/{name}", wheel.data, 0o644))
         entries += [(f"{rel}/shims/{name}", wrapper("offline_shims.py", name), 0o755) for name in SHIM_NAMES]
@@ -486,29 +493,6 @@ class HarborGrader:
             return
         result.tests = ctrf_outcomes(tests) if tests is not None else []
 
-
-def _unpacked_wheel(root: str, data: bytes, name: str) -> list[tuple[str, bytes | str | None, int]]:
-    """Tar entries of a wheel's files under ``root`` (directories first); refuses names that leave it."""
-    import io
-    import zipfile
-
-    entries: list[tuple[str, bytes | str | None, int]] = [(root, None, 0o755)]
-    made = {root}
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        for info in archive.infolist():
-            parts = info.filename.split("/")
-            if info.filename.startswith("/") or any(part in ("..", "") for part in parts[:-1]) or "\\" in info.filename:
-                raise GradingError(f"wheel {name} holds an unsafe path {info.filename!r}")
-            if info.is_dir() or not parts[-1]:
-                continue
-            for depth in range(1, len(parts)):
-                folder = posixpath.join(root, *parts[:depth])
-                if folder not in made:
-                    made.add(folder)
-                    entries.append((folder, None, 0o755))
-            mode = 0o755 if (info.external_attr >> 16) & 0o111 else 0o644
-            entries.append((posixpath.join(root, *parts), archive.read(info), mode))
-    return entries
 
 
 __all__ = ["HarborGradeResult", "HarborGrader", "HarborGradingConfig"]

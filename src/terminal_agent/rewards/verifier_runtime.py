@@ -27,6 +27,7 @@ import importlib.metadata
 import json
 import logging
 import os
+import posixpath
 import re
 import shlex
 import shutil
@@ -41,6 +42,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from terminal_agent.errors import GradingError
 from terminal_agent.rewards.harbor_config import HarborGradingConfig
 from terminal_agent.rewards.verifier_bundle import BUNDLED_DISTRIBUTIONS, default_cache_dir
 
@@ -503,3 +505,27 @@ def plan_runtime(requirements: list[Requirement], config: HarborGradingConfig) -
 
 def asset(name: str) -> bytes:
     return resources.files("terminal_agent.rewards").joinpath("assets", name).read_bytes()
+
+
+def unpacked_wheel(root: str, data: bytes, name: str) -> list[tuple[str, bytes | str | None, int]]:
+    """Tar entries of a wheel's files under ``root`` (directories first); refuses names that leave it."""
+    import io
+    import zipfile
+
+    entries: list[tuple[str, bytes | str | None, int]] = [(root, None, 0o755)]
+    made = {root}
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        for info in archive.infolist():
+            parts = info.filename.split("/")
+            if info.filename.startswith("/") or any(part in ("..", "") for part in parts[:-1]) or "\\" in info.filename:
+                raise GradingError(f"wheel {name} holds an unsafe path {info.filename!r}")
+            if info.is_dir() or not parts[-1]:
+                continue
+            for depth in range(1, len(parts)):
+                folder = posixpath.join(root, *parts[:depth])
+                if folder not in made:
+                    made.add(folder)
+                    entries.append((folder, None, 0o755))
+            mode = 0o755 if (info.external_attr >> 16) & 0o111 else 0o644
+            entries.append((posixpath.join(root, *parts), archive.read(info), mode))
+    return entries

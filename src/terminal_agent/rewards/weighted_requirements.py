@@ -24,6 +24,7 @@ from terminal_agent.rewards.verifier_runtime import (
     host_pytest_version,
     parse_requirement,
     plan_runtime,
+    unpacked_wheel,
 )
 from terminal_agent.tasks.model import Task
 from terminal_agent.tasks.tb_test_requirements import TEST_REQUIREMENTS_METADATA_KEY
@@ -64,7 +65,6 @@ def requirement_entries(task: Task, rel: str, interpreter: str,
     if not requirements:
         return [], None
     # imported here: harbor_verifier imports the weighted grader, which imports this module
-    from terminal_agent.rewards.harbor_verifier import _unpacked_wheel
 
     plan = plan_runtime(requirements, config)
     if not plan.wheels and not plan.unavailable:  # pytest alone (most v1 tasks): the bundle is all the tests need
@@ -79,7 +79,7 @@ def requirement_entries(task: Task, rel: str, interpreter: str,
     ]
     for name, wheel in sorted(plan.wheels.items()):
         if wheel.compiled:  # extension modules cannot be imported from a zip
-            entries += _unpacked_wheel(f"{root}/wheels/{name}.d", wheel.data, name)
+            entries += unpacked_wheel(f"{root}/wheels/{name}.d", wheel.data, name)
         else:
             entries.append((f"{root}/wheels/{name}", wheel.data, 0o644))
     return entries, plan
