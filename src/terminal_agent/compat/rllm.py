@@ -42,8 +42,9 @@ RLLM_INSTALLED = _rllm_installed()
 
 if RLLM_INSTALLED:  # pragma: no cover - exercised in the rLLM conformance venvs
     try:
-        from rllm.agents.agent import Action, BaseAgent, Step, Trajectory  # type: ignore[import-not-found]
-        from rllm.environments.base.base_env import BaseEnv  # type: ignore[import-not-found]
+        # untyped and optional: rllm.* is ignore_missing_imports in [tool.mypy], so these names are Any here
+        from rllm.agents.agent import Action, BaseAgent, Step, Trajectory
+        from rllm.environments.base.base_env import BaseEnv
     except ImportError as exc:
         raise RLLMImportError(
             f"rllm is installed but its import failed ({type(exc).__name__}: {exc}); install what it names "
@@ -54,7 +55,7 @@ else:
     RLLM_AVAILABLE = False
 
     @dataclass
-    class Step:  # type: ignore[no-redef]
+    class Step:  # type: ignore[no-redef]  # the twin of the rLLM class when rllm is absent
         """One model call and what the environment answered."""
 
         prompt_ids: list[int] = field(default_factory=list)
@@ -66,13 +67,13 @@ else:
         action: Any = None
         model_response: str = ""
         model_output: Any = None
-        info: dict = field(default_factory=dict)
+        info: dict[str, Any] = field(default_factory=dict)
         reward: float = 0.0
         done: bool = False
         mc_return: float = 0.0
         advantage: Any = None
 
-        def to_dict(self) -> dict:
+        def to_dict(self) -> dict[str, Any]:
             return {
                 "chat_completions": self.chat_completions,
                 "observation": self.observation,
@@ -86,13 +87,13 @@ else:
             }
 
     @dataclass
-    class Action:  # type: ignore[no-redef]
+    class Action:  # type: ignore[no-redef]  # the twin of the rLLM class when rllm is absent
         """What the agent hands to the environment (rLLM wraps the payload in ``.action``)."""
 
         action: Any = None
 
     @dataclass
-    class Trajectory:  # type: ignore[no-redef]
+    class Trajectory:  # type: ignore[no-redef]  # the twin of the rLLM class when rllm is absent
         """The steps of one episode and its reward."""
 
         uid: str = field(default_factory=lambda: str(uuid.uuid4()))
@@ -100,9 +101,9 @@ else:
         task: Any = None
         steps: list[Step] = field(default_factory=list)
         reward: float | None = None
-        info: dict = field(default_factory=dict)
+        info: dict[str, Any] = field(default_factory=dict)
 
-        def to_dict(self) -> dict:
+        def to_dict(self) -> dict[str, Any]:
             return {
                 "uid": self.uid,
                 "name": self.name,
@@ -112,7 +113,7 @@ else:
                 "info": self.info,
             }
 
-    class BaseAgent(ABC):  # type: ignore[no-redef]
+    class BaseAgent(ABC):  # type: ignore[no-redef]  # the twin of the rLLM class when rllm is absent
         """Same surface as ``rllm.agents.agent.BaseAgent``."""
 
         @property
@@ -123,7 +124,9 @@ else:
         def trajectory(self) -> Trajectory:
             return Trajectory()
 
-        def update_from_env(self, observation: Any, reward: float, done: bool, info: dict, **kwargs: Any) -> None:
+        def update_from_env(
+            self, observation: Any, reward: float, done: bool, info: dict[str, Any], **kwargs: Any
+        ) -> None:
             raise NotImplementedError
 
         def update_from_model(self, response: str, **kwargs: Any) -> Action:
@@ -136,7 +139,7 @@ else:
             steps = self.trajectory.steps
             return steps[-1] if steps else None
 
-    class BaseEnv(ABC):  # type: ignore[no-redef]
+    class BaseEnv(ABC):  # type: ignore[no-redef]  # the twin of the rLLM class when rllm is absent
         """Same surface as ``rllm.environments.base.base_env.BaseEnv``."""
 
         @property
@@ -148,31 +151,32 @@ else:
             self._idx = value
 
         @abstractmethod
-        def reset(self) -> tuple[dict, dict]: ...
+        def reset(self) -> tuple[dict[str, Any], dict[str, Any]]: ...
 
         @abstractmethod
-        def step(self, action: Any) -> tuple[Any, float, bool, dict]: ...
+        def step(self, action: Any) -> tuple[Any, float, bool, dict[str, Any]]: ...
 
         def close(self) -> None:
             return None
 
         @staticmethod
         @abstractmethod
-        def from_dict(info: dict) -> "BaseEnv": ...
+        def from_dict(info: dict[str, Any]) -> "BaseEnv": ...
 
         @staticmethod
         def is_multithread_safe() -> bool:
             return True
 
 
-def step_metadata(step: Any) -> dict:
+def step_metadata(step: Any) -> dict[str, Any]:
     """The mutable metadata dict of ``step`` on every rLLM version (v0.2.1 ``info``, HEAD ``metadata``)."""
     info = getattr(step, "info", None)
     if isinstance(info, dict):
         return info
     # HEAD's property auto-creates metadata; a twin or a foreign step without it gets a fresh dict
     step.info = {}
-    return step.info
+    metadata: dict[str, Any] = step.info  # step is any rLLM version's Step (untyped)
+    return metadata
 
 
 def rllm_version() -> str | None:
