@@ -76,9 +76,9 @@ class EpisodeBehaviour:
     """Of those, replies cut at the per-reply token cap (``finish_reason == "length"``)."""
     reply_tokens: list[int] = field(default_factory=list)
     """Completion tokens of each reply whose count is known (token ids, else the client's count)."""
-    tools: Counter = field(default_factory=Counter)
+    tools: Counter[str] = field(default_factory=Counter)
     """Actions that ran, by tool name (malformed tags are not counted: they are the format errors)."""
-    bash_first_words: Counter = field(default_factory=Counter)
+    bash_first_words: Counter[str] = field(default_factory=Counter)
     """First word of each bash command (leading ``VAR=value`` assignments skipped, paths cut to their name)."""
 
     @property
@@ -298,8 +298,8 @@ def summarize_episodes(
     steps = sum(e.steps for e in episodes)
     replies = sum(e.replies for e in episodes)
     tokens = [t for e in episodes for t in e.reply_tokens]
-    tools: Counter = sum((e.tools for e in episodes), Counter())
-    words: Counter = sum((e.bash_first_words for e in episodes), Counter())
+    tools: Counter[str] = sum((e.tools for e in episodes), Counter())
+    words: Counter[str] = sum((e.bash_first_words for e in episodes), Counter())
     bash = sum(words.values())
     rewards: dict[str, list[float]] = defaultdict(list)
     passes: dict[str, list[float]] = defaultdict(list)

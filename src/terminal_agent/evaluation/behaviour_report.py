@@ -46,7 +46,7 @@ def _rows(runs: Sequence[RunBehaviour]) -> list[_Row]:
         _Row("infrastructure errors", lambda r: r.infrastructure_share, "share"),
     ]
     others = sorted({t for r in runs for t in r.terminations} - {t.value for t in _COVERED})
-    rows += [_Row(f"ended by {t}", lambda r, t=t: r.terminations.get(t, 0.0) if r.episodes else None, "share") for t in others]
+    rows += [_Row(f"ended by {t}", _termination_share(t), "share") for t in others]
     rows += [
         _Row("replies without a runnable action", lambda r: r.format_error_reply_share, "share"),
         _Row("replies cut at the token cap", lambda r: r.length_cut_reply_share, "share"),
@@ -54,8 +54,18 @@ def _rows(runs: Sequence[RunBehaviour]) -> list[_Row]:
         _Row("bash commands", lambda r: r.bash_commands, "count"),
     ]
     tools = sorted({tool for r in runs for tool in r.tools_per_turn})
-    rows += [_Row(f"`{tool}` actions per turn", lambda r, tool=tool: r.tools_per_turn.get(tool, 0.0), "mean") for tool in tools]
+    rows += [_Row(f"`{tool}` actions per turn", _tool_per_turn(tool), "mean") for tool in tools]
     return rows
+
+
+def _termination_share(termination: str) -> Callable[[RunBehaviour], float | None]:
+    """A run's share of episodes that ended by ``termination`` (None for a run without episodes)."""
+    return lambda r: r.terminations.get(termination, 0.0) if r.episodes else None
+
+
+def _tool_per_turn(tool: str) -> Callable[[RunBehaviour], float | None]:
+    """A run's ``tool`` actions per turn."""
+    return lambda r: r.tools_per_turn.get(tool, 0.0)
 
 
 @dataclass

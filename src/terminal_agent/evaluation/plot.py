@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -10,7 +11,7 @@ from terminal_agent.evaluation.report import summarize
 from terminal_agent.evaluation.results import RunResults
 
 
-def plot_run(results: RunResults, path: Path, summary: dict | None = None) -> Path:
+def plot_run(results: RunResults, path: Path, summary: dict[str, Any] | None = None) -> Path:
     """Write a bar chart of per-task mean reward (error-only tasks shown as hatched zero bars)."""
     import matplotlib
 

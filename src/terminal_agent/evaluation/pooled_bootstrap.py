@@ -59,7 +59,7 @@ class PooledComparison:
     tasks_per_seed: dict[str, int] = field(default_factory=dict)
     """Seed -> tasks it contributes (0 when the two models share none there)."""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -106,7 +106,8 @@ def stratified_paired_bootstrap(
     point = float((all_b - all_a).mean())
     rng = np.random.default_rng(seed)
     # the same resampling as paired_bootstrap, once per seed; a seed's weight is its share of the pairs
-    samples = sum(len(a) * _bootstrap_means(b - a, n_boot, rng) for a, b in strata) / n_pairs
+    weighted = [len(a) * _bootstrap_means(b - a, n_boot, rng) for a, b in strata]
+    samples = sum(weighted[1:], weighted[0]) / n_pairs  # started on an array (strata is not empty): an array
     if n_pairs == 1:
         low = high = point
     else:

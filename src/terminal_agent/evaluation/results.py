@@ -173,8 +173,8 @@ class RunResults(BaseModel):
         """Task -> rewards of its scored trials (error trials left out)."""
         result: dict[str, list[float]] = defaultdict(list)
         for trial in self.trials:
-            if trial.scored:
-                result[trial.task_id].append(float(trial.reward))  # type: ignore[arg-type]
+            if trial.scored and trial.reward is not None:  # a scored trial has a reward: the second test is for the type
+                result[trial.task_id].append(float(trial.reward))
         return dict(result)
 
     def passes_by_task(self) -> dict[str, list[float]]:

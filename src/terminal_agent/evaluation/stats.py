@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +30,7 @@ class Estimate:
     """How many tasks (clusters) it rests on."""
     confidence: float = 0.95
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -50,7 +51,7 @@ class PairedComparison:
     only_in_a: tuple[str, ...] = ()
     only_in_b: tuple[str, ...] = ()
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["only_in_a"] = list(self.only_in_a)
         data["only_in_b"] = list(self.only_in_b)
@@ -100,7 +101,8 @@ def _percentile_interval(samples: np.ndarray, confidence: float) -> tuple[float,
 def _bootstrap_means(values: np.ndarray, n_boot: int, rng: np.random.Generator) -> np.ndarray:
     """Means of ``n_boot`` resamples (with replacement) of ``values``; row ``b`` uses draw ``b``."""
     indices = rng.integers(0, len(values), size=(n_boot, len(values)))
-    return values[indices].mean(axis=1)
+    means: np.ndarray = values[indices].mean(axis=1)  # numpy's stubs type an unshaped mean as Any
+    return means
 
 
 def bootstrap_mean_ci(
