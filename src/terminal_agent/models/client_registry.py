@@ -126,6 +126,13 @@ def _entries() -> list[ModelClientEntry]:
     return [MODEL_CLIENTS.get(name) for name in MODEL_CLIENTS]
 
 
+def _picked(entry: ModelClientEntry, argument: str) -> dict[str, Any]:
+    """The values of a spec that picked ``entry`` by prefix, matches or fallback: the argument goes into its
+    ``spec_field`` (which :func:`register_model_client` requires of such an entry)."""
+    assert entry.spec_field is not None
+    return {"type": entry.name, entry.spec_field: argument}
+
+
 def spec_values(spec: str) -> dict[str, Any]:
     """The ``ModelClientConfig`` values a spec stands for: exact name, then the longest prefix, then the fallback."""
     if spec in MODEL_CLIENTS:
@@ -133,13 +140,13 @@ def spec_values(spec: str) -> dict[str, Any]:
     prefixed = sorted((e for e in _entries() if e.prefix), key=lambda e: len(e.prefix or ""), reverse=True)
     for entry in prefixed:
         if spec.startswith(entry.prefix or ""):
-            return {"type": entry.name, entry.spec_field: spec[len(entry.prefix or "") :]}
+            return _picked(entry, spec[len(entry.prefix or "") :])
     for entry in _entries():
         if entry.matches is not None and entry.matches(spec):
-            return {"type": entry.name, entry.spec_field: spec}
+            return _picked(entry, spec)
     for entry in _entries():
         if entry.fallback:
-            return {"type": entry.name, entry.spec_field: spec}
+            return _picked(entry, spec)
     valid = ", ".join([*MODEL_CLIENTS.names(), *(f"{e.prefix}..." for e in prefixed)])
     raise ConfigError(f"no model client matches spec {spec!r}; valid: {valid}")
 

@@ -138,7 +138,10 @@ class DecoderStack:
     # --- pieces -------------------------------------------------------------------------------
     def _rope(self, hidden: Any, positions: Any) -> tuple[Any, Any]:
         """cos, sin ``[B, S, head_dim]`` for ``positions`` ``[B, S]`` (the model's own rotary module)."""
-        return self.rotary(hidden, positions) if self._rotary_takes_x else self.rotary(hidden, position_ids=positions)
+        cos_sin: tuple[Any, Any] = (
+            self.rotary(hidden, positions) if self._rotary_takes_x else self.rotary(hidden, position_ids=positions)
+        )  # a torch module's call is untyped
+        return cos_sin
 
     def _qkv(self, layer: Any, x: Any, cos: Any, sin: Any) -> tuple[Any, Any, Any]:
         """Rotated queries ``[B, H, S, D]``, keys and values ``[B, KVH, S, D]`` of normed hidden ``x`` ``[B, S, C]``."""

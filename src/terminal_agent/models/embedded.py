@@ -61,7 +61,7 @@ def locate_gguf() -> Path:
         ) from None
     for file in dist.files or []:
         if str(file).endswith(".gguf"):
-            path = Path(dist.locate_file(file))
+            path = Path(str(dist.locate_file(file)))  # typeshed's SimplePath: a pathlib.Path at run time
             if path.is_file():
                 return path
     raise ConfigError(f"no .gguf file found in the installed {EMBEDDED_PACKAGE!r} package (reinstall it)")
@@ -116,7 +116,7 @@ def convert_gguf_to_transformers(gguf: Path, target: Path) -> Path:
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
         model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
         # A dequantized model must not be saved as "quantized": drop the GGUF quantizer traces.
-        model.hf_quantizer = None
+        model.hf_quantizer = None  # type: ignore[assignment]  # torch types Module attributes as Tensor | Module
         if hasattr(model.config, "quantization_config"):
             del model.config.quantization_config
         model.generation_config.do_sample = False
@@ -184,6 +184,9 @@ class EmbeddedModelClient:
     and its previous mode restored. It runs on the model's device.
     """
 
+    _tokenizer: Any
+    """A transformers tokenizer, loaded or injected (transformers' own types do not cover an injected one)."""
+
     is_thread_safe = False
     """Calls are serialized on one lock; runners need not add their own."""
 
@@ -248,7 +251,7 @@ class EmbeddedModelClient:
             def __init__(self) -> None:
                 self.hit = False
 
-            def __call__(self, input_ids, scores, **kwargs):  # type: ignore[no-untyped-def]
+            def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:  # torch tensors
                 self.hit = self.hit or rule.is_hit(tokenizer.decode(input_ids[0, prompt_len:], skip_special_tokens=True))
                 return torch.full((input_ids.shape[0],), self.hit, dtype=torch.bool, device=input_ids.device)
 

@@ -83,7 +83,7 @@ class FusedProjection:
         self.refresh_if_changed()
 
     def _parameters(self) -> list[Any]:
-        found = []
+        found: list[Any] = []
         for source in (_source(m) for m in self._modules):
             found.extend(t for t in (source.weight, source.bias, source.lora_a, source.lora_b) if t is not None)
         return found
@@ -93,7 +93,9 @@ class FusedProjection:
         import torch
 
         sources = [_source(m) for m in self._modules]
-        key = tuple((t.data_ptr(), t._version) for s in sources for t in (s.weight, s.bias, s.lora_a, s.lora_b) if t is not None)
+        key: tuple[Any, ...] = tuple(
+            (t.data_ptr(), t._version) for s in sources for t in (s.weight, s.bias, s.lora_a, s.lora_b) if t is not None
+        )
         key += tuple(s.scaling for s in sources)
         if key == self._key:
             return False

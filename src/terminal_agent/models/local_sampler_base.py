@@ -119,7 +119,8 @@ class LocalSamplerBase:
         )
 
     def _decode_text(self, ids: Any) -> str:
-        return self._tokenizer.decode(list(ids), skip_special_tokens=True)
+        text: str = self._tokenizer.decode(list(ids), skip_special_tokens=True)  # one sequence: one str
+        return text
 
     def _row_finished(self, request: SamplingRequest, ids: list[int]) -> bool:
         """EOS, the token cap, a closed action tag or a stop string ends the row at its last sampled id."""

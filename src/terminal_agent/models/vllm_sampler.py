@@ -388,7 +388,8 @@ class VLLMSamplerClient(LocalSamplerBase):
         self._loaded, self._loaded_key, self._loaded_dir, self._lora = lora, key, directory, lora
         if previous is not None:
             self._engine.remove_lora(previous.lora_int_id)
-            shutil.rmtree(previous_dir, ignore_errors=True)
+            if previous_dir is not None:  # set together with the adapter
+                shutil.rmtree(previous_dir, ignore_errors=True)
         self.stats.adapter_syncs += 1
         self.stats.adapter_sync_s += time.monotonic() - started
         logger.debug("vLLM sampler: adapter %d loaded in %.2f s", number, time.monotonic() - started)
