@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import ErrorDetails
 
 from terminal_agent.errors import UNTRUSTED_CONTENT_ERRORS, TaskFormatError
 from terminal_agent.tasks.cell_bounds import cell_problem
@@ -191,7 +192,7 @@ def _parse_object(column: str, text: str) -> dict[str, Any]:
     return value
 
 
-def _column_of_validation_error(error: dict[str, Any]) -> str:
+def _column_of_validation_error(error: ErrorDetails) -> str:
     location = error.get("loc") or ()
     if location:
         return _FIELD_TO_COLUMN.get(str(location[0]), str(location[0]))
@@ -224,7 +225,7 @@ def task_from_csv_values(values: dict[str, str]) -> Task:
         if (column not in known or column in METADATA_COLUMNS) and text != "":
             metadata[column] = text
     solution = values.get("solution", "")
-    data = {
+    data: dict[str, Any] = {
         "task_id": values.get("task_id", "").strip(),
         "instruction": values.get("prompt", ""),
         "title": values.get("title", ""),

@@ -246,7 +246,7 @@ def _pick_test_file(tests: dict[str, Any]) -> str | None:
     return candidates[0] if len(candidates) == 1 else None
 
 
-def _text(content: Any, name: str, location: str) -> str:
+def _text(content: str | bytes, name: str, location: str) -> str:
     if isinstance(content, bytes):
         raise TaskFormatError(f"{name} is not UTF-8 text", location=location, field=name)
     return content
@@ -310,7 +310,7 @@ def _harbor_native_fields(config: HarborConfigReading, parts: dict[str, Any], te
         metadata[NO_DOCKERFILE_METADATA_KEY] = True
     verifier = dict(fields["verifier"])
     limits = dict(fields["limits"])
-    result = {
+    result: dict[str, Any] = {
         "title": "", "use_case_category": "", "test_weights": {},
         "test_source": test_source, "test_support_files": tests, "metadata": metadata,
         "limits": limits, "verifier": verifier,

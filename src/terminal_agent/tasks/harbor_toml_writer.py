@@ -121,7 +121,7 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) \
             and not isinstance(b, bool):
         return float(a) == float(b)
-    return a == b
+    return bool(a == b)
 
 
 def overlay_table(task: Task) -> dict[str, Any]:
@@ -354,8 +354,8 @@ def _patch(doc: Any, key: str, task: Task, location: str) -> None:
             if not (isinstance(image, str) and dockerfile == synthesized_dockerfile(image)):
                 declared.pop("docker_image", None)  # built from tests/Dockerfile, which the folder writer writes
     elif key == "verifier.network":
-        wanted = task.verifier.verifier_network(task.limits.network)
-        _section(doc, "verifier")["network_mode"] = "public" if wanted else "no-network"
+        network = task.verifier.verifier_network(task.limits.network)
+        _section(doc, "verifier")["network_mode"] = "public" if network else "no-network"
     elif key == "verifier.artifacts":
         if task.verifier.artifacts:
             doc["artifacts"] = list(task.verifier.artifacts)

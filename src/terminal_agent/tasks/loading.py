@@ -82,9 +82,9 @@ def _resolve_source(path: Path) -> _Source:
                 return _Source(fmt.name, fmt)
         expected = "; ".join(fmt.summary for fmt in file_formats())
         raise TaskFormatError(f"unknown task file type (expected {expected})", location=str(path))
-    fmt = task_dir_format(path)
-    if fmt is not None:
-        return _Source(fmt.name, fmt)
+    dir_fmt = task_dir_format(path)
+    if dir_fmt is not None:
+        return _Source(dir_fmt.name, dir_fmt)
     members = _collection_members(path)
     if members:
         return _Source(COLLECTION, members=members)

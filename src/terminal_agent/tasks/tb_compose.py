@@ -20,6 +20,7 @@ from __future__ import annotations
 import platform
 import posixpath
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -81,6 +82,10 @@ def _json_safe(value: Any) -> Any:
     if isinstance(value, list):
         return [_json_safe(v) for v in value]
     return value if value is None or isinstance(value, (str, int, float, bool)) else str(value)
+
+
+Refuse = Callable[[str, str], TaskFormatError]
+"""``refuse(key, why)``: the error that names a compose setting which cannot be mapped."""
 
 
 def read_compose(path: Path, text: str, location: str) -> ComposeReading:
@@ -156,7 +161,7 @@ def read_compose(path: Path, text: str, location: str) -> ComposeReading:
     return reading
 
 
-def _build(build: Any, base: str, refuse) -> tuple[str, str]:
+def _build(build: Any, base: str, refuse: Refuse) -> tuple[str, str]:
     """(context, dockerfile) of the service's ``build``."""
     if build is None:
         raise refuse(f"{base}.build", "missing: a service that only names an image to pull is not supported "
@@ -183,7 +188,7 @@ def _build(build: Any, base: str, refuse) -> tuple[str, str]:
     return context, dockerfile
 
 
-def _environment(value: Any, key: str, reading: ComposeReading, refuse) -> None:
+def _environment(value: Any, key: str, reading: ComposeReading, refuse: Refuse) -> None:
     """``environment`` (a list of ``KEY=VALUE`` / ``KEY``, or a mapping) into ``reading.env``."""
     if isinstance(value, dict):
         pairs = [(str(k), None if v is None else str(v)) for k, v in value.items()]
@@ -192,8 +197,8 @@ def _environment(value: Any, key: str, reading: ComposeReading, refuse) -> None:
         for item in value:
             if not isinstance(item, str):
                 raise refuse(key, f"{item!r} is not KEY=VALUE")
-            name, sep, text = item.partition("=")
-            pairs.append((name, text if sep else None))
+            name, sep, assigned = item.partition("=")
+            pairs.append((name, assigned if sep else None))
     else:
         raise refuse(key, f"{value!r} is neither a list nor a mapping")
     for name, text in pairs:

@@ -35,12 +35,12 @@ from typing import Literal
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.registry import Registry
-from terminal_agent.tasks.model import Task, TestGuards
+from terminal_agent.tasks.model import FileContent, Task, TestGuards
 
 Split = Literal["train", "held_out"]
-SPLITS: tuple[str, ...] = ("train", "held_out")
+SPLITS: tuple[Split, ...] = ("train", "held_out")
 Difficulty = Literal["easy", "medium"]
-DIFFICULTIES: tuple[str, ...] = ("easy", "medium")
+DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium")
 
 HELD_OUT_SHARE = 0.25
 """Share of a family's split keys (by hash, so stable when keys are added) reserved for held-out."""
@@ -82,8 +82,8 @@ class InstanceParts:
     test_source: str
     test_weights: dict[str, float]
     solution: str
-    files: dict[str, str] = field(default_factory=dict)
-    """Build-context files; each top-level directory (or file) is copied to ``/app/``."""
+    files: Mapping[str, FileContent] = field(default_factory=dict)
+    """Build-context files (text, or bytes for binary fixtures); each top-level directory (or file) is copied to ``/app/``."""
     dockerfile_steps: list[str] = field(default_factory=list)
     """Extra Dockerfile lines after the copies (``RUN chmod ...``)."""
     tags: list[str] = field(default_factory=list)
@@ -118,7 +118,7 @@ class TaskFamily(ABC):
 
     held_out_family: bool = False
     """True: the whole family is held out (every key in ``held_out``, none in ``train``)."""
-    difficulties: tuple[str, ...] = DIFFICULTIES
+    difficulties: tuple[Difficulty, ...] = DIFFICULTIES
     """The difficulties this family makes (a subset of :data:`DIFFICULTIES`)."""
 
     name: str
@@ -245,6 +245,7 @@ def generate_instances(
         raise ConfigError(
             f"family {family_name}: difficulties must be among {', '.join(family.difficulties)}, got {list(difficulties)}"
         )
+    made = [d for d in difficulties if d in family.difficulties]  # all of them (none is unknown), as Difficulty
     keys = family.split_keys(split)
     if not keys:
         return []
@@ -253,8 +254,8 @@ def generate_instances(
     index = 0
     while len(tasks) < count:
         key = keys[rng.randrange(len(keys))]
-        difficulty = difficulties[index % len(difficulties)]
-        task = family.instance(key, difficulty, rng.getrandbits(32))  # type: ignore[arg-type]
+        difficulty = made[index % len(made)]
+        task = family.instance(key, difficulty, rng.getrandbits(32))
         tasks.setdefault(task.task_id, task)
         index += 1
     return list(tasks.values())
@@ -273,7 +274,7 @@ def family_parameter_space(family_name: str) -> dict[str, object]:
     }
 
 
-def test_module(constants: dict[str, object], body: str) -> str:
+def test_module(constants: Mapping[str, object], body: str) -> str:
     """A test file: ``import`` lines, one ``NAME = repr(value)`` line per constant, then ``body``.
 
     The generator computes the expected values; the tests only compare (they reach the container

@@ -93,7 +93,8 @@ def _migrated(values: dict[str, object], medium: bool) -> dict[str, object]:
         if medium and key == DEPRECATED:
             continue
         if medium and key == "timeout_ms":
-            out["timeout_s"] = int(value) // 1000  # type: ignore[call-overload]
+            assert isinstance(value, int)  # _service draws it as a whole number of milliseconds
+            out["timeout_s"] = value // 1000
             continue
         out[RENAMES.get(key, key)] = value
     return out

@@ -325,7 +325,7 @@ class GitRecover(TaskFamily):
             weights = {"test_the_right_authors": 1.0, "test_counts": 1.5, "test_order": 1.0}
         elif key == "value-at-tag":
             setting = rng.choice(SETTINGS)
-            values = rng.sample(range(2, 999), 6)
+            picks = rng.sample(range(2, 999), 6)
             path = "config/settings.ini"
             tags = ["v1.0", "v1.1", "v1.2", "v2.0"]
             chosen_tag = rng.choice(tags[:-1] if medium else tags[1:3])
@@ -334,7 +334,7 @@ class GitRecover(TaskFamily):
             for tag in tags:
                 for _ in range(rng.randrange(1, 3)):
                     number += 1
-                    value = str(values[number % len(values)])
+                    value = str(picks[number % len(picks)])
                     history.write(path, f"[service]\nname = api\n{setting} = {value}\n")
                     subject = history.commit(f"Set {setting} to a new value (#{700 + number})")
                     set_on = history.date(len(history.subjects))[:10]
@@ -343,7 +343,7 @@ class GitRecover(TaskFamily):
                         value_at_tag, subject_at_tag, date_at_tag = value, subject, set_on
                 history.run(f"git tag {'-a -m release ' if medium else ''}{tag}")
             number += 1
-            final = str(rng.choice([v for v in range(2, 999) if v not in values]))
+            final = str(rng.choice([v for v in range(2, 999) if v not in picks]))
             history.write(path, f"[service]\nname = api\n{setting} = {final}\n")
             history.commit(f"Set {setting} to a new value (#{700 + number})")
             instruction = (

@@ -105,7 +105,7 @@ class LogForensics(TaskFamily):
             chunks: list[list[str]] = []
             hits: list[tuple[str, str]] = []
             for index in range(n_files):
-                lines = []
+                lines: list[str] = []
                 for _ in range(rng.randrange(30, 70)):
                     moment += dt.timedelta(seconds=rng.randrange(20, 900))
                     host = favourite if rng.random() < 0.35 else rng.choice(HOSTS)

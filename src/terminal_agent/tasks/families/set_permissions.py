@@ -71,7 +71,8 @@ class SetPermissions(TaskFamily):
         base_mode = "640" if key == "644" else "644"
         directories = ["share", "share/keys", "share/old scripts"] if medium else ["share"]
         files: dict[str, str] = {}
-        targets, others = [], []
+        targets: list[str] = []
+        others: list[str] = []
         for index in range(rng.randrange(5, 10)):
             directory = rng.choice(directories)
             ext = extension if index % 2 == 0 or rng.random() < 0.3 else rng.choice([e for e in EXTENSIONS if e != extension])

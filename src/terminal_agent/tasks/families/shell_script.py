@@ -218,7 +218,7 @@ class ShellScript(TaskFamily):
             return "\n".join(shown) + "\n", reference(shown)
 
         sample_text, sample_output = draw()
-        cases = []
+        cases: list[tuple[str, str]] = []
         while len(cases) < 4:
             text, output = draw()
             if output != sample_output and all(output != other for _, other in cases):
