@@ -29,7 +29,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -180,13 +180,23 @@ EQUAL_TOLERANCE = 1e-9
 """Rewards closer than this count as equal."""
 
 
-def reward_spread(rewards: Sequence[float]) -> dict[str, float | None]:
-    """``mean``, population ``std``, ``min`` and ``max`` of a group's rewards (all ``None`` when empty)."""
+class RewardSpread(NamedTuple):
+    """The spread of a group's rewards."""
+
+    mean: float
+    std: float
+    """Population standard deviation."""
+    min: float
+    max: float
+
+
+def reward_spread(rewards: Sequence[float]) -> RewardSpread | None:
+    """``mean``, population ``std``, ``min`` and ``max`` of a group's rewards (``None`` when empty)."""
     if not rewards:
-        return {"mean": None, "std": None, "min": None, "max": None}
+        return None
     mean = sum(rewards) / len(rewards)
     std = (sum((r - mean) ** 2 for r in rewards) / len(rewards)) ** 0.5
-    return {"mean": mean, "std": std, "min": min(rewards), "max": max(rewards)}
+    return RewardSpread(mean=mean, std=std, min=min(rewards), max=max(rewards))
 
 
 def share_all_equal(rows: Sequence[TaskScreening]) -> tuple[int, int, float | None]:
@@ -250,7 +260,7 @@ def screen_tasks(
     done = finished_attempts(entries, tasks, model.name)
     errors: dict[str, int] = defaultdict(int)
     for entry in entries:
-        if entry.get("status") != "scored" and versions.get(entry.get("task_id")) == entry.get("task_version"):
+        if entry.get("status") != "scored" and versions.get(entry.get("task_id", "")) == entry.get("task_version"):
             errors[entry["task_id"]] += 1
     rows: list[TaskScreening] = []
     low, high = config.band
@@ -266,11 +276,11 @@ def screen_tasks(
                 attempts=len(attempts),
                 passes=passes,
                 errors=errors.get(task.task_id, 0),
-                mean_reward=spread["mean"],
-                reward_std=spread["std"],
-                reward_min=spread["min"],
-                reward_max=spread["max"],
-                all_equal=(spread["max"] - spread["min"] <= EQUAL_TOLERANCE) if complete and rewards else None,
+                mean_reward=spread.mean if spread is not None else None,
+                reward_std=spread.std if spread is not None else None,
+                reward_min=spread.min if spread is not None else None,
+                reward_max=spread.max if spread is not None else None,
+                all_equal=(spread.max - spread.min <= EQUAL_TOLERANCE) if complete and spread is not None else None,
                 kept=complete and low <= passes <= high,
                 complete=complete,
                 hashes=task.content_hashes(),

@@ -38,6 +38,7 @@ from terminal_agent.errors import ConfigError
 from terminal_agent.task_quality.similarity import NEAR_TWIN, closest_pairs, near_twins
 from terminal_agent.task_quality.skill_twins import SKILL_TWIN, skill_twins
 from terminal_agent.tasks.families import FAMILIES, generate_instances, get_family
+from terminal_agent.tasks.families.base import Split
 from terminal_agent.tasks.model import Task
 
 SPLITS_VERSION = 2
@@ -61,12 +62,12 @@ def is_held_out_family(name: str) -> bool:
     return get_family(name).held_out_family
 
 
-def _family_entry(name: str, generate_split: str, count: int, seed: int) -> tuple[dict[str, Any], list[Task]]:
+def _family_entry(name: str, generate_split: Split, count: int, seed: int) -> tuple[dict[str, Any], list[Task]]:
     family = get_family(name)
     difficulties = list(family.difficulties)
-    instances = generate_instances(name, count, seed, split=generate_split, difficulties=difficulties)  # type: ignore[arg-type]
+    instances = generate_instances(name, count, seed, split=generate_split, difficulties=difficulties)
     entry = {
-        "keys": family.split_keys(generate_split),  # type: ignore[arg-type]
+        "keys": family.split_keys(generate_split),
         "generated_from": generate_split,
         "seed": seed,
         "count": count,

@@ -30,7 +30,7 @@ import logging
 import posixpath
 import re
 import shlex
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +73,7 @@ def negative_replies(task: Task, negative: NegativeSolution, timeout_s: float | 
 
 
 def solution_script_replies(task: Task, script: str, timeout_s: float | None = None,
-                            extra_files: dict[str, str | bytes] | None = None) -> list[str]:
+                            extra_files: Mapping[str, str | bytes] | None = None) -> list[str]:
     """Scripted replies that write ``script`` as ``/solution/solve.sh`` beside ``task.solution_files`` (and
     ``extra_files``), run it with bash and finish."""
     files: dict[str, str | bytes] = {**task.solution_files, **(extra_files or {}), "solve.sh": script}
