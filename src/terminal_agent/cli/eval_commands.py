@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import typer
 from rich.console import Console
@@ -13,6 +15,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from terminal_agent.cli.eval_behaviour_command import behaviour
 from terminal_agent.cli.sandbox_options import sandbox_config_from_options
 
+if TYPE_CHECKING:  # imported lazily at run time (the commands start fast)
+    from terminal_agent.evaluation.results import RunResults, TrialResult
+    from terminal_agent.rollout.runner import RolloutRunner, TrialSpec
+    from terminal_agent.tasks.model import Task
+    from terminal_agent.training.local_models import LocalModelConfig
+
 app = typer.Typer(no_args_is_help=True)
 app.command("behaviour")(behaviour)  # `eval behaviour`: its own module
 console = Console(stderr=True)
@@ -20,7 +28,7 @@ console = Console(stderr=True)
 DEFAULT_TASKS = Path("dataset/latest_verified.csv")
 
 
-def _select(tasks: list, task_ids: list[str] | None, limit: int | None) -> list:
+def _select(tasks: list[Task], task_ids: list[str] | None, limit: int | None) -> list[Task]:
     if task_ids:
         known = {task.task_id for task in tasks}
         missing = [t for t in task_ids if t not in known]
@@ -30,7 +38,24 @@ def _select(tasks: list, task_ids: list[str] | None, limit: int | None) -> list:
     return tasks[:limit] if limit else tasks
 
 
-def run_with_progress(runner, specs_or_tasks, *, description: str, tasks_file: str | None = None, trials: bool = False, on_trial=None):  # noqa: ANN001, ANN201
+@overload
+def run_with_progress(
+    runner: RolloutRunner, specs_or_tasks: Sequence[Task], *, description: str, tasks_file: str | None = None,
+    trials: Literal[False] = False, on_trial: None = None,
+) -> RunResults: ...
+
+
+@overload
+def run_with_progress(
+    runner: RolloutRunner, specs_or_tasks: Sequence[TrialSpec], *, description: str, tasks_file: str | None = None,
+    trials: Literal[True], on_trial: Callable[[TrialResult], None] | None = None,
+) -> RunResults: ...
+
+
+def run_with_progress(
+    runner: RolloutRunner, specs_or_tasks: Sequence[Any], *, description: str, tasks_file: str | None = None,
+    trials: bool = False, on_trial: Callable[[TrialResult], None] | None = None,
+) -> RunResults:
     """Run a :class:`~terminal_agent.rollout.runner.RolloutRunner` under a rich progress bar (shared with screening)."""
     total = len(specs_or_tasks) * (1 if trials else runner.config.attempts)
     with Progress(
@@ -45,10 +70,10 @@ def run_with_progress(runner, specs_or_tasks, *, description: str, tasks_file: s
         bar = progress.add_task(description, total=total, passed=0, errors=0)
         counts = {"passed": 0, "errors": 0}
 
-        def on_progress(done: int, total_: int, trial) -> None:  # noqa: ANN001
+        def on_progress(done: int, total_: int, trial: TrialResult) -> None:
             counts["passed"] += int(trial.passed)
             counts["errors"] += int(not trial.scored)
-            progress.update(bar, completed=done, total=total_, **counts)
+            progress.update(bar, completed=done, total=total_, passed=counts["passed"], errors=counts["errors"])
 
         runner.on_progress = on_progress
         if trials:
@@ -56,7 +81,7 @@ def run_with_progress(runner, specs_or_tasks, *, description: str, tasks_file: s
         return runner.run(specs_or_tasks, tasks_file=tasks_file)
 
 
-def _write_reports(results, output_dir: Path, plot: bool = True) -> None:  # noqa: ANN001
+def _write_reports(results: RunResults, output_dir: Path, plot: bool = True) -> None:
     from terminal_agent.evaluation.report import run_report_markdown, summarize
 
     summary = results.summary or summarize(results)
@@ -67,12 +92,12 @@ def _write_reports(results, output_dir: Path, plot: bool = True) -> None:  # noq
         plot_run(results, output_dir / "rewards.png", summary)
 
 
-def _print_summary(results, output_dir: Path | None) -> None:  # noqa: ANN001
+def _print_summary(results: RunResults, output_dir: Path | None) -> None:
     from terminal_agent.evaluation.report import summarize
 
     s = results.summary or summarize(results)
 
-    def ci(e: dict) -> str:
+    def ci(e: dict[str, Any]) -> str:
         if e["value"] is None or e["value"] != e["value"]:
             return "n/a"
         return f"{e['value']:.3f} [{e['ci_low']:.3f}, {e['ci_high']:.3f}]"
@@ -142,7 +167,7 @@ def run(
     if not tasks:
         raise typer.BadParameter("no tasks selected", param_hint="TASKS")
     sandbox = sandbox_config_from_options(sandbox_backend, images_dir)
-    sampling = {}
+    sampling: dict[str, float] = {}
     if max_tokens is not None:
         sampling["max_tokens"] = max_tokens
     if temperature is not None:
@@ -198,7 +223,7 @@ def run(
         raise typer.Exit(1)
 
 
-def _local_model_config(model: str, adapter: Path | None, device: str, dtype: str):  # noqa: ANN202 - LocalModelConfig, imported lazily
+def _local_model_config(model: str, adapter: Path | None, device: str, dtype: str) -> LocalModelConfig:
     """The local model to evaluate, its base and adapter checked before anything loads; every problem is a
     usage error (exit 2) naming the option and the path."""
     from pydantic import ValidationError
@@ -228,7 +253,7 @@ def _local_model_config(model: str, adapter: Path | None, device: str, dtype: st
     return local
 
 
-def run_failures(trials, max_error_rate: float | None) -> list[str]:  # noqa: ANN001 - TrialResult records
+def run_failures(trials: Sequence[TrialResult], max_error_rate: float | None) -> list[str]:
     """Why a finished evaluation must exit non-zero: tasks without a scored trial, too many errors."""
     scored: dict[str, int] = {}
     for trial in trials:
@@ -240,7 +265,7 @@ def run_failures(trials, max_error_rate: float | None) -> list[str]:  # noqa: AN
     return problems
 
 
-def read_results(path: Path):  # noqa: ANN201 - RunResults, imported lazily
+def read_results(path: Path) -> RunResults:
     """``RunResults.read(path)``; a file nested deep enough to make the JSON parser recurse is bad input too
     (a ConfigError naming the file, exit 2), like any other file that is not a results record."""
     from terminal_agent.errors import ConfigError

@@ -72,10 +72,12 @@ def build(
         label = f"[{number}/{len(tasks)}] {task.task_id}"
         started = time.monotonic()
         with console.status(label) as status:
+
+            def show_line(line: str, label: str = label) -> None:
+                status.update(escape(f"{label}: {line[:100]}"))
+
             try:
-                tag = manager.ensure_task_image(
-                    task, progress=lambda line, label=label: status.update(escape(f"{label}: {line[:100]}"))
-                )
+                tag = manager.ensure_task_image(task, progress=show_line)
             except ImageError as exc:
                 failures += 1
                 console.print(f"[red]failed[/red] {escape(label)}: {escape(str(exc))}", highlight=False, soft_wrap=True)

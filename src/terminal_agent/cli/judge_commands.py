@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
+if TYPE_CHECKING:  # imported lazily at run time (the commands start fast)
+    from terminal_agent.rewards.judge_control import JudgeSetting
 
 app = typer.Typer(no_args_is_help=True)
 console = Console(stderr=True)
@@ -18,7 +22,7 @@ DEFAULT_CASES = Path("evaluation/llm_as_a_judge_evals/cases")
 CONTROL_HELP = "Absolute path of the control file the training job reads (default: $TERMINAL_AGENT_JUDGE_CONTROL)."
 
 
-def _print_setting(path: Path, setting) -> None:  # noqa: ANN001
+def _print_setting(path: Path, setting: JudgeSetting | None) -> None:
     if setting is None:
         console.print(f"{path}: no control file yet; the job's configured judge applies", highlight=False)
         return
@@ -65,14 +69,14 @@ def show(control_file: Path = typer.Option(None, "--control-file", help=CONTROL_
     _print_setting(path, show_judge(path))
 
 
-def _print_ranking(results: dict) -> None:
+def _print_ranking(results: dict[str, Any]) -> None:
     from terminal_agent.evaluation.judge_benchmark_report import summarize_judges
 
     table = Table(title="judge benchmark")
     for column in ("rank", "judge", "accuracy", "hacking acc.", "err. to middle", "spread", "failures", "latency s", "cost $"):
         table.add_column(column, justify="left" if column == "judge" else "right")
 
-    def f(value, spec=".3f"):  # noqa: ANN001, ANN202
+    def f(value: float | None, spec: str = ".3f") -> str:
         return "n/a" if value is None else format(value, spec)
 
     for row in summarize_judges(results):
@@ -113,7 +117,7 @@ def evaluate(
     total = len(built) * len(cases) * attempts
     done = {"n": 0}
 
-    def on_attempt(record: dict) -> None:
+    def on_attempt(record: dict[str, Any]) -> None:
         done["n"] += 1
         outcome = f"{record['score']:.2f}" if record["score"] is not None else f"error: {(record['error'] or '')[:80]}"
         console.print(f"  [{done['n']}/{total}] {escape(record['judge'])} {record['case']} #{record['attempt']}: {escape(outcome)}", highlight=False)

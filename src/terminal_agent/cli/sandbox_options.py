@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
+if TYPE_CHECKING:  # imported lazily at run time (the commands start fast)
+    from terminal_agent.sandbox.config import SandboxConfig
 
-def sandbox_config_from_options(backend: str, images_dir: Path | None):  # noqa: ANN201 - SandboxConfig, imported lazily
+
+def sandbox_config_from_options(backend: str, images_dir: Path | None) -> SandboxConfig:
     """The sandbox settings of a command's episodes; an unknown backend is a usage error that lists the known ones."""
     from pydantic import ValidationError
 

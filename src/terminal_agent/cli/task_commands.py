@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from terminal_agent.tasks.conversion import OUTPUT_FORMATS, ConversionReport
+
+if TYPE_CHECKING:  # imported lazily at run time
+    from terminal_agent.tasks.harbor_inspection import InspectionReport
 
 app = typer.Typer(no_args_is_help=True)
 console = Console(stderr=True)
@@ -31,7 +35,7 @@ def run_conversion(
         disable=quiet,
         transient=False,
     ) as progress:
-        bars: dict[str, int] = {}
+        bars: dict[str, TaskID] = {}
 
         def on_progress(done: int, total: int, phase: str) -> None:
             if phase not in bars:
@@ -100,7 +104,7 @@ def _shown(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def render_inspection(report, out: Console) -> None:
+def render_inspection(report: InspectionReport, out: Console) -> None:
     """The rich rendering of an :class:`~terminal_agent.tasks.harbor_inspection.InspectionReport`."""
     from terminal_agent.tasks.harbor_toml import SettingStatus
 

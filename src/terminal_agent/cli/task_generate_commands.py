@@ -44,7 +44,7 @@ def generate(
         raise typer.BadParameter(f"must be one of {', '.join(SPLITS)}", param_hint="--split")
     if output is None:
         raise typer.BadParameter("where to write the instances", param_hint="--output")
-    if family in FAMILIES and count > 0 and not get_family(family).split_keys(split):  # type: ignore[arg-type]
+    if family in FAMILIES and count > 0 and not get_family(family).split_keys(split):
         other = "held_out" if split == "train" else "train"
         raise typer.BadParameter(
             f"family {family} has no {split} keys (it is held out as a whole family: use --split {other})"
@@ -52,7 +52,7 @@ def generate(
             param_hint="--split",
         )
     difficulties = difficulty or None
-    tasks = generate_instances(family, count, seed, split=split, difficulties=difficulties)  # type: ignore[arg-type]
+    tasks = generate_instances(family, count, seed, split=split, difficulties=difficulties)
     path = write_tasks(tasks, output, to)
     console.print(
         f"[green]wrote[/green] {len(tasks)} {escape(family)} instance(s) ({split}, seed {seed}) to {escape(str(path))} ({to})",

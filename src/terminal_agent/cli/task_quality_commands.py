@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from terminal_agent.cli.task_commands import app
@@ -19,7 +20,7 @@ from terminal_agent.cli.task_commands import app
 console = Console(stderr=True)
 
 
-def _progress_bar(description: str, total: int) -> tuple[Progress, object]:
+def _progress_bar(description: str, total: int) -> tuple[Progress, TaskID]:
     progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), console=console)
     return progress, progress.add_task(description, total=total)
 
@@ -157,7 +158,7 @@ def screen(
     typer.echo(json.dumps({"train": summary["train"], "held_out": summary["held_out"]}))
 
 
-def screening_table(summary: dict) -> Table:
+def screening_table(summary: dict[str, Any]) -> Table:
     """The per-task table of a screening summary: passes, reward spread, all-equal, kept."""
     low, high = summary["band"]
     table = Table(
@@ -179,7 +180,7 @@ def screening_table(summary: dict) -> Table:
     return table
 
 
-def screening_footer(summary: dict, output_dir: Path) -> str:
+def screening_footer(summary: dict[str, Any], output_dir: Path) -> str:
     """The summary line under the table: kept, splits, incomplete groups and the share of all-equal groups."""
     share = summary["share_all_equal"]
     return (

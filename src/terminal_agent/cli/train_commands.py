@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 import typer
 from rich.console import Console
@@ -10,6 +11,8 @@ from rich.markup import escape
 
 app = typer.Typer(no_args_is_help=True)
 console = Console(stderr=True)
+
+_DTYPES: tuple[Literal["float32", "bfloat16", "float16"], ...] = ("float32", "bfloat16", "float16")
 
 
 @app.command("export")
@@ -35,13 +38,13 @@ def export(
     from terminal_agent.training.model_export import export_merged_model
     from terminal_agent.training.verl_checkpoint_export import export_verl_checkpoint, is_verl_checkpoint
 
-    if dtype is not None and dtype not in ("float32", "bfloat16", "float16"):
+    if dtype is not None and dtype not in _DTYPES:
         console.print(f"[red]error:[/] --dtype must be float32, bfloat16 or float16, not {escape(dtype)!s}", highlight=False)
         raise typer.Exit(2)
     if is_verl_checkpoint(checkpoint):
         try:
             with console.status(f"joining the verl checkpoint {escape(str(checkpoint))} ..."):
-                verl = export_verl_checkpoint(checkpoint, out_dir, dtype=dtype or "bfloat16", force=force)  # type: ignore[arg-type]
+                verl = export_verl_checkpoint(checkpoint, out_dir, dtype=dtype or "bfloat16", force=force)
         except ConfigError as exc:
             console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
@@ -51,7 +54,7 @@ def export(
         return
     try:
         with console.status(f"merging {escape(str(checkpoint))} into {escape(model)} ..."):
-            result = export_merged_model(checkpoint, out_dir, model=model, dtype=dtype, force=force)  # type: ignore[arg-type]
+            result = export_merged_model(checkpoint, out_dir, model=model, dtype=dtype, force=force)
     except ConfigError as exc:
         console.print(f"[red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None

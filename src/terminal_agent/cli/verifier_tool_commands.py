@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -21,6 +22,9 @@ from rich.table import Table
 from terminal_agent.cli.task_commands import app
 from terminal_agent.rewards.harbor_config import HarborGradingConfig
 from terminal_agent.tasks.model import Task
+
+if TYPE_CHECKING:  # imported lazily at run time
+    from terminal_agent.rewards.verifier_runtime import Requirement
 
 console = Console(stderr=True)
 
@@ -43,7 +47,7 @@ def prefetch_verifier_tools(tasks: list[Task], config: HarborGradingConfig) -> l
     from terminal_agent.rewards.verifier_runtime import ToolUnavailable, fetch_tool, scan_scripts
     from terminal_agent.tasks.model import GradingMode
 
-    wanted: dict[str, tuple[object, list[str]]] = {}
+    wanted: dict[str, tuple[Requirement, list[str]]] = {}
     for task in tasks:
         if task.verifier.mode != GradingMode.HARBOR:
             continue
