@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from terminal_agent.task_quality.audit import TrickOutcome, audit_report, audit_tasks
-from terminal_agent.task_quality.cheap_tricks import CHEAP_TRICKS
+from terminal_agent.task_quality.cheap_tricks import CHEAP_TRICKS, builds_native_program
 from terminal_agent.task_quality.skill_twins import skill_signature, skill_twins
 from terminal_agent.task_quality.splits import is_marked_held_out
 from terminal_agent.task_quality.validation import negative_replies, run_scripted_episodes, solution_script_replies
@@ -113,6 +113,18 @@ def test_format_only_tests_carry_no_weight_in_the_named_families():
         for key in family.keys:
             task = family.instance(key, family.difficulties[-1], 0)
             assert not format_only & set(task.test_weights), (name, key)
+
+
+def test_the_standin_rewrite_leaves_pip_only_tasks_alone():
+    """A pip install builds nothing a stand-in replaces, and what it installs outside /app outlived the trick's
+    "nothing to do" branch: package-quicknotes-cli scored 1.0 on the reference's own work (a false finding)."""
+    standin = CHEAP_TRICKS.get("standin-rewrite").build
+    for task_id in ("package-quicknotes-cli", "fix-chronokit-pyproject", "acme-namespace-plugins"):
+        assert standin(_task(task_id)) is None, task_id
+    for task_id in ("install-wordfreq-release", "speed-c-uniqcount", "fix-subshell-counter"):
+        assert standin(_task(task_id)) is not None, task_id
+    assert not builds_native_program("#!/bin/bash\n# install it first\n/app/venv/bin/pip install --no-index .\n")
+    assert builds_native_program("#!/bin/bash\nmake clean && make\nmake install PREFIX=/app/prefix\n")
 
 
 def test_the_audit_command_lists_its_tricks():

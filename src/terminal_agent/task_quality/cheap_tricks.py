@@ -221,6 +221,19 @@ def kill_services(task: Task) -> str | None:
     ])
 
 
+_BUILD_WORDS = re.compile(r"\b(make|gcc|cc|install)\b")
+_PIP_COMMAND = re.compile(r"\bpip3?\s+(install|wheel|download)\b")
+_COMMENT_LINE = re.compile(r"^\s*#.*$", re.MULTILINE)
+
+
+def builds_native_program(solution: str) -> bool:
+    """The solution compiles or installs a program a stand-in could replace (``make``, ``gcc``, ``install``).
+    Comment lines and pip commands do not count: pip only writes Python, whose launchers the stand-in skips, so a
+    pip-only task has nothing to stand in for, and what the reference installed outside /app would survive the
+    trick's "nothing to do" branch and score as the trick's own work."""
+    return bool(_BUILD_WORDS.search(_PIP_COMMAND.sub("", _COMMENT_LINE.sub("", solution))))
+
+
 @trick("standin-rewrite", "replace the C or shell program under repair by a stand-in in another language: the "
        "reference solution's programs wrapped in Python launchers, the shipped sources put back as they were",
        allowed=STANDIN_ALLOWED, needs_reference=True)
@@ -229,8 +242,7 @@ def standin_rewrite(task: Task) -> str | None:
         return None
     sources = [path for path in text_files(task) if path.endswith(SOURCE_SUFFIXES) or
                posixpath.basename(path) == "Makefile"]
-    installs = re.search(r"\b(make|gcc|cc|install|pip)\b", task.solution)
-    if not sources and not installs:
+    if not sources and not builds_native_program(task.solution):
         return None
     commands = [
         "mark=$(mktemp /tmp/.audit-mark.XXXXXX); rm -f /tmp/.audit-standins",
