@@ -44,6 +44,24 @@ def unchanged(path):
 '''
 """Put before every test source: helpers, and the sha256 of every file the task ships (``/app/...``)."""
 
+BASH_GUARD_NAME = "test_guard_still_a_bash_script"
+
+
+def bash_script_guard(path: str) -> str:
+    """Test source of the guard :data:`BASH_GUARD_NAME` for a task that asks to fix the bash script at ``path``:
+    it stays one (a bash ``#!`` line, ``bash -n`` parses it) and hands no work to another interpreter. A stand-in
+    in another language (the audit's standin-rewrite) or a printing ``#!/bin/sh`` program fails it."""
+    return f'''
+def {BASH_GUARD_NAME}():
+    """The prompt asks for the bash script fixed: a stand-in in another language earns nothing."""
+    import re
+
+    text = Path({path!r}).read_bytes().decode(errors="replace")  # no newline translation: a CR line fails
+    assert text.split("\\n", 1)[0] in ("#!/bin/bash", "#!/usr/bin/env bash"), text[:80]
+    assert run("bash", "-n", {path!r}).returncode == 0
+    assert not re.search(r"\\b(python[0-9.]*|perl|ruby|node|php)\\b", text), "another interpreter does the work"
+'''
+
 
 HARD_MIN_CODE_LINES = 1000
 """The label ``hard`` means Terminal-Bench-2 hard (issue 36): a codebase of at least this many lines shipped with

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from _spec import Spec
+from _spec import BASH_GUARD_NAME, Spec, bash_script_guard
 
 _BACKUP = '''#!/bin/bash
 # Copy every file of /app/docs into /app/backup, adding the suffix .bak
@@ -138,7 +138,8 @@ bash /app/backup.sh''',
         category="debugging",
         instruction="""
 Running `/app/run.sh` fails with a "bad interpreter" error. It was edited on another system. Make it run
-(it should print `start`, the line count of /app/input.txt, and `done`) without changing what it does.
+(it should print `start`, the line count of /app/input.txt, and `done`) without changing what it does: it stays
+the same bash script.
 """,
         files={"run.sh": _CRLF, "input.txt": "a\nb\nc\n"},
         steps=["RUN chmod +x /app/run.sh"],
@@ -153,24 +154,35 @@ def _with_input(text):
 
 
 def test_runs():
-    result = run("/app/run.sh")
+    import random
+
+    count = random.randrange(4, 60)
+    result = _with_input("".join(f"row {i}\n" for i in range(count)))
     assert result.returncode == 0, result.stderr
-    lines = result.stdout.split()
-    assert lines[:1] == ["start"] and lines[-1:] == ["done"]
+    assert result.stdout.split() == ["start", str(count), "done"], result.stdout
+
+
+def _counts(text, count):
+    result = _with_input(text)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["start", count, "done"], (text, result.stdout)
 
 
 def test_counts_the_current_input():
-    for text, count in (("".join(f"line {i}\n" for i in range(17)), "17"), ("", "0"), ("x\ny\nno final newline", "2")):
-        result = _with_input(text)
-        assert result.returncode == 0, result.stderr
-        assert result.stdout.split() == ["start", count, "done"], (text, result.stdout)
+    _counts("".join(f"line {i}\n" for i in range(17)), "17")
+    _counts("", "0")
 
 
-def test_no_carriage_returns_left():
+def test_counts_newlines_as_wc_does():
+    _counts("x\ny\nno final newline", "2")
+
+
+def test_guard_no_carriage_returns_left():
     data = Path("/app/run.sh").read_bytes()
     assert data.startswith(b"#!") and b"\r" not in data
-''',
-        weights={"test_runs": 1.0, "test_counts_the_current_input": 2.0, "test_no_carriage_returns_left": 1.0},
+''' + bash_script_guard("/app/run.sh"),
+        weights={"test_runs": 1.0, "test_counts_the_current_input": 1.5, "test_counts_newlines_as_wc_does": 1.0},
+        guards=["test_guard_no_carriage_returns_left", BASH_GUARD_NAME],
         solution="sed -i 's/\\r$//' /app/run.sh",
         tags=["bash", "line-endings"],
         one_command=True,
@@ -183,7 +195,8 @@ def test_no_carriage_returns_left():
         instruction="""
 /app/check.sh prints `FILE LINES` for each file argument and then `all ok`. When a file cannot be read it
 prints an error but still ends with `all ok` and exit status 0. Fix it: on the first unreadable file it must
-stop (no `all ok`) with a non-zero exit status; for readable files the output stays the same.
+stop (no `all ok`) with a non-zero exit status; for readable files the output stays the same. Keep it a bash
+script.
 """,
         files={"check.sh": _CHECK, "a.txt": "1\n2\n", "b.txt": "x\n"},
         steps=["RUN chmod +x /app/check.sh"],
@@ -208,9 +221,9 @@ def test_stops_at_the_first_failure():
 def test_directory_argument_fails(tmp_path):
     result = run("/app/check.sh", str(tmp_path), "/app/a.txt")
     assert result.returncode != 0 and "all ok" not in result.stdout and "/app/a.txt" not in result.stdout
-''',
+''' + bash_script_guard("/app/check.sh"),
         weights={"test_missing_file_fails": 1.5, "test_stops_at_the_first_failure": 1.5, "test_directory_argument_fails": 1.0},
-        guards=["test_good_files_unchanged_output"],
+        guards=["test_good_files_unchanged_output", BASH_GUARD_NAME],
         solution="""sed -i 's|^  lines=$(wc -l < "$f")$|  lines=$(wc -l < "$f") \\|\\| exit 1|' /app/check.sh
 grep -q 'exit 1' /app/check.sh""",
         tags=["bash", "exit-status"],
@@ -322,13 +335,17 @@ def test_not_world_writable_and_unchanged():
         category="debugging",
         instruction="""
 `/app/sum.sh 1 2 3` should print `sum: 6` but prints `sum: 0+1+2+3`. Fix the script so it prints the sum of
-its integer arguments (`sum: 0` with none; negative numbers allowed).
+its integer arguments (`sum: 0` with none; negative numbers allowed). Keep it a bash script.
 """,
         files={"sum.sh": _SUM},
         steps=["RUN chmod +x /app/sum.sh"],
         tests=r'''
 def test_simple():
+    import random
+
     assert run("/app/sum.sh", "1", "2", "3").stdout.strip() == "sum: 6"
+    numbers = [random.randrange(1, 500) for _ in range(random.randrange(2, 7))]
+    assert run("/app/sum.sh", *map(str, numbers)).stdout.strip() == f"sum: {sum(numbers)}"
 
 
 def test_one_or_no_argument():
@@ -338,8 +355,9 @@ def test_one_or_no_argument():
 
 def test_negative_and_large():
     assert run("/app/sum.sh", "-5", "100000", "7").stdout.strip() == "sum: 100002"
-''',
+''' + bash_script_guard("/app/sum.sh"),
         weights={"test_simple": 1.5, "test_one_or_no_argument": 1.0, "test_negative_and_large": 1.0},
+        guards=[BASH_GUARD_NAME],
         solution="""sed -i 's/total="$total+$n"/total=$((total + n))/' /app/sum.sh""",
         tags=["bash"],
         one_command=True,
@@ -353,7 +371,7 @@ def test_negative_and_large():
 `/app/rotate.sh DIR [KEEP]` should keep the KEEP newest `*.log` files of DIR (by modification time, default
 2) and delete the older ones. It keeps one file too few and breaks on names with spaces. Fix it so it
 behaves as described for any file names (also when DIR has fewer than KEEP logs) and leaves files that do not
-end in `.log` alone. /app/logs has sample files to try it on.
+end in `.log` alone. Keep it a bash script. /app/logs has sample files to try it on.
 """,
         files={"rotate.sh": _ROTATE, "logs/readme.txt": "not a log\n"},
         steps=[
@@ -399,8 +417,13 @@ def test_exactly_or_fewer_than_keep(tmp_path):
     e = _make(tmp_path / "second", ["x.log", "y.log"])
     assert run("/app/rotate.sh", str(e), "4").returncode == 0
     assert _names(e) == ["keep.txt", "x.log", "y.log"]
-''',
+    (tmp_path / "third").mkdir()  # one more than KEEP: only the oldest goes (deleting nothing earns nothing here)
+    f = _make(tmp_path / "third", ["p.log", "q.log", "r.log", "s.log"])
+    assert run("/app/rotate.sh", str(f), "3").returncode == 0
+    assert _names(f) == ["keep.txt", "q.log", "r.log", "s.log"]
+''' + bash_script_guard("/app/rotate.sh"),
         weights={"test_default_keeps_two": 1.5, "test_keep_three_with_odd_names": 1.5, "test_exactly_or_fewer_than_keep": 1.0},
+        guards=[BASH_GUARD_NAME],
         solution='''cat > /app/rotate.sh <<'EOF'
 #!/bin/bash
 # Keep the newest KEEP (default 2) files of DIR matching *.log; delete the older ones.

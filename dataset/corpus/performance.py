@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from _spec import Spec
+from _spec import BASH_GUARD_NAME, Spec, bash_script_guard
 
 _FIB = '''import sys
 
@@ -182,7 +182,8 @@ EOF''',
 `/app/sum_column.sh FILE` prints the sum of the second column of a file of `NAME NUMBER` lines (integers,
 possibly negative). It starts several processes per line and is far too slow on /app/big.txt (200,000 lines).
 Make it print the same result for any such file within a few seconds. It must stay the command
-`/app/sum_column.sh FILE`.
+`/app/sum_column.sh FILE`, and a bash script (standard tools such as awk are fine; no rewrite in another
+language).
 """,
         files={"sum_column.sh": _LOOP},
         steps=[
@@ -231,8 +232,9 @@ def test_big_file_fast():
 
 def test_empty_file(tmp_path):
     assert _sum(tmp_path, "") == "0"
-''',
+''' + bash_script_guard("/app/sum_column.sh"),
         weights={"test_small": 1.0, "test_big_file_fast": 2.0, "test_empty_file": 1.0},
+        guards=[BASH_GUARD_NAME],
         solution='''cat > /app/sum_column.sh <<'EOF'
 #!/bin/bash
 # Print the sum of the second column of a whitespace-separated file.

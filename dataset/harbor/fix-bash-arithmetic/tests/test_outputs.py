@@ -22,7 +22,11 @@ def unchanged(path):
 
 
 def test_simple():
+    import random
+
     assert run("/app/sum.sh", "1", "2", "3").stdout.strip() == "sum: 6"
+    numbers = [random.randrange(1, 500) for _ in range(random.randrange(2, 7))]
+    assert run("/app/sum.sh", *map(str, numbers)).stdout.strip() == f"sum: {sum(numbers)}"
 
 
 def test_one_or_no_argument():
@@ -32,3 +36,12 @@ def test_one_or_no_argument():
 
 def test_negative_and_large():
     assert run("/app/sum.sh", "-5", "100000", "7").stdout.strip() == "sum: 100002"
+
+def test_guard_still_a_bash_script():
+    """The prompt asks for the bash script fixed: a stand-in in another language earns nothing."""
+    import re
+
+    text = Path('/app/sum.sh').read_bytes().decode(errors="replace")  # no newline translation: a CR line fails
+    assert text.split("\n", 1)[0] in ("#!/bin/bash", "#!/usr/bin/env bash"), text[:80]
+    assert run("bash", "-n", '/app/sum.sh').returncode == 0
+    assert not re.search(r"\b(python[0-9.]*|perl|ruby|node|php)\b", text), "another interpreter does the work"

@@ -16,7 +16,7 @@ python3 - <<'SCORE'
 import json
 import xml.etree.ElementTree as ET
 
-weights = json.loads('{"test_counts_the_current_input": 2.0, "test_no_carriage_returns_left": 1.0, "test_runs": 1.0}')
+weights = json.loads('{"test_counts_newlines_as_wc_does": 1.0, "test_counts_the_current_input": 1.5, "test_runs": 1.0}')
 passed = set()
 try:
     for case in ET.parse("/logs/verifier/junit.xml").getroot().iter("testcase"):
@@ -25,6 +25,16 @@ try:
 except (OSError, ET.ParseError):
     pass
 score = sum(w for name, w in weights.items() if name in passed) / sum(weights.values())
+guards = json.loads('{"cap": 0.0, "on_failure": "zero", "tests": ["test_guard_no_carriage_returns_left", "test_guard_still_a_bash_script"]}')
+ok = {}
+try:
+    for case in ET.parse("/logs/verifier/junit.xml").getroot().iter("testcase"):
+        name = case.get("name", "").split("[")[0]
+        ok[name] = ok.get(name, True) and not any(child.tag in ("failure", "error", "skipped") for child in case)
+except (OSError, ET.ParseError):
+    pass
+if any(not ok.get(name, False) for name in guards["tests"]):
+    score = 0.0 if guards["on_failure"] == "zero" else min(score, guards["cap"])
 with open("/logs/verifier/reward.txt", "w") as handle:
     handle.write(f"{score:.6f}\n")
 SCORE

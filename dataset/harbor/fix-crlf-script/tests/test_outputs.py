@@ -31,19 +31,38 @@ def _with_input(text):
 
 
 def test_runs():
-    result = run("/app/run.sh")
+    import random
+
+    count = random.randrange(4, 60)
+    result = _with_input("".join(f"row {i}\n" for i in range(count)))
     assert result.returncode == 0, result.stderr
-    lines = result.stdout.split()
-    assert lines[:1] == ["start"] and lines[-1:] == ["done"]
+    assert result.stdout.split() == ["start", str(count), "done"], result.stdout
+
+
+def _counts(text, count):
+    result = _with_input(text)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["start", count, "done"], (text, result.stdout)
 
 
 def test_counts_the_current_input():
-    for text, count in (("".join(f"line {i}\n" for i in range(17)), "17"), ("", "0"), ("x\ny\nno final newline", "2")):
-        result = _with_input(text)
-        assert result.returncode == 0, result.stderr
-        assert result.stdout.split() == ["start", count, "done"], (text, result.stdout)
+    _counts("".join(f"line {i}\n" for i in range(17)), "17")
+    _counts("", "0")
 
 
-def test_no_carriage_returns_left():
+def test_counts_newlines_as_wc_does():
+    _counts("x\ny\nno final newline", "2")
+
+
+def test_guard_no_carriage_returns_left():
     data = Path("/app/run.sh").read_bytes()
     assert data.startswith(b"#!") and b"\r" not in data
+
+def test_guard_still_a_bash_script():
+    """The prompt asks for the bash script fixed: a stand-in in another language earns nothing."""
+    import re
+
+    text = Path('/app/run.sh').read_bytes().decode(errors="replace")  # no newline translation: a CR line fails
+    assert text.split("\n", 1)[0] in ("#!/bin/bash", "#!/usr/bin/env bash"), text[:80]
+    assert run("bash", "-n", '/app/run.sh').returncode == 0
+    assert not re.search(r"\b(python[0-9.]*|perl|ruby|node|php)\b", text), "another interpreter does the work"

@@ -25,7 +25,7 @@ try:
 except (OSError, ET.ParseError):
     pass
 score = sum(w for name, w in weights.items() if name in passed) / sum(weights.values())
-guards = json.loads('{"cap": 0.0, "on_failure": "zero", "tests": ["test_good_files_unchanged_output"]}')
+guards = json.loads('{"cap": 0.0, "on_failure": "zero", "tests": ["test_good_files_unchanged_output", "test_guard_still_a_bash_script"]}')
 ok = {}
 try:
     for case in ET.parse("/logs/verifier/junit.xml").getroot().iter("testcase"):

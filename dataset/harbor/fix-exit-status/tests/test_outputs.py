@@ -41,3 +41,12 @@ def test_stops_at_the_first_failure():
 def test_directory_argument_fails(tmp_path):
     result = run("/app/check.sh", str(tmp_path), "/app/a.txt")
     assert result.returncode != 0 and "all ok" not in result.stdout and "/app/a.txt" not in result.stdout
+
+def test_guard_still_a_bash_script():
+    """The prompt asks for the bash script fixed: a stand-in in another language earns nothing."""
+    import re
+
+    text = Path('/app/check.sh').read_bytes().decode(errors="replace")  # no newline translation: a CR line fails
+    assert text.split("\n", 1)[0] in ("#!/bin/bash", "#!/usr/bin/env bash"), text[:80]
+    assert run("bash", "-n", '/app/check.sh').returncode == 0
+    assert not re.search(r"\b(python[0-9.]*|perl|ruby|node|php)\b", text), "another interpreter does the work"

@@ -59,3 +59,16 @@ def test_exactly_or_fewer_than_keep(tmp_path):
     e = _make(tmp_path / "second", ["x.log", "y.log"])
     assert run("/app/rotate.sh", str(e), "4").returncode == 0
     assert _names(e) == ["keep.txt", "x.log", "y.log"]
+    (tmp_path / "third").mkdir()  # one more than KEEP: only the oldest goes (deleting nothing earns nothing here)
+    f = _make(tmp_path / "third", ["p.log", "q.log", "r.log", "s.log"])
+    assert run("/app/rotate.sh", str(f), "3").returncode == 0
+    assert _names(f) == ["keep.txt", "q.log", "r.log", "s.log"]
+
+def test_guard_still_a_bash_script():
+    """The prompt asks for the bash script fixed: a stand-in in another language earns nothing."""
+    import re
+
+    text = Path('/app/rotate.sh').read_bytes().decode(errors="replace")  # no newline translation: a CR line fails
+    assert text.split("\n", 1)[0] in ("#!/bin/bash", "#!/usr/bin/env bash"), text[:80]
+    assert run("bash", "-n", '/app/rotate.sh').returncode == 0
+    assert not re.search(r"\b(python[0-9.]*|perl|ruby|node|php)\b", text), "another interpreter does the work"

@@ -25,6 +25,16 @@ try:
 except (OSError, ET.ParseError):
     pass
 score = sum(w for name, w in weights.items() if name in passed) / sum(weights.values())
+guards = json.loads('{"cap": 0.0, "on_failure": "zero", "tests": ["test_guard_still_a_bash_script"]}')
+ok = {}
+try:
+    for case in ET.parse("/logs/verifier/junit.xml").getroot().iter("testcase"):
+        name = case.get("name", "").split("[")[0]
+        ok[name] = ok.get(name, True) and not any(child.tag in ("failure", "error", "skipped") for child in case)
+except (OSError, ET.ParseError):
+    pass
+if any(not ok.get(name, False) for name in guards["tests"]):
+    score = 0.0 if guards["on_failure"] == "zero" else min(score, guards["cap"])
 with open("/logs/verifier/reward.txt", "w") as handle:
     handle.write(f"{score:.6f}\n")
 SCORE

@@ -62,3 +62,12 @@ def test_big_file_fast():
 
 def test_empty_file(tmp_path):
     assert _sum(tmp_path, "") == "0"
+
+def test_guard_still_a_bash_script():
+    """The prompt asks for the bash script fixed: a stand-in in another language earns nothing."""
+    import re
+
+    text = Path('/app/sum_column.sh').read_bytes().decode(errors="replace")  # no newline translation: a CR line fails
+    assert text.split("\n", 1)[0] in ("#!/bin/bash", "#!/usr/bin/env bash"), text[:80]
+    assert run("bash", "-n", '/app/sum_column.sh').returncode == 0
+    assert not re.search(r"\b(python[0-9.]*|perl|ruby|node|php)\b", text), "another interpreter does the work"
