@@ -52,7 +52,7 @@ def test_reference_solution_scores_one(task):
     result = run_episode(DockerIsolatedEnv(task), TerminalBenchAgent(), model, max_steps=5)
     assert result.scored and result.reward == pytest.approx(1.0), result.grade
     assert result.termination == "finished" and result.turns == 2
-    assert result.completion_tokens > 0 and result.env_s > 0 and result.grade["timings"]["total_s"] > 0
+    assert result.completion_tokens > 0 and result.env_s > 0 and result.grade.timings["total_s"] > 0
     assert result.trajectory.reward == pytest.approx(1.0) and len(result.trajectory.steps) == 2
 
 
@@ -64,13 +64,13 @@ def test_a_failed_attempt_gets_partial_credit_and_doing_nothing_gets_none(task):
     result = run_episode(DockerIsolatedEnv(task), TerminalBenchAgent(), model, max_steps=5)
     assert result.scored
     assert result.reward == pytest.approx(1.0 / 4.0)
-    passed = {t["name"] for t in result.grade["tests"] if t["passed"]}
+    passed = {t.name for t in result.grade.tests if t.passed}
     assert passed == {"test_default_file_mean", "test_input_file_unchanged"}
     # leaving the bug in place earns nothing: the "input unchanged" check is a guard, not credit
     model = ScriptedModelClient([bash("python3 /app/stats.py || true"), FINISH])
     idle = run_episode(DockerIsolatedEnv(task), TerminalBenchAgent(), model, max_steps=5)
     assert idle.scored and idle.reward == 0.0
-    assert {t["name"] for t in idle.grade["tests"] if t["passed"]} == {"test_input_file_unchanged"}
+    assert {t.name for t in idle.grade.tests if t.passed} == {"test_input_file_unchanged"}
 
 
 def test_hitting_max_steps_is_still_graded(task):

@@ -253,13 +253,13 @@ ATTACK_IN_PLACE = {
 def test_honest_solution_scores_one(image, sandbox_config):
     result = run_script([SOLVE], sandbox_config=sandbox_config)
     assert result.scored and result.reward == pytest.approx(1.0), result.grade
-    assert result.grade["tamper_signals"] == []
+    assert result.grade.tamper_signals == ()
 
 
 def test_no_op_scores_zero(image, sandbox_config):
     result = run_script(["ls /app"], sandbox_config=sandbox_config)
     assert result.scored and result.reward == 0.0
-    assert [t["reported"] for t in result.grade["tests"]] == [True, True, True]
+    assert [t.reported for t in result.grade.tests] == [True, True, True]
 
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
@@ -270,7 +270,7 @@ def test_attack_flips_no_grade(image, sandbox_config, attack):
         assert re.search(ATTACK_IN_PLACE[attack], "\n" + observations[-1]), observations[-1]
     assert result.scored, result.error
     assert result.reward == 0.0, (attack, result.grade)
-    assert not any(t["passed"] for t in result.grade["tests"]), (attack, result.grade["tests"])
+    assert not any(t.passed for t in result.grade.tests), (attack, result.grade.tests)
 
 
 @pytest.mark.parametrize("attack", ["conftest_everywhere", "ini_files_and_plugins", "sitecustomize_usercustomize_pth"])
@@ -285,7 +285,7 @@ def test_interpreter_tamper_is_flagged_and_graded_zero(image, sandbox_config, at
     result = run_script([SOLVE, *TAMPER_ATTACKS[attack]], sandbox_config=sandbox_config)
     assert result.scored
     assert result.reward == 0.0
-    assert result.grade["tamper_signals"], result.grade
+    assert result.grade.tamper_signals, result.grade
     assert result.info.get("tamper") is True
 
 
@@ -293,8 +293,8 @@ def test_forged_stdlib_bytecode_is_ignored(image, sandbox_config):
     commands = [write_file("/tmp/forge_payload.py", FORGE_PY), FORGED_PYC, "/usr/bin/python3 -c 'import glob'"]
     result = run_script(commands, sandbox_config=sandbox_config)
     assert result.scored and result.reward == 0.0, result.grade
-    assert result.grade["pycache_isolated"] is True
-    assert result.grade["tamper_signals"] == []
+    assert result.grade.pycache_isolated is True
+    assert result.grade.tamper_signals == ()
 
 
 def naive_grade(sandbox) -> float:
@@ -398,7 +398,7 @@ def shadow_image(docker_client):
 def test_shadow_task_honest_solution_scores_one(shadow_image, sandbox_config):
     result = run_script([SHADOW_SOLVE], task=SHADOW_TASK, sandbox_config=sandbox_config)
     assert result.scored and result.reward == pytest.approx(1.0), result.grade
-    assert result.grade["path_overrides"] == {}
+    assert result.grade.path_overrides == {}
 
 
 @pytest.mark.parametrize("attack", sorted(SHADOW_ATTACKS))
@@ -408,8 +408,8 @@ def test_shadowing_programs_on_path_earns_nothing(shadow_image, sandbox_config, 
     assert "42" in observations[-1], observations[-1]  # the shims were live for the agent's own shell
     assert result.scored, result.error
     assert result.reward == 0.0, (attack, result.grade)
-    assert result.grade["path_overrides"], result.grade
-    assert set(result.grade["path_overrides"]) <= {"python3", "sh", "cat", "env", "bash", "pytest"}
+    assert result.grade.path_overrides, result.grade
+    assert set(result.grade.path_overrides) <= {"python3", "sh", "cat", "env", "bash", "pytest"}
 
 
 @pytest.mark.parametrize("attack", sorted(SHADOW_ATTACKS))
@@ -421,12 +421,12 @@ def test_honest_solution_beside_shadowing_still_scores_one(shadow_image, sandbox
 def test_a_harmless_alias_of_the_real_python3_is_not_tampering(shadow_image, sandbox_config):
     result = run_script([SHADOW_SOLVE, "ln -s /usr/bin/python3 /usr/local/bin/python3"], task=SHADOW_TASK, sandbox_config=sandbox_config)
     assert result.scored and result.reward == pytest.approx(1.0), result.grade
-    assert result.grade["tamper_signals"] == [] and result.grade["path_overrides"] == {"python3": "/usr/bin/python3"}
+    assert result.grade.tamper_signals == () and result.grade.path_overrides == {"python3": "/usr/bin/python3"}
 
 
 @pytest.mark.parametrize("attack", sorted(SHADOW_TAMPER_ATTACKS))
 def test_replacing_a_protected_program_or_path_dir_is_tampering(shadow_image, sandbox_config, attack):
     result = run_script([SHADOW_SOLVE, *SHADOW_TAMPER_ATTACKS[attack]], task=SHADOW_TASK, sandbox_config=sandbox_config)
     assert result.scored and result.reward == 0.0, result.grade
-    assert result.grade["tamper_signals"], result.grade
+    assert result.grade.tamper_signals, result.grade
     assert result.info.get("tamper") is True

@@ -647,4 +647,4 @@ def test_a_harbor_task_directory_is_graded_by_its_own_verifier_through_the_env(t
     result = run_episode(DockerIsolatedEnv(task, config), TerminalBenchAgent(), ScriptedModelClient(replies), max_steps=3)
     assert result.scored, result.error
     assert result.reward == (1.0 if solved else 0.0), result.grade
-    assert result.grade["mode"] == "harbor" and result.grade["runtime"] == "offline" and result.grade["verifier_network"] is False
+    assert result.grade.verifier["mode"] == "harbor" and result.grade.verifier["runtime"] == "offline" and result.grade.verifier["verifier_network"] is False

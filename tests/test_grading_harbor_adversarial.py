@@ -199,7 +199,7 @@ def run_script(commands: list[str], task: Task = TASK, observations: list[str] |
 def test_honest_solution_scores_one(images, sandbox_config):
     result = run_script([SOLVE], sandbox_config=sandbox_config)
     assert result.scored and result.reward == pytest.approx(1.0), (result.error, result.grade)
-    assert result.grade["mode"] == "harbor" and result.grade["runtime"] == "offline"
+    assert result.grade.verifier["mode"] == "harbor" and result.grade.verifier["runtime"] == "offline"
 
 
 def test_no_op_scores_zero(images, sandbox_config):
@@ -215,7 +215,7 @@ def test_attack_raises_no_score(images, sandbox_config, attack):
         assert "\n0\n" not in "\n" + observations[-1], observations[-1]  # writers were alive when the episode ended
     assert result.scored, (attack, result.error)
     assert result.reward == 0.0, (attack, result.grade)
-    assert not any(t["passed"] for t in result.grade["tests"] if "answer" in t["name"]), (attack, result.grade["tests"])
+    assert not any(t.passed for t in result.grade.tests if "answer" in t.name), (attack, result.grade.tests)
 
 
 @pytest.mark.parametrize("attack", ["path_shims_for_uvx_and_pytest", "conftest_and_ini_files", "planted_tests_dir"])
@@ -230,14 +230,14 @@ def test_with_a_network_the_agents_tools_are_masked(images, attack):
     # the agent's uv/uvx/curl would come first on the image's PATH; the grader masks them with its own
     result = run_script(ATTACKS[attack], task=NETWORK_TASK)
     assert result.scored, (attack, result.error)
-    assert result.grade["runtime"] == "network"
+    assert result.grade.verifier["runtime"] == "network"
     assert result.reward == 0.0, (attack, result.grade)
 
 
 def test_interpreter_tamper_is_flagged_and_graded_zero(images):
     result = run_script([SOLVE, "echo '# x' >> /usr/lib/python3.11/os.py"])
     assert result.scored and result.reward == 0.0
-    assert result.grade["tamper_signals"] and result.info.get("tamper") is True
+    assert result.grade.tamper_signals and result.info.get("tamper") is True
 
 
 def test_an_agent_program_the_tests_run_cannot_plant_a_reward_json(images):
@@ -246,7 +246,7 @@ def test_an_agent_program_the_tests_run_cannot_plant_a_reward_json(images):
     plant = "import os\nos.makedirs('/logs/verifier', exist_ok=True)\nopen('/logs/verifier/reward.json', 'w').write('{\"reward\": 1}')\nprint(41)"
     result = run_script(["echo 41 > /app/answer.txt", write_file("/app/run.py", plant)])
     assert result.scored and result.reward == 0.0, (result.error, result.grade)
-    assert any("reward.json" in signal for signal in result.grade["tamper_signals"]), result.grade
+    assert any("reward.json" in signal for signal in result.grade.tamper_signals), result.grade
 
 
 @pytest.mark.parametrize("attack", ["path_shims_for_uvx_and_pytest", "planted_reward_and_ctrf"])

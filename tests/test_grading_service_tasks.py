@@ -294,8 +294,8 @@ def test_an_unarmed_gate_signals_nothing(monkeypatch):
 def test_oracle_scores_one_with_its_daemon_kept(images, service_task, backend):
     result = run(service_task, oracle_replies(service_task), backend)
     assert result.scored and result.reward == pytest.approx(1.0), (result.error, result.grade)
-    assert result.grade["agent_processes"] == "kept" and not result.grade["tamper_signals"]
-    assert sorted(t["name"] for t in result.grade["tests"] if t["passed"]) == [
+    assert result.grade.agent_processes == "kept" and not result.grade.tamper_signals
+    assert sorted(t.name for t in result.grade.tests if t.passed) == [
         "test_outputs.py::test_health", "test_outputs.py::test_sum_of_squares"]
 
 
@@ -303,7 +303,7 @@ def test_oracle_scores_one_with_its_daemon_kept(images, service_task, backend):
 def test_no_op_scores_zero(images, service_task, backend):
     result = run(service_task, noop_replies(), backend)
     assert result.scored and result.reward == 0.0, (result.error, result.grade)
-    assert not result.grade["tamper_signals"]
+    assert not result.grade.tamper_signals
 
 
 @pytest.mark.docker
@@ -312,13 +312,13 @@ def test_what_an_agent_process_writes_never_counts(images, service_task, backend
     result = run(service_task, [bash(background(writer, WRITERS[writer])), FINISH], backend)
     assert result.scored, (writer, result.error)
     assert result.reward == 0.0, (writer, result.grade)
-    assert result.grade["agent_processes"] == "kept"
+    assert result.grade.agent_processes == "kept"
     if writer == "killer":  # the verifier never wrote a reward: the one there is the agent's
-        assert any("reward.txt was last written while" in s for s in result.grade["tamper_signals"]), result.grade
+        assert any("reward.txt was last written while" in s for s in result.grade.tamper_signals), result.grade
     if writer == "test_rewriter":  # its forged tests passed, and do not count
-        assert any("/tests/test_outputs.py" in s for s in result.grade["tamper_signals"]), result.grade
+        assert any("/tests/test_outputs.py" in s for s in result.grade.tamper_signals), result.grade
     if writer == "conftest_planter":  # gone by the end, but /tests changed while the agent's processes ran
-        assert any("staged files changed" in s and "/tests" in s for s in result.grade["tamper_signals"]), result.grade
+        assert any("staged files changed" in s and "/tests" in s for s in result.grade.tamper_signals), result.grade
 
 
 @pytest.mark.docker
@@ -332,7 +332,7 @@ def test_killing_the_agents_processes_scores_the_oracle_zero(images, service_tas
     """Control: the old behaviour (every agent process killed before test.sh) fails the service task."""
     result = run(service_task, oracle_replies(service_task), grading=GradingConfig(agent_processes="kill"))
     assert result.scored and result.reward == 0.0, (result.error, result.grade)
-    assert result.grade["agent_processes"] == "killed"
+    assert result.grade.agent_processes == "killed"
 
 
 NAIVE_TEST_SH = (
@@ -388,7 +388,7 @@ JUNIT_FORGER = (
 def test_terminal_bench_v1_oracle_scores_one_and_no_op_zero(images, v1_task, backend):
     oracle = run(v1_task, oracle_replies(v1_task), backend)
     assert oracle.scored and oracle.reward == pytest.approx(1.0), (oracle.error, oracle.grade)
-    assert oracle.grade["agent_processes"] == "kept"
+    assert oracle.grade.agent_processes == "kept"
     noop = run(v1_task, noop_replies(), backend)
     assert noop.scored and noop.reward == 0.0, (noop.error, noop.grade)
 
@@ -406,9 +406,9 @@ def test_terminal_bench_v1_forged_reports_and_tests_never_count(images, v1_task,
     script = JUNIT_FORGER if forger == "junit" else V1_TEST_REWRITER
     result = run(v1_task, [bash(background(forger, script)), FINISH], backend)
     assert result.scored and result.reward == 0.0, (result.error, result.grade)
-    assert result.grade["agent_processes"] == "kept"
+    assert result.grade.agent_processes == "kept"
     if forger == "tests":
-        assert any("test_outputs.py" in s for s in result.grade["tamper_signals"]), result.grade
+        assert any("test_outputs.py" in s for s in result.grade.tamper_signals), result.grade
 
 
 # --- the freeze itself ----------------------------------------------------------------------------------
@@ -478,4 +478,4 @@ def test_what_the_tests_write_into_their_home_is_no_tampering(images, v1_task):
     task = v1_task.model_copy(update={"test_source": source, "test_weights": {**v1_task.test_weights, "test_cache_in_home": 1.0}})
     result = run(task, oracle_replies(task))
     assert result.scored and result.reward == pytest.approx(1.0), (result.error, result.grade)
-    assert result.grade["agent_processes"] == "kept" and not result.grade["tamper_signals"]
+    assert result.grade.agent_processes == "kept" and not result.grade.tamper_signals

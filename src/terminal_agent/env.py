@@ -384,7 +384,6 @@ class DockerIsolatedEnv(BaseEnv):
         )
         details: dict[str, Any] = {"grading_s": grade.duration_s, "env_s": self.env_time_s, **judge_info,
                                    **(extra_details or {})}
-        details.update({key: value for key, value in reward.to_info().items() if key not in ("reward", "scored", "test_score")})
         kind = error = None
         if not reward.scored:  # the grader or the judge failed: an infrastructure ending, whoever ended the turns
             kind = grade.error_kind or ("judge" if judge_info.get("judge_error") else "grading")
@@ -401,7 +400,8 @@ class DockerIsolatedEnv(BaseEnv):
             error=error,
             tampered=reward.scored and bool(grade.tamper_signals),
             turns=self.steps,
-            grade=grade.to_info(),
+            grade=grade.summary(),
+            reward_parts=reward.parts(),
             episode_id=self.episode_id,
             details=details,
         ))

@@ -1,6 +1,8 @@
 """The parts of terminal-agent, in one short place.
 
     Task ──► image ──► Sandbox ◄── tools ◄── Action ◄── Agent ◄── ModelClient
+                          ▲                            ▲
+                          └──────── EpisodeEnv ◄── the episode engine (rollout.engine)
                           │
                           └──► Grader ──► GradeResult ──► reward (+ Judge)
                                (by task.verifier.mode: weighted pytest, or Harbor's tests/test.sh -> reward file)
@@ -16,7 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:  # the records an episode ends with (outcome.py imports nothing of ours)
+    from terminal_agent.outcome import EpisodeOutcome, Termination, TurnTokens
 
 
 # --- sandbox -------------------------------------------------------------------------------
@@ -294,3 +299,56 @@ class GradeResult:
     @property
     def scored(self) -> bool:
         return self.error is None and self.score is not None
+
+
+# --- an episode ----------------------------------------------------------------------------
+class EpisodeAction(Protocol):
+    """What the agent makes of a reply: the action the env executes."""
+
+    @property
+    def action(self) -> Any: ...
+
+
+@runtime_checkable
+class EpisodeAgent(Protocol):
+    """The agent side of an episode, in rLLM's shape: it keeps the chat, turns replies into actions."""
+
+    def reset(self) -> None: ...
+
+    @property
+    def chat_completions(self) -> list[dict[str, str]]:
+        """The chat the model answers next."""
+        ...
+
+    @property
+    def trajectory(self) -> Any:
+        """rLLM's ``Trajectory`` of the episode so far."""
+        ...
+
+    def update_from_env(self, observation: Any, reward: float, done: bool, info: dict[str, Any], **kwargs: Any) -> None: ...
+
+    def update_from_model(self, response: str, **kwargs: Any) -> EpisodeAction: ...
+
+    def record_tokens(self, tokens: TurnTokens) -> None:
+        """Keep one model call's exact token ids on the current step."""
+        ...
+
+
+@runtime_checkable
+class EpisodeEnv(Protocol):
+    """The env side of an episode: a sandbox per episode, graded at its end into one :class:`EpisodeOutcome`."""
+
+    outcome: EpisodeOutcome | None
+    """The episode's verdict, set when it ended (graded, unscored or never started)."""
+    task: Any
+    """The task the env plays (None until it is given one: rLLM builds envs before their task)."""
+
+    def reset(self, task: Any = None, **kwargs: Any) -> tuple[Any, dict[str, Any]]: ...
+
+    def step(self, action: Any) -> tuple[Any, float, bool, dict[str, Any]]: ...
+
+    def compute_final_reward(self, termination: Termination | str = ...) -> float:
+        """Grade an episode the engine cut (``termination`` says who cut it)."""
+        ...
+
+    def close(self) -> None: ...

@@ -10,13 +10,20 @@ token ids) and never rewrites the env's verdict. Consumers read the same fields 
   endings are *not* the model's doing: those samples are masked, never trained on as reward 0.
 * :class:`TurnTokens` - the exact token ids of one model call (prompt, completion, per-token
   logprobs, finish reason), so trainers never re-tokenize text.
-* :class:`EpisodeOutcome` - the whole episode: termination, reward, scored flag, grade summary,
+* :class:`GradeSummary` (with one :class:`TestVerdict` per test) and :class:`RewardParts` - the grade and the
+  reward's parts, typed; ``to_info`` gives the dicts that ``info`` and the results files carry, ``from_info``
+  reads them back.
+* :class:`EpisodeOutcome` - the whole episode: termination, reward, scored flag, grade summary, reward parts,
   error kind and the turns' tokens.
+
+Every record here is frozen: nothing changes one after it is built; a correction (the reward of a schedule, the
+turns' tokens the loop adds) is a new record made with :func:`dataclasses.replace`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
@@ -113,7 +120,7 @@ _BY_ERROR_KIND = {
 }
 
 
-@dataclass
+@dataclass(frozen=True)
 class TurnTokens:
     """The tokens of one model call, exactly as sampled."""
 
@@ -133,9 +140,127 @@ class TurnTokens:
             )
 
 
-@dataclass
+@dataclass(frozen=True)
+class TestVerdict:
+    """One test of a grade, as the results files carry it."""
+
+    name: str
+    weight: float
+    passed: bool
+    reported: bool = True
+    """False when the test runner never reported this declared test (it counts as failed)."""
+    message: str = ""
+    guard: bool = False
+    """A guard test (no weight): when it fails the score is zeroed or capped."""
+
+    def to_info(self) -> dict[str, Any]:
+        return {"name": self.name, "weight": self.weight, "passed": self.passed, "reported": self.reported,
+                "message": self.message, "guard": self.guard}
+
+    @classmethod
+    def from_info(cls, raw: Mapping[str, Any]) -> "TestVerdict":
+        return cls(name=str(raw["name"]), weight=float(raw.get("weight", 0.0)), passed=bool(raw.get("passed")),
+                   reported=bool(raw.get("reported", True)), message=str(raw.get("message") or ""),
+                   guard=bool(raw.get("guard", False)))
+
+
+@dataclass(frozen=True)
+class GradeSummary:
+    """What the grader found, as a record: the score, each test's verdict and the diagnostics beside them."""
+
+    scored: bool
+    score: float | None
+    error: str | None = None
+    error_kind: str | None = None
+    tests: tuple[TestVerdict, ...] = ()
+    failed_guards: tuple[str, ...] = ()
+    """Guard tests that failed or were not reported (the score was zeroed or capped)."""
+    tamper_signals: tuple[str, ...] = ()
+    timings: Mapping[str, float] = field(default_factory=dict)
+    duration_s: float = 0.0
+    interpreter: str = ""
+    pycache_isolated: bool = False
+    path_overrides: Mapping[str, str] = field(default_factory=dict)
+    agent_processes: str = ""
+    """``kept`` or ``killed`` before the tests (``rewards/agent_processes.py``)."""
+    agent_processes_kept: int = 0
+    log_tail: str = ""
+    """The test run's output tail (the Harbor trial's ``verifier/test-stdout.txt``)."""
+    verifier: Mapping[str, Any] = field(default_factory=dict)
+    """The grading mode's own facts (the Harbor mode: ``mode``, ``rewards``, ``reward_source``, ``runtime``,
+    ``verifier_network``, ...); the dicts carry them at the top level."""
+
+    def to_info(self) -> dict[str, Any]:
+        """The JSON-safe dict ``info["grade"]`` and the results files carry."""
+        return {
+            **self.verifier,
+            "scored": self.scored,
+            "score": self.score,
+            "error": self.error,
+            "error_kind": self.error_kind,
+            "tests": [t.to_info() for t in self.tests],
+            "failed_guards": list(self.failed_guards),
+            "tamper_signals": list(self.tamper_signals),
+            "timings": dict(self.timings),
+            "duration_s": self.duration_s,
+            "interpreter": self.interpreter,
+            "pycache_isolated": self.pycache_isolated,
+            "path_overrides": dict(self.path_overrides),
+            "agent_processes": self.agent_processes,
+            "agent_processes_kept": self.agent_processes_kept,
+            "log_tail": self.log_tail,
+        }
+
+    @classmethod
+    def from_info(cls, raw: Mapping[str, Any]) -> "GradeSummary":
+        """The record of a ``to_info`` dict (an older file may lack fields: they take their defaults)."""
+        score = raw.get("score")
+        return cls(
+            scored=bool(raw.get("scored", score is not None and raw.get("error") is None)),
+            score=float(score) if score is not None else None,
+            error=raw.get("error"),
+            error_kind=raw.get("error_kind"),
+            tests=tuple(TestVerdict.from_info(t) for t in raw.get("tests") or ()),
+            failed_guards=tuple(raw.get("failed_guards") or ()),
+            tamper_signals=tuple(raw.get("tamper_signals") or ()),
+            timings=dict(raw.get("timings") or {}),
+            duration_s=float(raw.get("duration_s") or 0.0),
+            interpreter=str(raw.get("interpreter") or ""),
+            pycache_isolated=bool(raw.get("pycache_isolated", False)),
+            path_overrides=dict(raw.get("path_overrides") or {}),
+            agent_processes=str(raw.get("agent_processes") or ""),
+            agent_processes_kept=int(raw.get("agent_processes_kept") or 0),
+            log_tail=str(raw.get("log_tail") or ""),
+            verifier={key: value for key, value in raw.items() if key not in _GRADE_FIELDS},
+        )
+
+
+_GRADE_FIELDS = frozenset(f for f in GradeSummary.__dataclass_fields__ if f != "verifier")
+
+
+@dataclass(frozen=True)
+class RewardParts:
+    """How the reward was put together from the tests and the judge."""
+
+    test_score: float | None = None
+    judge_score: float | None = None
+    judge_scored: bool | None = None
+    """None when the judge is off."""
+    judge_weight: float = 0.0
+    """The judge weight the reward was computed with (0 when the judge was off or failed)."""
+    notes: tuple[str, ...] = ()
+    """Why a policy changed the reward (a tamper zero, a judge fallback)."""
+
+    def to_info(self) -> dict[str, Any]:
+        """The keys ``info`` carries (the test score is the verdict's own ``test_score``)."""
+        return {"judge_score": self.judge_score, "judge_scored": self.judge_scored, "judge_weight": self.judge_weight,
+                "reward_notes": list(self.notes)}
+
+
+@dataclass(frozen=True)
 class EpisodeOutcome:
-    """Everything a consumer (eval, screening, a trainer) needs to know about one finished episode."""
+    """Everything a consumer (eval, screening, a trainer) needs to know about one finished episode. Frozen: a
+    correction is a new record (``dataclasses.replace``)."""
 
     task_id: str
     termination: Termination
@@ -153,29 +278,41 @@ class EpisodeOutcome:
     """The grader saw tampering (reward is 0 on purpose; this is scored)."""
     turns: int = 0
     """Model replies executed."""
-    turn_tokens: list[TurnTokens] = field(default_factory=list)
+    turn_tokens: tuple[TurnTokens, ...] = ()
     """One entry per model call, in order (empty when the client gives no token ids)."""
-    grade: dict[str, Any] | None = None
-    """The grader's summary (``DetailedGradeResult.to_info()``)."""
+    grade: GradeSummary | None = None
+    """The grader's summary (None when the episode never reached the grader)."""
+    reward_parts: RewardParts | None = None
+    """How the reward was combined (None when the episode never reached the grader)."""
     episode_id: str | None = None
     """The env's id of this episode (also in ``reset()``'s info)."""
-    details: dict[str, Any] = field(default_factory=dict)
-    """Facts beside the verdict, for logs and the judge schedule: timings (``grading_s``, ``env_s``), the
-    reward's parts (``judge_score``, ``judge_weight``, ``reward_notes``) and the judge's fields."""
-    info: dict[str, Any] = field(default_factory=dict)
+    details: Mapping[str, Any] = field(default_factory=dict)
+    """Facts beside the verdict, for logs and the judge schedule: timings (``grading_s``, ``env_s``) and the judge's
+    fields. Read-only by contract, like the whole record."""
+    info: Mapping[str, Any] = field(default_factory=dict)
     """The final info dict; empty at construction means :meth:`final_info` of this record."""
 
     def __post_init__(self) -> None:
-        self.termination = Termination.parse(self.termination)
+        # frozen: the normalizations below are the constructor's own, before anyone sees the record
+        object.__setattr__(self, "termination", Termination.parse(self.termination))
+        if not isinstance(self.turn_tokens, tuple):
+            object.__setattr__(self, "turn_tokens", tuple(self.turn_tokens))
+        if isinstance(self.grade, Mapping):  # a grade read back from a dict (results files, rLLM metadata)
+            object.__setattr__(self, "grade", GradeSummary.from_info(self.grade))
         if self.termination.is_infrastructure and self.scored:
             raise ValueError(f"an episode ended by {self.termination.value} cannot be scored")
         if not self.info:
-            self.info = self.final_info()
+            object.__setattr__(self, "info", self.final_info())
 
     @property
     def trainable(self) -> bool:
         """True when a trainer may use this sample (scored; infrastructure failures are masked)."""
         return self.scored and self.reward is not None
+
+    @property
+    def tests(self) -> tuple[TestVerdict, ...]:
+        """The grade's test verdicts (empty when not graded)."""
+        return self.grade.tests if self.grade is not None else ()
 
     def to_info(self) -> dict[str, Any]:
         """Flat, JSON-safe fields for ``info`` dicts and rLLM step metadata."""
@@ -191,11 +328,12 @@ class EpisodeOutcome:
         }
 
     def final_info(self) -> dict[str, Any]:
-        """The env's final ``info``: the details, then the verdict (which a detail never overrides),
+        """The env's final ``info``: the details, the reward's parts, then the verdict (which neither overrides),
         ``steps``, ``grade``, ``episode_id`` and ``tamper`` (only when tampered; the judge schedule reads it)."""
-        info: dict[str, Any] = {**self.details, **self.to_info(), "steps": self.turns}
+        parts = self.reward_parts.to_info() if self.reward_parts is not None else {}
+        info: dict[str, Any] = {**self.details, **parts, **self.to_info(), "steps": self.turns}
         if self.grade is not None:
-            info["grade"] = self.grade
+            info["grade"] = self.grade.to_info()
         if self.episode_id is not None:
             info["episode_id"] = self.episode_id
         if self.tampered:
@@ -203,4 +341,9 @@ class EpisodeOutcome:
         return info
 
 
-__all__ = ["EpisodeOutcome", "Termination", "TurnTokens"]
+def with_turn_tokens(outcome: EpisodeOutcome, turn_tokens: Sequence[TurnTokens]) -> EpisodeOutcome:
+    """``outcome`` with the turns' token ids the episode loop captured (the env never sees them)."""
+    return replace(outcome, turn_tokens=tuple(turn_tokens))
+
+
+__all__ = ["EpisodeOutcome", "GradeSummary", "RewardParts", "Termination", "TestVerdict", "TurnTokens", "with_turn_tokens"]

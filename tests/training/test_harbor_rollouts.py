@@ -86,10 +86,10 @@ def test_two_training_steps_are_kept_as_harbor_trials(docker_client, harbor_pyth
 def _record(task_id: str, reward: float, attempt: int):
     """A real EpisodeRecord of a scored episode (no trajectory: an episode seen only through its verdict)."""
     from terminal_agent.outcome import EpisodeOutcome, Termination
-    from terminal_agent.training.local_rollouts import EpisodeRecord
+    from terminal_agent.rollout.episode_record import EpisodeRecord
 
     outcome = EpisodeOutcome(task_id=task_id, termination=Termination.FINISHED, scored=True, reward=reward, test_score=reward)
-    return EpisodeRecord(task_id=task_id, attempt=attempt, outcome=outcome, wall_s=1.0)
+    return EpisodeRecord(outcome=outcome, attempt=attempt, wall_s=1.0)
 
 
 def test_retention_keeps_every_nth_step_groups_with_variance_and_a_disk_budget(tmp_path):

@@ -83,9 +83,9 @@ def test_the_judge_weight_schedule_recombines_scored_rewards_per_step():
         info = {"scored": scored, "test_score": 1.0, "judge_score": 0.0, "reward": 0.65}
         return EpisodeOutcome("t", Termination.FINISHED, scored=scored, reward=0.65 if scored else None, info=info)
 
-    early, late, unscored = outcome(), outcome(), outcome(scored=False)
-    apply_judge_schedule([[early, unscored]], reward, step=0)
-    apply_judge_schedule([[late]], reward, step=10)
+    [[early, unscored]] = apply_judge_schedule([[outcome(), outcome(scored=False)]], reward, step=0)
+    [[late]] = apply_judge_schedule([[outcome()]], reward, step=10)
+    assert early.info["reward"] == early.reward and late.info["reward"] == late.reward
     assert early.reward == pytest.approx(0.65)  # judge weight 0.35 of a judge score 0
     assert late.reward == pytest.approx(1.0)  # annealed to tests only
     assert unscored.reward is None  # masked samples stay masked

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 from terminal_agent.outcome import EpisodeOutcome, Termination
-from terminal_agent.training.local_rollouts import EpisodeRecord, RolloutBatch
+from terminal_agent.rollout.episode_record import EpisodeRecord
+from terminal_agent.training.local_rollouts import RolloutBatch
 
 
 def _record(first: float | None, last: float | None) -> EpisodeRecord:
     outcome = EpisodeOutcome(task_id="t", termination=Termination.FINISHED, scored=True, reward=1.0)
-    return EpisodeRecord(task_id="t", attempt=0, outcome=outcome, first_call_at=first, last_reply_at=last)
+    return EpisodeRecord(outcome=outcome, attempt=0, first_call_at=first, last_reply_at=last)
 
 
 def test_head_and_tail_come_from_the_earliest_call_and_the_latest_reply():

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from terminal_agent.evaluation.results import TrialResult
-from terminal_agent.outcome import EpisodeOutcome, Termination, TurnTokens
+from terminal_agent.outcome import EpisodeOutcome, GradeSummary, RewardParts, Termination, TurnTokens
 
 
 @dataclass
@@ -198,8 +198,9 @@ def outcome_from_transcript(transcript: dict[str, Any], trial: TrialResult) -> E
             error=raw.get("error"),
             tampered=bool(raw.get("tampered", False)),
             turns=int(raw.get("turns") or 0),
-            turn_tokens=[TurnTokens(**t) for t in raw.get("turn_tokens") or []],
-            grade=raw.get("grade"),
+            turn_tokens=tuple(TurnTokens(**t) for t in raw.get("turn_tokens") or []),
+            grade=GradeSummary.from_info(raw["grade"]) if isinstance(raw.get("grade"), dict) else None,
+            reward_parts=_reward_parts(raw.get("reward_parts")),
             episode_id=raw.get("episode_id"),
             details=dict(raw.get("details") or {}),
             info=dict(raw.get("info") or {}),
@@ -213,6 +214,15 @@ def outcome_from_transcript(transcript: dict[str, Any], trial: TrialResult) -> E
         error=trial.error.message if trial.error else None,
         turns=trial.turns,
     )
+
+
+def _reward_parts(raw: Any) -> RewardParts | None:
+    """The reward's parts of a transcript's outcome (absent in transcripts written before they were typed)."""
+    if not isinstance(raw, dict):
+        return None
+    return RewardParts(test_score=raw.get("test_score"), judge_score=raw.get("judge_score"),
+                       judge_scored=raw.get("judge_scored"), judge_weight=float(raw.get("judge_weight") or 0.0),
+                       notes=tuple(raw.get("notes") or ()))
 
 
 def final_observation_of(calls: list[ModelCallRecord], transcript: dict[str, Any]) -> str | None:

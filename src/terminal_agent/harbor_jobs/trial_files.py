@@ -150,17 +150,17 @@ def rewards_of(record: HarborTrialRecord) -> dict[str, float]:
 
 def ctrf_report(record: HarborTrialRecord) -> dict[str, Any]:
     """The declared tests as a CTRF report (the format Harbor's verifiers write); weights in ``extra``."""
-    grade = record.outcome.grade or {}
+    grade = record.outcome.grade
     tests = []
-    for test in grade.get("tests") or []:
+    for test in record.outcome.tests:
         entry: dict[str, Any] = {
-            "name": test.get("name"),
-            "status": "passed" if test.get("passed") else "failed",
+            "name": test.name,
+            "status": "passed" if test.passed else "failed",
             "duration": 0,
-            "extra": {"weight": test.get("weight"), "guard": test.get("guard", False), "reported": test.get("reported", True)},
+            "extra": {"weight": test.weight, "guard": test.guard, "reported": test.reported},
         }
-        if test.get("message"):
-            entry["message"] = test["message"]
+        if test.message:
+            entry["message"] = test.message
         tests.append(entry)
     passed = sum(1 for t in tests if t["status"] == "passed")
     return {
@@ -169,8 +169,9 @@ def ctrf_report(record: HarborTrialRecord) -> dict[str, Any]:
             "summary": {"tests": len(tests), "passed": passed, "failed": len(tests) - passed, "pending": 0, "skipped": 0,
                         "other": 0, "start": 0, "stop": 0},
             "tests": tests,
-            "extra": {"score": grade.get("score"), "failed_guards": grade.get("failed_guards", []),
-                      "tamper_signals": grade.get("tamper_signals", [])},
+            "extra": {"score": grade.score if grade else None,
+                      "failed_guards": list(grade.failed_guards) if grade else [],
+                      "tamper_signals": list(grade.tamper_signals) if grade else []},
         }
     }
 
@@ -178,20 +179,21 @@ def ctrf_report(record: HarborTrialRecord) -> dict[str, Any]:
 def test_output(record: HarborTrialRecord) -> str:
     """``test-stdout.txt``: the weighted tests, then the grader's output tail (or why nothing was graded)."""
     outcome = record.outcome
-    grade = outcome.grade or {}
+    grade = outcome.grade
     lines = []
-    for test in grade.get("tests") or []:
-        mark = "PASSED" if test.get("passed") else ("NOT REPORTED" if not test.get("reported", True) else "FAILED")
-        guard = " guard" if test.get("guard") else ""
-        lines.append(f"{mark:12} {test.get('name')} (weight {test.get('weight')}{guard})")
-        if test.get("message") and not test.get("passed"):
-            lines.append("    " + str(test["message"]).replace("\n", "\n    "))
-    if grade.get("score") is not None:
-        lines.append(f"score {grade['score']}")
-    if grade.get("error") or (not outcome.scored and outcome.error):
-        lines.append(f"error: {grade.get('error') or outcome.error}")
-    if grade.get("log_tail"):
-        lines += ["", "--- grader output (tail) ---", str(grade["log_tail"])]
+    for test in outcome.tests:
+        mark = "PASSED" if test.passed else ("NOT REPORTED" if not test.reported else "FAILED")
+        guard = " guard" if test.guard else ""
+        lines.append(f"{mark:12} {test.name} (weight {test.weight}{guard})")
+        if test.message and not test.passed:
+            lines.append("    " + test.message.replace("\n", "\n    "))
+    if grade is not None and grade.score is not None:
+        lines.append(f"score {grade.score}")
+    grade_error = grade.error if grade is not None else None
+    if grade_error or (not outcome.scored and outcome.error):
+        lines.append(f"error: {grade_error or outcome.error}")
+    if grade is not None and grade.log_tail:
+        lines += ["", "--- grader output (tail) ---", grade.log_tail]
     return "\n".join(lines) + "\n" if lines else ""
 
 
@@ -207,7 +209,7 @@ def write_trial(record: HarborTrialRecord, job_dir: Path, job_id: str, *, agent_
     if record.outcome.scored:
         (verifier / "reward.txt").write_text(f"{float(record.outcome.reward or 0.0):g}\n")
         write_json(verifier / "reward.json", rewards_of(record))
-    if record.outcome.grade:
+    if record.outcome.grade is not None:
         write_json(verifier / "ctrf.json", ctrf_report(record))
     output = test_output(record)
     if output:

@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from terminal_agent.errors import GradingError, InfrastructureError
 from terminal_agent.interfaces import GradeResult, GradingSandbox
+from terminal_agent.outcome import GradeSummary, TestVerdict
 from terminal_agent.rewards.agent_processes import (
     KEEP,
     HeldProcesses,
@@ -142,29 +143,30 @@ class DetailedGradeResult(GradeResult):
     agent_processes_kept: int = 0
     """How many of the agent's processes ran beside the tests (its idle shell counts)."""
 
+    def summary(self) -> GradeSummary:
+        """The grade as the episode's typed record carries it."""
+        return GradeSummary(
+            scored=self.scored,
+            score=self.score,
+            error=self.error,
+            error_kind=self.error_kind,
+            tests=tuple(TestVerdict(name=t.name, weight=t.weight, passed=t.passed, reported=t.reported,
+                                    message=t.message, guard=t.guard) for t in self.tests),
+            failed_guards=tuple(self.failed_guards),
+            tamper_signals=tuple(self.tamper_signals),
+            timings=dict(self.timings),
+            duration_s=self.duration_s,
+            interpreter=self.interpreter,
+            pycache_isolated=self.pycache_isolated,
+            path_overrides=dict(self.path_overrides),
+            agent_processes=self.agent_processes,
+            agent_processes_kept=self.agent_processes_kept,
+            log_tail=self.log_tail,  # the test run's output tail: the Harbor trial's verifier/test-stdout.txt
+        )
+
     def to_info(self) -> dict[str, Any]:
-        """JSON-safe summary for an rLLM ``info`` dict."""
-        return {
-            "scored": self.scored,
-            "score": self.score,
-            "error": self.error,
-            "error_kind": self.error_kind,
-            "tests": [
-                {"name": t.name, "weight": t.weight, "passed": t.passed, "reported": t.reported, "message": t.message,
-                 "guard": t.guard}
-                for t in self.tests
-            ],
-            "failed_guards": list(self.failed_guards),
-            "tamper_signals": list(self.tamper_signals),
-            "timings": dict(self.timings),
-            "duration_s": self.duration_s,
-            "interpreter": self.interpreter,
-            "pycache_isolated": self.pycache_isolated,
-            "path_overrides": dict(self.path_overrides),
-            "agent_processes": self.agent_processes,
-            "agent_processes_kept": self.agent_processes_kept,
-            "log_tail": self.log_tail,  # the test run's output tail: the Harbor trial's verifier/test-stdout.txt
-        }
+        """JSON-safe summary for an rLLM ``info`` dict (the summary's dict)."""
+        return self.summary().to_info()
 
 
 _R = TypeVar("_R", bound=DetailedGradeResult)

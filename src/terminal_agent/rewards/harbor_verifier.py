@@ -44,6 +44,7 @@ offline verifier asked for (``the verifier needs the network: ...``): ``score=No
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import logging
 import posixpath
@@ -54,6 +55,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from terminal_agent.errors import ConfigError, GradingError, SandboxError
+from terminal_agent.outcome import GradeSummary
 from terminal_agent.interfaces import GradingSandbox, Sandbox, TestOutcome
 from terminal_agent.rewards.agent_processes import KEEP, HeldProcesses, gate_signals
 from terminal_agent.rewards.ctrf_scoring import ctrf_outcomes, guard_reward, parse_ctrf, score_ctrf
@@ -150,15 +152,14 @@ class HarborGradeResult(DetailedGradeResult):
     notes: list[str] = field(default_factory=list)
     """Anything else worth reading (a network the verifier could not get, config files moved aside)."""
 
-    def to_info(self) -> dict[str, Any]:
-        info = super().to_info()
-        info.update({
+    def summary(self) -> GradeSummary:
+        """The base summary, with this mode's facts as its ``verifier`` part and the output tail kept short."""
+        return dataclasses.replace(super().summary(), log_tail=self.log_tail[-2000:], verifier={
             "mode": self.mode, "rewards": dict(self.rewards), "reward_source": self.reward_source,
             "harbor_reward": self.harbor_reward, "runtime": self.runtime, "verifier_network": self.verifier_network,
             "separate_environment": self.separate_environment, "substitutions": list(self.substitutions),
-            "skipped": list(self.skipped), "notes": list(self.notes), "log_tail": self.log_tail[-2000:],
+            "skipped": list(self.skipped), "notes": list(self.notes),
         })
-        return info
 
 
 def _zero(result: HarborGradeResult, task: Task) -> None:

@@ -26,6 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.interfaces import GradeResult
+from terminal_agent.outcome import RewardParts
 from terminal_agent.rewards.reward_schedule import JudgeWeightSchedule, judge_weight_at
 
 
@@ -93,6 +94,11 @@ class RewardOutcome:
     notes: list[str] = field(default_factory=list)
     judge_weight: float = 0.0
     """The judge weight this reward was computed with (0 when the judge was off or failed)."""
+
+    def parts(self) -> RewardParts:
+        """How this reward was combined, as the episode's typed record carries it."""
+        return RewardParts(test_score=self.test_score, judge_score=self.judge_score, judge_scored=self.judge_scored,
+                           judge_weight=self.judge_weight, notes=tuple(self.notes))
 
     def to_info(self) -> dict[str, Any]:
         return {

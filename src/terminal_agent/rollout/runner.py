@@ -1,20 +1,20 @@
 """Run many episodes concurrently: k attempts per task, a wall clock per episode, results and transcripts.
 
-Each episode is the synchronous :func:`terminal_agent.rollout.episode.run_episode` in a worker
-thread; an asyncio semaphore bounds how many run at once. The model is shared: a client that
-is not thread-safe (``is_thread_safe = False``, the embedded model) is called under one lock.
+Each episode is run by the one episode engine (:mod:`terminal_agent.rollout.engine`: the wall clock, the
+client wrapper, retries' policy, closing, the leak sweep) in a worker thread; an asyncio semaphore bounds how
+many run at once. The model is shared: a client that is not thread-safe (``is_thread_safe = False``, the
+embedded model) is called under one lock.
 
 Infrastructure failures (sandbox, image, provider, grading, the episode's wall clock) become
-``error`` trials with their kind; they are never scored as reward 0.
-
-The metering wrapper lives in :mod:`terminal_agent.rollout.metered_model`, the making of trial
-records in :mod:`terminal_agent.rollout.trial_records`; their public names are importable from here too.
+``error`` trials with their kind; they are never scored as reward 0. A trial is a view of the engine's
+record (:mod:`terminal_agent.rollout.trial_records`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import datetime as dt
 import logging
 import threading
@@ -27,31 +27,24 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from terminal_agent.interfaces import ModelClient
-from terminal_agent.rollout.metered_model import MeteredModel
+from terminal_agent.interfaces import EpisodeAgent, EpisodeEnv, ModelClient
 from terminal_agent.evaluation.results import RunInfo, RunResults, TrialResult
+from terminal_agent.rollout.engine import EpisodeEngine, EpisodeSettings, LeakSweeper, RetryPolicy
+from terminal_agent.rollout.episode_record import EpisodeRecord
 from terminal_agent.rollout.transcripts import to_jsonable, transcript_path, write_transcript
-from terminal_agent.rollout.trial_records import (
-    fill_model_metrics,
-    trial_from_episode,
-    trial_from_exception,
-    wall_clock_trial,
-)
+from terminal_agent.rollout.trial_records import trial_from_record
 from terminal_agent.sandbox.backends import wait_until_ready
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.tasks.model import Task
 
 __all__ = [
     "RESULTS_FILE",
-    "MeteredModel",
     "AttemptCallback",
     "ProgressCallback",
     "TranscriptCallback",
     "RolloutConfig",
     "RolloutRunner",
     "TrialSpec",
-    "sweep_leaked_sandboxes",
-    "trial_from_episode",
 ]
 
 logger = logging.getLogger(__name__)
@@ -112,51 +105,23 @@ TranscriptCallback = Callable[[TrialSpec, TrialResult, dict[str, Any]], None]
 it); from the episode's worker thread, or the event loop's for a trial past its wall clock."""
 
 
-def _default_env_factory(task: Task, config: RolloutConfig) -> Any:
+def _default_env_factory(task: Task, config: RolloutConfig) -> EpisodeEnv:
     from terminal_agent.env import DockerIsolatedEnv, EnvConfig
 
     return DockerIsolatedEnv(task, EnvConfig(max_steps=config.max_steps, run_id=config.run_id, sandbox=config.sandbox))
 
 
-def _default_agent_factory(task: Task) -> Any:
+def _default_agent_factory(task: Task) -> EpisodeAgent:
     from terminal_agent.agent import TerminalBenchAgent
 
     return TerminalBenchAgent()
 
 
-def _default_episode_fn() -> Callable[..., Any]:
-    from terminal_agent.rollout.episode import run_episode
-
-    return run_episode
-
-
-def sweep_leaked_sandboxes() -> None:
-    """Remove sandboxes leaked by dead earlier runs (only objects carrying our labels)."""
-    from terminal_agent.sandbox.cleanup import sweep_leaked
-
-    try:
-        sweep_leaked()
-    except Exception as exc:  # noqa: BLE001 - a failed sweep (no daemon yet) must not stop the evaluation
-        logger.warning("sweeping leaked sandboxes failed: %s", exc)
-
-
-@dataclass
-class _TrialState:
-    """What a trial's worker thread shares with the wall clock that may give up on it."""
-
-    model: MeteredModel | None = None
-    env: Any = None
-    agent: Any = None
-    timed_out: bool = False
-    """Set when the wall clock gave up: the late thread must not overwrite the trial's transcript."""
-
-
 class RolloutRunner:
     """Runs :class:`TrialSpec` s with one shared model; see the module docstring.
 
-    ``env_factory(task, rollout_config)``, ``agent_factory(task)`` and ``episode_fn(env, agent, model,
-    max_steps)`` default to the project's DockerIsolatedEnv, TerminalBenchAgent and run_episode.
-    ``model_for_trial(spec)`` gives a trial its own client instead of the shared ``model``
+    ``env_factory(task, rollout_config)`` and ``agent_factory(task)`` default to the project's DockerIsolatedEnv
+    and TerminalBenchAgent. ``model_for_trial(spec)`` gives a trial its own client instead of the shared ``model``
     (oracle validation scripts one reply list per task).
     """
 
@@ -165,9 +130,8 @@ class RolloutRunner:
         model: ModelClient,
         config: RolloutConfig | None = None,
         *,
-        env_factory: Callable[[Task, RolloutConfig], Any] | None = None,
-        agent_factory: Callable[[Task], Any] | None = None,
-        episode_fn: Callable[..., Any] | None = None,
+        env_factory: Callable[[Task, RolloutConfig], EpisodeEnv] | None = None,
+        agent_factory: Callable[[Task], EpisodeAgent] | None = None,
         on_progress: ProgressCallback | None = None,
         model_for_trial: Callable[[TrialSpec], ModelClient] | None = None,
         on_attempt: AttemptCallback | None = None,
@@ -178,11 +142,19 @@ class RolloutRunner:
         self.config = config or RolloutConfig()
         self.env_factory = env_factory or _default_env_factory
         self.agent_factory = agent_factory or _default_agent_factory
-        self.episode_fn = episode_fn
         self.on_progress = on_progress
         self.on_attempt = on_attempt
         self.on_transcript = on_transcript
         self._model_lock = threading.Lock()  # used for every client that is not thread-safe (shared or per-trial)
+        config = self.config
+        self.engine = EpisodeEngine(
+            EpisodeSettings(max_steps=config.max_steps, sampling=dict(config.sampling)),
+            RetryPolicy(
+                retries=config.retries, error_kinds=frozenset(config.retry_error_kinds), delay_s=config.retry_delay_s,
+                wait_ready_s=config.retry_wait_ready_s,
+                wait_ready=lambda timeout_s: wait_until_ready(config.sandbox, timeout_s),
+            ),
+        )
 
     # --- public API -------------------------------------------------------------------------
     def run(self, tasks: Sequence[Task], tasks_file: str | None = None) -> RunResults:
@@ -208,15 +180,8 @@ class RolloutRunner:
         on_trial: Callable[[TrialResult], None] | None = None,
     ) -> RunResults:
         config = self.config
-        cleanup_daemon = None
-        if config.sweep_leaked:
-            from terminal_agent.sandbox.cleanup import CleanupDaemon
-
-            await asyncio.to_thread(sweep_leaked_sandboxes)
-            # long runs keep sweeping (every SandboxConfig.cleanup_interval_s) for leaks of runs that die meanwhile
-            cleanup_daemon = CleanupDaemon().start()
-        if self.episode_fn is None:
-            self.episode_fn = _default_episode_fn()
+        sweeper = LeakSweeper(config.sweep_leaked)  # long runs keep sweeping for leaks of runs that die meanwhile
+        await asyncio.to_thread(sweeper.start)
         started_at = dt.datetime.now(dt.timezone.utc)
         started = time.monotonic()
         results = RunResults(
@@ -255,8 +220,7 @@ class RolloutRunner:
             await asyncio.gather(*(one(spec) for spec in specs))
         finally:
             executor.shutdown(wait=False, cancel_futures=True)
-            if cleanup_daemon is not None:
-                cleanup_daemon.stop(timeout=1.0)
+            sweeper.stop()
         results.trials.sort(key=lambda t: (t.task_id, t.attempt))
         results.run.finished_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
         results.run.wall_s = time.monotonic() - started
@@ -277,90 +241,52 @@ class RolloutRunner:
         self, loop: asyncio.AbstractEventLoop, executor: concurrent.futures.Executor, semaphore: asyncio.Semaphore,
         spec: TrialSpec,
     ) -> TrialResult:
-        """The trial of ``spec``: its first attempt, or the last of up to ``retries`` more after retryable flags."""
-        config = self.config
-        retry = 0
+        """The trial of ``spec``: its first attempt, or the last of the retries the engine's policy wants (the
+        back-off waits outside the semaphore: the other episodes go on)."""
+        policy = self.engine.retry
+        retries = 0
         while True:
             async with semaphore:
-                trial = await self._run_with_deadline(loop, executor, spec)
-            kind = trial.error.kind if trial.error is not None else None
-            final = kind is None or kind not in config.retry_error_kinds or retry == config.retries
+                record, trial = await loop.run_in_executor(executor, self._run_attempt, spec)
+            final = not policy.wants_retry(record, retries)
             if self.on_attempt is not None:
                 self.on_attempt(spec, trial, final)
             if final:
                 return trial
-            retry += 1
+            retries += 1
             logger.warning("%s attempt %d: retrying after a %s error (retry %d of %d)",
-                           spec.task.task_id, spec.attempt, kind, retry, config.retries)
-            await asyncio.sleep(config.retry_delay_s * 2 ** (retry - 1))  # outside the semaphore: others go on
-            if kind == "sandbox" and config.retry_wait_ready_s > 0:
-                await loop.run_in_executor(None, wait_until_ready, config.sandbox, config.retry_wait_ready_s)
+                           spec.task.task_id, spec.attempt, record.error_kind, retries, policy.retries)
+            await asyncio.sleep(policy.delay_before(retries))
+            await loop.run_in_executor(None, policy.wait_for_backend, record)
 
-    async def _run_with_deadline(
-        self, loop: asyncio.AbstractEventLoop, executor: concurrent.futures.Executor, spec: TrialSpec
-    ) -> TrialResult:
-        state = _TrialState()
-        deadline = self._deadline(spec.task)
-        started = time.monotonic()
-        future = loop.run_in_executor(executor, self._run_episode_sync, spec, state)
-        try:
-            return await asyncio.wait_for(asyncio.shield(future), timeout=deadline)
-        except asyncio.TimeoutError:
-            state.timed_out = True
-            logger.warning("%s attempt %d passed its %.0f s wall clock; closing its sandbox", spec.task.task_id, spec.attempt, deadline)
-            if state.env is not None:
-                await asyncio.to_thread(_close_quietly, state.env)
-            trial = wall_clock_trial(spec.task.task_id, spec.attempt, deadline, time.monotonic() - started)
-            if state.model is not None:
-                fill_model_metrics(trial, state.model)
-            self._write_transcript(spec, trial, state.model, None, state.agent)
-            return trial
-
-    def _run_episode_sync(self, spec: TrialSpec, state: _TrialState) -> TrialResult:
+    def _run_attempt(self, spec: TrialSpec) -> tuple[EpisodeRecord, TrialResult]:
+        """One attempt through the engine (its wall clock included), as a record and the trial that views it."""
         task = spec.task
-        started = time.monotonic()
         client = self.model_for_trial(spec) if self.model_for_trial is not None else self.model
         lock = None if getattr(client, "is_thread_safe", True) else self._model_lock
-        metered = state.model = MeteredModel(client, lock, dict(self.config.sampling))
-        episode: Any = None
-        trial: TrialResult
-        try:
-            env = state.env = self.env_factory(task, self.config)
-            agent = state.agent = self.agent_factory(task)
-            episode_fn = self.episode_fn if self.episode_fn is not None else _default_episode_fn()
-            episode = episode_fn(env, agent, metered, self.config.max_steps)
-            trial = trial_from_episode(task.task_id, spec.attempt, episode)
-        except Exception as exc:  # noqa: BLE001 - a broken rollout is data, never a crash of the batch
-            trial = trial_from_exception(task.task_id, spec.attempt, exc)
-            logger.warning("%s attempt %d: %s error: %s", task.task_id, spec.attempt,
-                           trial.error.kind if trial.error is not None else "unknown", exc)
-        finally:
-            if state.env is not None:
-                _close_quietly(state.env)
-        trial.wall_s = time.monotonic() - started
-        fill_model_metrics(trial, metered)
-        if trial.env_time_s <= 0.0:
-            trial.env_time_s = max(0.0, trial.wall_s - metered.model_time_s - metered.wait_time_s)
-        if not state.timed_out:
-            self._write_transcript(spec, trial, metered, episode, state.agent)
-        return trial
+        record = self.engine.run(
+            lambda: self.env_factory(task, self.config), lambda: self.agent_factory(task), client,
+            task_id=task.task_id, attempt=spec.attempt, lock=lock, deadline_s=self._deadline(task),
+        )
+        trial = trial_from_record(record)
+        self._write_transcript(spec, trial, record)
+        return record, trial
 
-    def _write_transcript(
-        self, spec: TrialSpec, trial: TrialResult, metered: MeteredModel | None, episode: Any, agent: Any = None
-    ) -> None:
+    def _write_transcript(self, spec: TrialSpec, trial: TrialResult, record: EpisodeRecord) -> None:
         output_dir = self.config.output_dir
         if output_dir is None:
             return
         path = transcript_path(output_dir, spec.task.task_id, spec.attempt)
+        episode = {f.name: getattr(record, f.name) for f in dataclasses.fields(record) if f.name != "model_calls"}
         transcript = {
             "task_id": spec.task.task_id,
             "attempt": spec.attempt,
             "model": self.model.name,
             "instruction": spec.task.instruction,
             "result": trial.model_dump(mode="json", exclude={"transcript"}),
-            "model_calls": to_jsonable(metered.calls if metered else []),  # each call's fields, in order
+            "model_calls": to_jsonable(record.model_calls),  # each call's fields, in order
             "episode": to_jsonable(episode),
-            "final_observation": _final_observation(agent),
+            "final_observation": record.final_observation,
         }
         try:
             write_transcript(path, transcript)
@@ -369,22 +295,3 @@ class RolloutRunner:
             logger.warning("could not write transcript %s: %s", path, exc)
         if self.on_transcript is not None:
             self.on_transcript(spec, trial, transcript)
-
-
-def _final_observation(agent: Any) -> str | None:
-    """What the env answered to the agent's last reply (the chat's last message; the trajectory's steps keep each
-    reply's preceding observation only)."""
-    try:
-        messages = agent.chat_completions if agent is not None else []
-    except Exception:  # noqa: BLE001 - an agent of another kind (or one that never reset): the transcript goes without it
-        return None
-    if len(messages) > 2 and messages[-1].get("role") == "user":
-        return str(messages[-1].get("content"))
-    return None
-
-
-def _close_quietly(env: Any) -> None:
-    try:
-        env.close()
-    except Exception as exc:  # noqa: BLE001 - close must never mask the episode's outcome
-        logger.debug("env.close() raised %s", exc)

@@ -11,6 +11,10 @@ Faults, each named in the step's record and never trained on as the model's fail
   goes on with the other tasks;
 * an episode that raises or passes its wall clock becomes an untrainable outcome (masked).
 
+Each episode runs through the one episode engine (:mod:`terminal_agent.rollout.engine`): its client wrapper keeps
+every turn's token ids (and refuses a client that gives none), its wall clock is the backstop of
+:func:`hard_deadline_s`, and each episode is one frozen :class:`~terminal_agent.rollout.episode_record.EpisodeRecord`.
+
 Sandboxes started ahead of time: ``prepare(tasks, step)`` starts the envs of a step's first
 ``episodes_at_once`` episodes in the background (the trainer calls it for step k+1 while step k's update
 runs), so the next step's first model calls do not wait for sandboxes. ``collect`` takes a prepared env
@@ -30,82 +34,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from terminal_agent.errors import ConfigError, ImageError, error_kind
-from terminal_agent.interfaces import ModelClient, ModelResponse
-from terminal_agent.outcome import EpisodeOutcome, Termination, TurnTokens
+from terminal_agent.errors import ConfigError, ImageError
+from terminal_agent.interfaces import EpisodeEnv, ModelClient
+from terminal_agent.outcome import EpisodeOutcome
+from terminal_agent.rollout.engine import EpisodeEngine, EpisodeSettings, close_quietly
+from terminal_agent.rollout.episode_record import EpisodeRecord
 from terminal_agent.tasks.model import Task
 from terminal_agent.training.local_config import LocalTrainingConfig
 
 logger = logging.getLogger(__name__)
-
-class TurnRecorder:
-    """Wraps the policy client for one episode: forwards each call and keeps its token ids.
-
-    A reply without token ids cannot be trained on (the trainer never re-tokenizes): that is a
-    configuration error of the policy client, raised at once.
-    """
-
-    is_thread_safe = True
-
-    def __init__(self, client: ModelClient, *, seed: int | None = None):
-        self.client = client
-        self.name = client.name
-        self.turns: list[TurnTokens] = []
-        self.texts: list[str] = []
-        self._seed = seed
-        self.first_call_at: float | None = None
-        """``time.monotonic()`` of the episode's first model call."""
-        self.last_reply_at: float | None = None
-        """``time.monotonic()`` of its last reply."""
-
-    def count_tokens(self, messages: list[dict[str, str]]) -> int:
-        return self.client.count_tokens(messages)  # type: ignore[attr-defined]
-
-    def complete(self, messages: list[dict[str, str]], **sampling: Any) -> ModelResponse:
-        if self._seed is not None:
-            sampling = {**sampling, "seed": self._seed + len(self.turns)}
-        if self.first_call_at is None:
-            self.first_call_at = time.monotonic()
-        response = self.client.complete(messages, **sampling)
-        self.last_reply_at = time.monotonic()
-        if response.prompt_ids is None or response.completion_ids is None or response.logprobs is None:
-            raise ConfigError(
-                f"the policy client {self.name!r} returned no token ids/logprobs; the local trainer needs a "
-                "token-in/token-out client (the embedded or batched client)"
-            )
-        self.turns.append(
-            TurnTokens(
-                prompt_ids=list(response.prompt_ids),
-                completion_ids=list(response.completion_ids),
-                logprobs=list(response.logprobs),
-                finish_reason=response.finish_reason,
-            )
-        )
-        self.texts.append(response.text)
-        return response
-
-
-@dataclass
-class EpisodeRecord:
-    """One attempt of one task, as the trainer sees it."""
-
-    task_id: str
-    attempt: int
-    outcome: EpisodeOutcome
-    texts: list[str] = field(default_factory=list)
-    """The assistant's reply text of each turn (what the chat shows; the tokens decode to it)."""
-    model_s: float = 0.0
-    env_s: float = 0.0
-    wall_s: float = 0.0
-    first_call_at: float | None = None
-    """``time.monotonic()`` of the first model call (None: the episode made none)."""
-    last_reply_at: float | None = None
-    """``time.monotonic()`` of the last reply."""
-    trajectory: Any = None
-    """The agent's rLLM trajectory (each turn's chat, reply, actions and step info), for the Harbor trials of the
-    rollouts (:mod:`terminal_agent.harbor_jobs.training_trials`); None when the episode raised."""
-    final_observation: str | None = None
-    """What the env answered to the last reply (the trajectory keeps each reply's preceding observation only)."""
 
 
 @dataclass
@@ -135,54 +72,16 @@ class RolloutBatch:
         return [[r.outcome for r in g] for g in self.groups]
 
 
-def outcome_from_episode(result: Any, turns: list[TurnTokens]) -> EpisodeOutcome:
-    """The typed outcome of an ``EpisodeResult`` (uses the episode loop's own when it has one)."""
-    own = getattr(result, "outcome", None)
-    if isinstance(own, EpisodeOutcome):
-        if not own.turn_tokens:
-            own.turn_tokens = list(turns)
-        return own
-    scored = bool(result.scored)
-    try:
-        termination = Termination.parse(result.termination)
-    except ValueError:
-        termination = Termination.FINISHED if scored else Termination.for_error_kind(result.error_kind)
-    if not scored and not termination.is_infrastructure and result.error_kind:
-        termination = Termination.for_error_kind(result.error_kind)
-    grade = result.grade if isinstance(result.grade, dict) else None
-    return EpisodeOutcome(
-        task_id=result.task_id,
-        termination=termination,
-        scored=scored,
-        reward=float(result.reward) if scored else None,
-        test_score=(grade or {}).get("score") if scored else None,
-        error_kind=result.error_kind,
-        error=result.error,
-        tampered=bool((grade or {}).get("tampered", False)),
-        turns=int(result.turns),
-        turn_tokens=list(turns),
-        grade=grade,
-        info=dict(result.info or {}),
-    )
-
-
-def _failed_outcome(task_id: str, termination: Termination, error: str, kind: str | None, turns: list[TurnTokens]) -> EpisodeOutcome:
-    return EpisodeOutcome(
-        task_id=task_id, termination=termination, scored=False, reward=None, error_kind=kind, error=error,
-        turns=len(turns), turn_tokens=list(turns),
-    )
-
-
 def episode_seed(seed: int, step: int, task_id: str, attempt: int) -> int:
     """A sampling seed per episode, stable across runs and resumes."""
     digest = hashlib.sha256(f"{seed}|{step}|{task_id}|{attempt}".encode()).digest()
     return int.from_bytes(digest[:4], "little")
 
 
-EnvFactory = Callable[[Task, LocalTrainingConfig, str], Any]
+EnvFactory = Callable[[Task, LocalTrainingConfig, str], EpisodeEnv]
 
 
-def default_env_factory(task: Task, config: LocalTrainingConfig, run_id: str) -> Any:
+def default_env_factory(task: Task, config: LocalTrainingConfig, run_id: str) -> EpisodeEnv:
     from terminal_agent.env import DockerIsolatedEnv, EnvConfig
 
     if config.trajectory_timeout_s < task.limits.agent_timeout_s:  # the preset's episode budget, graded by the env
@@ -238,8 +137,18 @@ class LocalRolloutCollector:
         self.run_id = run_id
         self.env_factory = env_factory
         self.image_builder = image_builder or functools.partial(default_image_builder, config=config)
+        self.engine = EpisodeEngine(EpisodeSettings(
+            max_steps=config.max_turns,
+            sampling={"temperature": config.temperature, "top_p": config.top_p,
+                      "max_tokens": config.max_response_length_per_turn},
+            max_context_tokens=config.max_model_len,
+            stop_on_output_limit=True,  # as rLLM HEAD's workflow (and ours on the verl path) does
+            require_tokens=True,  # the trainer never re-tokenizes: a client without token ids is a setup error
+            keep_calls=False,
+            fatal=(ConfigError,),
+        ))
         self._images_ok: dict[str, str | None] = {}
-        self._prepared: dict[tuple[int, str, int], concurrent.futures.Future] = {}
+        self._prepared: dict[tuple[int, str, int], concurrent.futures.Future[EpisodeEnv | None]] = {}
         self._prepare_pool: concurrent.futures.ThreadPoolExecutor | None = None
         self.prepared_taken = 0
         """Episodes that started in a sandbox prepared ahead of time (over the collector's life)."""
@@ -277,19 +186,19 @@ class LocalRolloutCollector:
                 budget -= 1
         return len(self._prepared)
 
-    def _start_env(self, task: Task) -> Any:
+    def _start_env(self, task: Task) -> EpisodeEnv | None:
         """An env of ``task`` with its sandbox started (``reset``), or None when the task's image is missing."""
         if self._image_problem(task) is not None:
             return None
         env = self.env_factory(task, self.config, self.run_id)
         try:
-            env.reset(task=env.task)
+            env.reset(task=env.task)  # the episode's reset of the env's own task takes this sandbox
         except BaseException:
-            _close_quietly(env)
+            close_quietly(env)
             raise
         return env
 
-    def _take_prepared(self, task: Task, attempt: int, step: int) -> Any:
+    def _take_prepared(self, task: Task, attempt: int, step: int) -> EpisodeEnv | None:
         """The env prepared for this episode (waiting for its start), or None."""
         future = self._prepared.pop((step, task.task_id, attempt), None)
         if future is None:
@@ -313,7 +222,7 @@ class LocalRolloutCollector:
                 env = future.result()
             except Exception:  # noqa: BLE001 - a start that failed left nothing to close
                 continue
-            _close_quietly(env)
+            close_quietly(env)
 
     def close(self) -> None:
         """Close what was prepared and stop the preparing threads."""
@@ -375,91 +284,23 @@ class LocalRolloutCollector:
 
     def _run_one(self, task: Task, attempt: int, step: int) -> EpisodeRecord:
         from terminal_agent.agent import AgentConfig, TerminalBenchAgent
-        from terminal_agent.rollout.episode import run_episode
 
         config = self.config
         client = self.client_for(task, attempt) if self.client_for is not None else self.client
-        recorder = TurnRecorder(client, seed=episode_seed(config.seed, step, task.task_id, attempt))
-        started = time.monotonic()
-        env = None
-        agent = None
-        trajectory = None
-        timed_out = threading.Event()
-
-        def on_deadline() -> None:
-            timed_out.set()
-            _close_quietly(env)
-
-        deadline = threading.Timer(hard_deadline_s(task, config), on_deadline)
-        deadline.daemon = True
-        try:
-            deadline.start()  # the backstop covers a prepared start still running, too
-            env = self._take_prepared(task, attempt, step) or self.env_factory(task, config, self.run_id)
-            agent = TerminalBenchAgent(AgentConfig(training=True))  # replies verbatim, compaction off
-            result = run_episode(
-                env,
-                agent,
-                recorder,
-                config.max_turns,
-                task=env.task,  # a prepared env's reset of its own task returns the started episode
-                max_context_tokens=config.max_model_len,
-                stop_on_output_limit=True,  # as rLLM HEAD's workflow (and ours on the verl path) does
-                sampling={
-                    "temperature": config.temperature,
-                    "top_p": config.top_p,
-                    "max_tokens": config.max_response_length_per_turn,
-                },
-            )
-            if timed_out.is_set():
-                outcome = _failed_outcome(
-                    task.task_id, Termination.EPISODE_TIMEOUT, f"passed its {config.trajectory_timeout_s:.0f} s wall clock",
-                    "timeout", recorder.turns,
-                )
-            else:
-                outcome = outcome_from_episode(result, recorder.turns)
-            model_s, env_s = float(result.model_s), float(result.env_s)
-            trajectory = result.trajectory
-        except ConfigError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - one broken rollout is data, never a crash of the step
-            kind = "timeout" if timed_out.is_set() else error_kind(exc)
-            termination = Termination.EPISODE_TIMEOUT if timed_out.is_set() else Termination.for_error_kind(kind)
-            logger.warning("%s attempt %d: %s: %s", task.task_id, attempt, type(exc).__name__, exc)
-            outcome = _failed_outcome(task.task_id, termination, f"{type(exc).__name__}: {exc}", kind, recorder.turns)
-            model_s = env_s = 0.0
-        finally:
-            deadline.cancel()
-            _close_quietly(env)
-        return EpisodeRecord(
-            task_id=task.task_id, attempt=attempt, outcome=outcome, texts=list(recorder.texts),
-            model_s=model_s, env_s=env_s, wall_s=time.monotonic() - started,
-            first_call_at=recorder.first_call_at, last_reply_at=recorder.last_reply_at,
-            trajectory=trajectory, final_observation=_final_observation(agent),
+        return self.engine.run(
+            # the backstop covers a prepared start still running, too
+            lambda: self._take_prepared(task, attempt, step) or self.env_factory(task, config, self.run_id),
+            lambda: TerminalBenchAgent(AgentConfig(training=True)),  # replies verbatim, compaction off
+            client,
+            task_id=task.task_id,
+            attempt=attempt,
+            seed=episode_seed(config.seed, step, task.task_id, attempt),
+            deadline_s=hard_deadline_s(task, config),
         )
 
 
-def _final_observation(agent: Any) -> str | None:
-    """The chat's last message when it is the env's answer to the last reply."""
-    messages = agent.chat_completions if agent is not None else []
-    if len(messages) > 2 and messages[-1].get("role") == "user":
-        return str(messages[-1].get("content"))
-    return None
-
-
-def _close_quietly(env: Any) -> None:
-    if env is None:
-        return
-    try:
-        env.close()
-    except Exception as exc:  # noqa: BLE001 - closing must never mask the episode's outcome
-        logger.debug("env.close() raised %s", exc)
-
-
 __all__ = [
-    "EpisodeRecord",
     "LocalRolloutCollector",
     "RolloutBatch",
-    "TurnRecorder",
     "episode_seed",
-    "outcome_from_episode",
 ]

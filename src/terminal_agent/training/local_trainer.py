@@ -13,6 +13,8 @@ implements it), messages to ``logging``.
 
 from __future__ import annotations
 
+import dataclasses
+
 import logging
 import random
 import time
@@ -169,14 +171,21 @@ def step_metrics(batch: RolloutBatch, selection: GroupSelection, stats: UpdateSt
     return metrics
 
 
-def apply_judge_schedule(groups: Sequence[Sequence[EpisodeOutcome]], reward: RewardConfig, step: int) -> None:
-    """Recombine each scored episode's reward with the judge weight of ``step`` (no schedule: unchanged)."""
+def apply_judge_schedule(
+    groups: Sequence[Sequence[EpisodeOutcome]], reward: RewardConfig, step: int
+) -> list[list[EpisodeOutcome]]:
+    """The groups with each scored episode's reward recombined with the judge weight of ``step``: new records (the
+    outcomes are frozen); no schedule: the same records."""
     if reward.judge_schedule is None:
-        return
-    for group in groups:
-        for outcome in group:
-            if outcome.trainable:
-                outcome.reward = reward_at_step(outcome.info, reward, step)
+        return [list(group) for group in groups]
+    return [[_rescheduled(outcome, reward, step) for outcome in group] for group in groups]
+
+
+def _rescheduled(outcome: EpisodeOutcome, reward: RewardConfig, step: int) -> EpisodeOutcome:
+    if not outcome.trainable:
+        return outcome
+    value = reward_at_step(outcome.info, reward, step)
+    return dataclasses.replace(outcome, reward=value, info={**outcome.info, "reward": value})
 
 
 def _seed_everything(seed: int) -> None:
@@ -316,8 +325,7 @@ def train_local(
             def on_group(g: int, records: list[EpisodeRecord], step: int = step, update: StreamedUpdate = update,
                          overlap: UpdateOverlap = overlap) -> None:
                 # a graded group's forward and backward passes run while the step's other episodes still do
-                outcomes = [[r.outcome for r in records]]
-                apply_judge_schedule(outcomes, config.reward_config(), step)
+                outcomes = apply_judge_schedule([[r.outcome for r in records]], config.reward_config(), step)
                 group_selection = select_groups(outcomes, reject_zero_variance=config.reject_zero_variance_groups,
                                                 mask_truncated=config.mask_truncated)
                 group_rows, _ = build_rows(outcomes, group_selection, estimator=config.adv_estimator,
@@ -338,12 +346,12 @@ def train_local(
                 if task_id not in summary.skipped_tasks:
                     summary.skipped_tasks[task_id] = why
                     progress.message(f"skipped task {task_id}: {why}")
-            apply_judge_schedule(batch.outcomes, config.reward_config(), step)
+            outcomes = apply_judge_schedule(batch.outcomes, config.reward_config(), step)
             selection = select_groups(
-                batch.outcomes, reject_zero_variance=config.reject_zero_variance_groups, mask_truncated=config.mask_truncated
+                outcomes, reject_zero_variance=config.reject_zero_variance_groups, mask_truncated=config.mask_truncated
             )
             rows, advantages = build_rows(
-                batch.outcomes, selection, estimator=config.adv_estimator, norm_by_std=config.norm_adv_by_std_in_grpo
+                outcomes, selection, estimator=config.adv_estimator, norm_by_std=config.norm_adv_by_std_in_grpo
             )
             progress.phase_started(step, "update", max(1, len(rows)))
             if not config.stream_update:

@@ -1,8 +1,8 @@
 """Bridges between rLLM's rollout engines and our model clients, in both directions.
 
 * :class:`RolloutEngineModelClient` - an rLLM ``RolloutEngine`` (vLLM through verl in training) seen as
-  our synchronous :class:`~terminal_agent.interfaces.ModelClient`, so that the one episode loop
-  (:func:`terminal_agent.rollout.episode.run_episode`) drives rLLM's training rollouts too. It is
+  our synchronous :class:`~terminal_agent.interfaces.ModelClient`, so that the one episode engine
+  (:mod:`terminal_agent.rollout.engine`) drives rLLM's training rollouts too. It is
   called from a worker thread and hands each request to the event loop that owns the engine. With an
   engine that takes token ids (``supports_token_in_token_out``: verl's) it renders the prompt ids
   itself (:mod:`terminal_agent.training.rllm_chat_parser`), each turn extending the last token for

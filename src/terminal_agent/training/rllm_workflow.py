@@ -3,7 +3,7 @@
 rLLM HEAD trains through ``AgentTrainer(workflow_class=..., workflow_args=..., backend="verl")``. Its
 stock ``MultiTurnWorkflow`` cannot train our agent: it never sets ``step.model_output``, and rLLM's
 verl transform drops every step without it (zero training rows). This workflow instead runs the
-project's one episode loop (:func:`terminal_agent.rollout.episode.run_episode`, the same one eval and
+project's one episode engine (:mod:`terminal_agent.rollout.engine`, the same one eval and
 the local trainer use) in a worker thread, with rLLM's rollout engine seen as a model client, and:
 
 * records on every step the prompt ids, completion ids, logprobs and finish reason the engine
@@ -72,7 +72,8 @@ from terminal_agent.harbor_jobs.rllm_rollouts import (  # noqa: E402
     rollout_recorder_for,
     rows_in_verl_batch,
 )
-from terminal_agent.rollout.episode import EpisodeResult, run_episode  # noqa: E402
+from terminal_agent.rollout.engine import EpisodeEngine, EpisodeSettings, RetryPolicy  # noqa: E402
+from terminal_agent.rollout.episode_record import EpisodeRecord  # noqa: E402
 from terminal_agent.training.rllm_engines import RolloutEngineModelClient, engine_takes_token_ids  # noqa: E402
 
 logger = logging.getLogger(__name__)
@@ -121,12 +122,9 @@ def rllm_is_validating(engine: Any) -> bool:
     return bool(getattr(engine, "validate", False) or getattr(engine, "is_validation", False))
 
 
-def final_observation_of(agent: Any) -> str | None:
-    """What the env answered to the agent's last reply (the chat's last message), which no trajectory step keeps."""
-    messages = agent.chat_completions
-    if len(messages) > 2 and messages[-1].get("role") == "user":
-        return str(messages[-1].get("content"))
-    return None
+INFRASTRUCTURE_KINDS = frozenset({"sandbox", "infrastructure", "image", "provider", "grading", "judge", "internal"})
+"""The error kinds of the endings rLLM would otherwise see as the model's (every ``Termination.is_infrastructure``
+one): the Workflow tries such an episode again, ``infra_retries`` times, at once."""
 
 
 class TerminalTaskWorkflow(Workflow):
@@ -173,7 +171,15 @@ class TerminalTaskWorkflow(Workflow):
         self.chat_parser_path = chat_parser
         self.chat_parser: Any = None
         """The parser the token-in-token-out client renders with (built on the first episode, then reused)."""
-        self.last_result: EpisodeResult | None = None
+        self.engine = EpisodeEngine(
+            EpisodeSettings(
+                max_steps=self.max_steps, sampling=self.sampling, max_total_tokens=max_total_tokens,
+                max_context_tokens=max_context_tokens, stop_on_output_limit=stop_on_output_limit, keep_calls=False,
+            ),
+            RetryPolicy(retries=self.infra_retries, error_kinds=INFRASTRUCTURE_KINDS, delay_s=0.0),
+        )
+        """The one episode engine, as this Workflow runs it (rLLM's own timeout is the wall clock)."""
+        self.last_result: EpisodeRecord | None = None
         """The last episode's result (outcome, timings), for callers that want more than rLLM's Episode."""
         self.rollout_recorder = rollout_recorder_for(harbor_rollouts) if harbor_rollouts else None
         """Where training episodes become Harbor trials (shared by the pooled workflows of a run); None: nowhere."""
@@ -186,7 +192,8 @@ class TerminalTaskWorkflow(Workflow):
         self.agent.reset()
 
     async def run(self, task: dict, uid: str, **kwargs: Any) -> Episode:
-        for attempt in range(self.infra_retries + 1):
+        retries = 0
+        while True:
             self.reset(task=task, uid=uid)
             client = RolloutEngineModelClient(
                 self.rollout_engine,
@@ -198,22 +205,12 @@ class TerminalTaskWorkflow(Workflow):
                 **kwargs,
             )
             self.chat_parser = client.chat_parser
-            result: EpisodeResult = await self.run_in_executor(
-                run_episode,
-                self.env,
-                self.agent,
-                client,
-                self.max_steps,
-                max_total_tokens=self.max_total_tokens,
-                sampling=self.sampling,
-                stop_on_output_limit=self.stop_on_output_limit,
-                max_context_tokens=self.max_context_tokens,
-                task=task,
-            )  # run_episode closes the env in its finally, whatever happened
+            result: EpisodeRecord = await self.run_in_executor(self._run_engine, client, task)
             self.last_result = result
-            if not result.outcome.termination.is_infrastructure:
+            if not self.engine.retry.wants_retry(result, retries):
                 break
-            logger.warning("task %s: attempt %d ended by %s", result.outcome.task_id, attempt + 1, result.outcome.error)
+            retries += 1
+            logger.warning("task %s: attempt %d ended by %s", result.outcome.task_id, retries, result.outcome.error)
         episode = self._episode(result, client.outputs, task, uid)
         if self.rollout_recorder is not None and not rllm_is_validating(self.rollout_engine):
             try:
@@ -222,7 +219,12 @@ class TerminalTaskWorkflow(Workflow):
                 logger.exception("task %s: could not keep the episode as a Harbor trial", result.outcome.task_id)
         return episode
 
-    def _rollout_episode(self, result: EpisodeResult, outputs: list[Any], episode: Episode) -> RllmRolloutEpisode:
+    def _run_engine(self, client: Any, task: dict) -> EpisodeRecord:
+        """One attempt through the engine (it closes the env whatever happens), on rLLM's executor."""
+        task_id = str((task or {}).get("task_id") or getattr(self.env.task, "task_id", None) or "?")
+        return self.engine.run(lambda: self.env, lambda: self.agent, client, task_id=task_id, task=task)
+
+    def _rollout_episode(self, result: EpisodeRecord, outputs: list[Any], episode: Episode) -> RllmRolloutEpisode:
         """The episode as the Harbor recorder takes it: the agent's whole trajectory (an unscored episode's too), the
         rows verl gets of it and the policy version that sampled it."""
         [trajectory] = episode.trajectories
@@ -235,10 +237,10 @@ class TerminalTaskWorkflow(Workflow):
             task_id=result.outcome.task_id,
             outcome=result.outcome,
             trajectory=self.agent.trajectory,
-            final_observation=final_observation_of(self.agent),
+            final_observation=result.final_observation,
             model_s=result.model_s,
             env_s=result.env_s,
-            wall_s=result.total_s,
+            wall_s=result.wall_s,
             trained_rows=rows_in_verl_batch([s.prompt_ids for s in trajectory.steps], [s.response_ids for s in trajectory.steps]),
             is_correct=bool(episode.is_correct),
         )
@@ -255,7 +257,7 @@ class TerminalTaskWorkflow(Workflow):
                               "(expected 'package.module:Name')") from exc
         return factory(self.rollout_engine.tokenizer)
 
-    def _episode(self, result: EpisodeResult, outputs: list[Any], task: Any, uid: str) -> Episode:
+    def _episode(self, result: EpisodeRecord, outputs: list[Any], task: Any, uid: str) -> Episode:
         outcome: EpisodeOutcome = result.outcome
         trajectory = deepcopy(self.agent.trajectory)
         trajectory.name = TRAJECTORY_NAME
@@ -279,11 +281,11 @@ class TerminalTaskWorkflow(Workflow):
         step_metadata(trajectory).update(facts)
         if outcome.trainable:
             if steps:
-                steps[-1].reward = float(outcome.reward)
+                steps[-1].reward = result.reward
             trajectory.steps = steps
         else:
             trajectory.steps = []  # nothing of an unscored episode may reach the batch
-        trajectory.reward = float(outcome.reward) if outcome.trainable else 0.0
+        trajectory.reward = result.reward if outcome.trainable else 0.0
         episode = Episode(id=uid, task=task, trajectories=[trajectory])
         reason = rllm_termination_reason(outcome.termination) if outcome.trainable else TerminationReason.UNKNOWN
         error = None
@@ -299,7 +301,7 @@ class TerminalTaskWorkflow(Workflow):
             {
                 "scored": float(outcome.scored),
                 # rLLM logs each of these as batch/<name> (the mean over the step's episodes)
-                "pass_rate": float(outcome.trainable and outcome.reward >= PASS_THRESHOLD),
+                "pass_rate": float(outcome.trainable and result.reward >= PASS_THRESHOLD),
                 "turns": float(outcome.turns),
                 "model_s": result.model_s,
                 "env_s": result.env_s,
@@ -308,5 +310,5 @@ class TerminalTaskWorkflow(Workflow):
         return episode
 
 
-__all__ = ["TRAJECTORY_NAME", "TerminalTaskWorkflow", "final_observation_of", "rllm_is_validating",
+__all__ = ["INFRASTRUCTURE_KINDS", "TRAJECTORY_NAME", "TerminalTaskWorkflow", "rllm_is_validating",
            "rllm_termination_reason"]
