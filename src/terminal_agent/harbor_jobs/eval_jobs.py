@@ -14,11 +14,14 @@ import datetime as dt
 import json
 import logging
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from terminal_agent.evaluation.results import RunResults, TrialResult
 from terminal_agent.harbor_jobs.job_files import HarborJobSettings, HarborJobWriter
 from terminal_agent.harbor_jobs.records import record_from_transcript
+
+if TYPE_CHECKING:  # the runner calls back into this module: a type only
+    from terminal_agent.rollout.runner import TrialSpec
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +68,7 @@ class EvalHarborJob:
             agent_kwargs={"max_steps": max_steps, "sampling": dict(sampling)}, sandbox_backend=sandbox_backend, run_id=run_id,
         ))
 
-    def on_transcript(self, spec: Any, trial: TrialResult, transcript: dict[str, Any]) -> None:
+    def on_transcript(self, spec: TrialSpec, trial: TrialResult, transcript: dict[str, Any]) -> None:
         finished = dt.datetime.now(dt.timezone.utc)
         record = record_from_transcript(
             transcript, trial, started_at=finished - dt.timedelta(seconds=trial.wall_s), finished_at=finished,
@@ -81,15 +84,16 @@ class EvalHarborJob:
         self.writer.finish(headline_metrics(results))
 
 
-def headline_metrics(results: RunResults) -> dict[str, Any]:
-    """The run's mean reward and pass rate as ``eval report`` computes them (task means), for the job's result."""
+def headline_metrics(results: RunResults) -> dict[str, float] | None:
+    """The run's mean reward and pass rate as ``eval report`` computes them (task means), for the job's result;
+    None when the summary has neither."""
     summary = results.summary or {}
-    metrics: dict[str, Any] = {}
+    metrics: dict[str, float] = {}
     for key, name in (("mean_reward", "mean"), ("pass_rate", "pass_rate")):
         value = (summary.get(key) or {}).get("value") if isinstance(summary.get(key), dict) else None
         if isinstance(value, (int, float)) and value == value:
             metrics[name] = float(value)
-    return metrics or None  # type: ignore[return-value]
+    return metrics or None
 
 
 def convert_run(run_dir: Path) -> tuple[Path, int, list[str]]:

@@ -216,7 +216,7 @@ def outcome_from_transcript(transcript: dict[str, Any], trial: TrialResult) -> E
     )
 
 
-def _reward_parts(raw: Any) -> RewardParts | None:
+def _reward_parts(raw: object) -> RewardParts | None:
     """The reward's parts of a transcript's outcome (absent in transcripts written before they were typed)."""
     if not isinstance(raw, dict):
         return None
@@ -248,8 +248,10 @@ def record_from_transcript(
 ) -> HarborTrialRecord:
     """The typed record of one eval trial from its transcript and its ``results.json`` entry."""
     calls = [call_from_transcript(c) for c in transcript.get("model_calls") or []]
-    episode = transcript.get("episode") if isinstance(transcript.get("episode"), dict) else {}
-    trajectory = episode.get("trajectory") if isinstance(episode.get("trajectory"), dict) else None
+    raw_episode = transcript.get("episode")
+    episode: dict[str, Any] = raw_episode if isinstance(raw_episode, dict) else {}
+    raw_trajectory = episode.get("trajectory")
+    trajectory = raw_trajectory if isinstance(raw_trajectory, dict) else None
     system_prompt = None
     if calls and calls[0].messages and calls[0].messages[0].get("role") == "system":
         system_prompt = str(calls[0].messages[0].get("content") or "")

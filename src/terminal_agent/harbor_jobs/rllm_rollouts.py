@@ -104,8 +104,9 @@ class RllmRolloutEpisode:
     """The weights that sampled it (verl's ``global_steps`` stamp, or the engine's ``weight_version``)."""
     task_id: str
     outcome: EpisodeOutcome
-    trajectory: Any
-    """The agent's rLLM trajectory (each turn's chat, reply, actions and step info)."""
+    trajectory: object
+    """The agent's rLLM trajectory (each turn's chat, reply, actions and step info; rLLM is untyped: it is only
+    made JSON, by ``to_jsonable``)."""
     final_observation: str | None = None
     model_s: float = 0.0
     env_s: float = 0.0
@@ -155,16 +156,17 @@ def verl_path_advantages(episodes: Sequence[RllmRolloutEpisode], *, adv_estimato
     twin = VERL_ESTIMATOR_TWINS.get(adv_estimator)
     if twin is None:
         return [None] * len(episodes)
-    by_uid: dict[str, list[int]] = {}
+    by_uid: dict[str, list[tuple[int, float]]] = {}
     for index, episode in enumerate(episodes):
-        if episode.trained_rows and episode.outcome.trainable:
-            by_uid.setdefault(episode.trajectory_uid or episode.rllm_episode_id, []).append(index)
+        reward = episode.outcome.reward
+        if episode.trained_rows and episode.outcome.trainable and reward is not None:  # trainable: it has a reward
+            by_uid.setdefault(episode.trajectory_uid or episode.rllm_episode_id, []).append((index, float(reward)))
     out: list[float | None] = [None] * len(episodes)
     for members in by_uid.values():
-        rewards = np.array([float(episodes[i].outcome.reward) for i in members for _ in range(episodes[i].trained_rows)])
+        rewards = np.array([reward for i, reward in members for _ in range(episodes[i].trained_rows)])
         [advantages] = compute_advantages(twin, [rewards], norm_by_std=norm_by_std, epsilon=VERL_GRPO_EPSILON)
         position = 0
-        for i in members:
+        for i, _ in members:
             out[i] = float(advantages[position])  # every row of one trajectory has the same score, so one advantage
             position += episodes[i].trained_rows
     return out

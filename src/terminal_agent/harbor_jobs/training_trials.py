@@ -15,19 +15,59 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, SupportsFloat
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from terminal_agent.harbor_jobs.job_files import HarborJobSettings, HarborJobWriter
 from terminal_agent.harbor_jobs.records import HarborTrialRecord, ModelCallRecord, turns_from_trajectory
+from terminal_agent.outcome import EpisodeOutcome
 from terminal_agent.rollout.transcripts import to_jsonable
 
 logger = logging.getLogger(__name__)
 
 ROLLOUTS_DIR = "rollouts"
+
+
+class ScoredEpisode(Protocol):
+    """An episode with its verdict (what :func:`rewards_differ` reads)."""
+
+    @property
+    def outcome(self) -> EpisodeOutcome: ...
+
+
+class TrainingEpisode(ScoredEpisode, Protocol):
+    """A training episode as its trial is written from: the local trainer's
+    :class:`~terminal_agent.rollout.episode_record.EpisodeRecord` and the rLLM Workflow's
+    :class:`~.rllm_rollouts.RllmRolloutEpisode` both are one."""
+
+    @property
+    def task_id(self) -> str: ...
+
+    @property
+    def trajectory(self) -> object:
+        """The agent's rLLM trajectory (rLLM is untyped: made JSON by ``to_jsonable``); None when it never started."""
+
+    @property
+    def final_observation(self) -> str | None: ...
+
+    @property
+    def model_s(self) -> float: ...
+
+    @property
+    def env_s(self) -> float: ...
+
+    @property
+    def wall_s(self) -> float: ...
+
+
+class KeptSamples(Protocol):
+    """Which samples of each group trained: the trainer's ``GroupSelection`` (per group, the kept indices)."""
+
+    @property
+    def kept(self) -> Sequence[Sequence[int]]: ...
 
 
 class RolloutTrialsConfig(BaseModel):
@@ -58,17 +98,17 @@ def step_job_name(step: int) -> str:
     return f"step-{step:06d}"
 
 
-def kept_advantages(selection: Any, advantages: Sequence[Any]) -> dict[tuple[int, int], float]:
+def kept_advantages(selection: KeptSamples, advantages: Sequence[Iterable[SupportsFloat]]) -> dict[tuple[int, int], float]:
     """``(group, episode) -> advantage`` of the samples the trainer used (``build_rows``' order: kept groups)."""
     kept_groups = [(g, kept) for g, kept in enumerate(selection.kept) if kept]
     return {(g, i): float(a) for (g, kept), group_adv in zip(kept_groups, advantages) for i, a in zip(kept, group_adv)}
 
 
-def _calls_of(trajectory: dict[str, Any] | None, outcome: Any) -> list[ModelCallRecord]:
+def _calls_of(trajectory: dict[str, Any] | None, outcome: EpisodeOutcome) -> list[ModelCallRecord]:
     """The model calls of a training episode: each step's chat before its reply, and the turn's exact tokens."""
     steps = (trajectory or {}).get("steps") or []
     tokens = list(outcome.turn_tokens)
-    calls = []
+    calls: list[ModelCallRecord] = []
     for index, step in enumerate(steps):
         chat = list(step.get("chat_completions") or [])
         turn = tokens[index] if index < len(tokens) else None
@@ -97,7 +137,8 @@ class TrainingRolloutWriter:
     def wants(self, step: int) -> bool:
         return self.config.keeps_step(step)
 
-    def write_step(self, step: int, groups: Sequence[Sequence[Any]], selection: Any, advantages: Sequence[Any],
+    def write_step(self, step: int, groups: Sequence[Sequence[TrainingEpisode]], selection: KeptSamples,
+                   advantages: Sequence[Iterable[SupportsFloat]],
                    *, started_at: dt.datetime | None = None) -> Path | None:
         """Write step ``step``'s groups of ``EpisodeRecord`` s; returns its job folder (None: not kept)."""
         if not self.wants(step):
@@ -133,16 +174,16 @@ class TrainingRolloutWriter:
         keep_within_budget(self.root, self.config.max_disk_mb, job_dir)
         return job_dir
 
-def episode_trial_record(trial_name: str, record: Any, *, model_name: str, finished_at: dt.datetime,
+def episode_trial_record(trial_name: str, record: TrainingEpisode, *, model_name: str, finished_at: dt.datetime,
                          metadata: dict[str, Any], source: str) -> HarborTrialRecord:
-    """The trial of one training episode: ``record`` has ``task_id``, ``outcome``, ``trajectory`` (the agent's rLLM
-    trajectory), ``final_observation`` and the ``model_s`` / ``env_s`` / ``wall_s`` timings (the local trainer's
-    ``EpisodeRecord``; the rLLM Workflow's episodes in :mod:`.rllm_rollouts`). ``metadata``: the step, group,
+    """The trial of one training episode (:class:`TrainingEpisode`: ``task_id``, ``outcome``, ``trajectory`` (the
+    agent's rLLM trajectory), ``final_observation`` and the ``model_s`` / ``env_s`` / ``wall_s`` timings; the local
+    trainer's ``EpisodeRecord``, the rLLM Workflow's episodes in :mod:`.rllm_rollouts`). ``metadata``: the step, group,
     episode, advantages and policy version, shown in the trial's ``agent_result.metadata``."""
-    trajectory = to_jsonable(getattr(record, "trajectory", None))
-    trajectory = trajectory if isinstance(trajectory, dict) else None
+    jsonable = to_jsonable(record.trajectory)
+    trajectory: dict[str, Any] | None = jsonable if isinstance(jsonable, dict) else None
     calls = _calls_of(trajectory, record.outcome)
-    final = getattr(record, "final_observation", None)
+    final = record.final_observation
     episode = metadata.get("episode", 0)
     return HarborTrialRecord(
         trial_name=trial_name,
@@ -176,7 +217,7 @@ def keep_within_budget(root: Path, budget_mb: float | None, newest: Path) -> Non
         logger.info("rollouts over their %.0f MB budget: deleted %s", budget_mb, old.name)
 
 
-def rewards_differ(group: Sequence[Any]) -> bool:
+def rewards_differ(group: Sequence[ScoredEpisode]) -> bool:
     """Whether the scored rewards of ``group`` (episodes with an ``outcome``) differ: what ``only_groups_with_variance``
     keeps."""
     rewards = {round(float(r.outcome.reward), 9) for r in group if r.outcome.scored and r.outcome.reward is not None}
@@ -189,5 +230,5 @@ def _system_prompt(calls: list[ModelCallRecord]) -> str | None:
     return None
 
 
-__all__ = ["ROLLOUTS_DIR", "RolloutTrialsConfig", "TrainingRolloutWriter", "episode_trial_record", "keep_within_budget",
-           "kept_advantages", "rewards_differ", "step_job_name"]
+__all__ = ["KeptSamples", "ROLLOUTS_DIR", "RolloutTrialsConfig", "ScoredEpisode", "TrainingEpisode", "TrainingRolloutWriter",
+           "episode_trial_record", "keep_within_budget", "kept_advantages", "rewards_differ", "step_job_name"]

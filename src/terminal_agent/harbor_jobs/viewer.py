@@ -132,7 +132,7 @@ def free_port(host: str = "127.0.0.1") -> int:
 class RunningViewer:
     """A ``harbor view`` process serving on 127.0.0.1."""
 
-    process: subprocess.Popen
+    process: subprocess.Popen[bytes]
     base_url: str
     log_path: Path | None = None
 
