@@ -150,3 +150,18 @@ def test_every_tool_example_parses():
         for variant in tool.examples:
             action = only_action(tool.example(variant))
             assert action.name == name
+
+
+def test_a_reply_is_parsed_once_and_its_parse_survives_a_copy_to_another_process():
+    import pickle
+
+    from terminal_agent.actions import ReplyText, parse_reply, parsed_reply
+
+    parsed = parse_reply("<think>plan</think>Now.\n<bash>\ncmd: echo hi\n</bash>")
+    text = ReplyText(parsed)
+    assert isinstance(text, str) and text == "Now.\n<bash>\ncmd: echo hi\n</bash>"  # rLLM's Action.action is text
+    assert parsed_reply(text) is parsed  # the env runs the agent's parse
+    copied = pickle.loads(pickle.dumps(text))  # a Ray worker gets the parse too
+    assert copied == text and [a.args.cmd for a in parsed_reply(copied).actions] == ["echo hi"]
+    plain = parsed_reply("<bash>\ncmd: ls\n</bash>")  # a plain string is parsed where it is run
+    assert [a.args.cmd for a in plain.actions] == ["ls"]

@@ -65,7 +65,14 @@ def drive(agent: TerminalBenchAgent, turns: int) -> None:
             observation += "\n<todo_output>\n...\n</todo_output>\n<scratchpad_output>\nNote 1 saved.\n</scratchpad_output>"
         if i == 1:
             observation += "\n<todo_output>\n...\n</todo_output>"
-        agent.update_from_env(observation, 0.0, False, {})
+        # the env's records of the actions (info["actions"] of DockerIsolatedEnv.step): the summary reads exit codes
+        # and outcomes there, never from the observation's text
+        records = [{"name": "bash", "ok": i % 3 == 0, "exit_code": i % 3}]
+        if i == 0:
+            records += [{"name": "file", "ok": True}, {"name": "todo", "ok": True}, {"name": "scratchpad", "ok": True}]
+        if i == 1:
+            records += [{"name": "todo", "ok": True}]
+        agent.update_from_env(observation, 0.0, False, {"actions": records})
 
 
 def test_compaction_keeps_system_task_last_turns_and_a_deterministic_summary():

@@ -28,14 +28,13 @@ episode (the episode's :class:`~terminal_agent.outcome_handoff.OutcomeHandoff`, 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from terminal_agent.actions import ActionConfig, ParsedAction, parse_reply
+from terminal_agent.actions import ActionConfig, ParsedAction, ReplyText, parse_reply
 from terminal_agent.actions.base import cap_text
 from terminal_agent.actions.tools.bash import BashArgs
 from terminal_agent.actions.tools.file import FileArgs
@@ -49,8 +48,6 @@ from terminal_agent.prompts import render_system_prompt
 
 logger = logging.getLogger(__name__)
 
-OUTPUT_BLOCK = re.compile(r"<([a-z_]+)_output>\n(.*?)\n</\1_output>", re.DOTALL)
-EXIT_CODE = re.compile(r"\[exit code: (-?\d+)\]\s*$")
 TASK_KEYS = ("instruction", "task", "question", "prompt", "problem", "observation")
 LENGTH_CORRECTION = (
     "Your last reply was cut off at the output limit before any action was complete, so nothing ran. "
@@ -92,6 +89,8 @@ class Turn:
     reply: str
     actions: list[ParsedAction] = field(default_factory=list)
     observation: str | None = None
+    records: list[dict[str, Any]] = field(default_factory=list)
+    """The env's record of each action tag it met, in order (``info["actions"]``: name, ok, exit code, format error)."""
 
 
 def task_text(observation: Any) -> str:
@@ -111,29 +110,24 @@ def build_summary(turns: list[Turn], max_commands: int = 10) -> str:
     todos = TodoList()
     notes: list[str] = []
     for turn in turns:
-        blocks = OUTPUT_BLOCK.findall(turn.observation or "")
-        outputs: dict[str, list[str]] = {}
-        for name, body in blocks:
-            outputs.setdefault(name, []).append(body)
-        seen: dict[str, int] = {}
-        for action in turn.actions:
-            index = seen.get(action.name, 0)
-            seen[action.name] = index + 1
-            ran = index < len(outputs.get(action.name, []))
-            body = outputs[action.name][index] if ran else ""
+        # the env's records of the actions that ran (a format error's record is not an action's), in order
+        ran_records = [r for r in turn.records if not r.get("format_error")]
+        for index, action in enumerate(turn.actions):
+            record = ran_records[index] if index < len(ran_records) else None
+            ran = record is not None
             args = action.args
             if isinstance(args, BashArgs):
                 cmd = " ".join(args.cmd.split())
                 cmd = cmd if len(cmd) <= 120 else cmd[:117] + "..."
-                if not ran:
+                if record is None:
                     status = "not run"
                 elif not args.block:
                     status = "started in background"
                 else:
-                    code = EXIT_CODE.search(body)
-                    status = f"exit {code.group(1)}" if code else "no exit code"
+                    code = record.get("exit_code")
+                    status = f"exit {code}" if code is not None else "no exit code"
                 commands.append(f"- `{cmd}` -> {status}")
-            elif isinstance(args, FileArgs) and ran and not body.startswith("Error:"):
+            elif isinstance(args, FileArgs) and record is not None and record.get("ok"):
                 target = written if args.action in ("write", "edit", "multi_edit") else read
                 for path in [args.path] if args.path else list(args.paths or []):
                     if path not in target:
@@ -240,6 +234,8 @@ class TerminalBenchAgent(BaseAgent):
         text = cap_text(text, self.config.max_observation_chars)
         if self._turns and self._turns[-1].observation is None:
             self._turns[-1].observation = text
+            records = info.get("actions") if isinstance(info, dict) else None
+            self._turns[-1].records = list(records) if isinstance(records, list) else []
         self._pending_observation = text
         if self._trajectory.steps:
             step = self._trajectory.steps[-1]
@@ -272,7 +268,7 @@ class TerminalBenchAgent(BaseAgent):
         if hit_limit:
             step_metadata(step)["truncated_reply"] = True
         self._trajectory.steps.append(step)
-        return Action(action=parsed.text)
+        return Action(action=ReplyText(parsed))  # the env runs this parse: the reply is parsed once
 
     def record_tokens(self, tokens: TurnTokens) -> None:
         """Put the exact token ids (and logprobs) of the latest model call on the latest step."""

@@ -7,7 +7,16 @@
 
 from terminal_agent.actions.base import TOOLS, Tool, ToolContext, ToolOutput
 from terminal_agent.actions.config import ActionConfig
-from terminal_agent.actions.parser import ParsedAction, ParsedReply, ParseFailure, parse_action, parse_reply, strip_think
+from terminal_agent.actions.parser import (
+    ParsedAction,
+    ParsedReply,
+    ParseFailure,
+    ReplyText,
+    parse_action,
+    parse_reply,
+    parsed_reply,
+    strip_think,
+)
 from terminal_agent.actions.turn import TurnResult, run_turn
 
 __all__ = [
@@ -16,12 +25,14 @@ __all__ = [
     "ParseFailure",
     "ParsedAction",
     "ParsedReply",
+    "ReplyText",
     "Tool",
     "ToolContext",
     "ToolOutput",
     "TurnResult",
     "parse_action",
     "parse_reply",
+    "parsed_reply",
     "run_turn",
     "strip_think",
 ]

@@ -77,6 +77,27 @@ class ParsedReply:
         return [item for item in self.items if isinstance(item, ParsedAction)]
 
 
+class ReplyText(str):
+    """A reply's visible text that carries its parse: the agent parses a reply once and hands this to the env, which
+    runs the actions parsed here instead of parsing the text again. It is a ``str`` (what rLLM's ``Action.action``
+    is), so any engine passes it on unchanged; a plain string still works, parsed where it is run."""
+
+    parsed: ParsedReply
+
+    def __new__(cls, parsed: ParsedReply) -> "ReplyText":
+        text = super().__new__(cls, parsed.text)
+        text.parsed = parsed
+        return text
+
+    def __reduce__(self) -> tuple[type["ReplyText"], tuple[ParsedReply]]:  # a copy (pickle, Ray) keeps the parse
+        return ReplyText, (self.parsed,)
+
+
+def parsed_reply(reply: str) -> ParsedReply:
+    """The parse a :class:`ReplyText` carries, or ``reply`` parsed now."""
+    return reply.parsed if isinstance(reply, ReplyText) else parse_reply(reply)
+
+
 def strip_think(text: str) -> tuple[str, str]:
     """``(reply without think blocks, thought text)``."""
     thoughts: list[str] = []

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from terminal_agent.actions.base import TOOLS, ToolContext, ToolOutput, cap_text
-from terminal_agent.actions.parser import ParseFailure, parse_reply
+from terminal_agent.actions.parser import ParseFailure, parsed_reply
 from terminal_agent.errors import AgentFormatError, ToolError
 
 logger = logging.getLogger(__name__)
@@ -49,14 +49,15 @@ def output_block(name: str, text: str) -> str:
 
 
 def run_turn(reply_text: str, ctx: ToolContext) -> TurnResult:
-    """Parse ``reply_text`` and run its actions against ``ctx.sandbox``.
+    """Parse ``reply_text`` (a :class:`ReplyText` brings the agent's parse along) and run its actions against
+    ``ctx.sandbox``.
 
     A malformed action stops the reply there (later actions may depend on it); an unknown tag
     is reported and the rest still runs; ``finish`` stops the reply. ``SandboxError`` propagates.
     """
     ctx.turn_index += 1
     config = ctx.config
-    reply = parse_reply(reply_text)
+    reply = parsed_reply(reply_text)
     result = TurnResult(observation="", truncated_reply=reply.truncated)
     blocks: list[str] = []
     ran = 0
