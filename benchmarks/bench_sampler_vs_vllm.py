@@ -69,8 +69,8 @@ def _trainer_policy(args: argparse.Namespace) -> tuple[Any, Any]:
     """The local trainer's policy (its own ``load_policy``) with a non-zero adapter, and its config."""
     import torch
 
-    from terminal_agent.training.local_config import LocalTrainingConfig
-    from terminal_agent.training.local_policy import load_policy
+    from terminal_agent.training.local.config import LocalTrainingConfig
+    from terminal_agent.training.local.policy import load_policy
     from terminal_agent.training.preset_config import load_preset
 
     model_path = str(args.model_dir) if args.model_dir else "embedded"
@@ -174,7 +174,7 @@ def run_continuous(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def run_vllm_client(args: argparse.Namespace) -> list[dict[str, Any]]:
     from terminal_agent.models.vllm_sampler import VLLMSamplerClient, VLLMSamplerConfig
-    from terminal_agent.training.local_policy import base_model_dir
+    from terminal_agent.training.local.policy import base_model_dir
 
     policy, config = _trainer_policy(args)
     settings = VLLMSamplerConfig(max_new_tokens=args.max_new_tokens, temperature=args.temperature, top_p=1.0,

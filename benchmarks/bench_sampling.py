@@ -334,8 +334,8 @@ def load_model(args: argparse.Namespace) -> tuple[Any, Any, str]:
         tokenizer = AutoTokenizer.from_pretrained(model_dir)
         model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, args.dtype)).to(args.device)
         return model.eval(), tokenizer, "none"
-    from terminal_agent.training.local_config import LocalTrainingConfig
-    from terminal_agent.training.local_policy import load_policy
+    from terminal_agent.training.local.config import LocalTrainingConfig
+    from terminal_agent.training.local.policy import load_policy
     from terminal_agent.training.preset_config import load_preset
 
     overrides: dict[str, Any] = {"device": args.device, "dtype": args.dtype, "model_path": str(model_dir) if args.model_dir else "embedded"}

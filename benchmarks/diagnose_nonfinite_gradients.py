@@ -7,7 +7,7 @@ puts each through the trainer's own path (``pack_rows``, ``forward_response_logp
 ``actor_loss``, backward) under every scaled-dot-product-attention backend (forced with
 ``torch.nn.attention.sdpa_kernel``; ``default`` is torch's own choice; ``no-cudnn`` is what the
 sampler uses, see ``decode_attention_backends``) and every pad-attention mode of
-``local_update.PAD_ATTENTION`` (``none``: the plain padding mask, where a left-pad query attends to
+``training.local.update.PAD_ATTENTION`` (``none``: the plain padding mask, where a left-pad query attends to
 nothing; ``self``: each pad query attends to itself). It counts the batches whose LoRA gradients
 are not finite.
 
@@ -38,9 +38,9 @@ from pathlib import Path
 from typing import Any
 
 from terminal_agent.training.algorithms.policy_loss import actor_loss
-from terminal_agent.training.local_config import LocalTrainingConfig
-from terminal_agent.training.local_policy import LocalPolicy, load_policy
-from terminal_agent.training.local_update import (
+from terminal_agent.training.local.config import LocalTrainingConfig
+from terminal_agent.training.local.policy import LocalPolicy, load_policy
+from terminal_agent.training.local.update import (
     PAD_ATTENTION_MODES,
     TrainingRow,
     forward_response_logprobs,

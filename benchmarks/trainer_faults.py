@@ -60,7 +60,7 @@ def shipped(task_ids: tuple[str, ...]) -> list:
 
 
 def child_config(args: argparse.Namespace) -> Any:
-    from terminal_agent.training.local_config import LocalTrainingConfig
+    from terminal_agent.training.local.config import LocalTrainingConfig
 
     return LocalTrainingConfig(
         group_size=args.group_size, tasks_per_step=args.tasks_per_step, concurrency=args.concurrency, max_turns=2,
@@ -94,8 +94,8 @@ class JsonLinesProgress:
 
 
 def child(args: argparse.Namespace) -> int:
-    from terminal_agent.training.demonstration_client import alternating_demonstrations
-    from terminal_agent.training.local_trainer import train_local
+    from terminal_agent.training.local.demonstration_client import alternating_demonstrations
+    from terminal_agent.training.local.trainer import train_local
 
     tasks = shipped(TASK_IDS)
     summary = train_local(child_config(args), tasks, Path(args.child), progress=JsonLinesProgress(),
@@ -197,7 +197,7 @@ def run_clean(run_dir: Path, args: argparse.Namespace) -> float:
 
 
 def run_faulted(run_dir: Path, args: argparse.Namespace) -> tuple[float, list[Fault], list[int]]:
-    from terminal_agent.training.checkpoints import latest_checkpoint, load_checkpoint
+    from terminal_agent.training.local.checkpoints import latest_checkpoint, load_checkpoint
 
     faults = [Fault(kind, step) for step, kind in sorted(FAULTS.items()) if step <= args.steps]
     pending = list(faults)
@@ -273,8 +273,8 @@ def main() -> int:
     import tempfile
 
     from terminal_agent.sandbox.images.manager import ensure_task_image
-    from terminal_agent.training.checkpoints import TaskOrder
-    from terminal_agent.training.training_metrics import read_metrics
+    from terminal_agent.training.local.checkpoints import TaskOrder
+    from terminal_agent.training.local.metrics import read_metrics
 
     for task in shipped(TASK_IDS):
         ensure_task_image(task)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The YAML schemas that training presets are validated against, without installing verl or Ray:
 # the verl 0.9.1 wheel (pip download --no-deps) and rLLM's wheel, kept in the wheel cache that
-# terminal_agent.training.verl_schema reads. Idempotent: returns at once when both are there.
+# terminal_agent.training.verl.schema reads. Idempotent: returns at once when both are there.
 #
 # Environment: PYTHON, XDG_CACHE_HOME, TERMINAL_AGENT_RLLM_WHEELS (folder holding rLLM's wheels,
 # default: ../shared/wheels beside the checkout).

@@ -56,9 +56,9 @@ def make_eval_run(base: Path) -> Path:
 def make_training_run(base: Path) -> Path:
     from terminal_agent.sandbox.images.manager import ensure_task_image
     from terminal_agent.tasks.csv_format import read_tasks_csv
-    from terminal_agent.training.demonstration_client import alternating_demonstrations
-    from terminal_agent.training.local_config import LocalTrainingConfig
-    from terminal_agent.training.local_trainer import train_local
+    from terminal_agent.training.local.config import LocalTrainingConfig
+    from terminal_agent.training.local.demonstration_client import alternating_demonstrations
+    from terminal_agent.training.local.trainer import train_local
 
     (task,) = [t for t in read_tasks_csv(ROOT / "dataset" / "latest_verified.csv").tasks if t.task_id == TASK]
     ensure_task_image(task)

@@ -30,9 +30,9 @@ def checkpoint(tmp_path_factory):
     """(run dir, checkpoint dir, the in-memory policy that was saved)."""
     import torch
 
-    from terminal_agent.training.checkpoints import TaskOrder, save_checkpoint
-    from terminal_agent.training.local_config import LocalTrainingConfig
-    from terminal_agent.training.local_policy import load_policy
+    from terminal_agent.training.local.checkpoints import TaskOrder, save_checkpoint
+    from terminal_agent.training.local.config import LocalTrainingConfig
+    from terminal_agent.training.local.policy import load_policy
 
     config = LocalTrainingConfig(device="cpu", num_threads=1, wandb=False)
     policy = load_policy(config)
@@ -74,7 +74,7 @@ def _other_base_adapter(directory: Path) -> Path:
 @pytest.mark.model
 def test_adapters_that_cannot_be_used_are_config_errors_naming_the_path(checkpoint, tmp_path):
     from terminal_agent.models.embedded import ensure_embedded_model_cached
-    from terminal_agent.training.local_models import LocalModelConfig, check_adapter_fits, prepare_local_model, resolve_adapter_dir
+    from terminal_agent.training.local.models import LocalModelConfig, check_adapter_fits, prepare_local_model, resolve_adapter_dir
 
     run_dir, step, _ = checkpoint
     # every spelling of a good checkpoint names the same adapter directory

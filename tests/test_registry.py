@@ -66,7 +66,7 @@ def test_every_table_line_names_an_entry_that_loads():
     from terminal_agent.actions.base import Tool
     from terminal_agent.rewards.judge import JUDGE_BACKENDS
     from terminal_agent.tasks.grading_mode_registry import GRADING_MODES
-    from terminal_agent.training.trainer_backends import TRAINER_BACKENDS
+    from terminal_agent.training.trainer_registry import TRAINER_BACKENDS
 
     assert {"bash", "file", "finish", "scratchpad", "search", "todo"} <= set(TOOLS.names())
     assert all(issubclass(TOOLS.get(name), Tool) for name in TOOLS)

@@ -16,7 +16,7 @@ from terminal_agent.errors import ConfigError, ModelProviderError
 from terminal_agent.models import vllm_sampler
 from terminal_agent.models.base import ContextWindowExceededError
 from terminal_agent.models.vllm_sampler import VLLMSamplerClient, VLLMSamplerConfig, require_vllm, vllm_lora_rank
-from terminal_agent.training.local_config import PRESET_KEY_OF_FIELD, LocalTrainingConfig
+from terminal_agent.training.local.config import PRESET_KEY_OF_FIELD, LocalTrainingConfig
 from terminal_agent.training.preset_config import TrainingPreset, load_preset
 
 SYSTEM = "You are an agent in a Linux terminal. Reply with exactly one action."
@@ -109,7 +109,7 @@ def test_the_trainer_picks_its_sampler_by_the_key(tokenizer, no_vllm):
 
     from terminal_agent.models.batched_generation import BatchedEmbeddedClient
     from terminal_agent.models.continuous_batching import ContinuousBatchingClient
-    from terminal_agent.training.local_policy import LocalPolicy, make_policy_client
+    from terminal_agent.training.local.policy import LocalPolicy, make_policy_client
 
     policy = LocalPolicy(model=_tiny_model(tokenizer), tokenizer=tokenizer, device=torch.device("cpu"))
     settings = {"concurrency": 2, "max_response_length_per_turn": 8}
@@ -131,7 +131,7 @@ def test_the_trainer_picks_its_sampler_by_the_key(tokenizer, no_vllm):
 def test_vllm_on_a_cpu_policy_is_refused(tokenizer, monkeypatch):
     import torch
 
-    from terminal_agent.training.local_policy import LocalPolicy, make_policy_client
+    from terminal_agent.training.local.policy import LocalPolicy, make_policy_client
 
     monkeypatch.setattr(vllm_sampler, "vllm_installed", lambda: True)
     policy = LocalPolicy(model=_tiny_model(tokenizer), tokenizer=tokenizer, device=torch.device("cpu"))

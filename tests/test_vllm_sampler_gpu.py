@@ -82,8 +82,8 @@ def setup(tmp_path_factory):
     for key, value in VLLM_ENVIRONMENT.items():
         os.environ.setdefault(key, value)
     from terminal_agent.models.vllm_sampler import VLLMSamplerClient
-    from terminal_agent.training.local_config import LocalTrainingConfig
-    from terminal_agent.training.local_policy import load_policy, make_policy_client
+    from terminal_agent.training.local.config import LocalTrainingConfig
+    from terminal_agent.training.local.policy import load_policy, make_policy_client
 
     model_dir = _model_dir(tmp_path_factory.mktemp("vllm-model"))
     config = LocalTrainingConfig(model_path=str(model_dir), device="cuda", dtype="bfloat16", lora_rank=16, lora_alpha=32,
@@ -174,7 +174,7 @@ def test_a_grpo_step_between_two_sampling_rounds(setup):
 
     from terminal_agent.outcome import EpisodeOutcome, Termination, TurnTokens
     from terminal_agent.training.algorithms import select_groups
-    from terminal_agent.training.local_update import build_rows, grpo_update
+    from terminal_agent.training.local.update import build_rows, grpo_update
 
     policy, client, config = setup
     replies = _concurrently(lambda i: client.complete(_chat(0), temperature=1.0, seed=200 + i, max_tokens=48), 8)

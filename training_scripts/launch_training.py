@@ -46,7 +46,7 @@ from terminal_agent.errors import (  # noqa: E402
 from terminal_agent.training.launcher import launch, plan_launch, write_dry_run  # noqa: E402
 from terminal_agent.training.preset_config import load_preset, preset_names  # noqa: E402
 from terminal_agent.training.trainer_backends import get_trainer_backend  # noqa: E402
-from terminal_agent.training.verl_overrides import split_overrides  # noqa: E402
+from terminal_agent.training.verl.overrides import split_overrides  # noqa: E402
 
 console = Console(stderr=True)
 
@@ -70,7 +70,7 @@ def level2_python(given: str | None) -> str | None:
     (in-process), else the CI venv when it exists."""
     if given or os.environ.get("TERMINAL_AGENT_VERL_PYTHON"):
         return given or os.environ["TERMINAL_AGENT_VERL_PYTHON"]
-    from terminal_agent.training.verl_schema import default_verl_python, verl_importable
+    from terminal_agent.training.verl.schema import default_verl_python, verl_importable
 
     return None if verl_importable() else default_verl_python()
 

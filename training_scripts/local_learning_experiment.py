@@ -69,12 +69,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_intermixed_args(argv)
 
     from terminal_agent.cli.local_training_view import RichTrainingProgress, print_training_summary
-    from terminal_agent.training.local_config import LocalTrainingConfig
-    from terminal_agent.training.local_experiment import run_learning_experiment
-    from terminal_agent.training.train_splits import DEFAULT_SHIPPED, exported_only, frozen_splits, split_sources
+    from terminal_agent.training.experiments.local_experiment import run_learning_experiment
+    from terminal_agent.training.experiments.seed_experiment import check_task_groups, parse_seeds, run_seed_experiments
+    from terminal_agent.training.local.config import LocalTrainingConfig
     from terminal_agent.training.preset_config import load_preset
+    from terminal_agent.training.train_splits import DEFAULT_SHIPPED, exported_only, frozen_splits, split_sources
     from terminal_agent.training.trainer_backends import get_trainer_backend
-    from terminal_agent.training.seed_experiment import check_task_groups, parse_seeds, run_seed_experiments
 
     try:
         seeds = parse_seeds(args.seeds) if args.seeds is not None else None

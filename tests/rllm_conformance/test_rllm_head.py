@@ -38,8 +38,8 @@ from rllm.workflows.workflow import TerminationReason  # noqa: E402
 from terminal_agent.agent import TerminalBenchAgent  # noqa: E402
 from terminal_agent.compat.rllm import step_metadata  # noqa: E402
 from terminal_agent.env import DockerIsolatedEnv  # noqa: E402
-from terminal_agent.training.rllm_engines import ModelClientRolloutEngine  # noqa: E402
-from terminal_agent.training.rllm_workflow import TerminalTaskWorkflow  # noqa: E402
+from terminal_agent.training.verl.rllm_engines import ModelClientRolloutEngine  # noqa: E402
+from terminal_agent.training.verl.rllm_workflow import TerminalTaskWorkflow  # noqa: E402
 
 
 def run_workflow(client, tasks, tokenizer, run_id, **workflow_args):

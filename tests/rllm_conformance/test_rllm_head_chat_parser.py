@@ -1,4 +1,4 @@
-"""The chat parser rLLM HEAD needs for the project's models (terminal_agent.training.rllm_chat_parser).
+"""The chat parser rLLM HEAD needs for the project's models (terminal_agent.training.verl.rllm_chat_parser).
 
 rLLM's ``VerlEngine`` picks its parser by the model's name; for the embedded SmolLM2 it gets the generic
 ``ChatTemplateParser``, which fails its own equivalence check (``VerlEngine()`` raises) and has no
@@ -31,7 +31,7 @@ from rllm.parser import ChatTemplateParser  # noqa: E402
 from rllm.parser.chat_template_parser import LlamaChatTemplateParser, QwenChatTemplateParser  # noqa: E402
 from rllm.parser.utils import PARSER_TEST_MESSAGES  # noqa: E402
 
-from terminal_agent.training.rllm_chat_parser import (  # noqa: E402
+from terminal_agent.training.verl.rllm_chat_parser import (  # noqa: E402
     TemplateChatParser,
     TurnPromptBuilder,
     chat_parser_for,
@@ -39,7 +39,7 @@ from terminal_agent.training.rllm_chat_parser import (  # noqa: E402
     prepare_model_dir_for_rllm,
     rllm_check_safe_chat_template,
 )
-from terminal_agent.training.rllm_engines import RolloutEngineModelClient, model_output_to_response  # noqa: E402
+from terminal_agent.training.verl.rllm_engines import RolloutEngineModelClient, model_output_to_response  # noqa: E402
 
 SYSTEM = "You are a terminal agent. Answer with one action."
 OBSERVATION_1 = "<output>\nexit code 0\n</output>"
@@ -314,7 +314,7 @@ def test_the_client_renders_token_ids_itself_and_builds_rllms_model_output(token
 def test_token_in_token_out_can_be_required_or_switched_off(tokenizer, engine_loop):
     from terminal_agent.errors import ConfigError
     from terminal_agent.models.scripted import ScriptedModelClient
-    from terminal_agent.training.rllm_engines import ModelClientRolloutEngine
+    from terminal_agent.training.verl.rllm_engines import ModelClientRolloutEngine
 
     chat_only = ModelClientRolloutEngine(ScriptedModelClient([SOLVE]), tokenizer)
     assert not RolloutEngineModelClient(chat_only, engine_loop).token_in_token_out
@@ -331,7 +331,7 @@ def test_the_workflow_trains_on_token_ids_from_a_token_in_token_out_engine(task_
     from rllm.workflows.workflow import TerminationReason
 
     from terminal_agent.compat.rllm import step_metadata
-    from terminal_agent.training.rllm_workflow import TerminalTaskWorkflow
+    from terminal_agent.training.verl.rllm_workflow import TerminalTaskWorkflow
 
     replies = [LOOK, SOLVE, FINISH]
     rollout_engine = ScriptedTokenEngine(tokenizer, replies)
@@ -369,11 +369,11 @@ def test_a_chat_parser_named_in_workflow_args_is_built_for_the_engines_tokenizer
     from concurrent.futures import ThreadPoolExecutor
 
     from terminal_agent.errors import ConfigError
-    from terminal_agent.training.rllm_workflow import TerminalTaskWorkflow
+    from terminal_agent.training.verl.rllm_workflow import TerminalTaskWorkflow
 
     engine = ScriptedTokenEngine(tokenizer, [])
     with ThreadPoolExecutor(1) as executor:
-        named = TerminalTaskWorkflow(engine, executor, chat_parser="terminal_agent.training.rllm_chat_parser:TemplateChatParser")
+        named = TerminalTaskWorkflow(engine, executor, chat_parser="terminal_agent.training.verl.rllm_chat_parser:TemplateChatParser")
         parser = named._configured_chat_parser()
         assert isinstance(parser, TemplateChatParser) and parser.tokenizer is tokenizer
         assert TerminalTaskWorkflow(engine, executor)._configured_chat_parser() is None  # the client picks one

@@ -22,7 +22,7 @@ from rllm.parser.chat_template_parser import QwenChatTemplateParser  # noqa: E40
 from terminal_agent.agent import TerminalBenchAgent  # noqa: E402
 from terminal_agent.compat.rllm import step_metadata  # noqa: E402
 from terminal_agent.env import DockerIsolatedEnv  # noqa: E402
-from terminal_agent.training.rllm_engines import ModelClientRolloutEngine  # noqa: E402
+from terminal_agent.training.verl.rllm_engines import ModelClientRolloutEngine  # noqa: E402
 
 
 def make_engine(client, tokenizer, run_id, max_steps=5):

@@ -33,8 +33,8 @@ from terminal_agent.rewards.grading import Grader  # noqa: E402
 from terminal_agent.rollout.episode import run_episode  # noqa: E402
 from terminal_agent.sandbox import labels as sandbox_labels  # noqa: E402
 from terminal_agent.sandbox.backends import resolve_task_image, start_sandbox  # noqa: E402
-from terminal_agent.sandbox.ray.backend import fleet_for, sandbox_slots, shutdown_fleets  # noqa: E402
 from terminal_agent.sandbox.config import DEFAULT_HOST_RESOURCE, RaySandboxConfig, SandboxConfig  # noqa: E402
+from terminal_agent.sandbox.ray.backend import fleet_for, sandbox_slots, shutdown_fleets  # noqa: E402
 from terminal_agent.sandbox.ray.proxy import RaySandbox  # noqa: E402
 from terminal_agent.tasks.csv_format import read_tasks_csv  # noqa: E402
 from terminal_agent.tasks.model import TaskLimits  # noqa: E402
@@ -204,7 +204,7 @@ def test_a_task_reference_unknown_to_this_process_is_refused(ray_cluster):
 def test_multi_node_presets_use_the_ray_backend(name):
     from terminal_agent.env import env_config_from_args
     from terminal_agent.training.preset_config import load_preset
-    from terminal_agent.training.verl_overrides import workflow_args_for
+    from terminal_agent.training.verl.overrides import workflow_args_for
 
     preset = load_preset(name)
     config = env_config_from_args(workflow_args_for(preset)["env_args"]).sandbox

@@ -130,7 +130,7 @@ def _missing(message: str) -> None:
 def verl_schema_sources():
     """Where the verl and rLLM trainer YAML come from (installed packages or the wheels)."""
     from terminal_agent.errors import TrainingSetupError
-    from terminal_agent.training import verl_schema
+    from terminal_agent.training.verl import schema as verl_schema
 
     import importlib.util
 
@@ -145,7 +145,7 @@ def verl_schema_sources():
 @pytest.fixture(scope="session")
 def verl_python(verl_schema_sources):
     """An interpreter where ``verl.utils.config`` imports: this one, TERMINAL_AGENT_VERL_PYTHON or the CI venv."""
-    from terminal_agent.training import verl_schema
+    from terminal_agent.training.verl import schema as verl_schema
 
     if verl_schema.verl_importable():
         return None  # in-process

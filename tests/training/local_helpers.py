@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from terminal_agent.tasks.csv_format import read_tasks_csv
-from terminal_agent.training.demonstration_client import alternating_demonstrations
+from terminal_agent.training.local.demonstration_client import alternating_demonstrations
 
 DATASET = Path(__file__).resolve().parents[2] / "dataset" / "latest_verified.csv"
 

@@ -12,8 +12,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from local_helpers import alternating_client_factory, shipped_tasks  # noqa: E402
 
-from terminal_agent.training.local_config import LocalTrainingConfig  # noqa: E402
-from terminal_agent.training.local_trainer import train_local  # noqa: E402
+from terminal_agent.training.local.config import LocalTrainingConfig  # noqa: E402
+from terminal_agent.training.local.trainer import train_local  # noqa: E402
 
 TASK_IDS = ("fix-stats-script", "count-log-levels")
 SEED = 5

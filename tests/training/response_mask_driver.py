@@ -31,7 +31,7 @@ from rllm.utils.visualization import visualize_trajectories
 from transformers import AutoTokenizer
 
 from terminal_agent.models.embedded import ensure_embedded_model_cached
-from terminal_agent.training.rllm_chat_parser import TurnPromptBuilder, chat_parser_for, prepare_model_dir_for_rllm
+from terminal_agent.training.verl.rllm_chat_parser import TurnPromptBuilder, chat_parser_for, prepare_model_dir_for_rllm
 
 REPLIES = [
     ["```bash\nls -la /app\n```", "```bash\nsort -u data.txt > out.txt\n```", "Done: out.txt holds the sorted lines.\tok"],

@@ -16,8 +16,8 @@ from terminal_agent.training.algorithms.group_selection import select_groups
 from terminal_agent.training.algorithms.kl_penalty import KL_ESTIMATORS, kl_penalty
 from terminal_agent.training.algorithms.loss_aggregation import LOSS_AGG_MODES, aggregate_loss, loss_normaliser
 from terminal_agent.training.algorithms.policy_loss import ActorLossConfig
-from terminal_agent.training.local_config import LocalTrainingConfig
-from terminal_agent.training.local_update import build_rows
+from terminal_agent.training.local.config import LocalTrainingConfig
+from terminal_agent.training.local.update import build_rows
 from terminal_agent.training.preset_config import load_preset
 
 # --- advantage estimators -------------------------------------------------------------------------------------

@@ -9,10 +9,10 @@ from types import SimpleNamespace
 import pytest
 
 from terminal_agent.errors import ConfigError
-from terminal_agent.training.checkpoints import TaskOrder
-from terminal_agent.training.local_config import LocalTrainingConfig
-from terminal_agent.training.local_experiment import EVALUATION_SETTINGS, evaluation_settings, finished_evaluation
-from terminal_agent.training.local_trainer import task_order_of
+from terminal_agent.training.experiments.local_experiment import EVALUATION_SETTINGS, evaluation_settings, finished_evaluation
+from terminal_agent.training.local.checkpoints import TaskOrder
+from terminal_agent.training.local.config import LocalTrainingConfig
+from terminal_agent.training.local.trainer import task_order_of
 from terminal_agent.training.preset_config import load_preset
 
 DIFFICULTIES = ["hard", "easy", "medium", "easy", "hard", "medium", "easy", "odd"]  # "odd" counts as medium

@@ -13,8 +13,8 @@ import pytest
 
 from local_helpers import alternating_client_factory, shipped_tasks
 from terminal_agent.harbor_jobs.training_trials import RolloutTrialsConfig, TrainingRolloutWriter
-from terminal_agent.training.local_config import LocalTrainingConfig
-from terminal_agent.training.local_trainer import train_local
+from terminal_agent.training.local.config import LocalTrainingConfig
+from terminal_agent.training.local.trainer import train_local
 
 ROOT = Path(__file__).resolve().parents[2]
 NO_PYTHON_312 = 3
@@ -94,7 +94,7 @@ def _record(task_id: str, reward: float, attempt: int):
 
 def test_retention_keeps_every_nth_step_groups_with_variance_and_a_disk_budget(tmp_path):
     from terminal_agent.training.algorithms.group_selection import select_groups
-    from terminal_agent.training.local_update import build_rows
+    from terminal_agent.training.local.update import build_rows
 
     groups = [[_record("flat", 1.0, 0), _record("flat", 1.0, 1)], [_record("mixed", 0.0, 0), _record("mixed", 1.0, 1)]]
     outcomes = [[r.outcome for r in g] for g in groups]

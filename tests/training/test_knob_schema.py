@@ -16,11 +16,11 @@ from terminal_agent.models.embedded import EmbeddedModelConfig
 from terminal_agent.models.local_sampler_base import CARRIED_FROM_EMBEDDED
 from terminal_agent.models.sampling_settings import SamplingSettings
 from terminal_agent.models.vllm_sampler import VLLMSamplerConfig
-from terminal_agent.training.local_config import PRESET_KEY_OF_FIELD, LocalTrainingConfig, preset_field
+from terminal_agent.training.local.config import PRESET_KEY_OF_FIELD, LocalTrainingConfig, preset_field
 from terminal_agent.training.preset_config import TrainingPreset, preset_from_mapping
 
 #: Fields of the local config whose default differs from the preset key's on purpose (each says why in
-#: ``local_config.py``; docs/training.md lists them). Adding one here is the decision to let them differ.
+#: ``local/config.py``; docs/training.md lists them). Adding one here is the decision to let them differ.
 INTENTIONAL_LOCAL_DEFAULTS = {
     "model_path", "group_size", "tasks_per_step", "max_turns", "max_response_length_per_turn", "max_model_len",
     "trajectory_timeout_s", "concurrency", "lr", "steps", "save_freq", "keep_checkpoints", "test_freq",

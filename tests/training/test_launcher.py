@@ -194,7 +194,7 @@ def test_workflow_args_bind_to_the_real_workflow_under_rllm_head(verl_schema_sou
     code = (
         "from terminal_agent.training.launcher import plan_launch\n"
         "from terminal_agent.training.preset_config import load_preset\n"
-        "from terminal_agent.training.verl_schema import rllm_config_source\n"
+        "from terminal_agent.training.verl.schema import rllm_config_source\n"
         "plan = plan_launch(load_preset('prod_32b_8_gpus'), level2=False)\n"
         "assert not [n for n in plan.notes if 'Workflow' in n], plan.notes\n"
         "print(rllm_config_source().origin)\n"

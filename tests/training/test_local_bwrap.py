@@ -14,7 +14,7 @@ import pytest
 
 from local_helpers import alternating_client_factory, shipped_tasks
 from terminal_agent.errors import ConfigError
-from terminal_agent.training.local_config import LocalTrainingConfig
+from terminal_agent.training.local.config import LocalTrainingConfig
 from terminal_agent.training.preset_config import load_preset
 
 
@@ -41,9 +41,9 @@ def test_one_step_on_bwrap_skips_a_task_missing_from_the_export(docker_client, t
     import torch
 
     from bwrap_support import bwrap_config
-    from terminal_agent.training.local_policy import load_policy
-    from terminal_agent.training.local_trainer import train_local
-    from terminal_agent.training.training_metrics import read_metrics
+    from terminal_agent.training.local.metrics import read_metrics
+    from terminal_agent.training.local.policy import load_policy
+    from terminal_agent.training.local.trainer import train_local
 
     (task,) = shipped_tasks("fix-stats-script")
     sandbox = bwrap_config([task])
@@ -73,7 +73,7 @@ def test_learning_experiment_evaluates_base_warm_start_and_trained_on_bwrap(dock
     from bwrap_support import bwrap_config
     from terminal_agent.evaluation.results import RunResults
     from terminal_agent.tasks.families import generate_instances
-    from terminal_agent.training.checkpoints import warm_start_checkpoint
+    from terminal_agent.training.local.checkpoints import warm_start_checkpoint
 
     # the smallest shape (CPU time in CI): one train task (its warm start and its step), two held-out tasks (a
     # paired comparison), one turn of 16 tokens per episode; the phases and files checked do not depend on size
@@ -85,7 +85,7 @@ def test_learning_experiment_evaluates_base_warm_start_and_trained_on_bwrap(dock
         max_response_length_per_turn=16, experiment="bwrap-experiment", sandbox=sandbox, sft_enabled=True,
         sft_epochs=1, wandb=False,
     )
-    from terminal_agent.training.local_experiment import run_learning_experiment
+    from terminal_agent.training.experiments.local_experiment import run_learning_experiment
 
     result = run_learning_experiment(config, train, held, tmp_path, eval_attempts=1, eval_concurrency=2, n_boot=200)
     # the warm start ran its demonstration on bwrap and kept its adapter apart from the pruned checkpoints
@@ -99,7 +99,7 @@ def test_learning_experiment_evaluates_base_warm_start_and_trained_on_bwrap(dock
         assert all(t.scored for t in run.trials), [t.error for t in run.trials if not t.scored]
     assert {"reward", "pass", "grpo_reward", "grpo_pass", "sft_reward", "sft_pass"} <= set(result.comparisons)
     assert "GRPO's own effect" in (tmp_path / "comparison.md").read_text()
-    from terminal_agent.training.training_metrics import read_metrics
+    from terminal_agent.training.local.metrics import read_metrics
 
     (record,) = read_metrics(tmp_path / "train")  # the policy's own batched sampler ran the GRPO step
     assert record["sampler/busy_s"] > 0 and record["sampler/tokens"] > 0 and record["sampler/mean_batch"] >= 1

@@ -39,9 +39,9 @@ def test_local_1gpu_samples_and_updates_on_cuda(tmp_path):
 
     from terminal_agent.outcome import EpisodeOutcome, Termination, TurnTokens
     from terminal_agent.training.algorithms import select_groups
-    from terminal_agent.training.local_config import LocalTrainingConfig
-    from terminal_agent.training.local_policy import load_policy, make_policy_client
-    from terminal_agent.training.local_update import build_rows, forward_response_logprobs, grpo_update, pack_rows
+    from terminal_agent.training.local.config import LocalTrainingConfig
+    from terminal_agent.training.local.policy import load_policy, make_policy_client
+    from terminal_agent.training.local.update import build_rows, forward_response_logprobs, grpo_update, pack_rows
     from terminal_agent.training.preset_config import load_preset
 
     config = LocalTrainingConfig.from_preset(load_preset("local_1gpu"), model_path=str(_model_dir(tmp_path)))

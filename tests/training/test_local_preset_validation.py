@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.training import launcher
-from terminal_agent.training.local_config import (
+from terminal_agent.training.local.config import (
     PRESET_KEY_OF_FIELD,
     VERL_ONLY_KEYS,
     LocalTrainingConfig,

@@ -17,12 +17,12 @@ import pytest
 import torch
 
 from local_helpers import shipped_tasks
-from terminal_agent.training.checkpoints import TaskOrder, latest_checkpoint, load_adapter_weights, load_checkpoint, save_checkpoint, set_rng_state
-from terminal_agent.training.demonstration_client import DemonstrationClient
-from terminal_agent.training.local_config import LocalTrainingConfig
-from terminal_agent.training.local_policy import load_policy
-from terminal_agent.training.local_update import TrainingRow, grpo_update
-from terminal_agent.training.training_metrics import read_metrics
+from terminal_agent.training.local.checkpoints import TaskOrder, latest_checkpoint, load_adapter_weights, load_checkpoint, save_checkpoint, set_rng_state
+from terminal_agent.training.local.config import LocalTrainingConfig
+from terminal_agent.training.local.demonstration_client import DemonstrationClient
+from terminal_agent.training.local.metrics import read_metrics
+from terminal_agent.training.local.policy import load_policy
+from terminal_agent.training.local.update import TrainingRow, grpo_update
 
 HERE = Path(__file__).resolve().parent
 

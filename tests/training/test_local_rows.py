@@ -7,8 +7,8 @@ import pytest
 from terminal_agent.errors import ConfigError
 from terminal_agent.outcome import EpisodeOutcome, Termination, TurnTokens
 from terminal_agent.training.algorithms import select_groups
-from terminal_agent.training.local_config import LocalTrainingConfig
-from terminal_agent.training.local_update import build_rows, micro_batches, pack_rows, rows_from_turns
+from terminal_agent.training.local.config import LocalTrainingConfig
+from terminal_agent.training.local.update import build_rows, micro_batches, pack_rows, rows_from_turns
 
 
 def test_turns_that_extend_each_other_share_one_row_with_the_gap_masked():
@@ -72,7 +72,7 @@ def test_the_judge_weight_schedule_recombines_scored_rewards_per_step():
     from terminal_agent.outcome import EpisodeOutcome, Termination
     from terminal_agent.rewards.reward import RewardConfig
     from terminal_agent.rewards.reward_schedule import JudgeWeightSchedule
-    from terminal_agent.training.local_trainer import apply_judge_schedule
+    from terminal_agent.training.local.trainer import apply_judge_schedule
 
     reward = RewardConfig(
         test_weight=0.65, judge_weight=0.35,

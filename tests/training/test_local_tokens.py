@@ -12,10 +12,10 @@ import torch
 
 from local_helpers import shipped_tasks
 from terminal_agent.training.algorithms import select_groups
-from terminal_agent.training.local_config import LocalTrainingConfig
-from terminal_agent.training.local_policy import load_policy, make_policy_client
-from terminal_agent.training.local_rollouts import LocalRolloutCollector
-from terminal_agent.training.local_update import build_rows, forward_response_logprobs, pack_rows
+from terminal_agent.training.local.config import LocalTrainingConfig
+from terminal_agent.training.local.policy import load_policy, make_policy_client
+from terminal_agent.training.local.rollouts import LocalRolloutCollector
+from terminal_agent.training.local.update import build_rows, forward_response_logprobs, pack_rows
 
 pytestmark = [pytest.mark.docker, pytest.mark.model, pytest.mark.slow]
 
@@ -90,7 +90,7 @@ def test_sampler_and_trainer_logprobs_agree(sampled):
 
 def test_the_trainer_samples_through_the_continuous_sampler(sampled):
     from terminal_agent.models.continuous_batching import ContinuousBatchingClient
-    from terminal_agent.training.local_policy import make_policy_client
+    from terminal_agent.training.local.policy import make_policy_client
 
     _, policy, config, _ = sampled
     client = make_policy_client(policy, config)

@@ -13,10 +13,10 @@ import pytest
 import torch
 
 from local_helpers import alternating_client_factory, shipped_tasks
-from terminal_agent.training.local_config import LocalTrainingConfig
-from terminal_agent.training.local_policy import load_policy
-from terminal_agent.training.local_trainer import train_local
-from terminal_agent.training.training_metrics import read_metrics
+from terminal_agent.training.local.config import LocalTrainingConfig
+from terminal_agent.training.local.metrics import read_metrics
+from terminal_agent.training.local.policy import load_policy
+from terminal_agent.training.local.trainer import train_local
 
 pytestmark = [pytest.mark.docker, pytest.mark.model, pytest.mark.slow]
 

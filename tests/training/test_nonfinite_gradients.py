@@ -2,7 +2,7 @@
 skipped optimizer steps are counted (issue 19, item 4).
 
 On the H200 (bf16) some left-padded micro-batches gave a non-finite gradient norm with a finite
-loss. A left-pad query under a plain padding mask attends to nothing; ``local_update`` now lets
+loss. A left-pad query under a plain padding mask attends to nothing; ``local/update.py`` now lets
 each pad query attend to itself (``PAD_ATTENTION = "self"``). These tests pin that:
 
 * the completion logprobs of a left-padded batch equal a one-row-at-a-time forward within
@@ -25,11 +25,12 @@ import torch
 
 from terminal_agent.training.algorithms.group_selection import GroupSelection
 from terminal_agent.training.algorithms.policy_loss import ActorLossConfig
-from terminal_agent.training.local_config import LocalTrainingConfig
-from terminal_agent.training.local_policy import load_policy
-from terminal_agent.training.local_rollouts import RolloutBatch
-from terminal_agent.training.local_trainer import step_metrics
-from terminal_agent.training.local_update import (
+from terminal_agent.training.local.config import LocalTrainingConfig
+from terminal_agent.training.local.metrics import MetricsLogger, read_metrics, skipped_steps_before
+from terminal_agent.training.local.policy import load_policy
+from terminal_agent.training.local.rollouts import RolloutBatch
+from terminal_agent.training.local.trainer import step_metrics
+from terminal_agent.training.local.update import (
     TrainingRow,
     UpdateStats,
     attention_mask_for,
@@ -37,7 +38,6 @@ from terminal_agent.training.local_update import (
     grpo_update,
     pack_rows,
 )
-from terminal_agent.training.training_metrics import MetricsLogger, read_metrics, skipped_steps_before
 
 ONE_ROW_TOLERANCE = 1e-4
 SAME_PACKING_TOLERANCE = 1e-6

@@ -8,7 +8,7 @@ import pytest
 from terminal_agent.errors import ConfigError
 from terminal_agent.training.geometry_checks import GEOMETRY_RULES, check_geometry, require_sound_geometry
 from terminal_agent.training.preset_config import load_preset, preset_names
-from terminal_agent.training.verl_overrides import HydraOverride, verl_overrides
+from terminal_agent.training.verl.overrides import HydraOverride, verl_overrides
 
 SEED_PRESETS = ["test_8b_2_gpus", "runway_32b_4_gpus", "prod_32b_8_gpus", "prod_32b_2x8_h100", "prod_32b_4x8_h100",
                 "verl_1gpu"]
@@ -17,7 +17,7 @@ VERL_PRESETS = [name for name in preset_names() if load_preset(name).backend == 
 
 
 def compose(preset):
-    from terminal_agent.training.verl_schema import compose_trainer_config
+    from terminal_agent.training.verl.schema import compose_trainer_config
 
     return compose_trainer_config(verl_overrides(preset, train_files="train.parquet", val_files="val.parquet"))
 
@@ -83,7 +83,7 @@ def test_every_verl_preset_passes_verl_validate_config_and_a_bad_geometry_does_n
     last: the answers come in order and the first refusal is raised, so the refusal being that
     one shows every preset before it passed.
     """
-    from terminal_agent.training.verl_schema import validate_many_with_verl
+    from terminal_agent.training.verl.schema import validate_many_with_verl
 
     seed = load_preset("prod_32b_8_gpus", ["batch.train_batch_size=1", "batch.ppo_mini_batch_size=1", "rollout.n=12"])
     configs = [compose(load_preset(name)) for name in VERL_PRESETS] + [compose(seed)]
@@ -173,7 +173,7 @@ def test_preset_file_path_with_extends(tmp_path):
 
 # --- level 1 refuses what the schema does not have --------------------------------------------------
 def test_level1_refuses_a_key_verl_does_not_have(verl_schema_sources):
-    from terminal_agent.training.verl_schema import compose_trainer_config
+    from terminal_agent.training.verl.schema import compose_trainer_config
 
     good = verl_overrides(load_preset("test_8b_2_gpus"), train_files="t.parquet", val_files=None)
     stale = HydraOverride("actor_rollout_ref.actor.optim.grad_clip_norm", 1.0, "algorithm.grad_clip")

@@ -20,7 +20,7 @@ import yaml
 from terminal_agent.errors import ConfigError
 from terminal_agent.training import launcher
 from terminal_agent.training.preset_config import TrainingPreset, is_preset_key, load_preset
-from terminal_agent.training.verl_overrides import SHARED_SECTIONS, split_overrides, verl_overrides
+from terminal_agent.training.verl.overrides import SHARED_SECTIONS, split_overrides, verl_overrides
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "training_scripts" / "launch_training.py"
@@ -60,7 +60,7 @@ def test_split_refuses_what_is_no_override():
 
 
 def test_shared_sections_are_the_sections_both_configs_have(verl_schema_sources):
-    from terminal_agent.training.verl_schema import base_trainer_schema
+    from terminal_agent.training.verl.schema import base_trainer_schema
 
     assert set(SHARED_SECTIONS) == set(TrainingPreset.model_fields) & set(base_trainer_schema())
 
@@ -77,7 +77,7 @@ def _leaf_keys(model, prefix=""):
 @pytest.mark.parametrize("name", ["verl_1gpu", "prod_32b_8_gpus"])
 def test_no_preset_key_is_ambiguous_with_a_verl_key(name, verl_schema_sources):
     """Every path that is a preset key and a verl key too maps onto that very verl key with its own value."""
-    from terminal_agent.training.verl_schema import base_trainer_schema, schema_has_key
+    from terminal_agent.training.verl.schema import base_trainer_schema, schema_has_key
 
     schema = base_trainer_schema()
     preset = load_preset(name)
@@ -144,7 +144,7 @@ def test_bad_raw_keys_are_refused_by_name(tmp_path, word, message, verl_schema_s
 @pytest.mark.slow
 def test_level2_judges_raw_keys_too(tmp_path, verl_python):
     """verl's own validate_config sees the raw keys: here both micro-batch forms at once, which it refuses."""
-    from terminal_agent.training.verl_schema import validate_with_verl
+    from terminal_agent.training.verl.schema import validate_with_verl
 
     config = plan(tmp_path, "actor_rollout_ref.actor.ppo_micro_batch_size=8").trainer_config
     with pytest.raises(ConfigError, match=r"(?s)verl 0\.9\.1 validate_config refuses .*both .actor\.ppo_micro_batch_size"):

@@ -8,9 +8,9 @@ import pytest
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.harbor_jobs.rllm_rollouts import RllmRolloutTrialsSettings
-from terminal_agent.training.local_config import local_preset_problems
+from terminal_agent.training.local.config import local_preset_problems
 from terminal_agent.training.preset_config import load_preset
-from terminal_agent.training.verl_overrides import split_overrides, workflow_args_for
+from terminal_agent.training.verl.overrides import split_overrides, workflow_args_for
 
 
 def test_the_verl_preset_sets_the_workflows_rollout_trials():

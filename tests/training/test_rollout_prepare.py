@@ -9,9 +9,9 @@ import pytest
 
 from local_helpers import alternating_client_factory, shipped_tasks
 from terminal_agent.sandbox import labels
-from terminal_agent.training.checkpoints import TaskOrder
-from terminal_agent.training.local_config import LocalTrainingConfig
-from terminal_agent.training.local_rollouts import LocalRolloutCollector, default_env_factory
+from terminal_agent.training.local.checkpoints import TaskOrder
+from terminal_agent.training.local.config import LocalTrainingConfig
+from terminal_agent.training.local.rollouts import LocalRolloutCollector, default_env_factory
 
 
 def test_peek_batch_shows_the_next_draw_without_taking_it():
@@ -29,7 +29,7 @@ def _containers(docker_client, run_id: str) -> list:
 @pytest.mark.docker
 @pytest.mark.model
 def test_prepared_envs_are_taken_by_the_episodes_and_the_rest_are_closed(docker_client):
-    from terminal_agent.training.local_policy import load_policy
+    from terminal_agent.training.local.policy import load_policy
 
     (task,) = shipped_tasks("fix-stats-script")
     # one turn: the reference solution's episode is graded after its command (1.0), the other finishes at once

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from terminal_agent.outcome import EpisodeOutcome, Termination
 from terminal_agent.rollout.episode_record import EpisodeRecord
-from terminal_agent.training.local_rollouts import RolloutBatch
+from terminal_agent.training.local.rollouts import RolloutBatch
 
 
 def _record(first: float | None, last: float | None) -> EpisodeRecord:

@@ -19,8 +19,7 @@ from terminal_agent.evaluation.pooled_bootstrap import ALL_TASKS, stratified_pai
 from terminal_agent.evaluation.results import RunInfo, RunResults, TrialResult
 from terminal_agent.evaluation.stats import paired_bootstrap
 from terminal_agent.tasks.families import FAMILIES, generate_instances, get_family
-from terminal_agent.training.local_config import LocalTrainingConfig
-from terminal_agent.training.seed_experiment import (
+from terminal_agent.training.experiments.seed_experiment import (
     EVAL_DIRS,
     FAMILY_GROUP,
     HAND_WRITTEN_GROUP,
@@ -32,6 +31,7 @@ from terminal_agent.training.seed_experiment import (
     seed_dir,
     training_trend,
 )
+from terminal_agent.training.local.config import LocalTrainingConfig
 
 REPO = Path(__file__).resolve().parents[2]
 N_BOOT = 2000

@@ -21,9 +21,9 @@ from terminal_agent.training.algorithms.policy_loss import (
     aggregate_loss,
     loss_normaliser,
 )
-from terminal_agent.training.local_config import LocalTrainingConfig
-from terminal_agent.training.local_policy import load_policy
-from terminal_agent.training.local_update import (
+from terminal_agent.training.local.config import LocalTrainingConfig
+from terminal_agent.training.local.policy import load_policy
+from terminal_agent.training.local.update import (
     StreamedUpdate,
     TrainingRow,
     forward_response_logprobs,

@@ -10,9 +10,10 @@ import pytest
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.training import launcher
+from terminal_agent.training.local.backend import LocalBackend
 from terminal_agent.training.preset_config import load_preset
-from terminal_agent.training.trainer_backends import TRAINER_BACKENDS, get_trainer_backend
-from terminal_agent.training.trainer_backends.local import LocalBackend
+from terminal_agent.training.trainer_backends import get_trainer_backend
+from terminal_agent.training.trainer_registry import TRAINER_BACKENDS
 
 PLUGIN = "recording-local"
 

@@ -22,7 +22,7 @@ transformers = pytest.importorskip("transformers")
 from typer.testing import CliRunner  # noqa: E402
 
 from terminal_agent.errors import ConfigError  # noqa: E402
-from terminal_agent.training.verl_checkpoint_export import export_verl_checkpoint, is_verl_checkpoint  # noqa: E402
+from terminal_agent.training.verl.checkpoint_export import export_verl_checkpoint, is_verl_checkpoint  # noqa: E402
 
 RANK, ALPHA = 4, 8
 

@@ -236,7 +236,7 @@ def make_render(model_dir: Path):
     """``render(messages, add_generation_prompt)`` with the model's own chat template (unwrapped)."""
     from transformers import AutoTokenizer
 
-    from terminal_agent.training.rllm_chat_parser import original_chat_template
+    from terminal_agent.training.verl.rllm_chat_parser import original_chat_template
 
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
     template = original_chat_template(tokenizer.chat_template)

@@ -174,7 +174,7 @@ case "${1:-}" in
     mkdir -p "$copy_to"
     bounded "$HERE/train_steps.py" local_1gpu --out "$run_dir" --only-exported local.steps=1 "$@"
     [ "$rc" = 0 ] || exit $rc
-    "$PY" -c "import sys; from terminal_agent.training.model_export import export_merged_model as e; r = e(sys.argv[1], sys.argv[2], model=sys.argv[3], dtype='bfloat16', force=True); print('merged', r.parameters, 'parameters into', r.out_dir)" \
+    "$PY" -c "import sys; from terminal_agent.training.local.model_export import export_merged_model as e; r = e(sys.argv[1], sys.argv[2], model=sys.argv[3], dtype='bfloat16', force=True); print('merged', r.parameters, 'parameters into', r.out_dir)" \
       "$run_dir/warm_start" "$run_dir/merged" "$STAGE/model/bf16"
     [ -f "$run_dir/summary.json" ] && cp "$run_dir/summary.json" "$copy_to/warmstart_summary.json"
     ;;
@@ -206,7 +206,7 @@ case "${1:-}" in
     mkdir -p "$copy_to"
     t0=$(date +%s)
     # (from Python: on the node the package has no installed metadata, and the CLI's entry looks it up)
-    "$PY" -c "import sys; from terminal_agent.training.verl_checkpoint_export import export_verl_checkpoint as e; print(e(sys.argv[1], sys.argv[2], force=True))" \
+    "$PY" -c "import sys; from terminal_agent.training.verl.checkpoint_export import export_verl_checkpoint as e; print(e(sys.argv[1], sys.argv[2], force=True))" \
       "$checkpoint" "$run_dir/exported" 2>&1 | tail -n 3
     echo "export took $(( $(date +%s) - t0 )) s"
     for split in val train; do

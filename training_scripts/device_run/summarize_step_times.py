@@ -3,7 +3,7 @@
 
     python training_scripts/device_run/summarize_step_times.py RUN_DIR/metrics.jsonl [--json]
 
-What the trainer records per step (``local_trainer.step_metrics``, ``training_metrics.sampler_metrics``):
+What the trainer records per step (``local.trainer.step_metrics``, ``local.metrics.sampler_metrics``):
 ``time/step_s`` (the step's wall time: rollouts, selection, update), ``time/rollout_wall_s`` (the
 rollouts' wall time), ``time/update_s`` (the GRPO update), ``sampler/busy_s`` (wall time in which the
 policy's sampler had work in flight), ``sampler/tokens`` (tokens it sampled), ``update/rows`` and

@@ -49,10 +49,10 @@ def main(argv: list[str] | None = None) -> int:
     from summarize_step_times import format_summary, read_step_records, summarize
 
     from terminal_agent.cli.local_training_view import RichTrainingProgress, print_training_summary
-    from terminal_agent.training.local_config import LocalTrainingConfig
-    from terminal_agent.training.train_splits import DEFAULT_SHIPPED, exported_only, frozen_splits
-    from terminal_agent.training.local_trainer import train_local
+    from terminal_agent.training.local.config import LocalTrainingConfig
+    from terminal_agent.training.local.trainer import train_local
     from terminal_agent.training.preset_config import load_preset
+    from terminal_agent.training.train_splits import DEFAULT_SHIPPED, exported_only, frozen_splits
     from terminal_agent.training.trainer_backends import get_trainer_backend
 
     started = time.monotonic()

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # imported lazily at run time (the commands start fast)
     from terminal_agent.evaluation.results import RunResults, TrialResult
     from terminal_agent.rollout.runner import RolloutRunner, TrialSpec
     from terminal_agent.tasks.model import Task
-    from terminal_agent.training.local_models import LocalModelConfig
+    from terminal_agent.training.local.models import LocalModelConfig
 
 app = typer.Typer(no_args_is_help=True)
 app.command("behaviour")(behaviour)  # `eval behaviour`: its own module
@@ -161,7 +161,7 @@ def run(
     from terminal_agent.models.factory import ModelClientConfig, build_model_client, config_from_spec
     from terminal_agent.rollout.runner import RolloutConfig, RolloutRunner
     from terminal_agent.tasks.loading import load_tasks
-    from terminal_agent.training.local_models import DEFAULT_LOCAL_MAX_TOKENS, describe_local_model
+    from terminal_agent.training.local.models import DEFAULT_LOCAL_MAX_TOKENS, describe_local_model
 
     tasks = _select(load_tasks(tasks_path), task_ids, limit)
     if not tasks:
@@ -229,8 +229,8 @@ def _local_model_config(model: str, adapter: Path | None, device: str, dtype: st
     from pydantic import ValidationError
 
     from terminal_agent.errors import ConfigError
-    from terminal_agent.training.local_models import LocalModelConfig, check_adapter_fits, is_local_model, resolve_adapter_dir
-    from terminal_agent.training.local_policy import base_model_dir
+    from terminal_agent.training.local.models import LocalModelConfig, check_adapter_fits, is_local_model, resolve_adapter_dir
+    from terminal_agent.training.local.policy import base_model_dir
 
     if not is_local_model(model):
         raise typer.BadParameter(f"--adapter needs 'embedded' or a transformers model directory, not {model!r}", param_hint="--model")

@@ -1,6 +1,6 @@
 """The local trainer's console view: a progress bar per step (rollouts, update) and a summary table.
 
-The trainer library reports through :class:`terminal_agent.training.local_trainer.TrainingProgress`;
+The trainer library reports through :class:`terminal_agent.training.local.trainer.TrainingProgress`;
 this module is the rich implementation the launcher uses.
 """
 
@@ -77,7 +77,7 @@ class RichTrainingProgress:
 
 
 def print_training_summary(summary: Any, out: Console | None = None) -> None:
-    """The end-of-run table of a :class:`~terminal_agent.training.local_trainer.TrainingSummary`."""
+    """The end-of-run table of a :class:`~terminal_agent.training.local.trainer.TrainingSummary`."""
     target = out or console
     table = Table(title="local training summary", show_header=False)
     table.add_column("what")

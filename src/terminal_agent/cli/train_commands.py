@@ -35,8 +35,8 @@ def export(
     checkpoint, a base it does not fit, or a non-empty output directory without --force.
     """
     from terminal_agent.errors import ConfigError
-    from terminal_agent.training.model_export import export_merged_model
-    from terminal_agent.training.verl_checkpoint_export import export_verl_checkpoint, is_verl_checkpoint
+    from terminal_agent.training.local.model_export import export_merged_model
+    from terminal_agent.training.verl.checkpoint_export import export_verl_checkpoint, is_verl_checkpoint
 
     if dtype is not None and dtype not in _DTYPES:
         console.print(f"[red]error:[/] --dtype must be float32, bfloat16 or float16, not {escape(dtype)!s}", highlight=False)

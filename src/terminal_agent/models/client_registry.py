@@ -216,7 +216,7 @@ def is_model_directory(spec: str | None) -> bool:
 LOCAL_SAMPLER_FACTORIES: Registry[ModelClientFactory] = Registry("local sampler factory")
 """The local trainer's sampler behind the ``local`` entry, named by path (one line, imported on first use): the
 trainer's package sits above this one, so it is reached through the registry, never imported from here."""
-LOCAL_SAMPLER_FACTORIES.register_path("local", "terminal_agent.training.local_models:build_local_model_client")
+LOCAL_SAMPLER_FACTORIES.register_path("local", "terminal_agent.training.local.models:build_local_model_client")
 
 
 @register_model_client("local", spec_field="model", matches=is_model_directory)

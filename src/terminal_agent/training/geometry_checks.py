@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict
 from terminal_agent.errors import ConfigError
 from terminal_agent.registry import Registry
 from terminal_agent.training.preset_config import TrainingPreset
+from terminal_agent.training.trainer_backends import get_trainer_backend
 
 
 @dataclass(frozen=True)
@@ -97,8 +98,6 @@ def attention_heads(model_path: str) -> AttentionHeads:
 
 
 def _gpu_rules_apply(preset: TrainingPreset) -> bool:
-    from terminal_agent.training.trainer_backends import get_trainer_backend
-
     return get_trainer_backend(preset.backend).gpu_geometry
 
 

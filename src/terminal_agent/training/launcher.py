@@ -38,7 +38,6 @@ import inspect
 import logging
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,17 +45,18 @@ import yaml
 
 from terminal_agent.errors import ConfigError, TrainingSetupError
 from terminal_agent.training.geometry_checks import SandboxPlacement, placement_plan, require_sound_geometry
+from terminal_agent.training.launch_plan import LaunchPlan
 from terminal_agent.training.preset_config import TrainingPreset
 from terminal_agent.training.trainer_backends import get_trainer_backend
-from terminal_agent.training.verl_overrides import HydraOverride, RawOverride, verl_overrides, workflow_args_for
+from terminal_agent.training.verl.overrides import HydraOverride, RawOverride, verl_overrides, workflow_args_for
 
 logger = logging.getLogger(__name__)
 
 #: Package pins of the ``[train]`` extra that a real verl launch checks.
 TRAIN_PINS = {"verl": "0.9.1", "ray": "2.60.0"}
 #: Where our Workflow for rLLM HEAD lives (written with the env conformance work).
-WORKFLOW_CLASS_PATH = "terminal_agent.training.rllm_workflow:TerminalTaskWorkflow"
-LOCAL_TRAINER_PATH = "terminal_agent.training.local_trainer:run_local_training"
+WORKFLOW_CLASS_PATH = "terminal_agent.training.verl.rllm_workflow:TerminalTaskWorkflow"
+LOCAL_TRAINER_PATH = "terminal_agent.training.local.trainer:run_local_training"
 #: Host environment variables Ray workers get, besides those rLLM forwards itself (VLLM_, HF_, NCCL_ ...).
 FORWARDED_ENV_PREFIXES = ("WANDB_", "LITELLM_", "LITE_LLM_", "TERMINAL_AGENT_", "HF_", "DOCKER_", "ANTHROPIC_",
                           "OPENAI_")
@@ -77,31 +77,6 @@ _SECRET_KEY_QUALIFIERS = {"api", "access", "secret", "private", "auth", "signing
 #: ... or any of its words is one of these (AWS_SECRET_ACCESS_KEY_ID).
 _SECRET_ANY_WORDS = {"secret", "password", "passwd", "credential", "credentials", "apikey"}
 _URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@", re.IGNORECASE)
-
-
-@dataclass
-class LaunchPlan:
-    """A validated launch: what will be handed to rLLM/verl (or the local trainer)."""
-
-    preset: TrainingPreset
-    run_dir: Path
-    train_files: str | None = None
-    """Parquet the run trains on (written at launch when converted from ``data.tasks``)."""
-    val_files: str | None = None
-    hydra_overrides: list[HydraOverride] = field(default_factory=list)
-    raw_overrides: list[RawOverride] = field(default_factory=list)
-    """rLLM/verl hydra keys of the command line, composed after the preset's (verl backend)."""
-    model_path: str | None = None
-    """Where ``model.path`` resolved to (``embedded``: the converted directory; verl backend)."""
-    trainer_config: Any = None
-    """The composed rLLM/verl DictConfig (verl backend)."""
-    workflow_args: dict[str, Any] = field(default_factory=dict)
-    level2: Any = None
-    """:class:`~terminal_agent.training.verl_schema.Level2Result` (verl backend)."""
-    local_config: Any = None
-    """The :class:`~terminal_agent.training.local_config.LocalTrainingConfig` the local trainer runs (backend local)."""
-    notes: list[str] = field(default_factory=list)
-    """Checks that could not run here, said plainly."""
 
 
 # --- validation ----------------------------------------------------------------------------------
@@ -160,7 +135,7 @@ def resolve_model_path(preset: TrainingPreset) -> str:
 def _check_ambiguous_keys(preset: TrainingPreset, overrides: list[HydraOverride]) -> None:
     """A preset key of the command line whose path rLLM/verl's config has too must map onto that very key with
     the same value; otherwise the user cannot know which one they set."""
-    from terminal_agent.training.verl_schema import base_trainer_schema, schema_has_key
+    from terminal_agent.training.verl.schema import base_trainer_schema, schema_has_key
 
     schema = base_trainer_schema()
     for key in preset.command_line_keys:
@@ -352,7 +327,7 @@ def plan_verl(plan: LaunchPlan, *, level2: bool = True, verl_python: str | None 
     the Workflow's signature and level 2."""
     preset = plan.preset
     require_multicast_off(preset)
-    from terminal_agent.training.verl_schema import compose_trainer_config, validate_with_verl
+    from terminal_agent.training.verl.schema import compose_trainer_config, validate_with_verl
 
     data_dir = plan.run_dir / "data"
     plan.train_files = preset.data.train_files or str(data_dir / "train.parquet")
@@ -734,7 +709,7 @@ def point_verl_at_rllm_ready_model(plan: LaunchPlan) -> str | None:
     rendered alone). Where that is so, verl loads :func:`prepare_model_dir_for_rllm`'s folder beside the run
     (the same weights, linked; the template wrapped so that rLLM's check holds) and the Workflow renders
     prompts with its own parser. A hub id (no local folder) is left to rLLM. Returns the new path, or None."""
-    from terminal_agent.training.rllm_chat_parser import prepare_model_dir_for_rllm
+    from terminal_agent.training.verl.rllm_chat_parser import prepare_model_dir_for_rllm
 
     path = str(plan.trainer_config.actor_rollout_ref.model.path)
     if not Path(path).is_dir():
@@ -751,7 +726,7 @@ def _stop_stalled_run(reason: str) -> None:
     """The watchdog's end of a stalled run: say why, let Ray go (30 s at most), exit with EXIT_STALLED."""
     import threading
 
-    from terminal_agent.training.stall_watchdog import EXIT_STALLED
+    from terminal_agent.training.verl.stall_watchdog import EXIT_STALLED
 
     logger.error("stopping the run: %s", reason)
 
@@ -770,9 +745,9 @@ def _stop_stalled_run(reason: str) -> None:
 
 
 def start_stall_watchdog(plan: LaunchPlan, on_stall: Any = None) -> Any:
-    """A :class:`~terminal_agent.training.stall_watchdog.StallWatchdog` over the run's metrics file, started; None
+    """A :class:`~terminal_agent.training.verl.stall_watchdog.StallWatchdog` over the run's metrics file, started; None
     when ``trainer.stall_timeout_s`` is None or the ``file`` logger is off (a note is logged)."""
-    from terminal_agent.training.stall_watchdog import StallWatchdog
+    from terminal_agent.training.verl.stall_watchdog import StallWatchdog
 
     trainer = plan.preset.trainer
     if trainer.stall_timeout_s is None:
@@ -796,7 +771,7 @@ def launch_verl(plan: LaunchPlan, rehearse: bool = False) -> None:
         check_packages()
         check_local_gpus(preset)
     check_wandb(preset)
-    from terminal_agent.training.verl_schema import validate_with_verl
+    from terminal_agent.training.verl.schema import validate_with_verl
 
     validate_with_verl(plan.trainer_config)  # level 2 in-process now that verl imports: refuse before Ray starts
     workflow_class = load_object(WORKFLOW_CLASS_PATH, "the rLLM Workflow")
@@ -845,7 +820,7 @@ def launch(plan: LaunchPlan, *, progress: Any = None, rehearse: bool = False) ->
 
 
 __all__ = [
-    "LaunchPlan", "NVLINK_MULTICAST_OFF", "check_no_compaction", "check_no_verl_path_keys", "check_packages",
+    "NVLINK_MULTICAST_OFF", "check_no_compaction", "check_no_verl_path_keys", "check_packages",
     "launch_verl", "load_object", "plan_verl", "verl_dry_run_fields", "placement_document", "require_multicast_off",
     "sandbox_placement", "point_verl_at_rllm_ready_model", "start_stall_watchdog", "check_sandbox_slots", "docker_daemon_answers", "dry_run_document",
     "exported_images_dir", "forwarded_environment", "hydra_key_sources", "launch", "plan_launch", "ray_init_arguments",

@@ -5,7 +5,7 @@ A preset is data. ``load_preset("prod_32b_8_gpus", ["rollout.n=16"])`` reads the
 a validated :class:`TrainingPreset`. Every error is a :class:`ConfigError` that names the exact
 key (``batch.train_batch_size``), never a pydantic dump.
 
-What the keys mean for verl/rLLM is in :mod:`terminal_agent.training.verl_overrides`; the
+What the keys mean for verl/rLLM is in :mod:`terminal_agent.training.verl.overrides`; the
 arithmetic that a preset must satisfy is in :mod:`terminal_agent.training.geometry_checks`.
 """
 
@@ -24,6 +24,7 @@ from terminal_agent.errors import ConfigError
 from terminal_agent.harbor_jobs.training_trials import RolloutTrialsConfig
 from terminal_agent.rewards.reward import RewardConfig
 from terminal_agent.training.algorithms.advantages import ADVANTAGE_ESTIMATORS
+from terminal_agent.training.trainer_registry import TRAINER_BACKENDS
 from terminal_agent.user_files import read_user_text
 
 PRESET_PACKAGE = "terminal_agent.training.presets"
@@ -377,7 +378,7 @@ class TrainingPreset(_Section):
     description: str = ""
     """One line for the preset table."""
     backend: str
-    """A name in ``TRAINER_BACKENDS`` (``training/trainer_backends/``): ``verl``: rLLM + verl on GPUs (Ray, vLLM);
+    """A name in ``TRAINER_BACKENDS`` (``training/trainer_registry.py``): ``verl``: rLLM + verl on GPUs (Ray, vLLM);
     ``local``: the project's single-machine trainer."""
     model: ModelSection
     """The policy."""
@@ -426,16 +427,12 @@ class TrainingPreset(_Section):
     @field_validator("backend")
     @classmethod
     def _registered_backend(cls, name: str) -> str:
-        from terminal_agent.training.trainer_backends import TRAINER_BACKENDS
-
         TRAINER_BACKENDS.get(name)  # a ConfigError (a ValueError) listing the registered backends
         return name
 
     @model_validator(mode="after")
     def _backend_sections(self) -> "TrainingPreset":
-        from terminal_agent.training.trainer_backends import get_trainer_backend
-
-        get_trainer_backend(self.backend).check_preset(self)
+        TRAINER_BACKENDS.get(self.backend).check_preset(self)  # the hook of TrainerBackend
         return self
 
     @property

@@ -1,7 +1,7 @@
 """Optional supervised warm start: imitate reference solutions of the *train* tasks before GRPO.
 
 For each train task with a reference solution, one real episode is run through the agent, env
-and grader with a :class:`~terminal_agent.training.demonstration_client.DemonstrationClient`
+and grader with a :class:`~terminal_agent.training.local.demonstration_client.DemonstrationClient`
 replaying two replies: a ``bash`` action running the solution script, then ``finish``. The
 episode's turns (instruction -> action -> its real observation -> finish) are recorded as
 :class:`~terminal_agent.outcome.TurnTokens` exactly like sampled ones, and only transcripts
@@ -22,11 +22,11 @@ from typing import Any
 
 from terminal_agent.evaluation.results import PASS_THRESHOLD
 from terminal_agent.tasks.model import Task
-from terminal_agent.training.demonstration_client import FINISH_REPLY, DemonstrationClient, bash_reply
-from terminal_agent.training.local_config import LocalTrainingConfig
-from terminal_agent.training.local_policy import LocalPolicy
-from terminal_agent.training.local_rollouts import LocalRolloutCollector
-from terminal_agent.training.local_update import TrainingRow, forward_response_logprobs, micro_batches, pack_rows, rows_from_turns
+from terminal_agent.training.local.config import LocalTrainingConfig
+from terminal_agent.training.local.demonstration_client import FINISH_REPLY, DemonstrationClient, bash_reply
+from terminal_agent.training.local.policy import LocalPolicy
+from terminal_agent.training.local.rollouts import LocalRolloutCollector
+from terminal_agent.training.local.update import TrainingRow, forward_response_logprobs, micro_batches, pack_rows, rows_from_turns
 
 logger = logging.getLogger(__name__)
 

@@ -17,7 +17,7 @@ Held-out tasks never reach the trainer (nor its SFT warm start): the split is ma
 id hash (``split_tasks``), or given as a separate source.
 
 The evaluations sample through the trainer's own sampler
-(:func:`~terminal_agent.training.local_models.policy_eval_client`), as ``terminal-agent eval run
+(:func:`~terminal_agent.training.local.models.policy_eval_client`), as ``terminal-agent eval run
 --adapter CHECKPOINT`` does for one checkpoint.
 """
 
@@ -33,9 +33,9 @@ from typing import Any
 from terminal_agent.errors import ConfigError
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.tasks.model import Task
-from terminal_agent.training.local_config import LocalTrainingConfig
-from terminal_agent.training.local_models import policy_eval_client
-from terminal_agent.training.local_trainer import TrainingProgress, TrainingSummary, train_local
+from terminal_agent.training.local.config import LocalTrainingConfig
+from terminal_agent.training.local.models import policy_eval_client
+from terminal_agent.training.local.trainer import TrainingProgress, TrainingSummary, train_local
 
 logger = logging.getLogger(__name__)
 
@@ -121,8 +121,8 @@ def run_learning_experiment(
     """Train, evaluate base and trained on ``held_out_tasks``, compare (see the module docstring)."""
     from terminal_agent.evaluation.report import compare_runs, comparison_markdown
     from terminal_agent.evaluation.results import RunResults
-    from terminal_agent.training.checkpoints import latest_checkpoint, load_adapter_weights, warm_start_checkpoint
-    from terminal_agent.training.local_policy import load_policy
+    from terminal_agent.training.local.checkpoints import latest_checkpoint, load_adapter_weights, warm_start_checkpoint
+    from terminal_agent.training.local.policy import load_policy
 
     held_ids = {t.task_id for t in held_out_tasks}
     if held_ids & {t.task_id for t in train_tasks}:
@@ -147,7 +147,7 @@ def run_learning_experiment(
         if finished is not None:  # a resumed experiment: this evaluation ran to the end before
             logger.info("%s: reusing the finished evaluation in %s", name, finished.parent)
             return finished
-        # `terminal-agent eval run --adapter` samples through the same client (training.local_models)
+        # `terminal-agent eval run --adapter` samples through the same client (training.local.models)
         client = policy_eval_client(policy, config, concurrency=eval_concurrency, name=name)
         try:
             path = evaluate_policy(client, held_out_tasks, out_dir / subdir, **eval_kwargs)

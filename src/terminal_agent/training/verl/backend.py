@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 from terminal_agent.training import launcher
 
 if TYPE_CHECKING:
-    from terminal_agent.training.launcher import LaunchPlan
+    from terminal_agent.training.launch_plan import LaunchPlan
     from terminal_agent.training.preset_config import TrainingPreset
-    from terminal_agent.training.verl_overrides import RawOverride
+    from terminal_agent.training.verl.overrides import RawOverride
 
 
 class VerlBackend:

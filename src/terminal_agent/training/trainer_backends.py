@@ -1,16 +1,12 @@
-"""The trainer backends: a preset's ``backend`` -> the object that validates, plans, shows and launches its run.
+"""What every trainer backend provides: a preset's ``backend`` -> the object that validates, plans, shows and
+launches its run.
 
     get_trainer_backend(preset.backend).launch(plan, progress=None, rehearse=False)
 
-One table, one line per backend; a built-in backend is named by where its object lives, so this package
-imports no trainer (the preset schema checks a ``backend`` name here, every backend imports the preset
-schema and the launcher, and no import comes back round). A new backend is one module with a ``BACKEND``
-object of :class:`TrainerBackend` plus one line below::
-
-    TRAINER_BACKENDS.register_path("mine", "terminal_agent.training.trainer_backends.mine:BACKEND")
-
-The preset schema, the geometry rules, the launcher, the dry run and the training scripts ask the backend
-(its hooks and flags) and never compare backend names.
+The backends themselves are entries of :data:`~terminal_agent.training.trainer_registry.TRAINER_BACKENDS` (one
+line per backend, each naming where its ``BACKEND`` lives: ``training/verl/backend.py``,
+``training/local/backend.py``). The preset schema, the geometry rules, the launcher, the dry run and the
+training scripts ask the backend (its hooks and flags) and never compare backend names.
 """
 
 from __future__ import annotations
@@ -18,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from terminal_agent.registry import Registry
+from terminal_agent.training.trainer_registry import TRAINER_BACKENDS
 
 if TYPE_CHECKING:
-    from terminal_agent.training.launcher import LaunchPlan
+    from terminal_agent.training.launch_plan import LaunchPlan
     from terminal_agent.training.preset_config import TrainingPreset
-    from terminal_agent.training.verl_overrides import RawOverride
+    from terminal_agent.training.verl.overrides import RawOverride
 
 
 class TrainerBackend(Protocol):
@@ -68,17 +64,10 @@ class TrainerBackend(Protocol):
         ...
 
 
-TRAINER_BACKENDS: Registry[Any] = Registry("trainer backend")
-"""Name -> backend (a :class:`TrainerBackend`); the names are ``TrainingPreset.backend``'s values."""
-
-TRAINER_BACKENDS.register_path("verl", "terminal_agent.training.trainer_backends.verl:BACKEND")
-TRAINER_BACKENDS.register_path("local", "terminal_agent.training.trainer_backends.local:BACKEND")
-
-
 def get_trainer_backend(name: str) -> TrainerBackend:
     """The backend registered as ``name``. Raises :class:`~terminal_agent.errors.ConfigError` listing the valid ones."""
     backend: TrainerBackend = TRAINER_BACKENDS.get(name)
     return backend
 
 
-__all__ = ["TRAINER_BACKENDS", "TrainerBackend", "get_trainer_backend"]
+__all__ = ["TrainerBackend", "get_trainer_backend"]

@@ -1,9 +1,9 @@
 """The learning experiment over several seeds, and its pooled analysis.
 
-Each seed runs :func:`~terminal_agent.training.local_experiment.run_learning_experiment` in its own
+Each seed runs :func:`~terminal_agent.training.experiments.local_experiment.run_learning_experiment` in its own
 directory, with ``LocalTrainingConfig.seed`` set to it. That seed orders the train tasks, initialises
 LoRA and seeds the trainer's sampling, and, because
-:func:`~terminal_agent.training.local_policy.load_policy` seeds torch with it, it also seeds the
+:func:`~terminal_agent.training.local.policy.load_policy` seeds torch with it, it also seeds the
 evaluations' samplers (the base, warm-start and trained evaluations of one seed draw the same
 per-call seeds; another seed draws others). Layout::
 
@@ -31,9 +31,9 @@ from typing import Any
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.tasks.model import Task
-from terminal_agent.training.local_config import LocalTrainingConfig
-from terminal_agent.training.local_experiment import COMPARISONS, ExperimentResult, run_learning_experiment
-from terminal_agent.training.local_trainer import TrainingProgress
+from terminal_agent.training.experiments.local_experiment import COMPARISONS, ExperimentResult, run_learning_experiment
+from terminal_agent.training.local.config import LocalTrainingConfig
+from terminal_agent.training.local.trainer import TrainingProgress
 
 SEED_DIR_PREFIX = "seed_"
 SETTINGS_FILE = "experiment.json"

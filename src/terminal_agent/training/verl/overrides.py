@@ -4,7 +4,7 @@
 becomes. Each entry remembers the preset key it came from, so a key the schema rejects is
 reported against the preset key the user can change. The keys are composed against rLLM's
 ``agent_ppo_trainer`` config (which loads verl's ``ppo_trainer``) by
-:mod:`terminal_agent.training.verl_schema`; each must already exist there, except the few marked
+:mod:`terminal_agent.training.verl.schema`; each must already exist there, except the few marked
 ``add`` (a ``+key``: a name inside a free mapping such as ``model.override_config``).
 
 :func:`split_overrides` tells the preset keys of a command line from raw rLLM/verl keys:

@@ -9,7 +9,7 @@ otherwise straight from the wheels: ``pip download --no-deps verl==0.9.1`` (done
 ``scripts/setup.sh``) and rLLM's wheel; nothing is imported from either.
 
 Level 2 (where verl imports): verl's own ``validate_config`` and its dataclass conversion
-(:mod:`terminal_agent.training.verl_config_check`), in-process, or in the interpreter named by
+(:mod:`terminal_agent.training.verl.config_check`), in-process, or in the interpreter named by
 ``TERMINAL_AGENT_VERL_PYTHON`` (the CI venv).
 
 Where the YAML is looked for, in order:
@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from terminal_agent.errors import ConfigError, TrainingSetupError
-from terminal_agent.training.verl_overrides import RLLM_TRAINER_CONFIG, HydraOverride, RawOverride
+from terminal_agent.training.verl.overrides import RLLM_TRAINER_CONFIG, HydraOverride, RawOverride
 
 logger = logging.getLogger(__name__)
 
@@ -278,7 +278,7 @@ def _check_raw_against_mapping(config: Any, overrides: list[HydraOverride], raw:
 
 
 def _shown(value: Any) -> str:
-    from terminal_agent.training.verl_overrides import format_hydra_value
+    from terminal_agent.training.verl.overrides import format_hydra_value
 
     return format_hydra_value(value)
 
@@ -391,7 +391,7 @@ def validate_many_with_verl(configs: list[Any], python: str | None = None) -> li
     if python is None and verl_importable():
         import verl
 
-        from terminal_agent.training.verl_config_check import check_config
+        from terminal_agent.training.verl.config_check import check_config
 
         results = []
         for config in configs:
@@ -411,7 +411,7 @@ def validate_many_with_verl(configs: list[Any], python: str | None = None) -> li
 
 
 def _validate_in_interpreter(configs: list[Any], python: str) -> list[Level2Result]:
-    script = Path(__file__).with_name("verl_config_check.py")
+    script = Path(__file__).with_name("config_check.py")
     with tempfile.TemporaryDirectory(prefix="verl-check-") as scratch:
         files = []
         for index, config in enumerate(configs):

@@ -40,7 +40,7 @@ from terminal_agent.outcome import EpisodeOutcome
 from terminal_agent.rollout.engine import EpisodeEngine, EpisodeSettings, close_quietly
 from terminal_agent.rollout.episode_record import EpisodeRecord
 from terminal_agent.tasks.model import Task
-from terminal_agent.training.local_config import LocalTrainingConfig
+from terminal_agent.training.local.config import LocalTrainingConfig
 
 logger = logging.getLogger(__name__)
 

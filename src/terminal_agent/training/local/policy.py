@@ -1,7 +1,7 @@
 """The policy of the local trainer: the base model with LoRA adapters (peft), and its sampling client.
 
 The same in-memory model is sampled (through the batched client, in eval mode, no gradients) and
-trained (through :mod:`terminal_agent.training.local_update`), so every rollout uses the current
+trained (through :mod:`terminal_agent.training.local.update`), so every rollout uses the current
 weights and no copy or sync is needed. With the adapter disabled the same object is the frozen
 reference of the optional KL term. ``local.sampler=vllm`` samples through vLLM instead, which gets the
 adapter after every update (:func:`make_policy_client`).
@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from terminal_agent.interfaces import ModelClient
-from terminal_agent.training.local_config import LocalTrainingConfig
+from terminal_agent.training.local.config import LocalTrainingConfig
 
 logger = logging.getLogger(__name__)
 

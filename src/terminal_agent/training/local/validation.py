@@ -3,7 +3,7 @@
 At the steps a run asks for (step 0, before the first GRPO step, with ``val_before_train``; every
 ``test_freq`` steps and after the last one with ``test_freq > 0``, as verl does) the current policy runs
 ``val_n`` episodes of each held-out task through the trainer's own rollout path: a
-:class:`~terminal_agent.training.local_rollouts.LocalRolloutCollector` with the same policy client,
+:class:`~terminal_agent.training.local.rollouts.LocalRolloutCollector` with the same policy client,
 agent, env, sandbox backend and grader as the training episodes, at ``val_temperature``. Nothing of
 it is trained on. The step's record gets ``val/reward_mean`` and ``val/pass_rate`` (over the scored
 episodes, as ``rollout/*``), with ``val/tasks``, ``val/episodes``, ``val/scored``,
@@ -35,8 +35,8 @@ from terminal_agent.errors import ConfigError
 from terminal_agent.evaluation.results import PASS_THRESHOLD
 from terminal_agent.interfaces import ModelClient
 from terminal_agent.tasks.model import Task
-from terminal_agent.training.local_config import LocalTrainingConfig
-from terminal_agent.training.local_rollouts import LocalRolloutCollector, RolloutBatch, default_env_factory
+from terminal_agent.training.local.config import LocalTrainingConfig
+from terminal_agent.training.local.rollouts import LocalRolloutCollector, RolloutBatch, default_env_factory
 
 logger = logging.getLogger(__name__)
 

@@ -36,8 +36,8 @@ episodes as Harbor trials in ``RUN/rollouts/``, one job per step; None: not kept
 (the episode's wall clock). The task of each episode is rLLM's ``extra_info`` dict (a flat task row,
 ``terminal_agent.tasks.parquet_rows``).
 
-With token ids (see :class:`~terminal_agent.training.rllm_engines.RolloutEngineModelClient`) the chat
-parser is :func:`~terminal_agent.training.rllm_chat_parser.chat_parser_for` the engine's tokenizer, built
+With token ids (see :class:`~terminal_agent.training.verl.rllm_engines.RolloutEngineModelClient`) the chat
+parser is :func:`~terminal_agent.training.verl.rllm_chat_parser.chat_parser_for` the engine's tokenizer, built
 once per pooled workflow, and every turn's prompt extends the previous turn's prompt and completion
 token for token.
 """
@@ -51,13 +51,13 @@ from copy import deepcopy
 from typing import Any
 
 from terminal_agent.compat.rllm import RLLM_AVAILABLE, step_metadata
-from terminal_agent.evaluation.results import PASS_THRESHOLD
 from terminal_agent.errors import ConfigError
+from terminal_agent.evaluation.results import PASS_THRESHOLD
 from terminal_agent.outcome import EpisodeOutcome, Termination
 
 if not RLLM_AVAILABLE:  # ModuleNotFoundError naming rllm: callers tell "rLLM missing" from a broken install
     raise ModuleNotFoundError(
-        "terminal_agent.training.rllm_workflow needs rLLM: "
+        "terminal_agent.training.verl.rllm_workflow needs rLLM: "
         'pip install "rllm @ git+https://github.com/rllm-org/rllm@9beb6e0f676a46d38858991fd79ac5f8e0b16d4c" (see docs/rllm.md)',
         name="rllm",
     )
@@ -74,7 +74,7 @@ from terminal_agent.harbor_jobs.rllm_rollouts import (  # noqa: E402
 )
 from terminal_agent.rollout.engine import EpisodeEngine, EpisodeSettings, RetryPolicy  # noqa: E402
 from terminal_agent.rollout.episode_record import EpisodeRecord  # noqa: E402
-from terminal_agent.training.rllm_engines import RolloutEngineModelClient, engine_takes_token_ids  # noqa: E402
+from terminal_agent.training.verl.rllm_engines import RolloutEngineModelClient, engine_takes_token_ids  # noqa: E402
 
 logger = logging.getLogger(__name__)
 

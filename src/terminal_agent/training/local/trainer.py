@@ -1,9 +1,9 @@
 """The single-machine GRPO trainer: rollouts through the real agent/env/grader, LoRA updates, checkpoints.
 
 One step: draw ``tasks_per_step`` train tasks (seeded order, see :class:`TaskOrder`), run
-``group_size`` episodes of each with the current policy (:mod:`.local_rollouts`), select the
-trainable samples (:mod:`.algorithms.group_selection`), compute GRPO advantages and take one
-optimizer step (:mod:`.local_update`), log the step (:mod:`.training_metrics`) and checkpoint it
+``group_size`` episodes of each with the current policy (:mod:`.rollouts`), select the
+trainable samples (:mod:`..algorithms.group_selection`), compute GRPO advantages and take one
+optimizer step (:mod:`.update`), log the step (:mod:`.metrics`) and checkpoint it
 (:mod:`.checkpoints`). A run restarted on the same run directory resumes after its last
 checkpoint: same adapter, optimizer, RNG and data order.
 
@@ -27,13 +27,14 @@ from typing import Any, Protocol
 import numpy as np
 
 from terminal_agent.errors import ConfigError
+from terminal_agent.evaluation.results import PASS_THRESHOLD
+from terminal_agent.harbor_jobs.training_trials import TrainingRolloutWriter
 from terminal_agent.models.base import first_closed_tag_end
 from terminal_agent.outcome import EpisodeOutcome
-from terminal_agent.evaluation.results import PASS_THRESHOLD
 from terminal_agent.rewards.reward import RewardConfig, reward_at_step
 from terminal_agent.tasks.model import Task
 from terminal_agent.training.algorithms.group_selection import GroupSelection, select_groups
-from terminal_agent.training.checkpoints import (
+from terminal_agent.training.local.checkpoints import (
     TaskOrder,
     latest_checkpoint,
     load_adapter_weights,
@@ -42,19 +43,8 @@ from terminal_agent.training.checkpoints import (
     save_warm_start,
     set_rng_state,
 )
-from terminal_agent.training.local_config import LocalTrainingConfig
-from terminal_agent.training.local_policy import LocalPolicy, load_policy, make_policy_client
-from terminal_agent.harbor_jobs.training_trials import TrainingRolloutWriter
-from terminal_agent.training.local_rollouts import (
-    EpisodeRecord,
-    LocalRolloutCollector,
-    RolloutBatch,
-    default_env_factory,
-)
-from terminal_agent.training.local_update import StreamedUpdate, UpdateStats, build_rows
-from terminal_agent.training.local_validation import HeldOutValidation
-from terminal_agent.training.train_splits import load_train_tasks, local_task_split
-from terminal_agent.training.training_metrics import (
+from terminal_agent.training.local.config import LocalTrainingConfig
+from terminal_agent.training.local.metrics import (
     MetricsLogger,
     UpdateOverlap,
     plot_curves,
@@ -62,6 +52,16 @@ from terminal_agent.training.training_metrics import (
     sampler_metrics,
     skipped_steps_before,
 )
+from terminal_agent.training.local.policy import LocalPolicy, load_policy, make_policy_client
+from terminal_agent.training.local.rollouts import (
+    EpisodeRecord,
+    LocalRolloutCollector,
+    RolloutBatch,
+    default_env_factory,
+)
+from terminal_agent.training.local.update import StreamedUpdate, UpdateStats, build_rows
+from terminal_agent.training.local.validation import HeldOutValidation
+from terminal_agent.training.train_splits import load_train_tasks, local_task_split
 
 logger = logging.getLogger(__name__)
 
@@ -226,7 +226,7 @@ def train_local(
 
     ``client_factory(policy, config)`` replaces the policy's sampling client (tests drive the
     trainer with demonstration replies); ``policy`` passes an already-loaded policy; ``val_tasks``
-    are the held-out tasks of the validation passes config asks for (:mod:`.local_validation`).
+    are the held-out tasks of the validation passes config asks for (:mod:`.validation`).
     """
     import torch
 
@@ -286,7 +286,7 @@ def train_local(
 
     try:
         if resumed_from is None and config.sft_enabled:
-            from terminal_agent.training.sft_warm_start import run_sft_warm_start
+            from terminal_agent.training.local.sft_warm_start import run_sft_warm_start
 
             progress.message("SFT warm start on reference solutions of the train tasks")
             sft_result = run_sft_warm_start(

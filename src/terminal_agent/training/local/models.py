@@ -15,7 +15,7 @@ another base is a :class:`~terminal_agent.errors.ConfigError` naming the path.
 Evaluation reaches a local model through the model-client registry (the entry ``local``:
 ``ModelClientConfig(type="local", model=..., adapter=...)``, or a spec that is a model directory), whose
 factory is :func:`build_local_model_client`. It samples through the trainer's own sampler (:func:`policy_eval_client`, which is
-:func:`~terminal_agent.training.local_policy.make_policy_client` with the evaluation's settings): the
+:func:`~terminal_agent.training.local.policy.make_policy_client` with the evaluation's settings): the
 continuous-batching sampler, or the generic batched one for architectures the slot decoder does not run.
 """
 
@@ -31,9 +31,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from terminal_agent.errors import ConfigError
 from terminal_agent.interfaces import ModelClient
 from terminal_agent.models.client_registry import ModelClientConfig, is_model_directory
-from terminal_agent.training.checkpoints import ADAPTER_DIR, STATE_FILE, checkpoint_root, latest_checkpoint
-from terminal_agent.training.local_config import LocalTrainingConfig
-from terminal_agent.training.local_policy import LocalPolicy, base_model_dir, load_policy, make_policy_client, resolve_device
+from terminal_agent.training.local.checkpoints import ADAPTER_DIR, STATE_FILE, checkpoint_root, latest_checkpoint
+from terminal_agent.training.local.config import LocalTrainingConfig
+from terminal_agent.training.local.policy import LocalPolicy, base_model_dir, load_policy, make_policy_client, resolve_device
 
 logger = logging.getLogger(__name__)
 

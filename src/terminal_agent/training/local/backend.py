@@ -1,5 +1,5 @@
 """The ``local`` trainer backend: the project's single-machine GRPO trainer, run in this process
-(:func:`terminal_agent.training.local_trainer.run_local_training` with the preset's ``local`` section)."""
+(:func:`terminal_agent.training.local.trainer.run_local_training` with the preset's ``local`` section)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from terminal_agent.errors import ConfigError
 from terminal_agent.training import launcher
 
 if TYPE_CHECKING:
-    from terminal_agent.training.launcher import LaunchPlan
+    from terminal_agent.training.launch_plan import LaunchPlan
     from terminal_agent.training.preset_config import TrainingPreset
-    from terminal_agent.training.verl_overrides import RawOverride
+    from terminal_agent.training.verl.overrides import RawOverride
 
 
 class LocalBackend:
@@ -37,7 +37,7 @@ class LocalBackend:
         launcher.check_no_verl_path_keys(preset)
 
     def plan(self, plan: "LaunchPlan", *, level2: bool, verl_python: str | None) -> "LaunchPlan":
-        from terminal_agent.training.local_config import LocalTrainingConfig
+        from terminal_agent.training.local.config import LocalTrainingConfig
 
         plan.local_config = LocalTrainingConfig.from_preset(plan.preset)  # what run_local_training builds
         return plan

@@ -166,7 +166,7 @@ class LocalTrainingConfig(BaseModel):
     """Where episodes run: the sandbox backend (``docker``, ``bwrap``, ``ray``) and its settings; the
     SFT warm start, the GRPO rollouts and the learning experiment's evaluations all use it."""
 
-    # --- validation on held-out tasks (terminal_agent.training.local_validation) --------------
+    # --- validation on held-out tasks (terminal_agent.training.local.validation) --------------
     test_freq: int = local_default("trainer.test_freq", -1, "a direct build validates only when asked", ge=-1)
     """Validate every this many steps and after the last one (-1 or 0: never)."""
     val_before_train: bool = local_default("trainer.val_before_train", False, "a direct build validates only "

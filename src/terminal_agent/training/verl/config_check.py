@@ -4,7 +4,7 @@ Self-contained on purpose: it imports only omegaconf and verl, so it runs in-pro
 is installed and, as a script, in a separate interpreter that has verl but not terminal-agent
 (the CI venv of ``scripts/setup_verl_check_venv.sh``)::
 
-    VERL_PYTHON verl_config_check.py A.yaml [B.yaml ...]   # one JSON line per file: {"ok": true, ...}
+    VERL_PYTHON config_check.py A.yaml [B.yaml ...]   # one JSON line per file: {"ok": true, ...}
 
 verl checks a LoRA rank against vLLM's supported ranks by importing vLLM. Where vLLM is absent
 (the CI venv) that one step runs with LoRA off, and the answer's ``notes`` say so.
@@ -65,7 +65,7 @@ def main(argv: list[str]) -> int:
     from omegaconf import OmegaConf
 
     if not argv:
-        print(json.dumps({"ok": False, "error": "usage: verl_config_check.py COMPOSED.yaml [...]"}))
+        print(json.dumps({"ok": False, "error": "usage: config_check.py COMPOSED.yaml [...]"}))
         return 2
     try:
         import verl  # noqa: F401  (its version is part of the answer)

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from terminal_agent.errors import ConfigError
-from terminal_agent.training.rllm_chat_parser import original_chat_template
+from terminal_agent.training.verl.rllm_chat_parser import original_chat_template
 
 logger = logging.getLogger(__name__)
 

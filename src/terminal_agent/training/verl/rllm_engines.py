@@ -5,7 +5,7 @@
   (:mod:`terminal_agent.rollout.engine`) drives rLLM's training rollouts too. It is
   called from a worker thread and hands each request to the event loop that owns the engine. With an
   engine that takes token ids (``supports_token_in_token_out``: verl's) it renders the prompt ids
-  itself (:mod:`terminal_agent.training.rllm_chat_parser`), each turn extending the last token for
+  itself (:mod:`terminal_agent.training.verl.rllm_chat_parser`), each turn extending the last token for
   token, and never uses the engine's chat parser.
 * :class:`ModelClientRolloutEngine` - any of our clients (the scripted one, the embedded model, a
   litellm endpoint) seen as an rLLM ``RolloutEngine``: rLLM's own engines (v0.2.1's
@@ -27,11 +27,11 @@ from terminal_agent.compat.rllm import RLLM_AVAILABLE
 from terminal_agent.errors import ConfigError, ModelProviderError
 from terminal_agent.interfaces import ModelClient, ModelResponse
 from terminal_agent.models.base import ContextWindowExceededError
-from terminal_agent.training.rllm_chat_parser import TurnPromptBuilder, chat_parser_for
+from terminal_agent.training.verl.rllm_chat_parser import TurnPromptBuilder, chat_parser_for
 
 if not RLLM_AVAILABLE:  # ModuleNotFoundError naming rllm: callers tell "rLLM missing" from a broken install
     raise ModuleNotFoundError(
-        "terminal_agent.training.rllm_engines needs rLLM: "
+        "terminal_agent.training.verl.rllm_engines needs rLLM: "
         'pip install "rllm @ git+https://github.com/rllm-org/rllm@9beb6e0f676a46d38858991fd79ac5f8e0b16d4c" (see docs/rllm.md)',
         name="rllm",
     )
@@ -97,8 +97,8 @@ class RolloutEngineModelClient:
 
     Token in, token out (``token_in_token_out``: None uses it when the engine supports it; True
     requires it; False never): the client builds each prompt's ids with ``chat_parser`` (default
-    :func:`~terminal_agent.training.rllm_chat_parser.chat_parser_for` the engine's tokenizer) through a
-    :class:`~terminal_agent.training.rllm_chat_parser.TurnPromptBuilder`, so turn k+1's prompt is turn
+    :func:`~terminal_agent.training.verl.rllm_chat_parser.chat_parser_for` the engine's tokenizer) through a
+    :class:`~terminal_agent.training.verl.rllm_chat_parser.TurnPromptBuilder`, so turn k+1's prompt is turn
     k's prompt + completion (+ the end-of-turn ids the template adds) + the new messages, calls the
     engine's public ``get_token_output_from_token_input`` and builds rLLM's ``ModelOutput`` itself.
     rLLM's engines otherwise re-render the whole chat each turn with a parser picked by the model's
