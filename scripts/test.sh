@@ -27,9 +27,10 @@ finish_typecheck() {
     fi
 }
 
-# A full run goes in two phases: the suite in parallel workers (TEST_WORKERS, default 3: most of a test's time
-# is spent waiting on containers and subprocesses), then the tests marked serial alone (they leave or sweep
-# leaked sandboxes machine-wide, which would race the other workers). Extra arguments: one plain run.
+# A full run goes in two phases: the suite in parallel workers (TEST_WORKERS; default one more than the cores, at
+# least 3 and at most 8: most of a test's time is spent waiting on containers and subprocesses), then the tests
+# marked serial alone (they leave or sweep leaked sandboxes machine-wide, which would race the other workers).
+# Extra arguments: one plain run.
 run_pytest() {
     set +e
     "$PYTHON" -m pytest "$@"
@@ -55,12 +56,15 @@ finish_conformance() {
     cat "$conformance_log"
     [ "$status" -ne 0 ] || status=$conformance
 }
+cores=$(nproc 2>/dev/null || echo 2)
+workers=${TEST_WORKERS:-$(( cores + 1 < 3 ? 3 : (cores + 1 > 8 ? 8 : cores + 1) ))}
 status=0
-if [ "$#" -eq 0 ] && [ "${TEST_WORKERS:-3}" != 1 ] && "$PYTHON" -c "import xdist" 2>/dev/null; then
+if [ "$#" -eq 0 ] && [ "$workers" != 1 ] && "$PYTHON" -c "import xdist" 2>/dev/null; then
     start_conformance
     # loadfile in collection order, which tests/conftest.py sorts longest file first (xdist's own reorder puts
     # files with few tests last: the long ones were the tail of the run)
-    run_pytest tests -v -n "${TEST_WORKERS:-3}" --dist loadfile --no-loadscope-reorder -m "not serial" || status=$?
+    echo "[test] parallel phase: $workers workers ($cores cores)" >&2
+    run_pytest tests -v -n "$workers" --dist loadfile --no-loadscope-reorder -m "not serial" || status=$?
     finish_conformance
     run_pytest tests -v -m serial || { code=$?; [ "$status" -ne 0 ] || status=$code; }
 else
