@@ -19,7 +19,6 @@ import uuid
 import pytest
 
 from terminal_agent.errors import ImageBuildError, ImageError, ImageNotAvailableError
-from terminal_agent.sandbox.images.base_image import BASE_IMAGE, find_debian_mirror, read_apt_sources
 from terminal_agent.sandbox.images.aliases import (
     PYTHON_IMAGE,
     alias_for,
@@ -27,8 +26,10 @@ from terminal_agent.sandbox.images.aliases import (
     rewrite_from_lines,
     split_image_reference,
 )
+from terminal_agent.sandbox.images.base_image import BASE_IMAGE, find_debian_mirror, read_apt_sources
 from terminal_agent.sandbox.images.export import task_source_hash
-from terminal_agent.sandbox.images.manager import MANAGED_LABEL, TASK_LABEL, ImageManager, _content_hash, task_repository
+from terminal_agent.sandbox.images.image_build import content_hash as _content_hash
+from terminal_agent.sandbox.images.manager import MANAGED_LABEL, TASK_LABEL, ImageManager, task_repository
 from terminal_agent.tasks.model import Task, TaskLimits
 
 RUN_ID = uuid.uuid4().hex[:8]
@@ -391,7 +392,7 @@ def test_cli_build_and_list(manager, tmp_path):
     from typer.testing import CliRunner
 
     from terminal_agent.cli import app
-    from terminal_agent.tasks.csv_format import write_tasks_csv
+    from terminal_agent.tasks.csv.format import write_tasks_csv
 
     good = make_task("cli", "FROM debian:bookworm\nRUN echo hi > /x\n")
     csv_path = write_tasks_csv([good], tmp_path / "tasks.csv")
@@ -408,7 +409,7 @@ def test_cli_build_reports_bad_rows_with_their_bracketed_field(tmp_path):
     from typer.testing import CliRunner
 
     from terminal_agent.cli import app
-    from terminal_agent.tasks.csv_format import write_tasks_csv
+    from terminal_agent.tasks.csv.format import write_tasks_csv
 
     csv_path = write_tasks_csv([make_task("cli-bad", "FROM debian:bookworm\n")], tmp_path / "tasks.csv")
     with open(csv_path, newline="", encoding="utf-8") as handle:

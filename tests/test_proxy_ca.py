@@ -44,7 +44,8 @@ from terminal_agent.sandbox.images.host_trust import (
     read_ca_path,
     resolve_host_trust,
 )
-from terminal_agent.sandbox.images.manager import HASH_LABEL, TASK_LABEL, ImageManager, _content_hash
+from terminal_agent.sandbox.images.image_build import content_hash as _content_hash
+from terminal_agent.sandbox.images.manager import HASH_LABEL, TASK_LABEL, ImageManager
 from terminal_agent.tasks.model import Task, TaskLimits
 
 RUN_ID = uuid.uuid4().hex[:8]

@@ -1,6 +1,6 @@
 """Images: the offline base, public images aliased onto local ones, and task images cached by content.
 
-A task image is built from the task's Dockerfile (``FROM`` lines resolved: present locally, else
+A task image is built (:mod:`~terminal_agent.sandbox.images.image_build`) from the task's Dockerfile (``FROM`` lines resolved: present locally, else
 pulled with a short timeout, else an alias from :mod:`~terminal_agent.sandbox.images.aliases`) and
 ``task.files`` as the build context - never the tests or the solution, which reach the container
 only after the episode. Its tag is a content hash, ``terminal-agent/task-<id>:<hash12>``, so an
@@ -13,38 +13,20 @@ from __future__ import annotations
 import collections
 import contextlib
 import fcntl
-import hashlib
-import json
 import logging
 import os
 import re
-import subprocess
-import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import docker
-import requests
-import urllib3
 
-from terminal_agent.errors import ConfigError, ImageBuildError, ImageError, ImageNotAvailableError
+from terminal_agent.errors import ImageBuildError, ImageError, ImageNotAvailableError
 from terminal_agent.sandbox.images.base_image import BASE_IMAGE, MANAGED_LABEL, build_base_image
-from terminal_agent.sandbox.images.build_watchdog import (
-    BuildWatchdog,
-    build_timeout_message,
-    expect_build_response,
-    install_response_capture,
-)
-from terminal_agent.sandbox.images.host_build_settings import (
-    HostBuildSettings,
-    buildx_available,
-    buildx_command,
-    mount_secrets,
-    with_enable_hint,
-)
+from terminal_agent.sandbox.images.host_build_settings import HostBuildSettings
 from terminal_agent.sandbox.images.host_trust import (
     HOST_TRUST_LABEL,
     HostTrust,
@@ -59,7 +41,8 @@ from terminal_agent.sandbox.images.aliases import (
     rewrite_from_lines,
     split_image_reference,
 )
-from terminal_agent.tasks.model import FileContent, Task, encode_file_map, file_bytes
+from terminal_agent.sandbox.images.image_build import Progress, build_with_engine_api, build_with_secrets, content_hash
+from terminal_agent.tasks.model import FileContent, Task
 
 logger = logging.getLogger(__name__)
 
@@ -67,10 +50,7 @@ TASK_LABEL = "terminal-agent.task-id"
 HASH_LABEL = "terminal-agent.content-hash"
 IMAGE_PREFIX = "terminal-agent/"
 LOG_TAIL_LINES = 40
-_HASH_SCHEME = "terminal-agent-image-v1"  # bump to invalidate every cached task image
 _UNPULLABLE_TTL_S = 300.0
-
-Progress = Callable[[str], None]
 
 
 def default_cache_dir() -> Path:
@@ -115,12 +95,6 @@ class ManagedImage:
     size_bytes: int
     created: str
     task_id: str | None
-
-
-BUILD_NETWORK_MODE = "default"
-"""The network of the build phase: the one the host gives ``docker build`` (its default bridge), whatever the
-task's ``limits.network`` says - as Harbor builds. A task's network policy governs its agent and verifier
-phases (``Sandbox.set_network``), never the steps that install its environment."""
 
 
 class ImageManager:
@@ -220,15 +194,15 @@ class ImageManager:
             raise ImageNotAvailableError(f"the alias table names {name!r}, which has no recipe")
         base_id = self.ensure_base_image()
         dockerfile = SUBSTITUTE_DOCKERFILES[name].format(base=self.base_image)
-        content_hash = _content_hash(dockerfile, {}, [base_id])
+        recipe_hash = content_hash(dockerfile, {}, [base_id])
         with self._locked(name):
             try:
                 image = self.client.images.get(name)
-                if image.labels.get(HASH_LABEL) == content_hash:
+                if image.labels.get(HASH_LABEL) == recipe_hash:
                     return str(image.id)
             except docker.errors.ImageNotFound:
                 pass
-            return self._build(name, dockerfile, {}, {HASH_LABEL: content_hash}, progress=None)
+            return self._build(name, dockerfile, {}, {HASH_LABEL: recipe_hash}, progress=None)
 
     # --- resolving FROM images --------------------------------------------------------------------
     def _try_pull(self, reference: str) -> str | None:
@@ -328,8 +302,8 @@ class ImageManager:
     def task_image_tag(self, task: Task) -> tuple[str, str]:
         """(tag, rewritten Dockerfile) of ``task``'s image; resolves (and may substitute) its bases."""
         dockerfile, base_ids = self.prepare_dockerfile(task.dockerfile)
-        content_hash = _content_hash(dockerfile, task.files, base_ids, self.host_trust)
-        return f"{task_repository(task.task_id)}:{content_hash[:12]}", dockerfile
+        task_hash = content_hash(dockerfile, task.files, base_ids, self.host_trust)
+        return f"{task_repository(task.task_id)}:{task_hash[:12]}", dockerfile
 
     def ensure_task_image(self, task: Task, progress: Progress | None = None) -> str:
         """The image of ``task``: its ``docker_image`` when that is present here or can be pulled (fast:
@@ -402,77 +376,15 @@ class ImageManager:
         logger.info("building %s (%s)", tag, what)
         settings = self.host_settings
         if settings is not None and settings.needs_secrets:
-            self._build_with_secrets(settings, tag, dockerfile, files, labels, what, deadline_s)
+            build_with_secrets(settings, tag, dockerfile, files, labels, what, deadline_s)
         else:
-            self._build_with_engine_api(tag, dockerfile, files, labels, progress, what, tail, deadline_s)
+            build_with_engine_api(self.client.api, tag, dockerfile, files, labels, progress, what, tail, deadline_s,
+                                  self._build_args(), enable_hint=self.host_settings is None and self.host_trust is None)
         image_id = self._image_id(tag)
         if image_id is None:
             raise ImageBuildError(f"building the image of {what} ended without an image tagged {tag}", "\n".join(tail))
         logger.info("built %s in %.1f s", tag, time.monotonic() - started)
         return image_id
-
-    def _build_with_engine_api(
-        self,
-        tag: str,
-        dockerfile: str,
-        files: dict[str, FileContent],
-        labels: dict[str, str],
-        progress: Progress | None,
-        what: str,
-        tail: collections.deque[str],
-        deadline_s: float,
-    ) -> None:
-        """The classic build through the Engine API (the proxy build args, if any, go in as predefined args).
-
-        A watchdog shuts the build's connection at the deadline: the daemon then cancels the build
-        (measured on 20.10: its RUN container is gone within a second) and the stream ends."""
-        api = self.client.api
-        install_response_capture(api)
-        watchdog = BuildWatchdog(deadline_s)
-        with tempfile.TemporaryDirectory(prefix="ta-build-") as context:
-            dockerfile_name = _write_context(Path(context), dockerfile, files)
-            expect_build_response(watchdog)
-            try:
-                for event in api.build(
-                    path=context,
-                    dockerfile=dockerfile_name,
-                    tag=tag,
-                    labels={MANAGED_LABEL: "true", **labels},
-                    rm=True,
-                    forcerm=True,
-                    pull=False,
-                    decode=True,
-                    timeout=int(deadline_s) + 30,  # socket reads; the watchdog holds the wall-clock deadline
-                    network_mode=BUILD_NETWORK_MODE,
-                    buildargs=self._build_args() or None,
-                ):
-                    expect_build_response(None)
-                    if watchdog.fired:
-                        break
-                    text = event.get("stream") or event.get("status") or ""
-                    for line in text.splitlines():
-                        if line.strip():
-                            tail.append(line)
-                            if progress:
-                                progress(line)
-                    if "error" in event:
-                        detail = event.get("errorDetail", {}).get("message") or event["error"]
-                        tail.append(detail.strip())
-                        message = f"building the image of {what} failed: {detail.strip()}"
-                        if self.host_settings is None and self.host_trust is None:
-                            message = with_enable_hint(message, "\n".join(tail))
-                        raise ImageBuildError(message, "\n".join(tail))
-            except (docker.errors.DockerException, OSError, requests.exceptions.RequestException,
-                    urllib3.exceptions.HTTPError) as exc:  # API errors, resets, timeouts, a shut stream
-                if watchdog.fired:
-                    raise ImageBuildError(build_timeout_message(what, deadline_s), "\n".join(tail)) from None
-                reason = getattr(exc, "explanation", None) or exc
-                raise ImageBuildError(f"building the image of {what} failed: {reason}", "\n".join(tail)) from exc
-            finally:
-                expect_build_response(None)
-                watchdog.cancel()
-        if watchdog.fired:
-            raise ImageBuildError(build_timeout_message(what, deadline_s), "\n".join(tail))
 
     def _build_args(self) -> dict[str, str]:
         """Proxy build args: the host's (with ``ca`` set; values with credentials reach builds only this way)
@@ -481,34 +393,6 @@ class ImageManager:
         if self.host_settings:
             args.update(self.host_settings.build_args())
         return args
-
-    def _build_with_secrets(self, settings: HostBuildSettings, tag: str, dockerfile: str, files: dict[str, FileContent],
-                            labels: dict[str, str], what: str, deadline_s: float) -> None:
-        """BuildKit build through ``docker buildx``: the CA bundle and pip settings are secrets mounted per RUN."""
-        if not buildx_available():
-            raise ConfigError(
-                "host build settings: passing the CA bundle or pip index settings into builds needs BuildKit secrets, "
-                "and this docker CLI has no buildx (install the docker buildx plugin), or pass only the proxy "
-                "variables (HostBuildSettings(proxies=...), which need no BuildKit)"
-            )
-        with tempfile.TemporaryDirectory(prefix="ta-build-") as context, tempfile.TemporaryDirectory(
-            prefix="ta-secrets-"
-        ) as secrets:
-            rewritten = mount_secrets(dockerfile, with_ca=settings.ca_bundle is not None)
-            dockerfile_name = _write_context(Path(context), rewritten, files)
-            command = buildx_command(settings, Path(context), dockerfile_name, tag, {MANAGED_LABEL: "true", **labels},
-                                     Path(secrets))
-            try:
-                result = subprocess.run(command, capture_output=True, text=True, timeout=deadline_s)
-            except subprocess.TimeoutExpired as exc:  # the CLI was killed, which cancels its BuildKit build
-                output = (exc.stdout or b"") + (exc.stderr or b"")
-                text = output.decode("utf-8", "replace") if isinstance(output, bytes) else str(output)
-                raise ImageBuildError(build_timeout_message(what, deadline_s), "\n".join(text.splitlines()[-40:])) from None
-            except (OSError, subprocess.SubprocessError) as exc:  # the CLI could not run
-                raise ImageBuildError(f"building the image of {what} with buildx failed: {exc}") from exc
-        if result.returncode != 0:
-            tail = "\n".join((result.stdout + result.stderr).splitlines()[-40:])
-            raise ImageBuildError(f"building the image of {what} with buildx failed (exit {result.returncode})", tail)
 
     # --- listing ----------------------------------------------------------------------------------
     def list_images(self) -> list[ManagedImage]:
@@ -526,42 +410,6 @@ class ImageManager:
                         task_id=(image.labels or {}).get(TASK_LABEL),
                     )
         return sorted(found.values(), key=lambda item: item.tag)
-
-
-def _content_hash(dockerfile: str, files: dict[str, FileContent], base_ids: list[str],
-                  host_trust: HostTrust | None = None) -> str:
-    """sha256 of what an image is built from. A text file enters as its string, a binary one as
-    ``{"base64": ...}`` (``encode_file_map``), so a text-only task hashes exactly as before binary files
-    existed and its cached image stays valid. The host CA layer (``host_trust``) enters only when set, so
-    images without it keep their tags."""
-    digest = hashlib.sha256()
-    payload = {
-        "scheme": _HASH_SCHEME,
-        "dockerfile": dockerfile,
-        "files": sorted(encode_file_map(files).items()),
-        "bases": base_ids,
-    }
-    if host_trust is not None:
-        payload["host_trust"] = host_trust.fingerprint()
-    digest.update(json.dumps(payload, sort_keys=True).encode())
-    return digest.hexdigest()
-
-
-def _write_context(context: Path, dockerfile: str, files: dict[str, FileContent]) -> str:
-    """Write the build context (text as UTF-8, bytes as they are); returns the Dockerfile's name in it
-    (``Dockerfile`` unless a file takes it)."""
-    for relative, content in files.items():
-        path = context / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        data = file_bytes(content)
-        path.write_bytes(data)
-        # Scripts keep the executable bit they would have had in a task directory.
-        path.chmod(0o755 if relative.endswith(".sh") or data.startswith(b"#!") else 0o644)
-    name = "Dockerfile"
-    while name in files:
-        name = "_" + name
-    (context / name).write_text(dockerfile, encoding="utf-8")
-    return name
 
 
 # --- module-level convenience ------------------------------------------------------------------
