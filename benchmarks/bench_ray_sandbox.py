@@ -107,11 +107,11 @@ def main() -> int:
 
     from terminal_agent.env import DockerIsolatedEnv, EnvConfig
     from terminal_agent.sandbox.backends import start_sandbox
+    from terminal_agent.sandbox.config import DEFAULT_HOST_RESOURCE, RaySandboxConfig, SandboxConfig
     from terminal_agent.sandbox.docker.sandbox import DockerSandbox
     from terminal_agent.sandbox.images.manager import ensure_task_image
     from terminal_agent.sandbox.ray.backend import shutdown_fleets
-    from terminal_agent.sandbox.config import DEFAULT_HOST_RESOURCE, RaySandboxConfig, SandboxConfig
-    from terminal_agent.tasks.csv_format import read_tasks_csv
+    from terminal_agent.tasks.csv.format import read_tasks_csv
 
     task = {t.task_id: t for t in read_tasks_csv(REPO / "dataset" / "latest_verified.csv").tasks}[TASK_ID]
     ensure_task_image(task)

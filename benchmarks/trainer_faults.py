@@ -50,7 +50,7 @@ FAULTS = {2: "kill-rollout", 3: "kill-update", 4: "kill-checkpoint", 5: "dockerd
 # --- the child: one local training run, its phases as JSON lines on stdout ------------------------------------------
 
 def shipped(task_ids: tuple[str, ...]) -> list:
-    from terminal_agent.tasks.csv_format import read_tasks_csv
+    from terminal_agent.tasks.csv.format import read_tasks_csv
 
     tasks = {t.task_id: t for t in read_tasks_csv(ROOT / "dataset" / "latest_verified.csv").tasks}
     missing = [t for t in task_ids if t not in tasks]

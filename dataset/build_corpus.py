@@ -18,7 +18,7 @@ import sys
 
 from _dataset_scripts import HERE  # first: makes terminal_agent importable from a bare checkout
 
-from terminal_agent.tasks.csv_format import read_tasks_csv, write_tasks_csv
+from terminal_agent.tasks.csv.format import read_tasks_csv, write_tasks_csv
 from terminal_agent.tasks.formats import TASK_FORMATS
 from terminal_agent.tasks.loading import load_tasks
 from terminal_agent.tasks.model import Task

@@ -20,7 +20,7 @@ from _dataset_scripts import HERE  # first: makes terminal_agent importable from
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.task_quality.splits import freeze_splits, write_splits
-from terminal_agent.tasks.csv_format import read_tasks_csv
+from terminal_agent.tasks.csv.format import read_tasks_csv
 
 SPLITS_PATH = HERE / "splits" / "splits.json"
 

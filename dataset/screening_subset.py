@@ -21,7 +21,7 @@ from pathlib import Path
 
 from _dataset_scripts import HERE  # first: makes terminal_agent importable from a bare checkout
 
-from terminal_agent.tasks.csv_format import read_tasks_csv, write_tasks_csv
+from terminal_agent.tasks.csv.format import read_tasks_csv, write_tasks_csv
 from terminal_agent.tasks.families import FAMILIES, generate_instances, get_family
 
 

@@ -25,7 +25,7 @@ from terminal_agent.errors import TerminalAgentError
 from terminal_agent.tasks.conversion import split_by_layout, split_tasks
 from terminal_agent.tasks.formats import get_format
 from terminal_agent.tasks.loading import collect_tasks
-from terminal_agent.tasks.parquet_rows import write_parquet
+from terminal_agent.tasks.parquet.rows import write_parquet
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,7 +25,7 @@ import time
 from _dataset_scripts import HERE  # first: makes terminal_agent importable from a bare checkout
 
 from terminal_agent.task_quality.validation import validate_tasks, validation_manifest, write_manifest
-from terminal_agent.tasks.csv_format import read_tasks_csv
+from terminal_agent.tasks.csv.format import read_tasks_csv
 from terminal_agent.tasks.families import FAMILIES, SPLITS, generate_instances
 
 CSV_PATH = HERE / "latest_verified.csv"

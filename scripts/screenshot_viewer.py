@@ -35,7 +35,7 @@ MASK_PATHS = """([path, label]) => {
 
 def make_eval_run(base: Path) -> Path:
     from terminal_agent.task_quality.validation import oracle_replies
-    from terminal_agent.tasks.csv_format import write_tasks_csv
+    from terminal_agent.tasks.csv.format import write_tasks_csv
     from terminal_agent.tasks.loading import load_tasks
 
     task = next(t for t in load_tasks(ROOT / "dataset" / "latest_verified.csv") if t.task_id == TASK)
@@ -55,7 +55,7 @@ def make_eval_run(base: Path) -> Path:
 
 def make_training_run(base: Path) -> Path:
     from terminal_agent.sandbox.images.manager import ensure_task_image
-    from terminal_agent.tasks.csv_format import read_tasks_csv
+    from terminal_agent.tasks.csv.format import read_tasks_csv
     from terminal_agent.training.local.config import LocalTrainingConfig
     from terminal_agent.training.local.demonstration_client import alternating_demonstrations
     from terminal_agent.training.local.trainer import train_local

@@ -34,12 +34,12 @@ from task_builders import DATA, REPO, full_task, plain_task, rich_task
 from terminal_agent.errors import ConfigError, TaskFormatError
 from terminal_agent.models.scripted import load_replies_file
 from terminal_agent.rewards.judge_control import JudgeSetting, read_control
-from terminal_agent.tasks.csv_format import write_tasks_csv
-from terminal_agent.tasks.harbor import write_harbor_task
-from terminal_agent.tasks.harbor_inspection import inspect_tasks
+from terminal_agent.tasks.csv.format import write_tasks_csv
+from terminal_agent.tasks.harbor.format import write_harbor_task
+from terminal_agent.tasks.inspection import inspect_tasks
 from terminal_agent.tasks.loading import collect_tasks
-from terminal_agent.tasks.parquet_rows import task_to_flat_dict
-from terminal_agent.tasks.terminal_bench import write_tb_task
+from terminal_agent.tasks.parquet.rows import task_to_flat_dict
+from terminal_agent.tasks.terminal_bench.format import write_tb_task
 from terminal_agent.training.preset_config import load_preset
 
 SEED = 20261202

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from task_builders import full_task, harbor_mode_task
 
-from terminal_agent.tasks.csv_format import read_tasks_csv, write_tasks_csv
+from terminal_agent.tasks.csv.format import read_tasks_csv, write_tasks_csv
 from terminal_agent.tasks.loading import load_tasks
 from terminal_agent.tasks.model import Task
-from terminal_agent.tasks.parquet_rows import read_parquet
+from terminal_agent.tasks.parquet.rows import read_parquet
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).parent / "data"

@@ -19,7 +19,7 @@ import pytest
 
 from terminal_agent.task_quality.no_work_rule import NO_WORK_MAX_SCORE, check_against_manifest, rule_problems
 from terminal_agent.task_quality.validation import validate_tasks
-from terminal_agent.tasks.csv_format import read_tasks_csv
+from terminal_agent.tasks.csv.format import read_tasks_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 CSV = ROOT / "dataset" / "latest_verified.csv"

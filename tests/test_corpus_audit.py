@@ -22,7 +22,7 @@ from terminal_agent.task_quality.cheap_tricks import CHEAP_TRICKS, builds_native
 from terminal_agent.task_quality.skill_twins import skill_signature, skill_twins
 from terminal_agent.task_quality.splits import is_marked_held_out
 from terminal_agent.task_quality.validation import negative_replies, run_scripted_episodes, solution_script_replies
-from terminal_agent.tasks.csv_format import read_tasks_csv
+from terminal_agent.tasks.csv.format import read_tasks_csv
 from terminal_agent.tasks.families import FAMILIES, generate_instances, get_family
 from terminal_agent.tasks.model import Task
 

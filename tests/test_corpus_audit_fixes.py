@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from terminal_agent.task_quality.audit import TrickOutcome, audit_tasks
-from terminal_agent.tasks.csv_format import read_tasks_csv
+from terminal_agent.tasks.csv.format import read_tasks_csv
 from terminal_agent.tasks.model import Task
 
 ROOT = Path(__file__).resolve().parents[1]

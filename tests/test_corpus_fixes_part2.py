@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from terminal_agent.task_quality.similarity import NEAR_TWIN, SimilarityIndex
-from terminal_agent.tasks.csv_format import read_tasks_csv
+from terminal_agent.tasks.csv.format import read_tasks_csv
 from terminal_agent.tasks.model import Task
 from task_builders import corpus_specs
 

@@ -15,8 +15,8 @@ from terminal_agent.models.base import ContextWindowExceededError
 from terminal_agent.models.scripted import ScriptedModelClient, ScriptExhaustedError
 from terminal_agent.rewards.reward import RewardConfig
 from terminal_agent.rollout.episode import run_episode
-from terminal_agent.tasks.csv_format import read_tasks_csv
-from terminal_agent.tasks.parquet_rows import task_to_row
+from terminal_agent.tasks.csv.format import read_tasks_csv
+from terminal_agent.tasks.parquet.rows import task_to_row
 
 pytestmark = pytest.mark.docker
 

@@ -12,7 +12,7 @@ from terminal_agent.compat.rllm import Action
 from terminal_agent.env import DockerIsolatedEnv, EnvConfig, env_config_from_args
 from terminal_agent.sandbox.labels import RUN_ID
 from terminal_agent.tasks.model import Task
-from terminal_agent.tasks.parquet_rows import task_to_row
+from terminal_agent.tasks.parquet.rows import task_to_row
 
 TASK = Task(
     task_id="env-hello",

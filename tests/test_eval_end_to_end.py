@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from terminal_agent.models.scripted import ScriptedModelClient
 from terminal_agent.evaluation.results import RunResults
+from terminal_agent.models.scripted import ScriptedModelClient
 from terminal_agent.outcome import Termination
 from terminal_agent.rollout.runner import RolloutConfig, RolloutRunner
-from terminal_agent.tasks.loading import load_tasks
 from terminal_agent.task_quality.validation import oracle_replies
+from terminal_agent.tasks.loading import load_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "dataset" / "latest_verified.csv"
@@ -59,7 +59,7 @@ def test_scripted_oracle_scores_one_and_infrastructure_errors_are_not_failures(t
 @pytest.mark.model
 @pytest.mark.slow
 def test_run_eval_sh_with_the_embedded_model_on_the_shipped_tasks(tmp_path):
-    from terminal_agent.tasks.csv_format import write_tasks_csv
+    from terminal_agent.tasks.csv.format import write_tasks_csv
 
     output = tmp_path / "run"
     tasks = load_tasks(SHIPPED)[:2]  # the corpus has 100+ tasks; two keep the embedded model's CPU run short (CI time)
@@ -147,7 +147,7 @@ def test_wall_clock_and_provider_failures_are_errors_of_their_kind(tmp_path):
 
 @pytest.mark.docker
 def test_eval_run_replays_a_script_per_trial_and_fails_when_a_task_has_no_scored_trial(tmp_path):
-    from terminal_agent.tasks.csv_format import write_tasks_csv
+    from terminal_agent.tasks.csv.format import write_tasks_csv
 
     good = load_tasks(SHIPPED)[:2]
     broken = good[0].model_copy(update={"task_id": "unbuildable", "dockerfile": "FROM terminal-agent/no-such-image:never\n"})

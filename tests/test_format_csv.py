@@ -12,7 +12,7 @@ import pytest
 from task_builders import BINARY_FILES, DATA, REPO, TASKS, full_task, harbor_mode_task, plain_task
 
 from terminal_agent.errors import TaskFormatError
-from terminal_agent.tasks.csv_format import OUR_COLUMNS, STANDARD_COLUMNS, read_tasks_csv, write_tasks_csv
+from terminal_agent.tasks.csv.format import OUR_COLUMNS, STANDARD_COLUMNS, read_tasks_csv, write_tasks_csv
 from terminal_agent.tasks.loading import collect_tasks
 
 

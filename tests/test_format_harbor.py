@@ -19,9 +19,9 @@ import tomlkit
 from task_builders import DATA, TASKS, rich_task
 
 from terminal_agent.errors import TaskFormatError
-from terminal_agent.tasks.harbor import read_harbor_dir, read_harbor_task, write_harbor_task
-from terminal_agent.tasks.harbor_toml import SettingStatus, parse_size_mb
-from terminal_agent.tasks.harbor_toml_writer import TASK_TOML_METADATA_KEY
+from terminal_agent.tasks.harbor.format import read_harbor_dir, read_harbor_task, write_harbor_task
+from terminal_agent.tasks.harbor.task_toml import SettingStatus, parse_size_mb
+from terminal_agent.tasks.harbor.task_toml_writer import TASK_TOML_METADATA_KEY
 from terminal_agent.tasks.model import GradingMode, TaskLimits, VerifierSpec
 
 HARBOR = DATA / "harbor_tasks"
@@ -502,7 +502,7 @@ def test_toml_dates_in_metadata_become_iso_text_and_stay_dates_in_the_file(tmp_p
     edit_toml(task_dir, '[metadata]', '[metadata]\ncreated = 2026-01-02T03:04:05Z\nday = 2026-02-03')
     task = read_harbor_task(task_dir)
     assert task.metadata["created"] == "2026-01-02T03:04:05+00:00" and task.metadata["day"] == "2026-02-03"
-    from terminal_agent.tasks.csv_format import read_tasks_csv, write_tasks_csv
+    from terminal_agent.tasks.csv.format import read_tasks_csv, write_tasks_csv
 
     write_tasks_csv([task], tmp_path / "t.csv")  # JSON-safe: the CSV writer takes it
     (back,) = read_tasks_csv(tmp_path / "t.csv").tasks

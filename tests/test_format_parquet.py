@@ -10,7 +10,7 @@ import pytest
 from task_builders import BINARY_FILES, TASKS, full_task, harbor_mode_task, plain_task, rich_task
 
 from terminal_agent.errors import TaskFormatError
-from terminal_agent.tasks.parquet_rows import (
+from terminal_agent.tasks.parquet.rows import (
     FLAT_TASK_KEYS,
     read_parquet,
     read_parquet_with_errors,

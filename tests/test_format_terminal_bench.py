@@ -9,8 +9,8 @@ import yaml
 from task_builders import BINARY_FILES, DATA, RICH_TESTS, TASKS, full_task, harbor_mode_task, rich_task
 
 from terminal_agent.errors import TaskFormatError
-from terminal_agent.tasks.csv_format import read_tasks_csv, write_tasks_csv
-from terminal_agent.tasks.terminal_bench import read_tb_task, write_tb_task
+from terminal_agent.tasks.csv.format import read_tasks_csv, write_tasks_csv
+from terminal_agent.tasks.terminal_bench.format import read_tb_task, write_tb_task
 
 
 @pytest.mark.parametrize("task", TASKS, ids=lambda task: task.task_id)

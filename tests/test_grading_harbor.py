@@ -630,7 +630,7 @@ def test_a_harbor_task_directory_is_graded_by_its_own_verifier_through_the_env(t
     from terminal_agent.env import DockerIsolatedEnv, EnvConfig
     from terminal_agent.models.scripted import ScriptedModelClient
     from terminal_agent.rollout.episode import run_episode
-    from terminal_agent.tasks.harbor import read_harbor_task
+    from terminal_agent.tasks.harbor.format import read_harbor_task
 
     (tmp_path / "environment").mkdir()
     (tmp_path / "tests").mkdir()

@@ -11,10 +11,10 @@ from pydantic import ValidationError
 from task_builders import plain_task
 from terminal_agent.rewards.grading import DetailedGradeResult
 from terminal_agent.rewards.grading_modes import GraderSettings, ModeGraders
-from terminal_agent.tasks.csv_rows import task_from_csv_values, task_to_csv_values
+from terminal_agent.tasks.csv.rows import task_from_csv_values, task_to_csv_values
 from terminal_agent.tasks.grading_mode_registry import GRADING_MODES
 from terminal_agent.tasks.model import GradingMode, Task, VerifierSpec
-from terminal_agent.tasks.parquet_rows import task_from_flat_dict, task_to_flat_dict
+from terminal_agent.tasks.parquet.rows import task_from_flat_dict, task_to_flat_dict
 
 PLUGIN = "always-half"
 

@@ -27,7 +27,7 @@ from terminal_agent.rewards.agent_processes import KEEP, KILL, agent_process_pol
 from terminal_agent.rewards.grading import GradingConfig
 from terminal_agent.rollout.episode import run_episode
 from terminal_agent.task_quality.validation import noop_replies, oracle_replies
-from terminal_agent.tasks.harbor import read_harbor_task
+from terminal_agent.tasks.harbor.format import read_harbor_task
 from terminal_agent.tasks.model import GradingMode, Task, TaskLimits, VerifierSpec
 
 PORT = 8642

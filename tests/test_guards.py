@@ -30,12 +30,12 @@ from terminal_agent.rewards.ctrf_scoring import CtrfTest, score_ctrf
 from terminal_agent.rewards.grading import DetailedGradeResult, Grader, parse_junit, score_tests
 from terminal_agent.rewards.guard_scoring import failed_guard_names, weighted_score
 from terminal_agent.rewards.harbor_verifier import HarborGrader, HarborGradeResult
-from terminal_agent.tasks.csv_format import OUR_COLUMNS, STANDARD_COLUMNS, read_tasks_csv, write_tasks_csv
-from terminal_agent.tasks.harbor import default_test_script, read_harbor_task, write_harbor_task
+from terminal_agent.tasks.csv.format import OUR_COLUMNS, STANDARD_COLUMNS, read_tasks_csv, write_tasks_csv
+from terminal_agent.tasks.harbor.format import default_test_script, read_harbor_task, write_harbor_task
 from terminal_agent.tasks.loading import collect_tasks
-from terminal_agent.tasks.parquet_rows import read_parquet_with_errors, task_to_flat_dict, task_to_row, write_parquet
-from terminal_agent.tasks.terminal_bench import read_tb_task, write_tb_task
 from terminal_agent.tasks.model import GradingMode, Task, TestGuards, VerifierSpec
+from terminal_agent.tasks.parquet.rows import read_parquet_with_errors, task_to_flat_dict, task_to_row, write_parquet
+from terminal_agent.tasks.terminal_bench.format import read_tb_task, write_tb_task
 
 sys.path.insert(0, str(REPO / "dataset" / "corpus"))
 from _spec import harbor_test_script  # noqa: E402 - the corpus's Harbor test.sh

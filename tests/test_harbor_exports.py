@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from harbor_reference import harbor, harbor_task_configs
-from terminal_agent.tasks.csv_format import read_tasks_csv
-from terminal_agent.tasks.harbor import read_harbor_task
-from terminal_agent.tasks.harbor_toml_writer import verifier_installs
+from terminal_agent.tasks.csv.format import read_tasks_csv
+from terminal_agent.tasks.harbor.format import read_harbor_task
+from terminal_agent.tasks.harbor.task_toml_writer import verifier_installs
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPORTS = sorted(path for path in (ROOT / "dataset" / "harbor").iterdir() if (path / "task.toml").is_file())
@@ -65,7 +65,7 @@ def test_the_verifier_has_the_network_its_test_script_needs(configs):
 def test_an_unset_cpu_and_memory_is_reported_as_each_schema_sets_it(tmp_path, schema, harbor_unset):
     """Harbor 0.25 leaves cpus and memory_mb unset (no limit) when a task names none; schema 1.0 defaulted them to 1
     CPU and 2048 MiB. The reading says which, and never calls the 1.0 values Harbor's default for a later schema."""
-    from terminal_agent.tasks.harbor_toml import interpret_task_toml
+    from terminal_agent.tasks.harbor.task_toml import interpret_task_toml
 
     folder = tmp_path / "t"
     (folder / "environment").mkdir(parents=True)

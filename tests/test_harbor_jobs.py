@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from terminal_agent.tasks.csv_format import write_tasks_csv
-from terminal_agent.tasks.loading import load_tasks
 from terminal_agent.task_quality.validation import oracle_replies
+from terminal_agent.tasks.csv.format import write_tasks_csv
+from terminal_agent.tasks.loading import load_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ROOT / "dataset" / "latest_verified.csv"

@@ -17,10 +17,10 @@ from task_builders import DATA, plain_task
 
 from terminal_agent.errors import ConfigError, TaskFormatError
 from terminal_agent.tasks.conversion import convert_tasks, write_tasks
-from terminal_agent.tasks.harbor import write_harbor_task
+from terminal_agent.tasks.harbor.format import write_harbor_task
 from terminal_agent.tasks.loading import collect_tasks, detect_source_kind
 from terminal_agent.tasks.model import Task
-from terminal_agent.tasks.terminal_bench import read_tb_task, write_tb_task
+from terminal_agent.tasks.terminal_bench.format import read_tb_task, write_tb_task
 
 SECRET = b"root:$6$never-leave-the-host$:19000:0:99999:7:::\n"
 

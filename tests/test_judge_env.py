@@ -18,7 +18,7 @@ from terminal_agent.rewards.judge import ClaudeCliJudgeOptions, JudgeConfig
 from terminal_agent.rewards.judge_control import CONTROL_ENV
 from terminal_agent.rewards.reward import RewardConfig
 from terminal_agent.rollout.episode import run_episode
-from terminal_agent.tasks.csv_format import read_tasks_csv
+from terminal_agent.tasks.csv.format import read_tasks_csv
 
 pytestmark = pytest.mark.docker
 

@@ -15,11 +15,11 @@ from pydantic import ValidationError
 from task_builders import DATA, full_task, harbor_mode_task, plain_task, rich_task
 
 from terminal_agent.task_quality.no_work_rule import check_against_manifest
-from terminal_agent.tasks.csv_format import OUR_COLUMNS, STANDARD_COLUMNS, read_tasks_csv, write_tasks_csv
-from terminal_agent.tasks.harbor import read_harbor_task, write_harbor_task
+from terminal_agent.tasks.csv.format import OUR_COLUMNS, STANDARD_COLUMNS, read_tasks_csv, write_tasks_csv
+from terminal_agent.tasks.harbor.format import read_harbor_task, write_harbor_task
 from terminal_agent.tasks.model import NegativeSolution, Task
-from terminal_agent.tasks.parquet_rows import read_parquet_with_errors, task_to_flat_dict, task_to_row, write_parquet
-from terminal_agent.tasks.terminal_bench import read_tb_task, write_tb_task
+from terminal_agent.tasks.parquet.rows import read_parquet_with_errors, task_to_flat_dict, task_to_row, write_parquet
+from terminal_agent.tasks.terminal_bench.format import read_tb_task, write_tb_task
 
 REWRITE = NegativeSolution(name="python-rewrite", script="#!/bin/bash\nprintf 'x ✓\\n' > /app/out.txt\n",
                            max_score=0.25, why="a Python stand-in, not the asked-for C fix")

@@ -19,7 +19,7 @@ from terminal_agent.task_quality.splits import (
     resolve_split,
     write_splits,
 )
-from terminal_agent.tasks.csv_format import read_tasks_csv
+from terminal_agent.tasks.csv.format import read_tasks_csv
 
 ROOT = Path(__file__).resolve().parents[1]
 SPLITS = ROOT / "dataset" / "splits" / "splits.json"

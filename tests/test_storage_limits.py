@@ -17,12 +17,12 @@ from task_builders import rich_task
 from terminal_agent.errors import StorageQuotaRefusedError
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.sandbox.storage_quota import StorageWatch, directory_disk_bytes, naming_task, storage_enforcement
-from terminal_agent.tasks.csv_format import read_tasks_csv, write_tasks_csv
-from terminal_agent.tasks.harbor import read_harbor_task, write_harbor_task
-from terminal_agent.tasks.harbor_toml import SettingStatus, interpret_task_toml
+from terminal_agent.tasks.csv.format import read_tasks_csv, write_tasks_csv
+from terminal_agent.tasks.harbor.format import read_harbor_task, write_harbor_task
+from terminal_agent.tasks.harbor.task_toml import SettingStatus, interpret_task_toml
 from terminal_agent.tasks.model import TaskLimits
-from terminal_agent.tasks.parquet_rows import read_parquet, task_from_flat_dict, task_to_flat_dict, write_parquet
-from terminal_agent.tasks.terminal_bench import read_tb_task, write_tb_task
+from terminal_agent.tasks.parquet.rows import read_parquet, task_from_flat_dict, task_to_flat_dict, write_parquet
+from terminal_agent.tasks.terminal_bench.format import read_tb_task, write_tb_task
 
 
 def _every_format(task, tmp_path):

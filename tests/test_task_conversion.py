@@ -11,11 +11,11 @@ from task_builders import DATA, full_task, harbor_mode_task, plain_task, rich_ta
 from terminal_agent.errors import ConfigError, TaskFormatError
 from terminal_agent.tasks.atomic_output import atomic_output_dir, atomic_output_file
 from terminal_agent.tasks.conversion import convert_tasks, split_by_layout, split_tasks, write_tasks
+from terminal_agent.tasks.csv.format import read_tasks_csv, write_tasks_csv
+from terminal_agent.tasks.harbor.format import read_harbor_task, write_harbor_task
 from terminal_agent.tasks.loading import load_tasks
-from terminal_agent.tasks.csv_format import read_tasks_csv, write_tasks_csv
-from terminal_agent.tasks.harbor import read_harbor_task, write_harbor_task
-from terminal_agent.tasks.parquet_rows import read_parquet, write_parquet
-from terminal_agent.tasks.terminal_bench import read_tb_task, write_tb_task
+from terminal_agent.tasks.parquet.rows import read_parquet, write_parquet
+from terminal_agent.tasks.terminal_bench.format import read_tb_task, write_tb_task
 
 
 def test_every_format_chained_returns_the_same_task(tmp_path):

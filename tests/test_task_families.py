@@ -225,7 +225,7 @@ def test_the_smoke_tasks_are_current_instances_of_their_family():
     of its keys and seeds today: a generator change shows here until the file is regenerated."""
     from pathlib import Path
 
-    from terminal_agent.tasks.csv_format import read_tasks_csv
+    from terminal_agent.tasks.csv.format import read_tasks_csv
     from terminal_agent.tasks.families import get_family
 
     shipped = read_tasks_csv(Path(__file__).resolve().parents[1] / "dataset" / "smoke" / "count_matches_train.csv").tasks

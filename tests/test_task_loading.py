@@ -6,11 +6,11 @@ import pytest
 from task_builders import DATA, plain_task, rich_task
 
 from terminal_agent.errors import TaskFormatError
-from terminal_agent.tasks.csv_format import write_tasks_csv
-from terminal_agent.tasks.harbor import write_harbor_task
+from terminal_agent.tasks.csv.format import write_tasks_csv
+from terminal_agent.tasks.harbor.format import write_harbor_task
 from terminal_agent.tasks.loading import collect_tasks, detect_source_kind, load_tasks
-from terminal_agent.tasks.parquet_rows import write_parquet
-from terminal_agent.tasks.terminal_bench import write_tb_task
+from terminal_agent.tasks.parquet.rows import write_parquet
+from terminal_agent.tasks.terminal_bench.format import write_tb_task
 
 
 def test_load_tasks_detects_every_source_kind(tmp_path):

@@ -11,9 +11,9 @@ from typer.testing import CliRunner
 
 from terminal_agent.cli import app
 from terminal_agent.errors import TaskFormatError
-from terminal_agent.tasks.harbor import write_harbor_task
-from terminal_agent.tasks.harbor_inspection import inspect_tasks
-from terminal_agent.tasks.harbor_toml import SettingStatus
+from terminal_agent.tasks.harbor.format import write_harbor_task
+from terminal_agent.tasks.harbor.task_toml import SettingStatus
+from terminal_agent.tasks.inspection import inspect_tasks
 
 HARBOR = DATA / "harbor_tasks"
 

@@ -22,7 +22,7 @@ from terminal_agent.outcome import EpisodeOutcome, Termination, TurnTokens
 from terminal_agent.outcome_handoff import HANDOFF_KEY, OutcomeHandoff
 from terminal_agent.rollout.episode import run_episode
 from terminal_agent.tasks.model import Task
-from terminal_agent.tasks.parquet_rows import task_to_flat_dict
+from terminal_agent.tasks.parquet.rows import task_to_flat_dict
 
 TASK = Task(
     task_id="seams-hello",

@@ -10,11 +10,11 @@ import pytest
 from task_builders import rich_task
 
 from terminal_agent.sandbox.config import SandboxConfig, effective_limits
-from terminal_agent.tasks.csv_format import read_tasks_csv, write_tasks_csv
-from terminal_agent.tasks.harbor import read_harbor_task, write_harbor_task
+from terminal_agent.tasks.csv.format import read_tasks_csv, write_tasks_csv
+from terminal_agent.tasks.harbor.format import read_harbor_task, write_harbor_task
 from terminal_agent.tasks.model import TaskLimits
-from terminal_agent.tasks.parquet_rows import task_from_flat_dict, task_to_flat_dict
-from terminal_agent.tasks.terminal_bench import read_tb_task, write_tb_task
+from terminal_agent.tasks.parquet.rows import task_from_flat_dict, task_to_flat_dict
+from terminal_agent.tasks.terminal_bench.format import read_tb_task, write_tb_task
 
 UNSET = TaskLimits(cpus=None, memory_mb=None, pids=64)
 

@@ -1,4 +1,4 @@
-"""terminal-bench v1 tasks built from their docker-compose.yaml (``tasks/tb_compose.py``).
+"""terminal-bench v1 tasks built from their docker-compose.yaml (``tasks/terminal_bench/compose.py``).
 
 A single-service compose file is one container: its ``build.context`` folder and ``dockerfile`` are the build, its
 ``environment`` the task's env, ``working_dir`` a WORKDIR; terminal-bench's defaults (image and container names,
@@ -20,9 +20,9 @@ from harbor_reference import harbor
 from terminal_agent.cli import app
 from terminal_agent.errors import TaskFormatError
 from terminal_agent.task_quality.validation import noop_replies, oracle_replies
-from terminal_agent.tasks.harbor import read_harbor_task
-from terminal_agent.tasks.tb_compose import COMPOSE_METADATA_KEY
-from terminal_agent.tasks.terminal_bench import read_tb_task, write_tb_task
+from terminal_agent.tasks.harbor.format import read_harbor_task
+from terminal_agent.tasks.terminal_bench.compose import COMPOSE_METADATA_KEY
+from terminal_agent.tasks.terminal_bench.format import read_tb_task, write_tb_task
 from test_v1_harbor_verdicts import INSTALL_UV, PRICES, TASK_YAML, episode
 
 COMPOSE = textwrap.dedent(

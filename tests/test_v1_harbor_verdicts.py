@@ -28,9 +28,9 @@ from terminal_agent.rewards.grading import GradingConfig
 from terminal_agent.rollout.episode import run_episode
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.task_quality.validation import noop_replies, oracle_replies
-from terminal_agent.tasks.harbor import read_harbor_task
+from terminal_agent.tasks.harbor.format import read_harbor_task
 from terminal_agent.tasks.model import GradingMode, Task
-from terminal_agent.tasks.terminal_bench import read_tb_task
+from terminal_agent.tasks.terminal_bench.format import read_tb_task
 
 pytestmark = [pytest.mark.docker]
 

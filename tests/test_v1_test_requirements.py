@@ -18,18 +18,18 @@ import pytest
 from harbor_reference import harbor
 from terminal_agent.agent import TerminalBenchAgent
 from terminal_agent.env import DockerIsolatedEnv, EnvConfig
+from terminal_agent.errors import TaskFormatError
 from terminal_agent.models.scripted import ScriptedModelClient
+from terminal_agent.rewards.grading import GradingConfig
+from terminal_agent.rewards.harbor_config import HarborGradingConfig
+from terminal_agent.rewards.verifier_runtime import ToolUnavailable, fetch_tool, parse_requirement
 from terminal_agent.rollout.episode import run_episode
 from terminal_agent.sandbox.config import SandboxConfig
-from terminal_agent.errors import TaskFormatError
-from terminal_agent.rewards.harbor_config import HarborGradingConfig
-from terminal_agent.rewards.grading import GradingConfig
-from terminal_agent.rewards.verifier_runtime import ToolUnavailable, fetch_tool, parse_requirement
 from terminal_agent.task_quality.validation import noop_replies, oracle_replies
-from terminal_agent.tasks.harbor import read_harbor_task
+from terminal_agent.tasks.harbor.format import read_harbor_task
 from terminal_agent.tasks.model import GradingMode, Task
-from terminal_agent.tasks.tb_test_requirements import TEST_REQUIREMENTS_METADATA_KEY, read_test_requirements
-from terminal_agent.tasks.terminal_bench import read_tb_task
+from terminal_agent.tasks.terminal_bench.format import read_tb_task
+from terminal_agent.tasks.terminal_bench.test_requirements import TEST_REQUIREMENTS_METADATA_KEY, read_test_requirements
 from test_v1_harbor_verdicts import INSTALL_UV, write_v1_task
 
 REQUIREMENT = "tabulate==0.9.0"
@@ -115,7 +115,7 @@ def test_a_harbor_export_installs_the_requirements_beside_pytest(tmp_path):
     the install itself needs a registry, which the verifier phase's network gives under Harbor)."""
     import subprocess
 
-    from terminal_agent.tasks.harbor import PYTEST_REQUIREMENT, write_harbor_task
+    from terminal_agent.tasks.harbor.format import PYTEST_REQUIREMENT, write_harbor_task
 
     task = read_tb_task(write_v1_task(tmp_path / "v1", "tabulate-total", RUN_TESTS))
     script = (write_harbor_task(task, tmp_path / "harbor") / "tests" / "test.sh").read_text()

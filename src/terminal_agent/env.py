@@ -44,15 +44,15 @@ from terminal_agent.errors import ConfigError, SandboxError, error_kind
 from terminal_agent.interfaces import Sandbox
 from terminal_agent.outcome import EpisodeOutcome, Termination
 from terminal_agent.outcome_handoff import HANDOFF_KEY, OutcomeHandoff
+from terminal_agent.rewards.episode_judging import judge_and_combine
 from terminal_agent.rewards.grading import DetailedGradeResult, Grader, GradingConfig
 from terminal_agent.rewards.grading_modes import EpisodeGrader, GraderSettings, ModeGraders, grade_sandbox
-from terminal_agent.rewards.episode_judging import judge_and_combine
 from terminal_agent.rewards.judge import Judge, JudgeConfig, JudgeRequest
 from terminal_agent.rewards.reward import RewardConfig
 from terminal_agent.sandbox import SandboxConfig
 from terminal_agent.sandbox.storage_quota import storage_over_quota
 from terminal_agent.tasks.model import Task
-from terminal_agent.tasks.parquet_rows import FLAT_TASK_KEYS, task_from_flat_dict
+from terminal_agent.tasks.parquet.rows import FLAT_TASK_KEYS, task_from_flat_dict
 
 if TYPE_CHECKING:
     from terminal_agent.sandbox.pool import SandboxPool
@@ -174,7 +174,7 @@ class DockerIsolatedEnv(BaseEnv):
     # --- rLLM construction --------------------------------------------------------------------
     @staticmethod
     def from_dict(info: dict[str, Any]) -> "DockerIsolatedEnv":
-        """Build from ``{**extra_info, **env_args}`` (a parquet row of ``tasks.parquet_rows``)."""
+        """Build from ``{**extra_info, **env_args}`` (a parquet row of ``tasks.parquet.rows``)."""
         return DockerIsolatedEnv(task_from_flat_dict(info), env_config_from_args(info))
 
     @staticmethod

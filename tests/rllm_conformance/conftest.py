@@ -17,7 +17,7 @@ import pytest
 from terminal_agent.compat.rllm import RLLM_AVAILABLE
 from terminal_agent.sandbox.labels import RUN_ID
 from terminal_agent.tasks.model import Task
-from terminal_agent.tasks.parquet_rows import task_to_flat_dict
+from terminal_agent.tasks.parquet.rows import task_to_flat_dict
 
 if not RLLM_AVAILABLE:  # collected by mistake outside a conformance venv: say so loudly
     raise RuntimeError("tests/rllm_conformance needs the real rLLM: run it with scripts/test.sh (builds the venvs)")

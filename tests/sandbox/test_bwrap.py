@@ -21,9 +21,9 @@ from bwrap_support import bwrap_config
 from typer.testing import CliRunner
 
 from terminal_agent.errors import ImageNotAvailableError, SandboxUnavailableError
-from terminal_agent.sandbox.bwrap import state as bwrap_state
 from terminal_agent.sandbox import labels as sandbox_labels
 from terminal_agent.sandbox.backends import resolve_task_image, start_sandbox
+from terminal_agent.sandbox.bwrap import state as bwrap_state
 from terminal_agent.sandbox.images.export import ExportedImages
 from terminal_agent.tasks.model import Task, TaskLimits
 
@@ -158,7 +158,7 @@ def test_cleanup_command_removes_sandboxes_of_dead_owners(tmp_path, docker_clien
 
 def test_images_export_command(tmp_path, docker_client):
     from terminal_agent.cli import app
-    from terminal_agent.tasks.terminal_bench import write_tb_task
+    from terminal_agent.tasks.terminal_bench.format import write_tb_task
 
     config = bwrap_config([TASK])
     task_dir = write_tb_task(TASK, tmp_path / "tasks")

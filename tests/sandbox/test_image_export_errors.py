@@ -19,7 +19,7 @@ from terminal_agent.cli import app
 from terminal_agent.errors import ImageExportError, ImageNotAvailableError, exit_code_for
 from terminal_agent.sandbox.bwrap.layers import unpacked_layer
 from terminal_agent.sandbox.images.export import EXPORT_FORMAT, MANIFEST_NAME, ExportedImages, task_source_hash
-from terminal_agent.tasks.csv_format import write_tasks_csv
+from terminal_agent.tasks.csv.format import write_tasks_csv
 from terminal_agent.tasks.model import Task
 
 TASK = Task(

@@ -36,7 +36,7 @@ from terminal_agent.sandbox.backends import resolve_task_image, start_sandbox  #
 from terminal_agent.sandbox.config import DEFAULT_HOST_RESOURCE, RaySandboxConfig, SandboxConfig  # noqa: E402
 from terminal_agent.sandbox.ray.backend import fleet_for, sandbox_slots, shutdown_fleets  # noqa: E402
 from terminal_agent.sandbox.ray.proxy import RaySandbox  # noqa: E402
-from terminal_agent.tasks.csv_format import read_tasks_csv  # noqa: E402
+from terminal_agent.tasks.csv.format import read_tasks_csv  # noqa: E402
 from terminal_agent.tasks.model import TaskLimits  # noqa: E402
 from test_self_check import SandboxSelfCheck  # noqa: E402
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from terminal_agent.tasks.csv_format import write_tasks_csv
+from terminal_agent.tasks.csv.format import write_tasks_csv
 from terminal_agent.tasks.model import Task
 
 pytestmark = pytest.mark.docker

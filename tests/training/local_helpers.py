@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from terminal_agent.tasks.csv_format import read_tasks_csv
+from terminal_agent.tasks.csv.format import read_tasks_csv
 from terminal_agent.training.local.demonstration_client import alternating_demonstrations
 
 DATASET = Path(__file__).resolve().parents[2] / "dataset" / "latest_verified.csv"

@@ -127,7 +127,7 @@ def test_ray_runtime_env_ships_our_package_and_keeps_rllms_settings(monkeypatch)
 
 
 def test_launch_writes_real_parquet_with_our_converter(tmp_path, verl_schema_sources):
-    from terminal_agent.tasks.parquet_rows import read_parquet
+    from terminal_agent.tasks.parquet.rows import read_parquet
 
     tasks = REPO / "tests" / "data" / "tb_tasks"
     preset = load_preset("test_8b_2_gpus", [f"data.tasks={tasks}", "data.val_fraction=0",

@@ -205,7 +205,7 @@ def test_the_training_trend_averages_the_first_and_last_steps_and_a_redone_step_
 @pytest.mark.model
 @pytest.mark.slow
 def test_seeds_0_and_1_end_to_end(docker_client, tmp_path):
-    from terminal_agent.tasks.csv_format import write_tasks_csv
+    from terminal_agent.tasks.csv.format import write_tasks_csv
 
     train = generate_instances("count-matches", 1, 1, split="train", difficulties=["easy"])
     held_out = generate_instances("count-matches", 1, 2, split="held_out", difficulties=["easy"]) + shipped_tasks(

@@ -9,7 +9,7 @@ split, shipped tasks checked against their pinned validation and family instance
 where the bwrap export (``--images-dir`` or ``TERMINAL_AGENT_IMAGES_DIR``) has the image. ``train.parquet``
 holds them in the split's order; ``val.parquet`` the first ``--val-tasks`` of them (verl needs a validation
 file even when ``trainer.test_freq=-1``). Rows are the project's parquet rows
-(:func:`terminal_agent.tasks.parquet_rows.write_parquet`), which the Workflow reads back as tasks. Prints
+(:func:`terminal_agent.tasks.parquet.rows.write_parquet`), which the Workflow reads back as tasks. Prints
 ``data.train_files=... data.val_files=...`` for the launcher.
 """
 
@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from terminal_agent.errors import ConfigError
-    from terminal_agent.tasks.parquet_rows import write_parquet
+    from terminal_agent.tasks.parquet.rows import write_parquet
     from terminal_agent.training.train_splits import DEFAULT_SHIPPED, exported_only, frozen_splits
 
     try:

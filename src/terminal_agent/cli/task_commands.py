@@ -14,7 +14,7 @@ from rich.table import Table
 from terminal_agent.tasks.conversion import OUTPUT_FORMATS, ConversionReport
 
 if TYPE_CHECKING:  # imported lazily at run time
-    from terminal_agent.tasks.harbor_inspection import InspectionReport
+    from terminal_agent.tasks.inspection import InspectionReport
 
 app = typer.Typer(no_args_is_help=True)
 console = Console(stderr=True)
@@ -105,8 +105,8 @@ def _shown(value: object, limit: int = 60) -> str:
 
 
 def render_inspection(report: InspectionReport, out: Console) -> None:
-    """The rich rendering of an :class:`~terminal_agent.tasks.harbor_inspection.InspectionReport`."""
-    from terminal_agent.tasks.harbor_toml import SettingStatus
+    """The rich rendering of an :class:`~terminal_agent.tasks.inspection.InspectionReport`."""
+    from terminal_agent.tasks.harbor.task_toml import SettingStatus
 
     for task in report.tasks:
         name = task.task_id or Path(task.location).name
@@ -164,7 +164,7 @@ def inspect(
     import json
 
     from terminal_agent.errors import TaskFormatError
-    from terminal_agent.tasks.harbor_inspection import inspect_tasks
+    from terminal_agent.tasks.inspection import inspect_tasks
 
     try:
         report = inspect_tasks(src)

@@ -1,7 +1,7 @@
 """The test requirements of a weighted pytest task, provided offline the way the Harbor mode provides them.
 
 A terminal-bench v1 task's ``run-tests.sh`` installs what its tests import (``uv pip install rdflib==7.1.4``); the
-reader records it in ``Task.metadata["tb_test_requirements"]`` (``tasks/tb_test_requirements.py``). Weighted pytest
+reader records it in ``Task.metadata["tb_test_requirements"]`` (``tasks/terminal_bench/test_requirements.py``). Weighted pytest
 runs the tests on the grader's pytest bundle, never through run-tests.sh, so the grader hands the verifier the same
 offline runtime the Harbor mode's ``uv`` stand-in serves (``rewards/verifier_runtime.py``): each requirement's wheels
 fetched once by the host (the wheelhouse, then the registry it reaches), cached by requirement, pure ones shipped as
@@ -27,7 +27,7 @@ from terminal_agent.rewards.verifier_runtime import (
     unpacked_wheel,
 )
 from terminal_agent.tasks.model import Task
-from terminal_agent.tasks.tb_test_requirements import TEST_REQUIREMENTS_METADATA_KEY
+from terminal_agent.tasks.terminal_bench.test_requirements import TEST_REQUIREMENTS_METADATA_KEY
 
 NOT_FOR_THE_TESTS = frozenset({"pip", "uv"})
 """Installers a run-tests.sh may install for itself: nothing the tests import, so nothing is fetched for them."""

@@ -29,12 +29,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import ClassVar, TypeVar
 
+import terminal_agent.tasks.csv.format as csv_format  # the modules, not the package face: no circle through tasks/__init__
+import terminal_agent.tasks.harbor.format as harbor
+import terminal_agent.tasks.parquet.rows as parquet_rows
+import terminal_agent.tasks.terminal_bench.format as terminal_bench
 from terminal_agent.errors import UNTRUSTED_CONTENT_ERRORS, ConfigError, TaskFormatError
 from terminal_agent.registry import Registry
-import terminal_agent.tasks.csv_format as csv_format  # the modules, not the package face: no circle through tasks/__init__
-import terminal_agent.tasks.harbor as harbor
-import terminal_agent.tasks.parquet_rows as parquet_rows
-import terminal_agent.tasks.terminal_bench as terminal_bench
 from terminal_agent.tasks.atomic_output import atomic_output_dir
 from terminal_agent.tasks.model import TASK_ID_PATTERN, Task
 
@@ -125,7 +125,7 @@ class FileFormat(TaskFormat):
 
 
 class CsvFormat(FileFormat):
-    """``dataset/latest_verified.csv``: one task per row (:mod:`~terminal_agent.tasks.csv_format`)."""
+    """``dataset/latest_verified.csv``: one task per row (:mod:`~terminal_agent.tasks.csv.format`)."""
 
     name = "csv"
     summary = "CSV file, one task per row (.csv)"
@@ -151,7 +151,7 @@ class CsvFormat(FileFormat):
 
 
 class ParquetFormat(FileFormat):
-    """rLLM / verl training rows (:mod:`~terminal_agent.tasks.parquet_rows`)."""
+    """rLLM / verl training rows (:mod:`~terminal_agent.tasks.parquet.rows`)."""
 
     name = "parquet"
     summary = "parquet file of rLLM/verl rows (.parquet, .pq)"
@@ -246,7 +246,7 @@ class DirectoryFormat(TaskFormat):
 
 
 class TerminalBenchFormat(DirectoryFormat):
-    """terminal-bench v1 task directories (:mod:`~terminal_agent.tasks.terminal_bench`)."""
+    """terminal-bench v1 task directories (:mod:`~terminal_agent.tasks.terminal_bench.format`)."""
 
     name = "tb"
     summary = "terminal-bench v1 task directories (task.yaml)"
@@ -264,7 +264,7 @@ class TerminalBenchFormat(DirectoryFormat):
 
 
 class HarborFormat(DirectoryFormat):
-    """Harbor / Terminal-Bench 2 task directories (:mod:`~terminal_agent.tasks.harbor`)."""
+    """Harbor / Terminal-Bench 2 task directories (:mod:`~terminal_agent.tasks.harbor.format`)."""
 
     name = "harbor"
     summary = "Harbor / Terminal-Bench 2 task directories (task.toml)"

@@ -658,7 +658,7 @@ def write_parquet_files(plan: LaunchPlan) -> None:
     preset = plan.preset
     if preset.data.train_files is not None:
         return
-    from terminal_agent.tasks.parquet_rows import write_parquet
+    from terminal_agent.tasks.parquet.rows import write_parquet
 
     train, val = verl_task_split(preset)
     _check_epochs_cover_steps(preset, len(train))

@@ -34,7 +34,7 @@ template our parser cannot render turn by turn; default ``chat_parser_for``), ``
 :class:`~terminal_agent.harbor_jobs.rllm_rollouts.RllmRolloutTrialsSettings` as a dict: keep the training
 episodes as Harbor trials in ``RUN/rollouts/``, one job per step; None: not kept), and rLLM's own ``timeout``
 (the episode's wall clock). The task of each episode is rLLM's ``extra_info`` dict (a flat task row,
-``terminal_agent.tasks.parquet_rows``).
+``terminal_agent.tasks.parquet.rows``).
 
 With token ids (see :class:`~terminal_agent.training.verl.rllm_engines.RolloutEngineModelClient`) the chat
 parser is :func:`~terminal_agent.training.verl.rllm_chat_parser.chat_parser_for` the engine's tokenizer, built

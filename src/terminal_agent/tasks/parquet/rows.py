@@ -37,8 +37,8 @@ from terminal_agent.errors import UNTRUSTED_CONTENT_ERRORS, TaskFormatError
 from terminal_agent.tasks.atomic_output import atomic_output_file
 from terminal_agent.tasks.cell_bounds import cell_problem
 from terminal_agent.tasks.guard_fields import guards_json, parse_guards_json, task_with_guards_from_fields
-from terminal_agent.tasks.negative_solution_fields import negative_solutions_json, parse_negative_solutions
 from terminal_agent.tasks.model import LATE_UNSET_LIMITS, Task, TaskLimits, decode_file_map, encode_file_map
+from terminal_agent.tasks.negative_solution_fields import negative_solutions_json, parse_negative_solutions
 
 logger = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ A *file map* is :func:`~terminal_agent.tasks.model.encode_file_map`'s JSON: ``{"
 UTF-8 text file, ``{"path": {"base64": "..."}}`` for any other bytes.
 
 Reading the file (header checks, line numbers) and writing it are in
-:mod:`terminal_agent.tasks.csv_format`.
+:mod:`terminal_agent.tasks.csv.format`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from pydantic_core import ErrorDetails
 
 from terminal_agent.errors import UNTRUSTED_CONTENT_ERRORS, TaskFormatError
 from terminal_agent.tasks.cell_bounds import cell_problem
-from terminal_agent.tasks.negative_solution_fields import negative_solutions_data, parse_negative_solutions
 from terminal_agent.tasks.model import (
     FileContent,
     Task,
@@ -43,6 +42,7 @@ from terminal_agent.tasks.model import (
     encode_file_map,
     find_test_functions,
 )
+from terminal_agent.tasks.negative_solution_fields import negative_solutions_data, parse_negative_solutions
 
 #: Columns of the original dataset, in its order.
 STANDARD_COLUMNS = [

@@ -1,7 +1,7 @@
 """The CSV format of ``dataset/latest_verified.csv``: one task per row.
 
 The columns and how each cell becomes a Task field (and back) are in
-:mod:`terminal_agent.tasks.csv_rows`; this module reads and writes whole files.
+:mod:`terminal_agent.tasks.csv.rows`; this module reads and writes whole files.
 
 Reading never stops at a bad row: :func:`read_tasks_csv` returns the good tasks and one
 :class:`~terminal_agent.errors.TaskFormatError` per bad row, naming its line and field.
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from terminal_agent.errors import TaskFormatError
 from terminal_agent.tasks.atomic_output import atomic_write_text
-from terminal_agent.tasks.csv_rows import (
+from terminal_agent.tasks.csv.rows import (
     EXTRA_CELLS_KEY,
     METADATA_COLUMNS,
     OPTIONAL_COLUMNS,
@@ -175,7 +175,7 @@ def write_tasks_csv(tasks: Iterable[Task], path: str | Path) -> Path:
     """Write ``tasks`` to ``path`` atomically (a temp file beside it, renamed at the end).
 
     The header is the standard columns, ours, the optional columns some task uses, then one column per
-    string metadata key; binary files are base64 inside their file-map cell (see :mod:`.csv_rows`).
+    string metadata key; binary files are base64 inside their file-map cell (see :mod:`.rows`).
     """
     path = Path(path)
     rows = [task_to_csv_values(task) for task in tasks]

@@ -2,8 +2,8 @@
 
 For each Harbor task: every task.toml setting with what it became (mapped onto a Task field, Harbor's default
 applied, kept but unused, refused with the key), plus a summary of the Task. A terminal-bench v1 task built from
-its docker-compose.yaml lists that file's settings the same way (``tasks/tb_compose.py``); other formats (CSV,
-parquet) get the summary only: their readers have no settings that can be refused one by one.
+its docker-compose.yaml lists that file's settings the same way (``tasks/terminal_bench/compose.py``); other
+formats (CSV, parquet) get the summary only: their readers have no settings that can be refused one by one.
 """
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from terminal_agent.errors import UNTRUSTED_CONTENT_ERRORS, TaskFormatError
-from terminal_agent.tasks.harbor import is_harbor_task_dir, read_harbor_dir
-from terminal_agent.tasks.harbor_toml import HarborSetting, SettingStatus
+from terminal_agent.tasks.harbor.format import is_harbor_task_dir, read_harbor_dir
+from terminal_agent.tasks.harbor.task_toml import HarborSetting, SettingStatus
 from terminal_agent.tasks.model import Task
-from terminal_agent.tasks.tb_compose import COMPOSE_METADATA_KEY
-from terminal_agent.tasks.tb_test_requirements import TEST_REQUIREMENTS_METADATA_KEY
+from terminal_agent.tasks.terminal_bench.compose import COMPOSE_METADATA_KEY
+from terminal_agent.tasks.terminal_bench.test_requirements import TEST_REQUIREMENTS_METADATA_KEY
 
 
 @dataclass

@@ -3,7 +3,7 @@
 Layout::
 
     <task_id>/
-      task.toml              Harbor's settings (schema 1.0 to 1.4; tasks/harbor_toml.py says what each key becomes)
+      task.toml              Harbor's settings (schema 1.0 to 1.4; tasks/harbor/task_toml.py says what each key becomes)
       instruction.md         the instruction, byte for byte
       environment/Dockerfile, environment/<files>   the build context (any bytes); the Dockerfile may be absent
                              when task.toml names a prebuilt ``docker_image``
@@ -14,7 +14,7 @@ Layout::
 A task written elsewhere is graded in Harbor's way (:attr:`GradingMode.HARBOR`): ``tests/test.sh`` is
 ``test_support_files["test.sh"]``, and ``tests/test_outputs.py`` (or the one ``tests/test*.py``) is the
 ``test_source`` when present. Its original task.toml is kept in ``metadata["harbor_task_toml"]`` and written back
-with only the changed values updated (tasks/harbor_toml_writer.py). A setting that cannot be honoured here is
+with only the changed values updated (tasks/harbor/task_toml_writer.py). A setting that cannot be honoured here is
 refused with a :class:`TaskFormatError` naming the key; nothing is silently dropped.
 
 A task this project wrote carries ``[metadata.terminal_agent]`` (limits, weights, verifier settings, metadata as
@@ -34,22 +34,21 @@ from pathlib import Path
 from typing import Any
 
 from terminal_agent.errors import TaskFormatError
-from terminal_agent.tasks.harbor_toml import (
+from terminal_agent.tasks.guard_fields import parse_guards_json, task_with_guards_from_fields
+from terminal_agent.tasks.harbor.task_toml import (
     EXTRA_TABLE,
     HarborConfigReading,
     interpret_task_toml,
 )
-from terminal_agent.tasks.harbor_toml_writer import (
+from terminal_agent.tasks.harbor.task_toml_writer import (
     NO_DOCKERFILE_METADATA_KEY,
     TASK_TOML_METADATA_KEY,
     TEST_FILE_METADATA_KEY,
     synthesized_dockerfile,
     task_toml_text,
 )
-from terminal_agent.tasks.guard_fields import parse_guards_json, task_with_guards_from_fields
-from terminal_agent.tasks.negative_solution_fields import parse_negative_solutions
 from terminal_agent.tasks.model import GradingMode, Task, TaskLimits, VerifierSpec, equal_test_weights
-from terminal_agent.tasks.tb_test_requirements import TEST_REQUIREMENTS_METADATA_KEY
+from terminal_agent.tasks.negative_solution_fields import parse_negative_solutions
 from terminal_agent.tasks.task_dirs import (
     fresh_task_dir,
     mapping_at,
@@ -59,6 +58,7 @@ from terminal_agent.tasks.task_dirs import (
     write_text_file,
     write_tree,
 )
+from terminal_agent.tasks.terminal_bench.test_requirements import TEST_REQUIREMENTS_METADATA_KEY
 
 logger = logging.getLogger(__name__)
 

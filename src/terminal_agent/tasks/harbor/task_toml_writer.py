@@ -30,9 +30,9 @@ from tomlkit.exceptions import TOMLKitError
 
 from terminal_agent.errors import TaskFormatError
 from terminal_agent.tasks.guard_fields import guards_json
-from terminal_agent.tasks.negative_solution_fields import negative_solutions_json
-from terminal_agent.tasks.harbor_toml import EXTRA_TABLE, HarborConfigReading, interpret_task_toml
+from terminal_agent.tasks.harbor.task_toml import EXTRA_TABLE, HarborConfigReading, interpret_task_toml
 from terminal_agent.tasks.model import GradingMode, Task, TaskLimits, VerifierSpec
+from terminal_agent.tasks.negative_solution_fields import negative_solutions_json
 
 #: Metadata key holding the original task.toml text of a task read from a Harbor folder.
 TASK_TOML_METADATA_KEY = "harbor_task_toml"

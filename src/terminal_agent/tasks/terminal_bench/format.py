@@ -29,10 +29,8 @@ import yaml
 
 from terminal_agent.errors import TaskFormatError
 from terminal_agent.tasks.guard_fields import task_with_guards_from_fields
-from terminal_agent.tasks.negative_solution_fields import negative_solutions_data, parse_negative_solutions
 from terminal_agent.tasks.model import Task, equal_test_weights, limits_dump
-from terminal_agent.tasks.tb_compose import COMPOSE_METADATA_KEY, compose_file, read_compose
-from terminal_agent.tasks.tb_test_requirements import TEST_REQUIREMENTS_METADATA_KEY, read_test_requirements
+from terminal_agent.tasks.negative_solution_fields import negative_solutions_data, parse_negative_solutions
 from terminal_agent.tasks.task_dirs import (
     as_tags,
     fresh_task_dir,
@@ -43,6 +41,8 @@ from terminal_agent.tasks.task_dirs import (
     write_text_file,
     write_tree,
 )
+from terminal_agent.tasks.terminal_bench.compose import COMPOSE_METADATA_KEY, compose_file, read_compose
+from terminal_agent.tasks.terminal_bench.test_requirements import TEST_REQUIREMENTS_METADATA_KEY, read_test_requirements
 
 logger = logging.getLogger(__name__)
 
@@ -329,8 +329,9 @@ def read_tb_task(task_dir: str | Path) -> Task:
 def _environment(task_dir: Path, skip: set[str], metadata: dict[str, Any],
                  foreign: bool) -> tuple[str, dict[str, Any], dict[str, str]]:
     """(Dockerfile, build-context files, env) of the task. A folder written by terminal-bench is built as its
-    docker-compose.yaml says when it has one (``tasks/tb_compose.py``; the reading goes to ``metadata``); else, and
-    in one of ours (where a compose file is a plain build-context file), from the ``Dockerfile`` beside task.yaml."""
+    docker-compose.yaml says when it has one (``tasks/terminal_bench/compose.py``; the reading goes to
+    ``metadata``); else, and in one of ours (where a compose file is a plain build-context file), from the
+    ``Dockerfile`` beside task.yaml."""
     path = compose_file(task_dir) if foreign else None
     if path is None:
         dockerfile_path = require_file(task_dir, "Dockerfile", field="Dockerfile", note=" (and no docker-compose.yaml)")
