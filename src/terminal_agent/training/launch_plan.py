@@ -9,10 +9,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from terminal_agent.training.preset_config import TrainingPreset
 from terminal_agent.training.verl.overrides import HydraOverride, RawOverride
+
+if TYPE_CHECKING:  # hydra/omegaconf and the local trainer's config are imported only by the backends that use them
+    from omegaconf import DictConfig
+
+    from terminal_agent.training.local.config import LocalTrainingConfig
+    from terminal_agent.training.verl.schema import Level2Result
 
 
 @dataclass
@@ -29,12 +35,12 @@ class LaunchPlan:
     """rLLM/verl hydra keys of the command line, composed after the preset's (verl backend)."""
     model_path: str | None = None
     """Where ``model.path`` resolved to (``embedded``: the converted directory; verl backend)."""
-    trainer_config: Any = None
+    trainer_config: DictConfig | None = None
     """The composed rLLM/verl DictConfig (verl backend)."""
     workflow_args: dict[str, Any] = field(default_factory=dict)
-    level2: Any = None
+    level2: Level2Result | None = None
     """:class:`~terminal_agent.training.verl.schema.Level2Result` (verl backend)."""
-    local_config: Any = None
+    local_config: LocalTrainingConfig | None = None
     """The :class:`~terminal_agent.training.local.config.LocalTrainingConfig` the local trainer runs (backend local)."""
     notes: list[str] = field(default_factory=list)
     """Checks that could not run here, said plainly."""

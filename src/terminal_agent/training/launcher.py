@@ -38,8 +38,9 @@ import inspect
 import logging
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
@@ -49,6 +50,11 @@ from terminal_agent.training.launch_plan import LaunchPlan
 from terminal_agent.training.preset_config import TrainingPreset
 from terminal_agent.training.trainer_backends import get_trainer_backend
 from terminal_agent.training.verl.overrides import HydraOverride, RawOverride, verl_overrides, workflow_args_for
+
+if TYPE_CHECKING:  # hydra-core and the watchdog are imported where a verl plan or launch needs them
+    from omegaconf import DictConfig
+
+    from terminal_agent.training.verl.stall_watchdog import StallWatchdog
 
 logger = logging.getLogger(__name__)
 
@@ -249,16 +255,16 @@ def load_object(path: str, what: str) -> Any:
     return getattr(module, name)
 
 
-def effective_workflow_args(workflow_args: dict[str, Any], trainer_config: Any) -> dict[str, Any]:
+def effective_workflow_args(workflow_args: dict[str, Any], trainer_config: DictConfig) -> dict[str, Any]:
     """What rLLM's TaskRunner passes to the Workflow: ours with ``rllm.workflow.workflow_args`` laid over.
 
     (rLLM copies every non-null value of that config section over the arguments it was given,
     updating nested mappings.)
     """
-    from omegaconf import OmegaConf
+    from terminal_agent.training.verl.schema import config_dict
 
     effective = {key: (dict(value) if isinstance(value, dict) else value) for key, value in workflow_args.items()}
-    section = OmegaConf.to_container(trainer_config.rllm.workflow.workflow_args, resolve=True)
+    section = config_dict(trainer_config.rllm.workflow.workflow_args, resolve=True, what="rllm.workflow.workflow_args")
     for key, value in section.items():
         if value is None:
             continue
@@ -286,8 +292,9 @@ def exported_images_dir(preset: TrainingPreset) -> str | None:
     """The bwrap export the run's sandboxes read (``sandbox.env.sandbox.bwrap.images_dir``, else
     ``$TERMINAL_AGENT_IMAGES_DIR``), or None."""
     sandbox = dict(preset.sandbox.env.get("sandbox") or preset.sandbox.env.get("sandbox_config") or {})
-    bwrap = sandbox.get("bwrap") if isinstance(sandbox.get("bwrap"), dict) else {}
-    return bwrap.get("images_dir") or os.environ.get("TERMINAL_AGENT_IMAGES_DIR") or None
+    bwrap = sandbox.get("bwrap")
+    images_dir = bwrap.get("images_dir") if isinstance(bwrap, dict) else None
+    return str(images_dir) if images_dir else os.environ.get("TERMINAL_AGENT_IMAGES_DIR") or None
 
 
 def require_multicast_off(preset: TrainingPreset, environ: dict[str, str] | None = None) -> None:
@@ -365,12 +372,14 @@ def _secret_values(environ: dict[str, str]) -> list[str]:
                   key=len, reverse=True)
 
 
+_Key = TypeVar("_Key")
+
+
 def redact(value: Any, secrets: list[str] | None = None) -> Any:
     """``value`` with secrets replaced: values under secret-looking keys, known secret values, URL passwords."""
     secrets = _secret_values(dict(os.environ)) if secrets is None else secrets
     if isinstance(value, dict):
-        return {key: (REDACTED if isinstance(key, str) and is_secret_name(key) and item not in (None, "", {}, [])
-                      else redact(item, secrets)) for key, item in value.items()}
+        return redact_mapping(value, secrets)
     if isinstance(value, (list, tuple)):
         return [redact(item, secrets) for item in value]
     if isinstance(value, str):
@@ -378,6 +387,13 @@ def redact(value: Any, secrets: list[str] | None = None) -> Any:
             value = value.replace(secret, REDACTED)
         return _URL_USERINFO.sub(lambda match: match.group("scheme") + REDACTED + "@", value)
     return value
+
+
+def redact_mapping(mapping: dict[_Key, Any], secrets: list[str] | None = None) -> dict[_Key, Any]:
+    """:func:`redact` of a mapping, its keys kept (the value under a secret-looking key replaced whole)."""
+    secrets = _secret_values(dict(os.environ)) if secrets is None else secrets
+    return {key: (REDACTED if isinstance(key, str) and is_secret_name(key) and item not in (None, "", {}, [])
+                  else redact(item, secrets)) for key, item in mapping.items()}
 
 
 def forwarded_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
@@ -394,7 +410,7 @@ def run_environment(preset: TrainingPreset) -> dict[str, str]:
     """Variables the run sets for itself and its workers: wandb mode, the file logger's path (``file`` in
     ``trainer.loggers``), ``runtime_env.env_vars`` of the preset (which win over those), and for a verl run
     :data:`NVLINK_MULTICAST_OFF` last (:func:`require_multicast_off` refuses a preset value that turns it on)."""
-    env_vars = {"WANDB_MODE": preset.trainer.wandb_mode}
+    env_vars: dict[str, str] = {"WANDB_MODE": preset.trainer.wandb_mode}
     if "file" in preset.trainer.loggers:
         env_vars["VERL_FILE_LOGGER_PATH"] = str((preset.run_dir / VERL_METRICS_FILE).resolve())
     env_vars.update(preset.runtime_env.env_vars)
@@ -458,7 +474,7 @@ def dry_run_document(plan: LaunchPlan) -> dict[str, Any]:
         "notes": plan.notes,
     }
     document.update(backend.dry_run_fields(plan))
-    return redact(document)
+    return redact_mapping(document)
 
 
 def verl_dry_run_fields(plan: LaunchPlan) -> dict[str, Any]:
@@ -490,9 +506,9 @@ def hydra_key_sources(plan: LaunchPlan) -> dict[str, str]:
             sources[override.key] = f"command line {override.source}"
         else:
             sources[override.key] = f"preset {override.source}"
-    for override in plan.raw_overrides:
-        earlier = sources.get(override.key)
-        sources[override.key] = "command line" if earlier is None else f"command line (agrees with {earlier})"
+    for raw_override in plan.raw_overrides:
+        earlier = sources.get(raw_override.key)
+        sources[raw_override.key] = "command line" if earlier is None else f"command line (agrees with {earlier})"
     return sources
 
 
@@ -605,6 +621,9 @@ def verl_task_split(preset: TrainingPreset) -> tuple[list[Any], list[Any]]:
     ``data.val_fraction``; then only ``data.task_ids`` and, with ``data.only_exported``, the tasks the bwrap
     export holds. Raises ConfigError when no train task is left."""
     data = preset.data
+    if data.tasks is None:  # DataSection's validator: data.tasks is set whenever data.train_files is not
+        raise ConfigError("data.tasks: not set (the tasks of a verl run come from data.tasks; data.train_files is "
+                          "used as it is)")
     if data.splits is not None:
         from terminal_agent.training.train_splits import frozen_splits
 
@@ -660,6 +679,8 @@ def write_parquet_files(plan: LaunchPlan) -> None:
         return
     from terminal_agent.tasks.parquet.rows import write_parquet
 
+    if plan.train_files is None:
+        raise ConfigError("the launch plan names no train parquet (plan_launch sets it for a verl run)")
     train, val = verl_task_split(preset)
     _check_epochs_cover_steps(preset, len(train))
     write_parquet(train, plan.train_files, split="train")
@@ -670,7 +691,7 @@ def write_parquet_files(plan: LaunchPlan) -> None:
     logger.info("wrote %d train / %d validation task(s) to %s", len(train), len(val), Path(plan.train_files).parent)
 
 
-def ray_init_arguments(trainer_config: Any, *, rehearse: bool, gpus: int) -> dict[str, Any]:
+def ray_init_arguments(trainer_config: DictConfig, *, rehearse: bool, gpus: int) -> dict[str, Any]:
     """Keyword arguments of ``ray.init`` besides the runtime env: rLLM's (an existing cluster's address), verl's
     ``ray_kwargs.ray_init`` (non-null values; raw keys such as ``ray_kwargs.ray_init.num_cpus=8`` reach Ray so),
     and for a rehearsal ``num_gpus`` the machine does not have, on a private local cluster (never one found
@@ -678,9 +699,12 @@ def ray_init_arguments(trainer_config: Any, *, rehearse: bool, gpus: int) -> dic
     from omegaconf import OmegaConf
     from rllm.trainer.ray_init_utils import get_ray_init_settings
 
-    arguments = {} if rehearse else dict(get_ray_init_settings(trainer_config))
+    from terminal_agent.training.verl.schema import config_dict
+
+    arguments: dict[str, Any] = {} if rehearse else dict(get_ray_init_settings(trainer_config))
     section = OmegaConf.select(trainer_config, "ray_kwargs.ray_init", default=None)
-    for key, value in (OmegaConf.to_container(section, resolve=True) if section is not None else {}).items():
+    ray_init = config_dict(section, resolve=True, what="ray_kwargs.ray_init") if section is not None else {}
+    for key, value in ray_init.items():
         if key != "runtime_env" and value is not None:
             arguments[key] = value
     if rehearse and "address" not in arguments:
@@ -703,6 +727,9 @@ RLLM_MODEL_DIR = "model_for_rllm"
 """Beside the run: the model folder rLLM's VerlEngine is pointed at when the model's own does not suit it."""
 
 
+NO_TRAINER_CONFIG = "the launch plan holds no composed rLLM/verl config (plan_launch composes it for a verl run)"
+
+
 def point_verl_at_rllm_ready_model(plan: LaunchPlan) -> str | None:
     """rLLM's ``VerlEngine`` chooses its chat parser by the model folder's name and refuses a template its
     generic parser cannot split turn by turn (SmolLM2's, which adds its default system prompt to a message
@@ -711,6 +738,8 @@ def point_verl_at_rllm_ready_model(plan: LaunchPlan) -> str | None:
     prompts with its own parser. A hub id (no local folder) is left to rLLM. Returns the new path, or None."""
     from terminal_agent.training.verl.rllm_chat_parser import prepare_model_dir_for_rllm
 
+    if plan.trainer_config is None:
+        raise ConfigError(NO_TRAINER_CONFIG)
     path = str(plan.trainer_config.actor_rollout_ref.model.path)
     if not Path(path).is_dir():
         return None
@@ -744,7 +773,7 @@ def _stop_stalled_run(reason: str) -> None:
     os._exit(EXIT_STALLED)  # the driver's own thread is blocked inside verl: only a hard exit ends the wait
 
 
-def start_stall_watchdog(plan: LaunchPlan, on_stall: Any = None) -> Any:
+def start_stall_watchdog(plan: LaunchPlan, on_stall: Callable[[str], None] | None = None) -> StallWatchdog | None:
     """A :class:`~terminal_agent.training.verl.stall_watchdog.StallWatchdog` over the run's metrics file, started; None
     when ``trainer.stall_timeout_s`` is None or the ``file`` logger is off (a note is logged)."""
     from terminal_agent.training.verl.stall_watchdog import StallWatchdog
@@ -773,6 +802,8 @@ def launch_verl(plan: LaunchPlan, rehearse: bool = False) -> None:
     check_wandb(preset)
     from terminal_agent.training.verl.schema import validate_with_verl
 
+    if plan.trainer_config is None:
+        raise ConfigError(NO_TRAINER_CONFIG)
     validate_with_verl(plan.trainer_config)  # level 2 in-process now that verl imports: refuse before Ray starts
     workflow_class = load_object(WORKFLOW_CLASS_PATH, "the rLLM Workflow")
     from terminal_agent.env import env_config_from_args

@@ -29,7 +29,11 @@ from terminal_agent.user_files import read_user_text
 
 PRESET_PACKAGE = "terminal_agent.training.presets"
 #: Loss aggregation modes verl 0.9.1 accepts (``ActorConfig.__post_init__``).
-VERL_LOSS_AGG_MODES = ("token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean", "seq-mean-token-sum-norm")
+VerlLossAggMode = Literal["token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean",
+                          "seq-mean-token-sum-norm"]
+VERL_LOSS_AGG_MODES: tuple[VerlLossAggMode, ...] = typing.get_args(VerlLossAggMode)
+#: Where a run's metrics go (``trainer.loggers``).
+LoggerName = Literal["console", "wandb", "tensorboard", "file"]
 #: Advantage estimators the verl backend computes: rLLM's unified trainer computes ``grpo`` itself (population std,
 #: the registry's ``grpo``); the other names of ``ADVANTAGE_ESTIMATORS`` are the local trainer's.
 VERL_ADV_ESTIMATORS = ("grpo",)
@@ -200,7 +204,7 @@ class AlgorithmSection(_Section):
     """PPO clip above 1 (ratio ceiling 1 + high; DAPO's clip-higher)."""
     clip_ratio_c: float = Field(3.0, gt=1.0)
     """Dual-clip bound for negative advantages."""
-    loss_agg_mode: Literal[VERL_LOSS_AGG_MODES] = "token-mean"  # type: ignore[valid-type]
+    loss_agg_mode: VerlLossAggMode = "token-mean"
     """How token losses become one loss (verl's names)."""
     use_kl_loss: bool = False
     """Add a KL(policy || reference) term to the loss (needs a reference model; the local trainer's reference is
@@ -246,8 +250,7 @@ class TrainerSection(_Section):
     """Validate every this many steps (-1 = never)."""
     val_before_train: bool = True
     """Validate once before the first step (the baseline)."""
-    loggers: list[Literal["console", "wandb", "tensorboard", "file"]] = Field(
-        default_factory=lambda: ["console", "wandb"])
+    loggers: list[LoggerName] = Field(default_factory=lambda: list[LoggerName](["console", "wandb"]))
     """Metric sinks. ``file`` (verl path): one JSON line per step in ``<run dir>/verl_metrics.jsonl`` (verl's file
     logger; the launcher sets ``VERL_FILE_LOGGER_PATH`` unless ``runtime_env.env_vars`` does)."""
     wandb_mode: Literal["offline", "online", "disabled"] = "offline"

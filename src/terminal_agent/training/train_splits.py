@@ -6,10 +6,13 @@ experiment all take their splits from here."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.tasks.model import Task
+
+if TYPE_CHECKING:
+    from terminal_agent.training.preset_config import TrainingPreset
 
 DEFAULT_SHIPPED = Path("dataset") / "latest_verified.csv"
 
@@ -63,7 +66,7 @@ def frozen_splits(splits_file: str | Path, shipped: str | Path = DEFAULT_SHIPPED
     return train, held_out
 
 
-def local_task_split(preset: Any) -> tuple[list[Task], list[Task]]:
+def local_task_split(preset: TrainingPreset) -> tuple[list[Task], list[Task]]:
     """The train and held-out tasks of a ``backend: local`` preset: ``data.splits`` (a frozen splits file,
     shipped tasks looked up in ``data.tasks``), else ``data.tasks`` split by ``data.val_fraction``."""
     data = preset.data

@@ -15,6 +15,7 @@ assistant's completion tokens) and 0 elsewhere.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict
 
 import torch
 
@@ -114,6 +115,14 @@ class ActorLossConfig:
             KL_ESTIMATORS.get(self.kl_loss_type)
 
 
+class _LossNorms(TypedDict):
+    """The normalisers every term of :func:`actor_loss` is aggregated with (keywords of :func:`aggregate_loss`)."""
+
+    batch_num_tokens: float | torch.Tensor | None
+    global_batch_size: float | torch.Tensor | None
+    loss_scale_factor: float | None
+
+
 def actor_loss(
     old_logprobs: torch.Tensor,
     logprobs: torch.Tensor,
@@ -127,7 +136,8 @@ def actor_loss(
     global_batch_size: float | torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """pg loss - entropy_coeff * entropy loss + kl_loss_coef * KL loss, each aggregated alike."""
-    norms = dict(batch_num_tokens=batch_num_tokens, global_batch_size=global_batch_size, loss_scale_factor=config.loss_scale_factor)
+    norms = _LossNorms(batch_num_tokens=batch_num_tokens, global_batch_size=global_batch_size,
+                       loss_scale_factor=config.loss_scale_factor)
     pg_loss, stats = clipped_policy_loss(
         old_logprobs,
         logprobs,

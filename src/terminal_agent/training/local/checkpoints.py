@@ -66,7 +66,7 @@ class TaskOrder:
         return cls(len(levels), seed, levels=levels, opening_draws=opening_draws)
 
     def _permutation(self, epoch: int) -> list[int]:
-        return np.random.default_rng([self.seed, epoch]).permutation(self.count).tolist()
+        return [int(index) for index in np.random.default_rng([self.seed, epoch]).permutation(self.count)]
 
     def stage_of(self, draw: int) -> int:
         """The curriculum stage of draw number ``draw`` (0: the easiest level only); without levels, 0."""

@@ -227,7 +227,7 @@ class LocalTrainingConfig(BaseModel):
         return self.val_before_train or self.test_freq > 0
 
     @classmethod
-    def from_preset(cls, preset: Any, **overrides: Any) -> "LocalTrainingConfig":
+    def from_preset(cls, preset: TrainingPreset, **overrides: Any) -> "LocalTrainingConfig":
         """The config a ``backend: local`` :class:`~terminal_agent.training.preset_config.TrainingPreset` runs.
 
         The one place a preset becomes the local trainer's config: the launcher's dry run and the
@@ -286,9 +286,16 @@ class LocalTrainingConfig(BaseModel):
         return config
 
 
-def _source_of(preset: Any) -> str:
+def _source_of(preset: TrainingPreset) -> str:
     """The file (or packaged preset) ``preset`` was read from, for messages."""
     return getattr(preset, "source", None) or f"preset {getattr(preset, 'name', '?')}"
+
+
+def _declared_preset_key(info: FieldInfo) -> str | None:
+    """The preset key a field's declaration names (its ``json_schema_extra["preset_key"]``), or None."""
+    extra = info.json_schema_extra
+    key = extra.get("preset_key") if isinstance(extra, dict) else None
+    return key if isinstance(key, str) else None
 
 
 #: The preset key behind each field of :class:`LocalTrainingConfig` that a preset sets (errors name it), read off
@@ -296,8 +303,8 @@ def _source_of(preset: Any) -> str:
 #: (``weight_decay``, ``mask_truncated``) keep their defaults. ``sandbox`` comes from ``sandbox.backend`` and
 #: ``sandbox.env.sandbox`` (:func:`sandbox_config_of`).
 PRESET_KEY_OF_FIELD: dict[str, str] = {
-    name: info.json_schema_extra["preset_key"] for name, info in LocalTrainingConfig.model_fields.items()
-    if isinstance(info.json_schema_extra, dict) and "preset_key" in info.json_schema_extra and name != "sandbox"
+    name: key for name, info in LocalTrainingConfig.model_fields.items()
+    for key in [_declared_preset_key(info)] if key is not None and name != "sandbox"
 }
 
 #: Fields read from the preset's ``local`` section only when that section has the key (a newer key the
@@ -339,13 +346,13 @@ def _preset_value(preset: Any, key: str) -> Any:
     return value
 
 
-def _preset_default(preset: Any, key: str) -> Any:
+def _preset_default(preset: TrainingPreset, key: str) -> Any:
     section_key, _, name = key.rpartition(".")
     section = _preset_value(preset, section_key)
     return type(section).model_fields[name].get_default(call_default_factory=True)
 
 
-def local_preset_problems(preset: Any) -> list[str]:
+def local_preset_problems(preset: TrainingPreset) -> list[str]:
     """Why ``preset`` (``backend: local``) cannot run as written: each message names a preset key the
     local trainer would ignore (:data:`VERL_ONLY_KEYS` set to another value than its default, and the
     values below) or a combination it cannot honour. Empty when the preset runs as it reads."""
@@ -359,7 +366,7 @@ def local_preset_problems(preset: Any) -> list[str]:
     if cluster.gpus_per_node > 1:
         problems.append(f"cluster.gpus_per_node: the local trainer uses one device (local.device), not "
                         f"{cluster.gpus_per_node} GPUs")
-    elif cluster.gpus_per_node == 0 and preset.local.device == "cuda":
+    elif cluster.gpus_per_node == 0 and preset.local is not None and preset.local.device == "cuda":
         problems.append("cluster.gpus_per_node: 0 GPUs, but local.device is cuda")
     if batch.ppo_mini_batch_size != batch.train_batch_size:
         problems.append(f"batch.ppo_mini_batch_size: the local trainer takes one optimizer step per step: set it to "
@@ -390,7 +397,7 @@ def local_preset_problems(preset: Any) -> list[str]:
     return problems
 
 
-def sandbox_config_of(preset: Any) -> SandboxConfig:
+def sandbox_config_of(preset: TrainingPreset) -> SandboxConfig:
     """The preset's sandbox settings: ``sandbox.env.sandbox`` (an ``EnvConfig``'s sandbox section) with
     ``sandbox.backend`` on top, validated (a bad key is a ``ConfigError`` that names it)."""
     from pydantic import ValidationError

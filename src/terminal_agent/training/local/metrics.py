@@ -17,7 +17,7 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ class MetricsLogger:
         run_dir: Path,
         *,
         use_wandb: bool = True,
-        wandb_mode: str = "offline",
+        wandb_mode: Literal["offline", "online", "disabled"] = "offline",
         project: str = "terminal-agent",
         name: str = "local",
         config: dict[str, Any] | None = None,

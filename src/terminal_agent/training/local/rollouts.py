@@ -32,7 +32,6 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from terminal_agent.errors import ConfigError, ImageError
 from terminal_agent.interfaces import EpisodeEnv, ModelClient

@@ -61,6 +61,7 @@ from terminal_agent.training.local.rollouts import (
 )
 from terminal_agent.training.local.update import StreamedUpdate, UpdateStats, build_rows
 from terminal_agent.training.local.validation import HeldOutValidation
+from terminal_agent.training.preset_config import TrainingPreset
 from terminal_agent.training.train_splits import load_train_tasks, local_task_split
 
 logger = logging.getLogger(__name__)
@@ -129,7 +130,7 @@ def step_metrics(batch: RolloutBatch, selection: GroupSelection, stats: UpdateSt
     records: list[EpisodeRecord] = [r for g in batch.groups for r in g]
     outcomes: list[EpisodeOutcome] = [r.outcome for r in records]
     scored = [o for o in outcomes if o.trainable]
-    rewards = [float(o.reward) for o in scored]  # type: ignore[arg-type]
+    rewards = [float(o.reward) for o in scored if o.reward is not None]  # trainable: every one has a reward
     replies = [t for r in records for t in r.texts]
     format_errors = sum(1 for t in replies if first_closed_tag_end(t) is None)
     flat_adv = np.concatenate(advantages) if advantages else np.array([])
@@ -403,7 +404,7 @@ def train_local(
     return summary
 
 
-def run_local_training(preset: Any, run_dir: Path, *, progress: TrainingProgress | None = None, **overrides: Any) -> TrainingSummary:
+def run_local_training(preset: TrainingPreset, run_dir: Path, *, progress: TrainingProgress | None = None, **overrides: Any) -> TrainingSummary:
     """Entry point of the launcher for a ``backend: local`` preset.
 
     Loads the preset's train and held-out splits (``data.splits``, or ``data.tasks`` split by

@@ -59,7 +59,7 @@ def capped_tasks(tasks: Sequence[Task], limit: int | None) -> list[Task]:
 def validation_metrics(batch: RolloutBatch, tasks: int) -> dict[str, Any]:
     """The ``val/`` figures of one pass."""
     outcomes = [record.outcome for group in batch.groups for record in group]
-    rewards = [float(outcome.reward) for outcome in outcomes if outcome.trainable]  # type: ignore[arg-type]
+    rewards = [float(outcome.reward) for outcome in outcomes if outcome.trainable and outcome.reward is not None]
     return {
         "val/tasks": tasks,
         "val/episodes": len(outcomes),

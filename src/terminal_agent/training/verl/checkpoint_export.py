@@ -81,7 +81,7 @@ def _full_tensor(pieces: list[Any]) -> Any:
     placements = getattr(first, "placements", None)
     if placements is not None:  # DTensor: verl's FSDP2 (and FSDP1 with use_dtensor)
         locals_ = [piece.to_local() for piece in pieces]
-        shard_dims = [getattr(p, "dim", None) for p in placements if type(p).__name__ == "Shard"]
+        shard_dims: list[int] = [p.dim for p in placements if type(p).__name__ == "Shard"]
         if not shard_dims:
             return locals_[0]
         return torch.cat(locals_, dim=shard_dims[0])[: first.shape[shard_dims[0]]] if len(locals_) > 1 else locals_[0]

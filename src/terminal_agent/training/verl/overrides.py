@@ -93,7 +93,7 @@ def split_overrides(overrides: list[str]) -> tuple[list[str], list[RawOverride]]
         stripped = text.strip()
         if stripped.startswith("~"):
             raise ConfigError(f"override {text!r}: deleting a hydra key (~key) is not supported")
-        prefix = "++" if stripped.startswith("++") else "+" if stripped.startswith("+") else ""
+        prefix: Literal["", "+", "++"] = "++" if stripped.startswith("++") else "+" if stripped.startswith("+") else ""
         key, sep, value = stripped[len(prefix):].partition("=")
         key = key.strip()
         if not sep or not key or any(not part for part in key.split(".")):

@@ -39,9 +39,9 @@ from terminal_agent.compat.rllm import RLLM_AVAILABLE
 from terminal_agent.errors import ConfigError
 
 if RLLM_AVAILABLE:  # pragma: no cover - exercised in the rLLM conformance venvs
-    from rllm.parser import ChatTemplateParser as _ParserBase  # type: ignore[import-not-found]
+    from rllm.parser import ChatTemplateParser as _ParserBase
 else:
-    _ParserBase = object  # type: ignore[assignment,misc]
+    _ParserBase = object
 
 logger = logging.getLogger(__name__)
 
@@ -94,7 +94,7 @@ def rllm_check_safe_chat_template(template: str) -> str:
     return template if original_chat_template(template) != template else _WRAP_HEAD + template + _WRAP_TAIL
 
 
-def _render(tokenizer: Any, template: str | None, messages: list[dict], add_generation_prompt: bool, **kwargs: Any) -> str:
+def _render(tokenizer: Any, template: str | None, messages: list[dict[str, Any]], add_generation_prompt: bool, **kwargs: Any) -> str:
     text = tokenizer.apply_chat_template(
         messages, tokenize=False, add_generation_prompt=add_generation_prompt, chat_template=template, **kwargs
     )
@@ -107,7 +107,7 @@ def _encode(tokenizer: Any, text: str) -> list[int]:
     return list(tokenizer.encode(text, add_special_tokens=False))
 
 
-class TemplateChatParser(_ParserBase):  # type: ignore[misc,valid-type]
+class TemplateChatParser(_ParserBase):
     """rLLM's ``ChatTemplateParser`` contract over the tokenizer's own chat template (see the module doc).
 
     ``parse(messages, add_generation_prompt=False, is_first_msg=False)``: a conversation that starts
@@ -136,11 +136,11 @@ class TemplateChatParser(_ParserBase):  # type: ignore[misc,valid-type]
         self.stop_ids = self._stop_ids()
 
     # --- rendering -----------------------------------------------------------------------------
-    def render(self, messages: list[dict], add_generation_prompt: bool = False, **kwargs: Any) -> str:
+    def render(self, messages: list[dict[str, Any]], add_generation_prompt: bool = False, **kwargs: Any) -> str:
         """The template's own rendering of ``messages`` (a whole conversation)."""
         return _render(self.tokenizer, self.template, messages, add_generation_prompt, **self.template_kwargs, **kwargs)
 
-    def parse(self, messages: list[dict], add_generation_prompt: bool = False, is_first_msg: bool = False, **kwargs: Any) -> str:
+    def parse(self, messages: list[dict[str, Any]], add_generation_prompt: bool = False, is_first_msg: bool = False, **kwargs: Any) -> str:
         tools = [getattr(tool, "json", tool) for tool in kwargs.get("tools") or []]  # rLLM's Tool objects as schemas
         extra = {"tools": tools} if tools else {}
         if not messages:
@@ -149,7 +149,7 @@ class TemplateChatParser(_ParserBase):  # type: ignore[misc,valid-type]
             return self.render(messages, add_generation_prompt, **extra)
         return self._continuation(messages, add_generation_prompt, **extra)
 
-    def _continuation(self, messages: list[dict], add_generation_prompt: bool, **kwargs: Any) -> str:
+    def _continuation(self, messages: list[dict[str, Any]], add_generation_prompt: bool, **kwargs: Any) -> str:
         """The text ``messages`` add to a conversation: the template on a stub context, with and without them."""
         failures = []
         for context in self._contexts(messages[0].get("role")):
@@ -168,7 +168,7 @@ class TemplateChatParser(_ParserBase):  # type: ignore[misc,valid-type]
         )
 
     @staticmethod
-    def _contexts(role: str | None) -> list[list[dict]]:
+    def _contexts(role: str | None) -> list[list[dict[str, Any]]]:
         if role == "assistant":
             return [[STUB_SYSTEM, STUB_USER], [STUB_USER]]
         return [[STUB_SYSTEM, STUB_USER, STUB_ASSISTANT], [STUB_USER, STUB_ASSISTANT], [STUB_SYSTEM]]
@@ -237,7 +237,7 @@ def parser_agrees_with_template(parser: Any, tokenizer: Any) -> bool:
         if rendered != expected:
             return False
         if RLLM_AVAILABLE:
-            from rllm.parser.utils import PARSER_TEST_MESSAGES  # type: ignore[import-not-found]
+            from rllm.parser.utils import PARSER_TEST_MESSAGES
 
             return bool(_quietly(parser.verify_equivalence, PARSER_TEST_MESSAGES, verbose=False))
         return True
@@ -276,7 +276,7 @@ class TurnPromptBuilder:
         self.parser = parser
         self.tokenizer = tokenizer if tokenizer is not None else parser.tokenizer
         self.turn_end_ids = self._turn_end_ids()
-        self._messages: list[dict] | None = None
+        self._messages: list[dict[str, Any]] | None = None
         self._ids: list[int] = []
         self.extended_turns = 0
         """How many prompts were built by extension (the rest rendered whole)."""
@@ -294,23 +294,24 @@ class TurnPromptBuilder:
                 return end[overlap:]
         return list(end)
 
-    def _extends(self, messages: list[dict]) -> bool:
+    def _extends(self, messages: list[dict[str, Any]]) -> bool:
         previous = self._messages
         if previous is None or len(messages) < len(previous) + 1:
             return False
         same = all(_same_message(a, b) for a, b in zip(previous, messages[: len(previous)]))
         return same and messages[len(previous)].get("role") == "assistant"
 
-    def prompt_ids(self, messages: list[dict]) -> list[int]:
+    def prompt_ids(self, messages: list[dict[str, Any]]) -> list[int]:
         """This turn's prompt ids (nothing is remembered until ``record``)."""
-        if self._extends(messages):
-            new = messages[len(self._messages) + 1 :]  # type: ignore[arg-type]
+        previous = self._messages
+        if previous is not None and self._extends(messages):
+            new = messages[len(previous) + 1 :]
             text = self.parser.parse(new, add_generation_prompt=True, is_first_msg=False, accumulate_reasoning=False)
             return list(self._ids) + _encode(self.tokenizer, text)
         text = self.parser.parse(messages, add_generation_prompt=True, is_first_msg=True, accumulate_reasoning=False)
         return _encode(self.tokenizer, text)
 
-    def record(self, messages: list[dict], prompt_ids: list[int], completion_ids: list[int]) -> None:
+    def record(self, messages: list[dict[str, Any]], prompt_ids: list[int], completion_ids: list[int]) -> None:
         """Remember the turn just sampled: the next turn's prompt extends ``prompt_ids + completion_ids``."""
         if self._extends(messages):
             self.extended_turns += 1
@@ -318,7 +319,7 @@ class TurnPromptBuilder:
         self._ids = list(prompt_ids) + list(completion_ids) + self.missing_turn_end(list(completion_ids))
 
 
-def _same_message(a: dict, b: dict) -> bool:
+def _same_message(a: dict[str, Any], b: dict[str, Any]) -> bool:
     return a.get("role") == b.get("role") and a.get("content") == b.get("content")
 
 
@@ -349,7 +350,7 @@ def rllm_safe_pad_token(tokenizer: Any) -> str | None:
     used = _ids_the_template_writes(tokenizer)
     if tokenizer.pad_token_id is not None and tokenizer.pad_token_id not in used:
         return None
-    candidates = [t for t in dict.fromkeys(list(tokenizer.all_special_tokens) + list(tokenizer.get_added_vocab()))
+    candidates: list[str] = [t for t in dict.fromkeys(list(tokenizer.all_special_tokens) + list(tokenizer.get_added_vocab()))
                   if isinstance(tokenizer.convert_tokens_to_ids(t), int) and tokenizer.convert_tokens_to_ids(t) not in used]
 
     def preference(token: str) -> int:

@@ -56,11 +56,13 @@ def engine_takes_token_ids(engine: Any) -> bool:
 def engine_disables_thinking(engine: Any) -> bool:
     """``rllm.disable_thinking`` as the engine applies it (its parser's flag, else its config's)."""
     parser = getattr(engine, "chat_parser", None)
-    if hasattr(parser, "disable_thinking"):
+    if parser is not None and hasattr(parser, "disable_thinking"):
         return bool(parser.disable_thinking)
     config = getattr(engine, "config", None)
+    if config is None:
+        return False
     try:
-        return bool(config.get("rllm", {}).get("disable_thinking", False))  # type: ignore[union-attr]
+        return bool(config.get("rllm", {}).get("disable_thinking", False))
     except AttributeError:
         return False
 
@@ -229,7 +231,7 @@ class ModelClientRolloutEngine(RolloutEngine):
         if not hasattr(self, "weight_version"):  # v0.2.1's base class has no policy versions
             self.weight_version = 0
 
-    async def get_model_response(self, messages: list[dict], **kwargs: Any) -> Any:
+    async def get_model_response(self, messages: list[dict[str, Any]], **kwargs: Any) -> Any:
         sampling = {**self.sampling, **{k: v for k, v in kwargs.items() if k not in ENGINE_ONLY_KEYS}}
         response = await asyncio.to_thread(self.client.complete, messages, **sampling)
         with self._lock:
@@ -251,7 +253,7 @@ class ModelClientRolloutEngine(RolloutEngine):
             output.weight_version = self.weight_version
         return output
 
-    def _tokenize(self, messages: list[dict], text: str) -> tuple[list[int], list[int]]:
+    def _tokenize(self, messages: list[dict[str, Any]], text: str) -> tuple[list[int], list[int]]:
         rendered = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
         if hasattr(rendered, "keys") and "input_ids" in rendered:
             rendered = rendered["input_ids"]

@@ -184,14 +184,14 @@ class TerminalTaskWorkflow(Workflow):
         self.rollout_recorder = rollout_recorder_for(harbor_rollouts) if harbor_rollouts else None
         """Where training episodes become Harbor trials (shared by the pooled workflows of a run); None: nowhere."""
 
-    def reset(self, task: dict | None = None, uid: str | None = None) -> None:
+    def reset(self, task: dict[str, Any] | None = None, uid: str | None = None) -> None:
         """Remember the task and uid and reset the agent; the env starts in the worker thread, not here."""
         self.uid = uid
         self.task = task
-        self._completed_trajectories = []
+        self._completed_trajectories: list[Any] = []  # rLLM's Workflow state: its Trajectory objects
         self.agent.reset()
 
-    async def run(self, task: dict, uid: str, **kwargs: Any) -> Episode:
+    async def run(self, task: dict[str, Any], uid: str, **kwargs: Any) -> Episode:
         retries = 0
         while True:
             self.reset(task=task, uid=uid)
@@ -219,7 +219,7 @@ class TerminalTaskWorkflow(Workflow):
                 logger.exception("task %s: could not keep the episode as a Harbor trial", result.outcome.task_id)
         return episode
 
-    def _run_engine(self, client: Any, task: dict) -> EpisodeRecord:
+    def _run_engine(self, client: Any, task: dict[str, Any]) -> EpisodeRecord:
         """One attempt through the engine (it closes the env whatever happens), on rLLM's executor."""
         task_id = str((task or {}).get("task_id") or getattr(self.env.task, "task_id", None) or "?")
         return self.engine.run(lambda: self.env, lambda: self.agent, client, task_id=task_id, task=task)

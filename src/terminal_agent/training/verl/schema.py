@@ -38,10 +38,13 @@ import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from terminal_agent.errors import ConfigError, TrainingSetupError
 from terminal_agent.training.verl.overrides import RLLM_TRAINER_CONFIG, HydraOverride, RawOverride
+
+if TYPE_CHECKING:  # hydra-core is imported where a config is composed (_require_hydra names what to install)
+    from omegaconf import DictConfig
 
 logger = logging.getLogger(__name__)
 
@@ -123,7 +126,7 @@ def _unpack_wheel_configs(wheel: Path, subdir: str) -> Path:
 
 
 def _newest(paths: list[Path]) -> Path | None:
-    def key(path: Path) -> tuple:
+    def key(path: Path) -> tuple[int, ...]:
         version = path.name.split("-")[1] if "-" in path.name else ""
         return tuple(int(part) if part.isdigit() else -1 for part in version.replace("rc", ".").split("."))
 
@@ -164,7 +167,7 @@ def _require_hydra() -> None:
         raise TrainingSetupError("hydra-core is not installed: pip install -e '.[train]' (or pip install hydra-core)")
 
 
-def _compose(rllm_dir: Path, verl_dir: Path, overrides: list[str]) -> Any:
+def _compose(rllm_dir: Path, verl_dir: Path, overrides: list[str]) -> DictConfig:
     from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
 
@@ -179,6 +182,17 @@ def _compose(rllm_dir: Path, verl_dir: Path, overrides: list[str]) -> Any:
 #: Sections the GRPO workflow trainer reads; a '???' left in them would fail on the cluster.
 REQUIRED_SECTIONS = ("actor_rollout_ref.actor", "actor_rollout_ref.rollout", "actor_rollout_ref.model", "data.",
                      "algorithm.", "trainer.", "rllm.")
+
+
+def config_dict(config: Any, *, resolve: bool, what: str) -> dict[str, Any]:
+    """An OmegaConf mapping node (a DictConfig) as a plain dict (``OmegaConf.to_container``), its keys as str.
+    Raises ConfigError naming ``what`` when the node is not a mapping."""
+    from omegaconf import OmegaConf
+
+    container = OmegaConf.to_container(config, resolve=resolve)
+    if not isinstance(container, dict):
+        raise ConfigError(f"{what}: a mapping was expected, not {type(container).__name__}")
+    return {str(key): value for key, value in container.items()}
 
 
 def _has_key(tree: Any, dotted: str) -> bool:
@@ -200,7 +214,6 @@ def base_trainer_schema() -> dict[str, Any]:
 @functools.lru_cache(maxsize=4)
 def _base_schema(rllm_source: ConfigSource, verl_source: ConfigSource) -> dict[str, Any]:
     from hydra.errors import HydraException
-    from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
     try:
@@ -208,7 +221,7 @@ def _base_schema(rllm_source: ConfigSource, verl_source: ConfigSource) -> dict[s
     except (HydraException, OmegaConfBaseException) as exc:
         raise TrainingSetupError(f"rLLM/verl base config does not compose ({rllm_source.origin}, "
                                  f"{verl_source.origin}): {exc}") from None
-    return OmegaConf.to_container(base, resolve=False)
+    return config_dict(base, resolve=False, what=f"rLLM's {RLLM_TRAINER_CONFIG}")
 
 
 def schema_has_key(schema: dict[str, Any], dotted: str) -> bool:
@@ -226,7 +239,7 @@ def _same_value(found: Any, wanted: Any) -> bool:
             _same_value(f, w) for f, w in zip(found, wanted))
     if isinstance(wanted, bool) or isinstance(found, bool):
         return found is wanted
-    return found == wanted
+    return bool(found == wanted)
 
 
 def _check_raw_keys(schema: dict[str, Any], raw: list[RawOverride], origin: str) -> None:
@@ -284,7 +297,7 @@ def _shown(value: Any) -> str:
 
 
 def compose_trainer_config(overrides: list[HydraOverride], raw: list[RawOverride] | tuple[RawOverride, ...] = ()
-                           ) -> Any:
+                           ) -> DictConfig:
     """Level 1: rLLM's trainer config with every override set, then the raw hydra keys of the command line;
     a DictConfig with interpolations kept.
 
@@ -319,11 +332,11 @@ def compose_trainer_config(overrides: list[HydraOverride], raw: list[RawOverride
                           [o.to_hydra() for o in overrides] + [r.to_hydra() for r in raw])
     except (HydraException, OmegaConfBaseException) as exc:
         mapped = [o.to_hydra() for o in overrides]
-        for override in raw:  # name the raw key at fault: Hydra's grammar errors do not
+        for raw_override in raw:  # name the raw key at fault: Hydra's grammar errors do not
             try:
-                _compose(rllm_source.directory, verl_source.directory, [*mapped, override.to_hydra()])
+                _compose(rllm_source.directory, verl_source.directory, [*mapped, raw_override.to_hydra()])
             except (HydraException, OmegaConfBaseException) as own:
-                raise ConfigError(f"{override.text} (command line): hydra rejects it: {own}") from None
+                raise ConfigError(f"{raw_override.text} (command line): hydra rejects it: {own}") from None
         raise ConfigError(f"hydra rejects the preset's keys: {exc}") from None
     _register_mul_resolver()
     if raw:
@@ -447,7 +460,7 @@ def default_verl_python() -> str | None:
 
 
 __all__ = [
-    "ConfigSource", "Level2Result", "base_trainer_schema", "compose_trainer_config", "composed_to_yaml",
+    "ConfigSource", "Level2Result", "base_trainer_schema", "compose_trainer_config", "composed_to_yaml", "config_dict",
     "default_verl_python", "schema_has_key",
     "rllm_config_source", "validate_many_with_verl", "validate_with_verl", "verl_config_source", "verl_importable",
     "wheel_cache_dir",
