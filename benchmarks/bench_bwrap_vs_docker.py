@@ -18,7 +18,7 @@ import tempfile
 import time
 from collections.abc import Callable
 
-from terminal_agent.rewards.grading import Grader
+from terminal_agent.rewards.weighted_pytest.grader import Grader
 from terminal_agent.sandbox.backends import start_sandbox
 from terminal_agent.sandbox.config import BwrapConfig, SandboxConfig
 from terminal_agent.sandbox.images.export import export_images

@@ -20,8 +20,9 @@ import sys
 import tarfile
 import time
 
-from terminal_agent.rewards.grading import Grader, parse_junit, score_tests
 from terminal_agent.rewards.verifier_bundle import get_bundle
+from terminal_agent.rewards.weighted_pytest.grader import Grader
+from terminal_agent.rewards.weighted_pytest.junit_scoring import parse_junit, score_tests
 from terminal_agent.sandbox.docker.sandbox import DockerSandbox, docker_client
 from terminal_agent.sandbox.images.manager import ensure_task_image
 from terminal_agent.tasks.model import Task

@@ -20,8 +20,8 @@ import sys
 import textwrap
 import time
 
-from terminal_agent.rewards.grading import Grader
-from terminal_agent.rewards.harbor_verifier import HarborGrader
+from terminal_agent.rewards.harbor.verifier import HarborGrader
+from terminal_agent.rewards.weighted_pytest.grader import Grader
 from terminal_agent.sandbox.docker.sandbox import DockerSandbox
 from terminal_agent.sandbox.images.manager import ensure_task_image
 from terminal_agent.tasks.model import GradingMode, Task, TaskLimits, VerifierSpec

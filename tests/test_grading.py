@@ -9,17 +9,10 @@ import zipfile
 
 import pytest
 
-from terminal_agent.rewards.grading import (
-    Change,
-    ChangeScan,
-    Grader,
-    GradingConfig,
-    choose_interpreter,
-    find_tamper_signals,
-    parse_junit,
-    score_tests,
-)
+from terminal_agent.rewards.grading import Change, ChangeScan, GradingConfig, choose_interpreter, find_tamper_signals
 from terminal_agent.rewards.verifier_bundle import get_bundle
+from terminal_agent.rewards.weighted_pytest.grader import Grader
+from terminal_agent.rewards.weighted_pytest.junit_scoring import parse_junit, score_tests
 from terminal_agent.tasks.model import Task, TaskLimits
 
 SOURCE = textwrap.dedent(

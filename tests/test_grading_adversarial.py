@@ -299,8 +299,8 @@ def test_forged_stdlib_bytecode_is_ignored(image, sandbox_config):
 
 def naive_grade(sandbox) -> float:
     """The baseline these attacks target: the container's own python running pytest from /app."""
-    from terminal_agent.rewards.grading import parse_junit, score_tests
     from terminal_agent.rewards.verifier_bundle import get_bundle
+    from terminal_agent.rewards.weighted_pytest.junit_scoring import parse_junit, score_tests
 
     sandbox.write_file("/opt/naive/bundle.zip", get_bundle().data)
     sandbox.write_file("/tests/test_outputs.py", TASK.test_source.encode())

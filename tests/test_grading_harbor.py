@@ -17,12 +17,12 @@ import textwrap
 import pytest
 
 from terminal_agent.errors import GradingError
-from terminal_agent.rewards.ctrf_scoring import CtrfTest, parse_ctrf, score_ctrf
 from terminal_agent.rewards.grading import GradingConfig
 from terminal_agent.rewards.grading_modes import GRADING_MODES, GraderSettings, ModeGraders
+from terminal_agent.rewards.harbor.ctrf_scoring import CtrfTest, parse_ctrf, score_ctrf
+from terminal_agent.rewards.harbor.reward_files import parse_reward_json, parse_reward_text, read_reward
+from terminal_agent.rewards.harbor.verifier import HarborGrader
 from terminal_agent.rewards.harbor_config import HarborGradingConfig
-from terminal_agent.rewards.harbor_reward_files import parse_reward_json, parse_reward_text, read_reward
-from terminal_agent.rewards.harbor_verifier import HarborGrader
 from terminal_agent.rewards.verifier_runtime import ToolUnavailable, fetch_tool, parse_requirement, scan_scripts
 from terminal_agent.tasks.model import GradingMode, Task, TaskLimits, VerifierSpec
 
@@ -158,7 +158,7 @@ def test_requirements_of_pip_uv_run_and_ctrf_without_a_pin():
 
 # --- the grading-mode registry ----------------------------------------------------------------------
 def test_grading_modes_pick_the_grader_by_the_tasks_mode():
-    from terminal_agent.rewards.grading import Grader
+    from terminal_agent.rewards.weighted_pytest.grader import Grader
 
     assert GRADING_MODES.names() == ["harbor", "weighted_pytest"]
     graders = ModeGraders(GraderSettings())

@@ -446,7 +446,7 @@ class _SandboxWhoseFreezeMisses:
 
 @pytest.mark.docker
 def test_a_process_that_escaped_the_freeze_is_a_tamper_signal(images, service_task):
-    from terminal_agent.rewards.harbor_verifier import HarborGrader
+    from terminal_agent.rewards.harbor.verifier import HarborGrader
     from terminal_agent.sandbox.backends import start_sandbox
     from terminal_agent.sandbox.config import SandboxConfig
 

@@ -26,10 +26,12 @@ from test_grading_harbor import grade, harbor_task, image  # noqa: F401 - the Ha
 
 from terminal_agent.errors import GradingError
 from terminal_agent.interfaces import TestOutcome as Outcome
-from terminal_agent.rewards.ctrf_scoring import CtrfTest, score_ctrf
-from terminal_agent.rewards.grading import DetailedGradeResult, Grader, parse_junit, score_tests
+from terminal_agent.rewards.grading import DetailedGradeResult
 from terminal_agent.rewards.guard_scoring import failed_guard_names, weighted_score
-from terminal_agent.rewards.harbor_verifier import HarborGrader, HarborGradeResult
+from terminal_agent.rewards.harbor.ctrf_scoring import CtrfTest, score_ctrf
+from terminal_agent.rewards.harbor.verifier import HarborGrader, HarborGradeResult
+from terminal_agent.rewards.weighted_pytest.grader import Grader
+from terminal_agent.rewards.weighted_pytest.junit_scoring import parse_junit, score_tests
 from terminal_agent.tasks.csv.format import OUR_COLUMNS, STANDARD_COLUMNS, read_tasks_csv, write_tasks_csv
 from terminal_agent.tasks.harbor.format import default_test_script, read_harbor_task, write_harbor_task
 from terminal_agent.tasks.loading import collect_tasks

@@ -45,7 +45,7 @@ from terminal_agent.interfaces import Sandbox
 from terminal_agent.outcome import EpisodeOutcome, Termination
 from terminal_agent.outcome_handoff import HANDOFF_KEY, OutcomeHandoff
 from terminal_agent.rewards.episode_judging import judge_and_combine
-from terminal_agent.rewards.grading import DetailedGradeResult, Grader, GradingConfig
+from terminal_agent.rewards.grading import DetailedGradeResult, GradingConfig
 from terminal_agent.rewards.grading_modes import EpisodeGrader, GraderSettings, ModeGraders, grade_sandbox
 from terminal_agent.rewards.judge import Judge, JudgeConfig, JudgeRequest
 from terminal_agent.rewards.reward import RewardConfig

@@ -10,8 +10,9 @@
 The agent side holds a :class:`Sandbox`; a grader holds a :class:`GradingSandbox` (the same object, seen
 through the wider contract that only grading uses).
 
-Implementations live in their packages (``sandbox.docker``, ``sandbox.bwrap``, ``sandbox.ray``, ``models.*``, ``rewards.grading``,
-``rewards.harbor_verifier``; task formats in ``tasks.formats``); everything else codes against these types.
+Implementations live in their packages (``sandbox.docker``, ``sandbox.bwrap``, ``sandbox.ray``, ``models.*``,
+``rewards.weighted_pytest``, ``rewards.harbor``; task formats in ``tasks.formats``); everything else codes against these
+types.
 """
 
 from __future__ import annotations

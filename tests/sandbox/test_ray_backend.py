@@ -29,7 +29,7 @@ from terminal_agent.env import DockerIsolatedEnv, EnvConfig  # noqa: E402
 from terminal_agent.errors import SandboxError, SandboxUnavailableError  # noqa: E402
 from terminal_agent.interfaces import Sandbox  # noqa: E402
 from terminal_agent.models.scripted import ScriptedModelClient  # noqa: E402
-from terminal_agent.rewards.grading import Grader  # noqa: E402
+from terminal_agent.rewards.weighted_pytest.grader import Grader  # noqa: E402
 from terminal_agent.rollout.episode import run_episode  # noqa: E402
 from terminal_agent.sandbox import labels as sandbox_labels  # noqa: E402
 from terminal_agent.sandbox.backends import resolve_task_image, start_sandbox  # noqa: E402

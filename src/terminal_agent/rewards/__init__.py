@@ -1,9 +1,17 @@
-"""Rewards: tamper-resistant grading (weighted pytest; the Harbor verifier mode), the LLM judge, and their combination."""
+"""Rewards: tamper-resistant grading (weighted pytest; the Harbor verifier mode), the LLM judge, and their combination.
 
-from terminal_agent.rewards.grading import DetailedGradeResult, Grader, GradingConfig, grade_episode
+One sub-package per grading mode (``weighted_pytest/``, ``harbor/``), reached through the table of
+:mod:`terminal_agent.tasks.grading_mode_registry`; beside them what every mode shares (``grading``,
+``grading_modes``, ``agent_processes``, ``tamper_detection``, ``guard_scoring``, ``verifier_bundle``,
+``verifier_runtime``, ``harbor_config``), the judge (``judge`` and ``judge_*``, ``judge_backends/``) and the reward
+(``reward``, ``reward_schedule``, ``episode_judging``).
+"""
+
+from terminal_agent.rewards.episode_judging import judge_and_combine
+from terminal_agent.rewards.grading import DetailedGradeResult, GradingConfig
 from terminal_agent.rewards.grading_modes import GRADING_MODES, ModeGraders
+from terminal_agent.rewards.harbor.verifier import HarborGradeResult, HarborGrader
 from terminal_agent.rewards.harbor_config import HarborGradingConfig
-from terminal_agent.rewards.harbor_verifier import HarborGradeResult, HarborGrader
 from terminal_agent.rewards.judge import (
     JUDGE_BACKENDS,
     JudgeConfig,
@@ -14,9 +22,9 @@ from terminal_agent.rewards.judge import (
     run_judge,
 )
 from terminal_agent.rewards.judge_factory import make_judge
-from terminal_agent.rewards.episode_judging import judge_and_combine
 from terminal_agent.rewards.reward import REWARD_PRESETS, RewardConfig, RewardOutcome, combine_reward, reward_at_step
 from terminal_agent.rewards.reward_schedule import JudgeWeightSchedule, judge_weight_at
+from terminal_agent.rewards.weighted_pytest.grader import Grader, grade_episode
 
 __all__ = [
     "GRADING_MODES",

@@ -1,38 +1,30 @@
-"""Weighted pytest grading of one episode, hardened against the agent that was just graded.
+"""What every grading mode shares: its settings, its result, and the steps before and around the tests.
 
-Order of a grading, every step through the :class:`~terminal_agent.interfaces.Sandbox` contract
-(so any registered backend can be graded), never through the agent's shell:
+The modes themselves are sub-packages, one per ``task.verifier.mode`` (:mod:`terminal_agent.rewards.weighted_pytest`,
+:mod:`terminal_agent.rewards.harbor`), reached through the table of
+:mod:`terminal_agent.tasks.grading_mode_registry` (:mod:`terminal_agent.rewards.grading_modes` picks one per task).
+Here, written once for all of them:
 
-1. kill every agent process (``sandbox.kill_agent_processes()``);
-2. list what the agent changed in the sandbox's filesystem (``sandbox.list_changes``) and look for
-   interpreter tampering; a tampered interpreter grades 0 with ``tamper_signals``;
-3. copy the verifier in (one archive, ``sandbox.put_archive``): a fresh random root-only directory
-   under ``/var/lib`` with the cached pytest bundle zip, the runner, a verifier ``pytest.ini`` and
-   the task's tests;
-4. run ``PYTHON -I -S -B runner.py`` as root with a deadline (``sandbox.run_privileged``); the runner
-   re-sweeps processes, then runs pytest with ``--confcutdir``/``--rootdir`` on the tests dir, no
-   cache provider, no plugin autoload, a per-test timeout and the JUnit report inside its own dir;
-5. read the report back (``sandbox.read_file``) and score ``sum(weight*passed)/sum(weight)`` over
-   every declared test (one that never reported failed); a failed or unreported guard test of the task
-   zeroes or caps that score (``failed_guards`` names them).
+* :class:`GradingConfig` (how episodes are graded; ``harbor`` holds the Harbor mode's settings and the offline
+  verifier runtime both modes use) and :class:`DetailedGradeResult` (the grade with its timings and diagnostics);
+* step 1, :func:`agent_processes_held_for_grading`: every agent process killed, or frozen for tests that talk to
+  them (:mod:`terminal_agent.rewards.agent_processes`);
+* step 2, :func:`inspect_for_grading`: what the agent changed in the sandbox's filesystem and whether it touched
+  the interpreter (:mod:`terminal_agent.rewards.tamper_detection`, whose public names are importable from here
+  too), and :func:`late_tamper_signals`, the same inspection again after tests that ran beside the agent's
+  processes;
+* :func:`grade_at_boundary`, the one place where grading failures are caught: an infrastructure failure (sandbox
+  errors, a grader past its deadline, no report) leaves the result not scored (``score=None``, ``error`` set),
+  never 0 for the model.
 
-Infrastructure failures (sandbox errors, a grader past its deadline, no report) return a
-:class:`GradeResult` with ``score=None`` and ``error`` set: not scored, never 0.
-
-Step 2 lives in :mod:`terminal_agent.rewards.tamper_detection`, step 5's parsing and scoring in
-:mod:`terminal_agent.rewards.junit_scoring`; their public names are importable from here too. Steps 1 and 2 are
-the same in every grading mode: :func:`agent_processes_held_for_grading` and :func:`inspect_for_grading` (the
-Harbor mode calls them too). A grader holds the sandbox as a
-:class:`~terminal_agent.interfaces.GradingSandbox`.
+A grader holds the sandbox as a :class:`~terminal_agent.interfaces.GradingSandbox`, so any registered backend is
+graded the same way.
 """
 
 from __future__ import annotations
 
 import io
-import json
 import logging
-import posixpath
-import secrets
 import tarfile
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -42,19 +34,11 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from terminal_agent.errors import GradingError, InfrastructureError
+from terminal_agent.errors import InfrastructureError
 from terminal_agent.interfaces import GradeResult, GradingSandbox
 from terminal_agent.outcome import GradeSummary, TestVerdict
-from terminal_agent.rewards.agent_processes import (
-    KEEP,
-    HeldProcesses,
-    agent_process_policy,
-    agent_processes_held,
-    gate_signals,
-)
+from terminal_agent.rewards.agent_processes import KEEP, HeldProcesses, agent_process_policy, agent_processes_held
 from terminal_agent.rewards.harbor_config import HarborGradingConfig
-from terminal_agent.rewards.guard_scoring import failed_guard_names
-from terminal_agent.rewards.junit_scoring import parse_junit, score_tests
 from terminal_agent.rewards.tamper_detection import (
     PROTECTED_PROGRAMS,
     Change,
@@ -66,29 +50,24 @@ from terminal_agent.rewards.tamper_detection import (
     inspect_changes,
     scan_changes,
 )
-from terminal_agent.rewards.verifier_bundle import get_bundle, runner_source
-from terminal_agent.rewards.weighted_requirements import missing_requirements_error, requirement_entries
 from terminal_agent.tasks.model import Task
 
 __all__ = [
     "Change",
     "ChangeScan",
     "DetailedGradeResult",
-    "Grader",
     "GradingConfig",
+    "agent_processes_held_for_grading",
     "choose_interpreter",
     "find_path_shadowing",
     "find_tamper_signals",
-    "grade_episode",
-    "parse_junit",
+    "grade_at_boundary",
+    "inspect_for_grading",
+    "late_tamper_signals",
     "scan_changes",
-    "score_tests",
 ]
 
 logger = logging.getLogger(__name__)
-
-TEST_FILE_NAME = "test_outputs.py"
-VERIFIER_INI = b"[pytest]\n"
 
 
 class GradingConfig(BaseModel):
@@ -118,10 +97,10 @@ class GradingConfig(BaseModel):
     tasks, or ``agent_processes: keep`` in a task's metadata; see ``rewards/agent_processes.py``); ``kill``:
     every agent process is killed before every task's tests."""
     harbor: HarborGradingConfig = Field(default_factory=HarborGradingConfig)
-    """Settings of the Harbor verifier mode (tasks with ``verifier.mode = harbor``; see ``rewards/harbor_verifier.py``)."""
+    """Settings of the Harbor verifier mode (tasks with ``verifier.mode = harbor``; see ``rewards/harbor/verifier.py``)."""
 
 
-# --- the grader --------------------------------------------------------------------------------
+# --- the result ----------------------------------------------------------------------------------
 @dataclass
 class DetailedGradeResult(GradeResult):
     """A :class:`GradeResult` with timings and diagnostics for ``info``."""
@@ -195,62 +174,6 @@ def _tar(entries: list[tuple[str, bytes | str | None, int]]) -> bytes:
     return buffer.getvalue()
 
 
-def _verifier_skeleton(task: Task, verifier_dir: str, path_overrides: dict[str, str] | None = None,
-                       gate: dict[str, Any] | None = None,
-                       runtime: list[tuple[str, bytes | str | None, int]] | None = None) -> bytes:
-    rel = verifier_dir.strip("/")
-    entries: list[tuple[str, bytes | str | None, int]] = []
-    parts = rel.split("/")
-    for depth in range(1, len(parts)):
-        entries.append(("/".join(parts[:depth]), None, 0o755))
-    entries.append((rel, None, 0o700))
-    entries.append((f"{rel}/tests", None, 0o755))
-    entries.append((f"{rel}/bin", None, 0o755))  # first on the tests' PATH (see verifier_runner.py)
-    for name, target in sorted((path_overrides or {}).items()):
-        entries.append((f"{rel}/bin/{name}", target, 0o777))
-    entries.append((f"{rel}/pytest.ini", VERIFIER_INI, 0o644))
-    entries.append((f"{rel}/runner.py", runner_source(), 0o644))
-    entries.append((f"{rel}/bundle.zip", get_bundle().data, 0o644))
-    entries += runtime or []  # the tests' own requirements (rewards/weighted_requirements.py)
-    if gate is not None:  # the agent's processes are frozen, not dead (see rewards/agent_processes.py)
-        entries.append((f"{rel}/gate.json", json.dumps(gate).encode(), 0o644))
-        entries.append((f"{rel}/agent_gate.py", _asset("agent_gate.py"), 0o644))
-    entries.append((f"{rel}/tests/{TEST_FILE_NAME}", task.test_source.encode(), 0o644))
-    made = {f"{rel}/tests"}
-    for path, text in sorted(task.test_support_files.items()):
-        target = f"{rel}/tests/{path.replace(chr(92), '/')}"
-        parent = posixpath.dirname(target)
-        missing = []
-        while parent not in made and parent != rel:
-            missing.append(parent)
-            parent = posixpath.dirname(parent)
-        for directory in reversed(missing):
-            entries.append((directory, None, 0o755))
-            made.add(directory)
-        entries.append((target, text if isinstance(text, bytes) else text.encode(), 0o644))
-    return _tar(entries)
-
-
-def _asset(name: str) -> bytes:
-    from importlib import resources
-
-    return resources.files("terminal_agent.rewards").joinpath("assets", name).read_bytes()
-
-
-def _read_optional(sandbox: GradingSandbox, path: str) -> bytes | None:
-    """The file at ``path`` in the sandbox, None when it is absent."""
-    try:
-        return sandbox.read_file(path)
-    except FileNotFoundError:
-        return None
-
-
-def _grade_zero(result: DetailedGradeResult, task: Task) -> None:
-    """Score a tampered container 0, with every declared test listed as failed and unreported."""
-    _, result.tests = score_tests(task, {})
-    result.score = 0.0
-
-
 @contextmanager
 def agent_processes_held_for_grading(sandbox: GradingSandbox, task: Task, config: GradingConfig,
                                      result: DetailedGradeResult, timings: dict[str, float]) -> Iterator[HeldProcesses]:
@@ -315,87 +238,3 @@ def grade_at_boundary(
     timings["total_s"] = result.duration_s
     result.timings = timings
     return result
-
-
-class Grader:
-    """Grades episodes in their sandbox. Thread-safe; one instance can serve many envs."""
-
-    def __init__(self, config: GradingConfig | None = None):
-        self.config = config or GradingConfig()
-
-    def grade(self, sandbox: GradingSandbox, task: Task, *, workdir: str | None = None) -> DetailedGradeResult:
-        """Grade the episode that just ended in ``sandbox``. Never raises for infrastructure failures."""
-        result = DetailedGradeResult(score=None)
-        return grade_at_boundary(lambda timings: self._grade(sandbox, task, workdir, timings, result), result, task)
-
-    def _grade(
-        self, sandbox: GradingSandbox, task: Task, workdir: str | None, timings: dict[str, float],
-        result: DetailedGradeResult
-    ) -> None:
-        with agent_processes_held_for_grading(sandbox, task, self.config, result, timings) as held:
-            self._grade_held(sandbox, task, workdir, timings, result, held.job())
-
-    def _grade_held(self, sandbox: GradingSandbox, task: Task, workdir: str | None, timings: dict[str, float],
-                    result: DetailedGradeResult, gate: dict[str, Any] | None) -> None:
-        inspection = inspect_for_grading(sandbox, self.config, result, timings)
-        signals, interpreter, pycache_touched = inspection.signals, inspection.interpreter, inspection.pycache_touched
-        if signals:
-            result.tamper_signals = signals
-            _grade_zero(result, task)
-            logger.warning("task %s: interpreter tampering, graded 0: %s", task.task_id, signals)
-            return
-
-        mark = time.monotonic()
-        verifier_dir = posixpath.join(self.config.verifier_parent, f"ta-verifier-{secrets.token_hex(12)}")
-        runtime, _ = requirement_entries(task, verifier_dir.strip("/"), interpreter, self.config.harbor)
-        sandbox.put_archive("/", _verifier_skeleton(task, verifier_dir, inspection.shadowing.overrides, gate, runtime))
-        timings["upload_s"] = time.monotonic() - mark
-
-        mark = time.monotonic()
-        keep = ",".join(str(pid) for pid in sandbox.service_pids)
-        n_tests = max(1, len(task.test_functions))
-        per_test = max(self.config.min_per_test_timeout_s, task.limits.test_timeout_s / n_tests)
-        cmd = [interpreter, "-I", "-S", "-B"]
-        if pycache_touched:
-            cmd += ["-X", f"pycache_prefix={verifier_dir}/pycache"]
-        cmd += [f"{verifier_dir}/runner.py", verifier_dir, workdir or sandbox.image_workdir or "/", f"{per_test:.1f}", keep]
-        deadline = task.limits.test_timeout_s + self.config.startup_grace_s
-        run = sandbox.run_privileged(cmd, deadline)
-        timings["run_s"] = time.monotonic() - mark
-        result.exit_code = None if run.timed_out else run.exit_code
-        text = run.output
-        result.log_tail = text[-4000:]
-        if run.timed_out:
-            raise GradingError(f"the tests ran past the grader's deadline of {deadline:.0f} s")
-
-        mark = time.monotonic()
-        status_raw = _read_optional(sandbox, f"{verifier_dir}/out/status.json")
-        report = _read_optional(sandbox, f"{verifier_dir}/out/report.xml") if status_raw is not None else None
-        timings["read_s"] = time.monotonic() - mark
-        if status_raw is None:
-            raise GradingError(f"the verifier did not start (exit {run.exit_code}): {text[-1500:]}")
-        status = json.loads(status_raw)
-        if status.get("missing_requirements"):  # pytest did not run: the host cannot provide what the tests import
-            raise missing_requirements_error(status["missing_requirements"])
-        if status.get("survivors"):
-            result.tamper_signals.append(f"{status['survivors']} agent process(es) survived the kill")
-        if status.get("realpath") != verifier_dir:
-            result.tamper_signals.append(f"verifier dir redirected to {status.get('realpath')}")
-        result.tamper_signals += gate_signals(status)
-        if gate and gate.get("frozen") and self.config.check_tamper and not result.tamper_signals:
-            mark = time.monotonic()  # the agent's processes ran after the first scan: scan again
-            result.tamper_signals += late_tamper_signals(sandbox, self.config, signals)
-            timings["rescan_s"] = time.monotonic() - mark
-        if result.tamper_signals:  # the tests ran in a compromised container: their report does not count
-            _grade_zero(result, task)
-            return
-        if report is None:
-            raise GradingError(f"pytest wrote no report (exit {run.exit_code}): {text[-1500:]}")
-        result.score, result.tests = score_tests(task, parse_junit(report))
-        result.failed_guards = failed_guard_names(result.tests)
-
-
-
-def grade_episode(sandbox: GradingSandbox, task: Task, config: GradingConfig | None = None) -> DetailedGradeResult:
-    """Convenience: grade with a fresh :class:`Grader`."""
-    return Grader(config).grade(sandbox, task)

@@ -4,7 +4,8 @@
 ['harbor', 'weighted_pytest']
 
 The table of modes is :mod:`terminal_agent.tasks.grading_mode_registry` (one ``register_path`` line per mode,
-naming its factory here or in the mode's own module). Every entry is a factory with one signature, ``(settings: GraderSettings) -> grader``, and every grader has
+naming its factory in the mode's own sub-package: ``rewards/weighted_pytest/grader.py``, ``rewards/harbor/verifier.py``).
+Every entry is a factory with one signature, ``(settings: GraderSettings) -> grader``, and every grader has
 ``grade(sandbox, task, *, workdir=None) -> DetailedGradeResult`` on a
 :class:`~terminal_agent.interfaces.GradingSandbox` and never raises for infrastructure failures.
 :class:`ModeGraders` builds each mode's grader once and picks it per task (an rLLM workflow hands one env a
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Callable, Protocol
 
 from terminal_agent.errors import SandboxError
 from terminal_agent.interfaces import GradingSandbox, Sandbox
-from terminal_agent.rewards.grading import DetailedGradeResult, Grader, GradingConfig, grade_at_boundary
+from terminal_agent.rewards.grading import DetailedGradeResult, GradingConfig, grade_at_boundary
 from terminal_agent.tasks.grading_mode_registry import GRADING_MODES
 from terminal_agent.tasks.model import Task
 
@@ -45,16 +46,6 @@ class GraderSettings:
 
 GraderFactory = Callable[[GraderSettings], EpisodeGrader]
 """The signature of every entry of ``GRADING_MODES``."""
-
-
-def weighted_pytest_grader(settings: GraderSettings) -> EpisodeGrader:
-    return Grader(settings.grading)
-
-
-def harbor_grader(settings: GraderSettings) -> EpisodeGrader:
-    from terminal_agent.rewards.harbor_verifier import HarborGrader
-
-    return HarborGrader(settings.grading, sandbox_config=settings.sandbox, run_id=settings.run_id)
 
 
 class ModeGraders:

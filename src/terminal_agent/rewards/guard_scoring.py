@@ -2,8 +2,8 @@
 
 A guard test ("the inputs are unchanged", "nothing else was touched") earns nothing by itself; when one failed
 or was never reported, the score is zeroed or capped (:class:`~terminal_agent.tasks.model.TestGuards`). The
-weighted pytest grader (:mod:`~terminal_agent.rewards.junit_scoring`) and the Harbor verifier mode
-(:mod:`~terminal_agent.rewards.ctrf_scoring`) build their per-test outcomes, mark the guards with
+weighted pytest grader (:mod:`~terminal_agent.rewards.weighted_pytest.junit_scoring`) and the Harbor verifier
+mode (:mod:`~terminal_agent.rewards.harbor.ctrf_scoring`) build their per-test outcomes, mark the guards with
 ``TestOutcome.guard``, and both score through :func:`weighted_score` (or :func:`apply_guards` when the
 verifier's reward file gives the score).
 """

@@ -1,7 +1,9 @@
 """Settings of the Harbor verifier mode of grading (``tests/test.sh`` -> ``/logs/verifier/reward.txt``).
 
-Kept apart from :mod:`terminal_agent.rewards.harbor_verifier` so that ``GradingConfig`` can carry it
-(``grading.harbor``) without importing the grader.
+Here, beside what every mode shares rather than in :mod:`terminal_agent.rewards.harbor`: ``GradingConfig`` carries
+it (``grading.harbor``) without importing the grader, and its offline-runtime settings (wheelhouse, registry, tool
+cache) serve the weighted pytest mode's test requirements too
+(:mod:`terminal_agent.rewards.weighted_pytest.requirements`).
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ records them: :func:`read_test_requirements` lists every requirement that ``pip 
 file is one of the task's test files), and refuses, naming the line, what it cannot turn into a named package (a
 path, a URL, a variable, an option it does not know, a requirements file outside ``tests/``).
 The weighted grader then provides them the way the Harbor mode's offline verifier runtime does
-(``rewards/weighted_requirements.py``).
+(``rewards/weighted_pytest/requirements.py``).
 """
 
 from __future__ import annotations

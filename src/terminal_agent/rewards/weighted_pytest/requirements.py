@@ -1,13 +1,14 @@
 """The test requirements of a weighted pytest task, provided offline the way the Harbor mode provides them.
 
 A terminal-bench v1 task's ``run-tests.sh`` installs what its tests import (``uv pip install rdflib==7.1.4``); the
-reader records it in ``Task.metadata["tb_test_requirements"]`` (``tasks/terminal_bench/test_requirements.py``). Weighted pytest
-runs the tests on the grader's pytest bundle, never through run-tests.sh, so the grader hands the verifier the same
-offline runtime the Harbor mode's ``uv`` stand-in serves (``rewards/verifier_runtime.py``): each requirement's wheels
-fetched once by the host (the wheelhouse, then the registry it reaches), cached by requirement, pure ones shipped as
-they are, compiled ones unpacked. The runner (``assets/verifier_runner.py``) puts them on ``sys.path`` after the
-bundle and loads their pytest plugins with ``-p``. A requirement the host could not provide, and the image does not
-have either, stops the grading before pytest runs: an infrastructure error, never a 0 for the model.
+reader records it in ``Task.metadata["tb_test_requirements"]`` (``tasks/terminal_bench/test_requirements.py``).
+Weighted pytest runs the tests on the grader's pytest bundle, never through run-tests.sh, so the grader hands the
+verifier the same offline runtime the Harbor mode's ``uv`` stand-in serves (``rewards/verifier_runtime.py``): each
+requirement's wheels fetched once by the host (the wheelhouse, then the registry it reaches), cached by requirement,
+pure ones shipped as they are, compiled ones unpacked. The runner (``assets/verifier_runner.py``) puts them on
+``sys.path`` after the bundle and loads their pytest plugins with ``-p``. A requirement the host could not provide,
+and the image does not have either, stops the grading before pytest runs: an infrastructure error, never a 0 for the
+model.
 """
 
 from __future__ import annotations
@@ -64,8 +65,6 @@ def requirement_entries(task: Task, rel: str, interpreter: str,
     requirements = task_test_requirements(task)
     if not requirements:
         return [], None
-    # imported here: harbor_verifier imports the weighted grader, which imports this module
-
     plan = plan_runtime(requirements, config)
     if not plan.wheels and not plan.unavailable:  # pytest alone (most v1 tasks): the bundle is all the tests need
         return [], plan

@@ -1,9 +1,9 @@
-"""The Harbor verifier mode of grading: the task's own ``tests/test.sh`` decides the reward.
+"""The ``harbor`` grading mode (Harbor's verifier): the task's own ``tests/test.sh`` decides the reward.
 
 Order of a grading, every step through the :class:`~terminal_agent.interfaces.GradingSandbox` contract:
 
 1. kill (or freeze) every agent process, and
-2. tamper detection on the agent's changes, both as in the weighted mode
+2. tamper detection on the agent's changes, both as in every grading mode
    (:func:`~terminal_agent.rewards.grading.agent_processes_held_for_grading`,
    :func:`~terminal_agent.rewards.grading.inspect_for_grading`), with ``uv`` and ``uvx`` protected too; a
    tampered sandbox grades 0 with ``tamper_signals``; the interpreter of the runner and the runtime is the
@@ -20,7 +20,7 @@ Order of a grading, every step through the :class:`~terminal_agent.interfaces.Gr
    ``/logs/verifier`` empty and owned by the verifier user, runs ``bash /tests/test.sh`` as that user with
    the task's timeout, env and working directory, and collects the reward files and ``ctrf.json``);
 6. one ``read_file`` of the runner's result: the reward (``reward.json`` over ``reward.txt``, see
-   :mod:`~terminal_agent.rewards.harbor_reward_files`), per-test results from CTRF, partial credit from CTRF
+   :mod:`~terminal_agent.rewards.harbor.reward_files`), per-test results from CTRF, partial credit from CTRF
    where ``test_weights`` are given, and what the runtime substituted or could not serve. The task's guard
    tests (``Task.guards``) zero or cap the score, judged on the CTRF report, also when the reward file gives it
    (no CTRF report then: a grading error).
@@ -39,6 +39,8 @@ PATH of the verifier (first match wins):
 A verifier crash, a timeout, no or an unparsable reward file, a runtime that could not serve what the
 offline verifier asked for (``the verifier needs the network: ...``): ``score=None``, ``error`` set,
 ``error_kind="grading"`` (``sandbox`` when a sandbox broke). Never reward 0.
+
+:func:`harbor_grader` is the entry of the grading-mode table.
 """
 
 from __future__ import annotations
@@ -55,10 +57,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from terminal_agent.errors import ConfigError, GradingError, SandboxError
-from terminal_agent.outcome import GradeSummary
 from terminal_agent.interfaces import GradingSandbox, Sandbox, TestOutcome
+from terminal_agent.outcome import GradeSummary
 from terminal_agent.rewards.agent_processes import KEEP, HeldProcesses, gate_signals
-from terminal_agent.rewards.ctrf_scoring import ctrf_outcomes, guard_reward, parse_ctrf, score_ctrf
 from terminal_agent.rewards.grading import (
     DetailedGradeResult,
     GradingConfig,
@@ -68,9 +69,11 @@ from terminal_agent.rewards.grading import (
     inspect_for_grading,
     late_tamper_signals,
 )
+from terminal_agent.rewards.grading_modes import EpisodeGrader, GraderSettings
 from terminal_agent.rewards.guard_scoring import failed_guard_names
+from terminal_agent.rewards.harbor.ctrf_scoring import ctrf_outcomes, guard_reward, parse_ctrf, score_ctrf
+from terminal_agent.rewards.harbor.reward_files import read_reward
 from terminal_agent.rewards.harbor_config import HarborGradingConfig
-from terminal_agent.rewards.harbor_reward_files import read_reward
 from terminal_agent.rewards.tamper_detection import BIN_DIRS, ChangeScan, choose_interpreter
 from terminal_agent.rewards.verifier_bundle import get_bundle, runner_source
 from terminal_agent.rewards.verifier_runtime import (
@@ -496,4 +499,9 @@ class HarborGrader:
 
 
 
-__all__ = ["HarborGradeResult", "HarborGrader", "HarborGradingConfig"]
+def harbor_grader(settings: GraderSettings) -> EpisodeGrader:
+    """The grading-mode table's entry for ``harbor``."""
+    return HarborGrader(settings.grading, sandbox_config=settings.sandbox, run_id=settings.run_id)
+
+
+__all__ = ["HarborGradeResult", "HarborGrader", "HarborGradingConfig", "harbor_grader"]
