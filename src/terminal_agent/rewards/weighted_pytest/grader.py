@@ -78,7 +78,7 @@ def _verifier_skeleton(task: Task, verifier_dir: str, path_overrides: dict[str, 
     entries.append((f"{rel}/pytest.ini", VERIFIER_INI, 0o644))
     entries.append((f"{rel}/runner.py", runner_source(), 0o644))
     entries.append((f"{rel}/bundle.zip", get_bundle().data, 0o644))
-    entries += runtime or []  # the tests' own requirements (rewards/weighted_requirements.py)
+    entries += runtime or []  # the tests' own requirements (rewards/weighted_pytest/requirements.py)
     if gate is not None:  # the agent's processes are frozen, not dead (see rewards/agent_processes.py)
         entries.append((f"{rel}/gate.json", json.dumps(gate).encode(), 0o644))
         entries.append((f"{rel}/agent_gate.py", _asset("agent_gate.py"), 0o644))
