@@ -1,6 +1,6 @@
 """The rLLM Workflow's training rollouts as Harbor jobs: ``RUN/rollouts/step-NNNNNN/``, as the local trainer writes them.
 
-:class:`~terminal_agent.training.rllm_workflow.TerminalTaskWorkflow` hands each training episode it returns to the
+:class:`~terminal_agent.training.verl.rllm_workflow.TerminalTaskWorkflow` hands each training episode it returns to the
 process-wide :class:`RllmRolloutRecorder` of the run (``workflow_args["harbor_rollouts"]``). A trial is named
 ``step-NNNNNN__group-GG__episode-E``; its ``agent_result.metadata`` has the keys the local trainer's trials have
 (``step``, ``group``, ``episode``, ``policy_version``, ``advantage``, ``trained``, ``group_rewards``,
@@ -68,7 +68,7 @@ verl's ``grpo`` divides by ``torch.std`` (the sample std), which is the registry
 
 class RllmRolloutTrialsSettings(BaseModel):
     """What the Workflow needs to keep training episodes as Harbor trials (``workflow_args["harbor_rollouts"]``,
-    filled from the verl preset by ``verl_overrides.workflow_args_for``)."""
+    filled from the verl preset by ``training.verl.overrides.workflow_args_for``)."""
 
     model_config = ConfigDict(extra="forbid")
 
