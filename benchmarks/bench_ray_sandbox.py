@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -50,11 +51,14 @@ def bash(command: str) -> str:
     return "<bash>\n" + yaml.safe_dump({"cmd": command}, default_style="|", width=10_000) + "</bash>"
 
 
-def episodes_per_second(make_env: Callable[[], object], task, episodes: int, workers: int) -> tuple[float, list[float]]:
-    """Run ``episodes`` scripted episodes of ``task`` over ``workers`` threads; (episodes/s, rewards)."""
+def episodes_per_second(make_env: Callable[[], Any], task, episodes: int, workers: int) -> tuple[float, list[float]]:
+    """Run ``episodes`` scripted episodes of ``task`` over ``workers`` threads, through the episode engine;
+    (episodes/s, rewards)."""
     from terminal_agent.agent import TerminalBenchAgent
     from terminal_agent.models.scripted import ScriptedModelClient
-    from terminal_agent.rollout.episode import run_episode
+    from terminal_agent.rollout.engine import EpisodeEngine, EpisodeSettings
+
+    engine = EpisodeEngine(EpisodeSettings(max_steps=5, keep_calls=False))
 
     lock = threading.Lock()
     remaining = [episodes]
@@ -67,7 +71,7 @@ def episodes_per_second(make_env: Callable[[], object], task, episodes: int, wor
                     return
                 remaining[0] -= 1
             model = ScriptedModelClient([bash("cd /app && ls >/dev/null"), bash(task.solution), "<finish>\nmessage: done\n</finish>"])
-            result = run_episode(make_env(), TerminalBenchAgent(), model, max_steps=5)
+            result = engine.run(make_env, TerminalBenchAgent, model, task_id=task.task_id)
             with lock:
                 rewards.append(result.reward if result.scored else float("nan"))
 
