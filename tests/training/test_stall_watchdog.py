@@ -69,13 +69,15 @@ def test_steps_are_counted_without_torn_lines_and_no_log_is_said(tmp_path):
 
 def test_the_thread_stops_a_stalled_run_and_not_a_progressing_one(tmp_path):
     metrics, stalled = tmp_path / "m.jsonl", threading.Event()
-    watchdog = StallWatchdog(metrics, tmp_path, 0.6, lambda reason: stalled.set(), ray_log_dir=tmp_path,
+    # a timeout ten times the step interval: on a loaded host (the full suite on 2 cores) a 0.6 s timeout fired
+    # between two steps 0.2 s apart
+    watchdog = StallWatchdog(metrics, tmp_path, 2.0, lambda reason: stalled.set(), ray_log_dir=tmp_path,
                              poll_s=0.05).start()
     try:
         for step in range(1, 6):  # a step every 0.2 s: progress
             metrics.write_text("".join(_step_line(s) for s in range(1, step + 1)))
             assert not stalled.wait(0.2)
-        assert stalled.wait(3.0)  # then nothing: stopped within the timeout and a poll
+        assert stalled.wait(10.0)  # then nothing: stopped within the timeout and a poll
     finally:
         watchdog.stop()
 
