@@ -15,6 +15,7 @@ import pytest
 
 from terminal_agent.errors import StorageQuotaRefusedError
 from terminal_agent.outcome import Termination
+from terminal_agent.sandbox import labels
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.tasks.model import Task, TaskLimits
 
@@ -97,14 +98,15 @@ def test_refuse_refuses_the_task_before_it_starts_and_the_others_go_on(base_imag
     refuse = SandboxConfig(storage="refuse")
     if _kernel_quota_here(SandboxConfig()):
         pytest.skip("this daemon holds the quota in the kernel: nothing to refuse")
-    before = {c.id for c in docker_client.containers.list(all=True)}
+    mine = {"label": f"{labels.RUN_ID}=test-storage-quota"}  # this test's run only: other workers start containers
+    before = {c.id for c in docker_client.containers.list(all=True, filters=mine)}
     with pytest.raises(StorageQuotaRefusedError) as info:
         from terminal_agent.sandbox.backends import start_sandbox
 
         start_sandbox(refuse, BASE, TaskLimits(storage_mb=QUOTA_MB), run_id="test-storage-quota", task_id="fill-disk")
     assert str(info.value).startswith("task fill-disk: its disk quota (limits.storage_mb = 20 MiB)")
     assert "sandbox.storage = 'refuse'" in str(info.value)
-    assert {c.id for c in docker_client.containers.list(all=True)} <= before  # nothing was created
+    assert {c.id for c in docker_client.containers.list(all=True, filters=mine)} <= before  # nothing was created
 
     model = ScriptedModelClient(lambda messages: _replies(UNDER_QUOTA)[0 if len(messages) <= 2 else 1])
     runner = RolloutRunner(model, RolloutConfig(max_steps=4, concurrency=1, sweep_leaked=False, sandbox=refuse))
