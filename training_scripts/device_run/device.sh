@@ -38,7 +38,8 @@ verl_environment() {
     NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 }
 
-# copy_verl_results COPY_DIR RUN_DIR: what comes back of a verl run (at most 8 files)
+# copy_verl_results COPY_DIR RUN_DIR: what comes back of a verl run (at most 8 files: the metrics, the launch log,
+# the step table twice, the dry run, the mask check twice, and the rollouts or Ray's logs)
 copy_verl_results() {
   local copy_to=$1 run_dir=$2
   mkdir -p "$copy_to"
@@ -53,7 +54,14 @@ copy_verl_results() {
     "$PY" "$HERE/check_response_masks.py" "$run_dir/launch.log" "$run_dir/episode_log" $model \
       --json "$copy_to/masks.json" > "$copy_to/masks.txt" 2>&1 || true
   fi
-  if [ -d /tmp/ray/session_latest/logs ]; then
+  # the Workflow's training rollouts as Harbor jobs (trainer.harbor_rollouts): checked here with stock Harbor
+  if [ -d "$run_dir/rollouts" ]; then
+    tar -czf "$copy_to/rollouts.tgz" -C "$run_dir" rollouts 2>/dev/null || true
+    [ "$(stat -c %s "$copy_to/rollouts.tgz" 2>/dev/null || echo 0)" -lt 15000000 ] || \
+      { rm -f "$copy_to/rollouts.tgz"; (cd "$run_dir" && find rollouts -maxdepth 2) > "$copy_to/rollouts_list.txt"; }
+  fi
+  # Ray's logs only when the run did not end cleanly (at most 8 files come back a call)
+  if [ -d /tmp/ray/session_latest/logs ] && [ "$(cat "$run_dir/launch.rc" 2>/dev/null)" != "exit 0" ]; then
     tar -czhf "$copy_to/ray_logs.tgz" -C /tmp/ray/session_latest logs 2>/dev/null || true
     [ "$(stat -c %s "$copy_to/ray_logs.tgz" 2>/dev/null || echo 0)" -lt 15000000 ] || rm -f "$copy_to/ray_logs.tgz"
   fi
