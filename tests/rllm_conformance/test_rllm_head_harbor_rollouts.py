@@ -57,7 +57,8 @@ for job in sorted(Path(sys.argv[1]).iterdir()):
             "reward_txt": (trial / "verifier" / "reward.txt").read_text().strip(),
             "ctrf_tests": len(json.loads((trial / "verifier" / "ctrf.json").read_text())["results"]["tests"]),
             "n_trials": job_result.n_total_trials,
-            "agent_steps": [s.model_dump(mode="json", exclude_none=True) for s in trajectory.steps if s.source == "agent"]}
+            "agent_steps": [s.model_dump(mode="json", exclude_none=True) for s in trajectory.steps if s.source == "agent"],
+            "user_messages": [s.message for s in trajectory.steps if s.source == "user"]}
 print(json.dumps(out))
 """
 
@@ -151,6 +152,9 @@ def test_workflow_rollouts_are_harbor_jobs_one_per_step(task_image, tokenizer, r
         assert meta["advantage"] == pytest.approx(expected, abs=1e-6)
         assert meta["group_advantages"][meta["episode"]] == meta["advantage"]
     assert by_group["flat"][0]["metadata"]["group_rewards"] == pytest.approx([0.25, 0.25])
+    # the task as the model read it (the Workflow's trajectory.task is the whole dataset row, tests included)
+    assert solved["user_messages"] == [SOLVING_TASK.instruction] and plain["user_messages"] == [TASK.instruction]
+    assert "test_source" not in json.dumps(solved["user_messages"])
     agent_steps = solved["agent_steps"]
     assert [s["tool_calls"][0]["function_name"] for s in agent_steps] == ["bash", "finish"]
     assert agent_steps[0]["tool_calls"][0]["arguments"]["cmd"] == "echo hello > /app/hello.txt"

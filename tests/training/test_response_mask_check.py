@@ -90,3 +90,28 @@ def test_a_ray_prefixed_colored_line_and_split_multibyte_characters_are_read_as_
     assert check_response_masks.same_text("h\ufffd\ufffdi", "h\u0451i")  # one Cyrillic letter split over two tokens
     assert not check_response_masks.same_text("h\ufffd\ufffdi", "hxi")  # an ASCII letter never decodes to U+FFFD
     assert not check_response_masks.same_text("h\ufffdj", "h\u0451i")
+
+
+@pytest.mark.slow
+def test_other_processes_lines_between_a_rows_separator_and_its_response_are_skipped(printed_cases, capsys, tmp_path):
+    # Ray prints every worker into one log: on the H200 run of 2026-12-05 the next step's progress bar landed
+    # between the last row's separator and its response, and the row was read as having nothing in the loss
+    from terminal_agent.models.embedded import ensure_embedded_model_cached
+
+    source = printed_cases / "none-prepared"
+    prefix = "\x1b[36m(TaskRunner pid=4151)\x1b[0m "
+    foreign = [prefix + "\rGenerating trajectories:   0%|          | 0/64 [00:00<?, ?it/s]",
+               prefix + "\x1b[33m[task-9:1] Rollout completed. Rewards: ['terminal_agent: 0.0'], Termination: "
+                        "TerminationReason.ENV_DONE\x1b[0m",
+               prefix + "step:3 - global_seqlen/min:48074 - actor/entropy:0.57"]
+    lines = []
+    for line in (source / "launch.log").read_text().splitlines():
+        lines.append(line)
+        if line.strip().endswith("-" * 16):
+            lines.extend(foreign)
+    (tmp_path / "launch.log").write_text("\n".join(lines) + "\n")
+    code = check_response_masks.main([str(tmp_path / "launch.log"), str(source / "episodes"), "--model",
+                                      str(ensure_embedded_model_cached())])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "3 rows checked (0 without a logged episode): 3 exact, 0 not" in out

@@ -106,9 +106,31 @@ def parse_log(path: Path) -> list[PrintedRow]:
             continue
         episode_id = header.split("Episode: ", 1)[1].split(" | ")[0].strip()
         prompt = "".join(text for _, text in parse_runs(lines[separator - 1])) if separator >= 1 else ""
-        rows.append(PrintedRow(episode_id=episode_id, line=separator + 2, runs=parse_runs(lines[separator + 1]),
+        response = _response_line(lines, separator)
+        if response is None:
+            continue
+        rows.append(PrintedRow(episode_id=episode_id, line=response + 1, runs=parse_runs(lines[response]),
                                prompt=prompt))
     return rows
+
+
+INTERLEAVED_LINES = 8
+"""How far past a row's separator its response line may be pushed by other processes' lines."""
+
+
+def _response_line(lines: list[str], separator: int) -> int | None:
+    """The index of the row's response line: the first line after the separator whose tokens are all styled as
+    in the loss or masked. Ray prints every worker's output into one log, so the next step's progress bar, a
+    "Rollout completed" line (yellow or green) or verl's ``step:N`` line can land between the separator and
+    the response (seen on the H200 run of 2026-12-05, where the last row of a step was read as empty)."""
+    for j in range(separator + 1, min(separator + 1 + INTERLEAVED_LINES, len(lines))):
+        try:
+            runs = parse_runs(lines[j])
+        except ValueError:  # another process's colored line: not the row's
+            continue
+        if runs:
+            return j
+    return None
 
 
 def load_episodes(directory: Path) -> dict[str, dict]:

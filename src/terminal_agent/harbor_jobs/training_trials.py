@@ -193,7 +193,7 @@ def episode_trial_record(trial_name: str, record: TrainingEpisode, *, model_name
         outcome=record.outcome,
         started_at=finished_at - dt.timedelta(seconds=float(record.wall_s or 0.0)),
         finished_at=finished_at,
-        instruction=str((trajectory or {}).get("task") or ""),
+        instruction=_instruction(calls, trajectory),
         system_prompt=_system_prompt(calls),
         calls=calls,
         turns=turns_from_trajectory(trajectory, final),
@@ -222,6 +222,18 @@ def rewards_differ(group: Sequence[ScoredEpisode]) -> bool:
     keeps."""
     rewards = {round(float(r.outcome.reward), 9) for r in group if r.outcome.scored and r.outcome.reward is not None}
     return len(rewards) > 1
+
+
+def _instruction(calls: list[ModelCallRecord], trajectory: dict[str, Any] | None) -> str:
+    """The task as the model read it: the first call's user message (the agent renders the task into it). Without a
+    call, the trajectory's task when it is text. rLLM's Workflow puts the whole dataset row on ``trajectory.task``
+    (test source included), which is never shown as the task."""
+    if calls:
+        first_user = next((m for m in calls[0].messages if m.get("role") == "user"), None)
+        if first_user is not None:
+            return str(first_user.get("content") or "")
+    task = (trajectory or {}).get("task")
+    return task if isinstance(task, str) else ""
 
 
 def _system_prompt(calls: list[ModelCallRecord]) -> str | None:
