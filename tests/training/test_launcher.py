@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from terminal_agent.errors import ConfigError, TrainingSetupError
-from terminal_agent.training import launcher
+from terminal_agent.training import launcher, redaction
 from terminal_agent.training.preset_config import load_preset
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,8 +41,8 @@ def test_dry_run_prints_and_saves_the_launch_with_secrets_redacted(tmp_path, ver
     document = yaml.safe_load(done.stdout)
     assert document == yaml.safe_load(saved)
     env_vars = document["ray_runtime_env"]["env_vars"]
-    assert env_vars["LITE_LLM_API_KEY"] == env_vars["HF_TOKEN"] == launcher.REDACTED
-    assert env_vars["LITE_LLM_API_BASE"] == f"https://{launcher.REDACTED}@judge.example/v1"
+    assert env_vars["LITE_LLM_API_KEY"] == env_vars["HF_TOKEN"] == redaction.REDACTED
+    assert env_vars["LITE_LLM_API_BASE"] == f"https://{redaction.REDACTED}@judge.example/v1"
     assert env_vars["WANDB_MODE"] == "offline"
     assert "actor_rollout_ref.rollout.n=16" in document["hydra_overrides"]
     assert "actor_rollout_ref.actor.optim.clip_grad=1.0" in document["hydra_overrides"]
@@ -105,11 +105,11 @@ def test_redact_keys_values_and_url_passwords():
     data = {"api_key": "abc123", "prompt_key": "prompt", "max_tokens_per_turn": 4096, "empty_token": "",
             "nested": [{"AUTH_TOKEN": "x" * 10}, "prefix s3cr3t-value-xyz suffix"],
             "url": "postgres://user:pw12345@db:5432/x"}
-    out = launcher.redact(data, secrets)
-    assert out["api_key"] == launcher.REDACTED and out["nested"][0]["AUTH_TOKEN"] == launcher.REDACTED
+    out = redaction.redact(data, secrets)
+    assert out["api_key"] == redaction.REDACTED and out["nested"][0]["AUTH_TOKEN"] == redaction.REDACTED
     assert out["prompt_key"] == "prompt" and out["max_tokens_per_turn"] == 4096 and out["empty_token"] == ""
-    assert out["nested"][1] == f"prefix {launcher.REDACTED} suffix"
-    assert out["url"] == f"postgres://{launcher.REDACTED}@db:5432/x"
+    assert out["nested"][1] == f"prefix {redaction.REDACTED} suffix"
+    assert out["url"] == f"postgres://{redaction.REDACTED}@db:5432/x"
 
 
 def test_ray_runtime_env_ships_our_package_and_keeps_rllms_settings(monkeypatch):

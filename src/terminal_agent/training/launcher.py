@@ -37,10 +37,9 @@ import importlib.metadata
 import inspect
 import logging
 import os
-import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -48,6 +47,7 @@ from terminal_agent.errors import ConfigError, TrainingSetupError
 from terminal_agent.training.geometry_checks import SandboxPlacement, placement_plan, require_sound_geometry
 from terminal_agent.training.launch_plan import LaunchPlan
 from terminal_agent.training.preset_config import TrainingPreset
+from terminal_agent.training.redaction import redact, redact_mapping
 from terminal_agent.training.trainer_backends import get_trainer_backend
 from terminal_agent.training.verl.overrides import HydraOverride, RawOverride, verl_overrides, workflow_args_for
 
@@ -74,15 +74,6 @@ NVLINK_MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICA
 _MULTICAST_OFF_VALUES = {"NCCL_NVLS_ENABLE": {"0"},
                          "TORCH_SYMM_MEM_DISABLE_MULTICAST": {"1", "true", "yes", "on"},
                          "NVSHMEM_DISABLE_NVLS": {"1", "true", "yes", "y", "on"}}
-REDACTED = "<redacted>"
-#: A name is secret when its last word is one of these (HF_TOKEN, GITHUB_PAT) ...
-_SECRET_LAST_WORDS = {"apikey", "token", "secret", "password", "passwd", "auth", "authorization", "cookie",
-                      "credential", "credentials", "pat"}
-#: ... or it ends in KEY after one of these (LITE_LLM_API_KEY; not verl's prompt_key) ...
-_SECRET_KEY_QUALIFIERS = {"api", "access", "secret", "private", "auth", "signing", "encryption", "license"}
-#: ... or any of its words is one of these (AWS_SECRET_ACCESS_KEY_ID).
-_SECRET_ANY_WORDS = {"secret", "password", "passwd", "credential", "credentials", "apikey"}
-_URL_USERINFO = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)[^/\s:@]+:[^/\s@]+@", re.IGNORECASE)
 
 
 # --- validation ----------------------------------------------------------------------------------
@@ -356,46 +347,6 @@ def plan_verl(plan: LaunchPlan, *, level2: bool = True, verl_python: str | None 
     return plan
 
 
-# --- redaction and the dry run ---------------------------------------------------------------------
-def is_secret_name(name: str) -> bool:
-    """Whether a variable or key called ``name`` holds a secret (``max_tokens_per_turn`` does not)."""
-    words = [word for word in re.split(r"[^a-z0-9]+", name.lower()) if word]
-    if not words:
-        return False
-    if words[-1] in _SECRET_LAST_WORDS or any(word in _SECRET_ANY_WORDS for word in words):
-        return True
-    return words[-1] == "key" and (len(words) == 1 or words[-2] in _SECRET_KEY_QUALIFIERS)
-
-
-def _secret_values(environ: dict[str, str]) -> list[str]:
-    return sorted({value for name, value in environ.items() if is_secret_name(name) and len(value) >= 6},
-                  key=len, reverse=True)
-
-
-_Key = TypeVar("_Key")
-
-
-def redact(value: Any, secrets: list[str] | None = None) -> Any:
-    """``value`` with secrets replaced: values under secret-looking keys, known secret values, URL passwords."""
-    secrets = _secret_values(dict(os.environ)) if secrets is None else secrets
-    if isinstance(value, dict):
-        return redact_mapping(value, secrets)
-    if isinstance(value, (list, tuple)):
-        return [redact(item, secrets) for item in value]
-    if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, REDACTED)
-        return _URL_USERINFO.sub(lambda match: match.group("scheme") + REDACTED + "@", value)
-    return value
-
-
-def redact_mapping(mapping: dict[_Key, Any], secrets: list[str] | None = None) -> dict[_Key, Any]:
-    """:func:`redact` of a mapping, its keys kept (the value under a secret-looking key replaced whole)."""
-    secrets = _secret_values(dict(os.environ)) if secrets is None else secrets
-    return {key: (REDACTED if isinstance(key, str) and is_secret_name(key) and item not in (None, "", {}, [])
-                  else redact(item, secrets)) for key, item in mapping.items()}
-
-
 def forwarded_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
     """Host variables our Ray workers get (judge keys, wandb, our settings)."""
     environ = dict(os.environ) if environ is None else environ
@@ -435,6 +386,7 @@ def ray_runtime_env(preset: TrainingPreset, base: dict[str, Any] | None = None) 
     return runtime_env
 
 
+# --- the dry run ---------------------------------------------------------------------------------
 def sandbox_placement(preset: TrainingPreset, workflow_args: dict[str, Any]) -> SandboxPlacement:
     """Where the run's sandboxes run, in words, with the ray backend's planned slots (nothing is contacted)."""
     from terminal_agent.env import env_config_from_args
@@ -855,6 +807,6 @@ __all__ = [
     "launch_verl", "load_object", "plan_verl", "verl_dry_run_fields", "placement_document", "require_multicast_off",
     "sandbox_placement", "point_verl_at_rllm_ready_model", "start_stall_watchdog", "check_sandbox_slots", "docker_daemon_answers", "dry_run_document",
     "exported_images_dir", "forwarded_environment", "hydra_key_sources", "launch", "plan_launch", "ray_init_arguments",
-    "ray_runtime_env", "redact", "resolve_model_path", "resolve_sandbox_backend", "run_environment",
+    "ray_runtime_env", "resolve_model_path", "resolve_sandbox_backend", "run_environment",
     "verl_task_split", "write_dry_run", "write_parquet_files",
 ]
