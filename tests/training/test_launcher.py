@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from terminal_agent.errors import ConfigError, TrainingSetupError
-from terminal_agent.training import launcher, redaction
+from terminal_agent.training import launch_environment, launcher, redaction
 from terminal_agent.training.preset_config import load_preset
 
 REPO = Path(__file__).resolve().parents[2]
@@ -97,7 +97,7 @@ def test_local_preset_plan_needs_no_verl(tmp_path):
 
 def test_missing_trainer_module_is_a_setup_error_naming_it():
     with pytest.raises(TrainingSetupError, match="terminal_agent.training.no_such_trainer"):
-        launcher.load_object("terminal_agent.training.no_such_trainer:run", "the local trainer")
+        launch_environment.load_object("terminal_agent.training.no_such_trainer:run", "the local trainer")
 
 
 def test_redact_keys_values_and_url_passwords():

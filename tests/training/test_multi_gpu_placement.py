@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from terminal_agent.errors import ConfigError
-from terminal_agent.training import launcher
+from terminal_agent.training import launch_environment, launcher
 from terminal_agent.training.geometry_checks import SandboxPlacement, placement_plan
 from terminal_agent.training.preset_config import load_preset, preset_names
 
@@ -151,10 +151,10 @@ def test_the_switches_reach_the_workers_runtime_env_merged_with_rllms(clean_mult
     print("ray runtime_env env_vars:", {name: env_vars[name] for name in sorted(env_vars) if "LLM" not in name})
     for name, value in launcher.NVLINK_MULTICAST_OFF.items():
         assert env_vars[name] == value
-        assert launcher.run_environment(preset)[name] == value  # the launcher's own os.environ.update
+        assert launch_environment.run_environment(preset)[name] == value  # the launcher's own os.environ.update
     assert env_vars["NCCL_CUMEM_ENABLE"] == "0" and env_vars["NCCL_IB_DISABLE"] == "1"  # rLLM's, kept
     assert "NCCL_NVLS_ENABLE" not in base["env_vars"]  # rLLM's dict is not changed
-    assert "NCCL_NVLS_ENABLE" not in launcher.run_environment(load_preset("local_cpu_smoke"))
+    assert "NCCL_NVLS_ENABLE" not in launch_environment.run_environment(load_preset("local_cpu_smoke"))
 
 
 @pytest.mark.parametrize("name, value", sorted(MULTICAST_ON.items()))

@@ -45,6 +45,12 @@ import yaml
 
 from terminal_agent.errors import ConfigError, TrainingSetupError
 from terminal_agent.training.geometry_checks import SandboxPlacement, placement_plan, require_sound_geometry
+from terminal_agent.training.launch_environment import (
+    exported_images_dir,
+    forwarded_environment,
+    load_object,
+    run_environment,
+)
 from terminal_agent.training.launch_plan import LaunchPlan
 from terminal_agent.training.preset_config import TrainingPreset
 from terminal_agent.training.redaction import redact, redact_mapping
@@ -63,9 +69,6 @@ TRAIN_PINS = {"verl": "0.9.1", "ray": "2.60.0"}
 #: Where our Workflow for rLLM HEAD lives (written with the env conformance work).
 WORKFLOW_CLASS_PATH = "terminal_agent.training.verl.rllm_workflow:TerminalTaskWorkflow"
 LOCAL_TRAINER_PATH = "terminal_agent.training.local.trainer:run_local_training"
-#: Host environment variables Ray workers get, besides those rLLM forwards itself (VLLM_, HF_, NCCL_ ...).
-FORWARDED_ENV_PREFIXES = ("WANDB_", "LITELLM_", "LITE_LLM_", "TERMINAL_AGENT_", "HF_", "DOCKER_", "ANTHROPIC_",
-                          "OPENAI_")
 #: NVLink multicast (NVLS) off in every process of a verl launch (issue 39): NCCL's NVLS all-reduce, torch's
 #: symmetric-memory multicast and NVSHMEM's NVLS. Set in the launcher's own environment and in every Ray
 #: worker's; a launch whose environment turns one on is refused.
@@ -234,18 +237,6 @@ def _check_data_paths(preset: TrainingPreset) -> None:
             raise ConfigError(f"data.splits: {exc}") from None
 
 
-def load_object(path: str, what: str) -> Any:
-    module_name, _, name = path.partition(":")
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name == module_name:
-            raise TrainingSetupError(f"{what} ({path}) is not in this installation of terminal-agent") from None
-        raise TrainingSetupError(f"{what} ({path}) does not import: missing package {exc.name!r} "
-                                 f"(pip install -e '.[train]')") from None
-    return getattr(module, name)
-
-
 def effective_workflow_args(workflow_args: dict[str, Any], trainer_config: DictConfig) -> dict[str, Any]:
     """What rLLM's TaskRunner passes to the Workflow: ours with ``rllm.workflow.workflow_args`` laid over.
 
@@ -277,15 +268,6 @@ def _check_workflow_signature(workflow_args: dict[str, Any], notes: list[str]) -
         inspect.signature(workflow_class).bind(rollout_engine=None, executor=None, **workflow_args)
     except TypeError as exc:
         raise ConfigError(f"agent / sandbox: the Workflow does not take these arguments: {exc}") from None
-
-
-def exported_images_dir(preset: TrainingPreset) -> str | None:
-    """The bwrap export the run's sandboxes read (``sandbox.env.sandbox.bwrap.images_dir``, else
-    ``$TERMINAL_AGENT_IMAGES_DIR``), or None."""
-    sandbox = dict(preset.sandbox.env.get("sandbox") or preset.sandbox.env.get("sandbox_config") or {})
-    bwrap = sandbox.get("bwrap")
-    images_dir = bwrap.get("images_dir") if isinstance(bwrap, dict) else None
-    return str(images_dir) if images_dir else os.environ.get("TERMINAL_AGENT_IMAGES_DIR") or None
 
 
 def require_multicast_off(preset: TrainingPreset, environ: dict[str, str] | None = None) -> None:
@@ -345,28 +327,6 @@ def plan_verl(plan: LaunchPlan, *, level2: bool = True, verl_python: str | None 
             plan.notes.append(f"level 2 (verl validate_config) not run: {plan.level2.reason}")
         plan.notes.extend(plan.level2.notes)
     return plan
-
-
-def forwarded_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """Host variables our Ray workers get (judge keys, wandb, our settings)."""
-    environ = dict(os.environ) if environ is None else environ
-    return {name: value for name, value in sorted(environ.items()) if name.startswith(FORWARDED_ENV_PREFIXES)}
-
-
-VERL_METRICS_FILE = "verl_metrics.jsonl"
-"""Where verl's ``file`` logger writes one JSON line per step, in the run directory."""
-
-
-def run_environment(preset: TrainingPreset) -> dict[str, str]:
-    """Variables the run sets for itself and its workers: wandb mode, the file logger's path (``file`` in
-    ``trainer.loggers``), ``runtime_env.env_vars`` of the preset (which win over those), and for a verl run
-    :data:`NVLINK_MULTICAST_OFF` last (:func:`require_multicast_off` refuses a preset value that turns it on)."""
-    env_vars: dict[str, str] = {"WANDB_MODE": preset.trainer.wandb_mode}
-    if "file" in preset.trainer.loggers:
-        env_vars["VERL_FILE_LOGGER_PATH"] = str((preset.run_dir / VERL_METRICS_FILE).resolve())
-    env_vars.update(preset.runtime_env.env_vars)
-    env_vars.update(get_trainer_backend(preset.backend).multicast_switches)
-    return env_vars
 
 
 def ray_runtime_env(preset: TrainingPreset, base: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -804,9 +764,9 @@ def launch(plan: LaunchPlan, *, progress: Any = None, rehearse: bool = False) ->
 
 __all__ = [
     "NVLINK_MULTICAST_OFF", "check_no_compaction", "check_no_verl_path_keys", "check_packages",
-    "launch_verl", "load_object", "plan_verl", "verl_dry_run_fields", "placement_document", "require_multicast_off",
+    "launch_verl", "plan_verl", "verl_dry_run_fields", "placement_document", "require_multicast_off",
     "sandbox_placement", "point_verl_at_rllm_ready_model", "start_stall_watchdog", "check_sandbox_slots", "docker_daemon_answers", "dry_run_document",
-    "exported_images_dir", "forwarded_environment", "hydra_key_sources", "launch", "plan_launch", "ray_init_arguments",
-    "ray_runtime_env", "resolve_model_path", "resolve_sandbox_backend", "run_environment",
+    "hydra_key_sources", "launch", "plan_launch", "ray_init_arguments",
+    "ray_runtime_env", "resolve_model_path", "resolve_sandbox_backend",
     "verl_task_split", "write_dry_run", "write_parquet_files",
 ]

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from terminal_agent.errors import ConfigError
-from terminal_agent.training import launcher
+from terminal_agent.training import launch_environment, launcher
 
 if TYPE_CHECKING:
     from terminal_agent.training.launch_plan import LaunchPlan
@@ -49,7 +49,7 @@ class LocalBackend:
         return {"local_config": plan.local_config.model_dump(mode="json")} if plan.local_config is not None else {}
 
     def launch(self, plan: "LaunchPlan", *, progress: Any = None, rehearse: bool = False) -> Any:
-        run_local_training = launcher.load_object(self.trainer_path, "the local trainer")
+        run_local_training = launch_environment.load_object(self.trainer_path, "the local trainer")
         return run_local_training(plan.preset, plan.run_dir, progress=progress)
 
 
