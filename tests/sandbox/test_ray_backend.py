@@ -214,8 +214,8 @@ def test_multi_node_presets_use_the_ray_backend(name):
 
 def test_launcher_checks_that_the_cluster_has_enough_sandbox_slots(ray_cluster):
     from terminal_agent.errors import TrainingSetupError
-    from terminal_agent.training.launcher import check_sandbox_slots
     from terminal_agent.training.preset_config import load_preset
+    from terminal_agent.training.verl.machine_checks import check_sandbox_slots
 
     # two host nodes here: 2 x 80 slots cover the 128 episodes of the 2-node preset ...
     assert check_sandbox_slots(load_preset("prod_32b_2x8_h100")) == 160

@@ -14,6 +14,7 @@ import yaml
 from terminal_agent.errors import ConfigError, TrainingSetupError
 from terminal_agent.training import launch_environment, launcher, redaction
 from terminal_agent.training.preset_config import load_preset
+from terminal_agent.training.verl import machine_checks
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "training_scripts" / "launch_training.py"
@@ -143,7 +144,7 @@ def test_launch_writes_real_parquet_with_our_converter(tmp_path, verl_schema_sou
 
 def test_verl_launch_without_the_train_extra_is_a_setup_error(tmp_path, verl_schema_sources):
     """On this machine (no verl, vLLM or GPUs) a real launch stops before starting anything."""
-    if launcher._version("verl") is not None:
+    if machine_checks._version("verl") is not None:
         pytest.skip("verl is installed here")
     plan = launcher.plan_launch(load_preset("test_8b_2_gpus", [f"trainer.output_dir={tmp_path}"]), level2=False)
     with pytest.raises(TrainingSetupError, match="verl is not installed"):

@@ -1,0 +1,150 @@
+"""The machine a verl run starts on, checked before anything is started, and what Ray is asked for.
+
+Before Ray: :func:`check_packages` (verl, Ray, vLLM and rLLM at the versions of :data:`TRAIN_PINS`),
+:func:`check_local_gpus` and :func:`check_wandb`. After ``ray.init``: :func:`check_ray_cluster` (alive nodes,
+GPUs, and the CPUs verl's placement group reserves, :func:`ray_cpus_needed`) and :func:`check_sandbox_slots`
+(the sandbox backend's capacity against ``agent.parallel_episodes``). :func:`ray_init_arguments` is what
+``ray.init`` gets besides the runtime env. Each failure is a :class:`TrainingSetupError` naming what to install
+or start.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from terminal_agent.errors import TrainingSetupError
+from terminal_agent.training.preset_config import TrainingPreset
+from terminal_agent.training.verl.overrides import workflow_args_for
+
+if TYPE_CHECKING:  # hydra-core is imported where a verl launch needs it
+    from omegaconf import DictConfig
+
+#: Package pins of the ``[train]`` extra that a real verl launch checks.
+TRAIN_PINS = {"verl": "0.9.1", "ray": "2.60.0"}
+
+
+def _version(distribution: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def check_packages(*, need_vllm: bool = True) -> None:
+    """verl, Ray, vLLM (unless ``need_vllm`` is false) and rLLM installed at the pinned versions (rLLM from git)."""
+    for name, pin in TRAIN_PINS.items():
+        found = _version(name)
+        if found is None:
+            raise TrainingSetupError(f"{name} is not installed: pip install -e '.[train]'")
+        if found != pin:
+            raise TrainingSetupError(f"{name} {found} is installed; the presets are validated for {name}=={pin} "
+                                     f"(pip install -e '.[train]')")
+    if need_vllm and _version("vllm") is None:
+        raise TrainingSetupError("vllm is not installed (verl[vllm] brings it): pip install -e '.[train]'")
+    try:
+        importlib.import_module("rllm.trainer.agent_trainer")
+    except ImportError as exc:
+        raise TrainingSetupError(f"rLLM does not import ({exc}); install it from git: pip install --no-deps "
+                                 "'rllm @ git+https://github.com/rllm-org/rllm@9beb6e0f676a46d38858991fd79ac5f8e0b16d4c'"
+                                 ) from None
+
+
+def check_local_gpus(preset: TrainingPreset) -> int:
+    """GPUs of this node; at least ``cluster.gpus_per_node`` must be visible."""
+    import torch
+
+    count = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if count < preset.cluster.gpus_per_node:
+        raise TrainingSetupError(f"cluster.gpus_per_node is {preset.cluster.gpus_per_node} but this node sees "
+                                 f"{count} CUDA GPU(s)")
+    return count
+
+
+def check_ray_cluster(preset: TrainingPreset) -> None:
+    """After ``ray.init``: enough alive nodes and GPUs for ``cluster``."""
+    import ray
+
+    alive = [node for node in ray.nodes() if node.get("Alive")]
+    resources = ray.cluster_resources()
+    gpus, cpus = int(resources.get("GPU", 0)), int(resources.get("CPU", 0))
+    if len(alive) < preset.cluster.nodes:
+        raise TrainingSetupError(f"cluster.nodes is {preset.cluster.nodes} but the Ray cluster has {len(alive)} alive "
+                                 "node(s): start Ray on every node (ray start --address=HEAD:6379) first")
+    if gpus < preset.cluster.total_gpus:
+        raise TrainingSetupError(f"the preset needs {preset.cluster.total_gpus} GPUs; the Ray cluster has {gpus}")
+    needed = ray_cpus_needed(preset.cluster.total_gpus)
+    if cpus < needed:  # verl's placement group would wait for them for ever
+        raise TrainingSetupError(f"the Ray cluster has {cpus} CPU(s); verl reserves {VERL_CPUS_PER_GPU} per GPU and "
+                                 f"rLLM's TaskRunner one: {needed} for {preset.cluster.total_gpus} GPU(s) (give Ray "
+                                 "more with ray_kwargs.ray_init.num_cpus=N, or ray start --num-cpus N)")
+
+
+def check_sandbox_slots(preset: TrainingPreset) -> int | None:
+    """After ``ray.init``: the sandbox backend's capacity (its ``capacity`` hook; ray: host nodes x
+    ``max_sandboxes_per_node``) must cover ``agent.parallel_episodes`` (each episode holds one
+    sandbox); the slot count, or None for a backend that runs on this node only."""
+    from terminal_agent.env import env_config_from_args
+    from terminal_agent.sandbox.backends import get_backend
+
+    config = env_config_from_args(workflow_args_for(preset)["env_args"]).sandbox
+    capacity = get_backend(config.backend).capacity(config)
+    if capacity is None:
+        return None
+    needed = preset.agent.parallel_episodes
+    if capacity.total < needed:
+        raise TrainingSetupError(
+            f"agent.parallel_episodes is {needed} but the {config.backend} sandbox backend has {capacity.total} "
+            f"sandbox slot(s) ({capacity.detail}): {capacity.advice}"
+        )
+    return capacity.total
+
+
+def check_wandb(preset: TrainingPreset) -> None:
+    if "wandb" not in preset.trainer.loggers or preset.trainer.wandb_mode == "disabled":
+        return
+    if _version("wandb") is None:
+        raise TrainingSetupError("trainer.loggers has wandb but wandb is not installed (pip install wandb)")
+    if preset.trainer.wandb_mode == "online" and not os.environ.get("WANDB_API_KEY") and not (
+            Path.home() / ".netrc").exists():
+        raise TrainingSetupError("trainer.wandb_mode=online needs WANDB_API_KEY (or wandb login); "
+                                 "offline needs nothing")
+
+
+def ray_init_arguments(trainer_config: DictConfig, *, rehearse: bool, gpus: int) -> dict[str, Any]:
+    """Keyword arguments of ``ray.init`` besides the runtime env: rLLM's (an existing cluster's address), verl's
+    ``ray_kwargs.ray_init`` (non-null values; raw keys such as ``ray_kwargs.ray_init.num_cpus=8`` reach Ray so),
+    and for a rehearsal ``num_gpus`` the machine does not have, on a private local cluster (never one found
+    running here, unless ``ray_kwargs.ray_init.address`` names it)."""
+    from omegaconf import OmegaConf
+    from rllm.trainer.ray_init_utils import get_ray_init_settings
+
+    from terminal_agent.training.verl.schema import config_dict
+
+    arguments: dict[str, Any] = {} if rehearse else dict(get_ray_init_settings(trainer_config))
+    section = OmegaConf.select(trainer_config, "ray_kwargs.ray_init", default=None)
+    ray_init = config_dict(section, resolve=True, what="ray_kwargs.ray_init") if section is not None else {}
+    for key, value in ray_init.items():
+        if key != "runtime_env" and value is not None:
+            arguments[key] = value
+    if rehearse and "address" not in arguments:
+        arguments.setdefault("num_gpus", gpus)
+        arguments.setdefault("num_cpus", max(os.cpu_count() or 1, ray_cpus_needed(gpus)))
+    return arguments
+
+
+#: CPUs verl's resource pool reserves per GPU (``RayResourcePool.max_colocate_count``: actor/ref, rollout,
+#: reward model); a placement group that cannot get them waits for ever instead of failing.
+VERL_CPUS_PER_GPU = 3
+
+
+def ray_cpus_needed(gpus: int) -> int:
+    """Logical CPUs a verl run of ``gpus`` GPUs asks Ray for: verl's bundles, rLLM's TaskRunner, one spare."""
+    return VERL_CPUS_PER_GPU * gpus + 2
+
+
+__all__ = ["TRAIN_PINS", "VERL_CPUS_PER_GPU", "check_local_gpus", "check_packages", "check_ray_cluster",
+           "check_sandbox_slots", "check_wandb", "ray_cpus_needed", "ray_init_arguments"]
