@@ -14,7 +14,8 @@ import yaml
 from terminal_agent.errors import ConfigError, TrainingSetupError
 from terminal_agent.training import launch_environment, launcher, redaction
 from terminal_agent.training.preset_config import load_preset
-from terminal_agent.training.verl import machine_checks
+from terminal_agent.training.verl import data_files, machine_checks
+from terminal_agent.training.verl import launch as verl_launch
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "training_scripts" / "launch_training.py"
@@ -119,7 +120,7 @@ def test_ray_runtime_env_ships_our_package_and_keeps_rllms_settings(monkeypatch)
     monkeypatch.setenv("LITE_LLM_API_KEY", "sk-abcdefgh")
     monkeypatch.setenv("UNRELATED_VAR", "x")
     base = {"env_vars": {"NCCL_CUMEM_ENABLE": "0"}, "working_dir": None}
-    runtime_env = launcher.ray_runtime_env(load_preset("prod_32b_8_gpus"), base)
+    runtime_env = verl_launch.ray_runtime_env(load_preset("prod_32b_8_gpus"), base)
     assert runtime_env["py_modules"] == [str(Path(terminal_agent.__file__).resolve().parent)]
     assert runtime_env["env_vars"]["NCCL_CUMEM_ENABLE"] == "0" and runtime_env["working_dir"] is None
     assert runtime_env["env_vars"]["LITE_LLM_API_KEY"] == "sk-abcdefgh"  # workers need the judge key itself
@@ -135,7 +136,7 @@ def test_launch_writes_real_parquet_with_our_converter(tmp_path, verl_schema_sou
                                             f"trainer.output_dir={tmp_path}", "batch.train_batch_size=1",
                                             "batch.ppo_mini_batch_size=1", "trainer.total_training_steps=null"])
     plan = launcher.plan_launch(preset, level2=False)
-    launcher.write_parquet_files(plan)
+    data_files.write_parquet_files(plan)
     assert plan.val_files is None
     written = read_parquet(plan.train_files)
     assert [task.task_id for task in written] == ["greet-file"]
@@ -161,7 +162,7 @@ def test_sandbox_backend_reaches_the_env_and_an_unknown_one_is_named():
 
 def test_effective_workflow_args_are_what_rllm_passes(verl_schema_sources):
     plan = launcher.plan_launch(load_preset("prod_32b_8_gpus"), level2=False)
-    effective = launcher.effective_workflow_args(plan.workflow_args, plan.trainer_config)
+    effective = verl_launch.effective_workflow_args(plan.workflow_args, plan.trainer_config)
     assert effective["timeout"] == plan.preset.agent.trajectory_timeout_s  # not rLLM's default 1e6
     assert effective["env_args"]["reward"]["test_weight"] == 1.0 and effective["max_tokens_per_turn"] == 4096
     assert {"gamma", "reward_bonus_coeff"} <= set(effective)  # rLLM's Workflow base takes them

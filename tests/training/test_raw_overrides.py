@@ -20,6 +20,8 @@ import yaml
 from terminal_agent.errors import ConfigError
 from terminal_agent.training import launcher
 from terminal_agent.training.preset_config import TrainingPreset, is_preset_key, load_preset
+from terminal_agent.training.verl import data_files
+from terminal_agent.training.verl import launch as verl_launch
 from terminal_agent.training.verl.overrides import SHARED_SECTIONS, split_overrides, verl_overrides
 
 REPO = Path(__file__).resolve().parents[2]
@@ -98,7 +100,7 @@ def test_an_ambiguous_command_line_key_is_refused_by_name(verl_schema_sources):
     preset = load_preset("verl_1gpu", ["trainer.save_freq=3"])
     overrides = [o for o in verl_overrides(preset, train_files="t", val_files=None) if o.key != "trainer.save_freq"]
     with pytest.raises(ConfigError, match=r"trainer\.save_freq: ambiguous"):
-        launcher._check_ambiguous_keys(preset, overrides)
+        verl_launch._check_ambiguous_keys(preset, overrides)
 
 
 # --- level 1 of raw keys --------------------------------------------------------------------------
@@ -109,7 +111,7 @@ def test_raw_keys_reach_the_composed_config_and_the_dry_run_names_every_source(t
     assert config.actor_rollout_ref.actor.ppo_epochs == 2
     assert config.ray_kwargs.ray_init.num_gpus == 1
     assert config.actor_rollout_ref.rollout.n == 4
-    sources = launcher.hydra_key_sources(done)
+    sources = verl_launch.hydra_key_sources(done)
     assert sources["actor_rollout_ref.actor.ppo_epochs"] == "command line"
     assert sources["ray_kwargs.ray_init.num_gpus"] == "command line"
     assert sources["actor_rollout_ref.rollout.n"] == "command line rollout.n"
@@ -173,7 +175,7 @@ def test_verl_1gpu_carries_the_settings_the_node_needs(tmp_path, verl_schema_sou
     assert model.override_config.attn_implementation == "sdpa" and model.use_remove_padding is False
     assert model.lora_rank == 0 and done.trainer_config.actor_rollout_ref.rollout.enforce_eager is False
     assert list(done.trainer_config.trainer.logger) == ["console", "file"]
-    env_vars = launcher.ray_runtime_env(done.preset)["env_vars"]
+    env_vars = verl_launch.ray_runtime_env(done.preset)["env_vars"]
     assert {name: env_vars[name] for name in done.preset.runtime_env.env_vars} == {
         "VLLM_USE_FLASHINFER_SAMPLER": "0", "VLLM_HOST_IP": "127.0.0.1", "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", "RAY_memory_monitor_refresh_ms": "0"}
@@ -207,7 +209,7 @@ def test_tasks_narrow_to_ids_and_to_the_export(tmp_path, verl_schema_sources):
     done = plan(tmp_path, "data.only_exported=true", f"sandbox.env.sandbox.bwrap.images_dir={export}",
                 "data.task_ids=[count-log-levels,make-project-tree,csv-to-json-summary]",
                 "batch.train_batch_size=1", "batch.ppo_mini_batch_size=1")
-    launcher.write_parquet_files(done)
+    data_files.write_parquet_files(done)
     import pandas
 
     train = pandas.read_parquet(done.train_files)
@@ -229,7 +231,7 @@ def test_bad_task_selection_is_refused_by_name(tmp_path, monkeypatch, words, mes
 
 def test_unknown_task_ids_are_named(tmp_path, verl_schema_sources):
     with pytest.raises(ConfigError, match="data.task_ids: not among the tasks of data.tasks: no-such-task"):
-        launcher.verl_task_split(plan(tmp_path, "data.task_ids=[no-such-task]").preset)
+        data_files.verl_task_split(plan(tmp_path, "data.task_ids=[no-such-task]").preset)
 
 
 def test_a_ready_parquet_is_used_as_is(tmp_path, verl_schema_sources):
@@ -237,7 +239,7 @@ def test_a_ready_parquet_is_used_as_is(tmp_path, verl_schema_sources):
     parquet.write_bytes(b"PAR1")
     done = plan(tmp_path, f"data.train_files={parquet}", "data.tasks=null", "data.splits=null")
     assert done.trainer_config.data.train_files == str(parquet) == done.trainer_config.data.val_files
-    assert launcher.hydra_key_sources(done)["data.train_files"] == "command line data.train_files"
+    assert verl_launch.hydra_key_sources(done)["data.train_files"] == "command line data.train_files"
 
 
 @pytest.mark.parametrize("word, key", [
@@ -257,4 +259,4 @@ def test_a_run_whose_epochs_end_before_its_steps_is_refused(tmp_path, verl_schem
                 "exception-report,make-project-tree]")
     with pytest.raises(ConfigError, match=r"trainer\.total_epochs: 1 epoch\(s\) of 1 step\(s\) \(8 train tasks / 8\) "
                                           r"end before trainer\.total_training_steps 21"):
-        launcher.write_parquet_files(done)
+        data_files.write_parquet_files(done)

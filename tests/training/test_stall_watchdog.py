@@ -7,8 +7,9 @@ import threading
 import time
 from pathlib import Path
 
-from terminal_agent.training.launcher import LaunchPlan, start_stall_watchdog
+from terminal_agent.training.launch_plan import LaunchPlan
 from terminal_agent.training.preset_config import load_preset
+from terminal_agent.training.verl.launch import start_stall_watchdog
 from terminal_agent.training.verl.stall_watchdog import STALL_FILE, StallWatchdog, logged_steps, newest_worker_error
 
 TRACEBACK = """\x1b[36m(WorkerDict pid=4242)\x1b[0m Traceback (most recent call last):

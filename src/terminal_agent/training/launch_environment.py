@@ -58,7 +58,8 @@ VERL_METRICS_FILE = "verl_metrics.jsonl"
 def run_environment(preset: TrainingPreset) -> dict[str, str]:
     """Variables the run sets for itself and its workers: wandb mode, the file logger's path (``file`` in
     ``trainer.loggers``), ``runtime_env.env_vars`` of the preset (which win over those), and for a verl run
-    :data:`NVLINK_MULTICAST_OFF` last (:func:`require_multicast_off` refuses a preset value that turns it on)."""
+    :data:`~terminal_agent.training.verl.launch.NVLINK_MULTICAST_OFF` last
+    (:func:`~terminal_agent.training.verl.launch.require_multicast_off` refuses a preset value that turns it on)."""
     env_vars: dict[str, str] = {"WANDB_MODE": preset.trainer.wandb_mode}
     if "file" in preset.trainer.loggers:
         env_vars["VERL_FILE_LOGGER_PATH"] = str((preset.run_dir / VERL_METRICS_FILE).resolve())

@@ -28,69 +28,34 @@ patched. For ``backend: local`` it calls the local trainer.
 the vLLM and GPU checks become log lines, Ray is started with ``cluster.gpus_per_node`` GPUs it
 does not have, and the run goes as far as it can (Ray, verl's validation, the parquet, the
 trainer's workers) until the first call that needs a GPU or vLLM fails. CI drives it so.
+
+This module is the part common to every trainer backend: :func:`plan_launch`'s common checks, the dry
+run, and the dispatch to the backend's hooks (:func:`~terminal_agent.training.trainer_backends.get_trainer_backend`).
+The verl backend's own half (its plan, its dry-run keys, the machine checks, the parquet, the launch)
+is in :mod:`terminal_agent.training.verl.launch`, :mod:`~terminal_agent.training.verl.machine_checks`
+and :mod:`~terminal_agent.training.verl.data_files`.
 """
 
 from __future__ import annotations
 
-import inspect
-import logging
-import os
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
-from terminal_agent.errors import ConfigError, TrainingSetupError
+from terminal_agent.errors import ConfigError
 from terminal_agent.training.geometry_checks import SandboxPlacement, placement_plan, require_sound_geometry
-from terminal_agent.training.launch_environment import (
-    exported_images_dir,
-    forwarded_environment,
-    load_object,
-    run_environment,
-)
+from terminal_agent.training.launch_environment import exported_images_dir
 from terminal_agent.training.launch_plan import LaunchPlan
 from terminal_agent.training.preset_config import TrainingPreset
 from terminal_agent.training.redaction import redact, redact_mapping
 from terminal_agent.training.trainer_backends import get_trainer_backend
-from terminal_agent.training.verl.machine_checks import (
-    check_local_gpus,
-    check_packages,
-    check_ray_cluster,
-    check_sandbox_slots,
-    check_wandb,
-    ray_init_arguments,
-)
-from terminal_agent.training.verl.overrides import HydraOverride, RawOverride, verl_overrides, workflow_args_for
+from terminal_agent.training.verl.overrides import RawOverride, workflow_args_for
 
-if TYPE_CHECKING:  # hydra-core and the watchdog are imported where a verl plan or launch needs them
-    from omegaconf import DictConfig
-
-    from terminal_agent.training.verl.stall_watchdog import StallWatchdog
-
-logger = logging.getLogger(__name__)
-
-#: Where our Workflow for rLLM HEAD lives (written with the env conformance work).
-WORKFLOW_CLASS_PATH = "terminal_agent.training.verl.rllm_workflow:TerminalTaskWorkflow"
 LOCAL_TRAINER_PATH = "terminal_agent.training.local.trainer:run_local_training"
-#: NVLink multicast (NVLS) off in every process of a verl launch (issue 39): NCCL's NVLS all-reduce, torch's
-#: symmetric-memory multicast and NVSHMEM's NVLS. Set in the launcher's own environment and in every Ray
-#: worker's; a launch whose environment turns one on is refused.
-NVLINK_MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
-#: The values of each variable that keep multicast off (compared case-insensitively, spaces stripped).
-_MULTICAST_OFF_VALUES = {"NCCL_NVLS_ENABLE": {"0"},
-                         "TORCH_SYMM_MEM_DISABLE_MULTICAST": {"1", "true", "yes", "on"},
-                         "NVSHMEM_DISABLE_NVLS": {"1", "true", "yes", "y", "on"}}
 
 
 # --- validation ----------------------------------------------------------------------------------
-def check_no_compaction(preset: TrainingPreset) -> None:
-    """The verl backend's agent check (its hook ``check_launch``)."""
-    if preset.agent.compaction:
-        raise ConfigError("agent.compaction: must be false for verl: compaction rewrites earlier turns, and rLLM's "
-                          "token mode then sets every response mask to 0 (the run would train on nothing)")
-
-
 AUTO_SANDBOX = "auto"
 
 
@@ -120,40 +85,6 @@ def resolve_sandbox_backend(preset: TrainingPreset, notes: list[str]) -> Trainin
     resolved._source, resolved._command_line = preset._source, preset._command_line
     notes.append(f"sandbox.backend auto -> {chosen} ({'a Docker daemon answers' if chosen == 'docker' else 'no Docker daemon answers here'})")
     return resolved
-
-
-def resolve_model_path(preset: TrainingPreset) -> str:
-    """The directory or hub id verl loads: ``model.path``, or for ``embedded`` the packaged model's converted
-    transformers directory (converted once into the cache)."""
-    if preset.model.path != "embedded":
-        return preset.model.path
-    from terminal_agent.models.embedded import ensure_embedded_model_cached
-
-    try:
-        return str(ensure_embedded_model_cached())
-    except ImportError as exc:
-        raise TrainingSetupError(f"model.path embedded: the conversion needs {exc.name!r} "
-                                 "(pip install -e '.[model]')") from None
-
-
-def _check_ambiguous_keys(preset: TrainingPreset, overrides: list[HydraOverride]) -> None:
-    """A preset key of the command line whose path rLLM/verl's config has too must map onto that very key with
-    the same value; otherwise the user cannot know which one they set."""
-    from terminal_agent.training.verl.schema import base_trainer_schema, schema_has_key
-
-    schema = base_trainer_schema()
-    for key in preset.command_line_keys:
-        if not schema_has_key(schema, key):
-            continue
-        mapped = [o for o in overrides if o.source == key]
-        value = preset
-        for part in key.split("."):
-            value = getattr(value, part) if not isinstance(value, dict) else value[part]
-        if not any(o.key == key and o.value == value for o in mapped):
-            targets = ", ".join(o.key for o in mapped) or "no rLLM/verl key"
-            raise ConfigError(f"{key}: ambiguous: a preset key (mapped to {targets}) and a different rLLM/verl key of "
-                              "the same name; set the preset key in a preset file, or the rLLM/verl key as "
-                              f"++{key}=VALUE")
 
 
 #: Preset keys only the verl path reads, each with why (a local preset must leave them at their defaults).
@@ -241,54 +172,6 @@ def _check_data_paths(preset: TrainingPreset) -> None:
             raise ConfigError(f"data.splits: {exc}") from None
 
 
-def effective_workflow_args(workflow_args: dict[str, Any], trainer_config: DictConfig) -> dict[str, Any]:
-    """What rLLM's TaskRunner passes to the Workflow: ours with ``rllm.workflow.workflow_args`` laid over.
-
-    (rLLM copies every non-null value of that config section over the arguments it was given,
-    updating nested mappings.)
-    """
-    from terminal_agent.training.verl.schema import config_dict
-
-    effective = {key: (dict(value) if isinstance(value, dict) else value) for key, value in workflow_args.items()}
-    section = config_dict(trainer_config.rllm.workflow.workflow_args, resolve=True, what="rllm.workflow.workflow_args")
-    for key, value in section.items():
-        if value is None:
-            continue
-        if isinstance(effective.get(key), dict):
-            effective[key].update(value)
-        else:
-            effective[key] = value
-    return effective
-
-
-def _check_workflow_signature(workflow_args: dict[str, Any], notes: list[str]) -> None:
-    """Bind the Workflow's arguments to its __init__ when the class imports here."""
-    try:
-        workflow_class = load_object(WORKFLOW_CLASS_PATH, "the rLLM Workflow")
-    except TrainingSetupError as exc:
-        notes.append(f"workflow arguments not checked against the Workflow's signature: {exc}")
-        return
-    try:
-        inspect.signature(workflow_class).bind(rollout_engine=None, executor=None, **workflow_args)
-    except TypeError as exc:
-        raise ConfigError(f"agent / sandbox: the Workflow does not take these arguments: {exc}") from None
-
-
-def require_multicast_off(preset: TrainingPreset, environ: dict[str, str] | None = None) -> None:
-    """Refuse a verl launch whose environment (``environ``, default this process's) or whose preset's
-    ``runtime_env.env_vars`` sets one of :data:`NVLINK_MULTICAST_OFF` to a value that turns multicast on.
-    Raises ConfigError naming the variable and its value; unset variables are fine (the launch sets them)."""
-    environ = dict(os.environ) if environ is None else environ
-    sources = [(f"runtime_env.env_vars.{name}", name, preset.runtime_env.env_vars.get(name), "in the preset")
-               for name in NVLINK_MULTICAST_OFF]
-    sources += [(name, name, environ.get(name), "in the environment") for name in NVLINK_MULTICAST_OFF]
-    for key, name, value, where in sources:
-        if value is not None and value.strip().lower() not in _MULTICAST_OFF_VALUES[name]:
-            off = NVLINK_MULTICAST_OFF[name]
-            raise ConfigError(f"{key}={value!r} ({where}) turns NVLink multicast on; a verl launch keeps it off in "
-                              f"every process: unset {name} or set {name}={off}")
-
-
 def plan_launch(preset: TrainingPreset, *, raw_overrides: list[RawOverride] | tuple[RawOverride, ...] = (),
                 level2: bool = True, verl_python: str | None = None) -> LaunchPlan:
     """Validate ``preset`` and the command line's raw rLLM/verl keys completely (nothing is started).
@@ -304,50 +187,6 @@ def plan_launch(preset: TrainingPreset, *, raw_overrides: list[RawOverride] | tu
     plan.workflow_args = workflow_args_for(preset)
     _check_env_and_agent_args(plan.workflow_args)
     return backend.plan(plan, level2=level2, verl_python=verl_python)
-
-
-def plan_verl(plan: LaunchPlan, *, level2: bool = True, verl_python: str | None = None) -> LaunchPlan:
-    """The verl backend's part of :func:`plan_launch`: data files, model path, hydra keys composed with Hydra,
-    the Workflow's signature and level 2."""
-    preset = plan.preset
-    require_multicast_off(preset)
-    from terminal_agent.training.verl.schema import compose_trainer_config, validate_with_verl
-
-    data_dir = plan.run_dir / "data"
-    plan.train_files = preset.data.train_files or str(data_dir / "train.parquet")
-    if preset.data.train_files is not None:
-        plan.val_files = preset.data.val_files
-    elif preset.data.val_fraction > 0:
-        plan.val_files = str(data_dir / "val.parquet")
-    plan.model_path = resolve_model_path(preset)
-    plan.hydra_overrides = verl_overrides(preset, train_files=plan.train_files, val_files=plan.val_files,
-                                          model_path=plan.model_path)
-    _check_ambiguous_keys(preset, plan.hydra_overrides)
-    plan.trainer_config = compose_trainer_config(plan.hydra_overrides, plan.raw_overrides)
-    _check_workflow_signature(effective_workflow_args(plan.workflow_args, plan.trainer_config), plan.notes)
-    if level2:
-        plan.level2 = validate_with_verl(plan.trainer_config, python=verl_python)
-        if not plan.level2.ran:
-            plan.notes.append(f"level 2 (verl validate_config) not run: {plan.level2.reason}")
-        plan.notes.extend(plan.level2.notes)
-    return plan
-
-
-def ray_runtime_env(preset: TrainingPreset, base: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Ray ``runtime_env`` of the run: rLLM's (``base``, merged, not replaced) plus our package, forwarded
-    variables and :func:`run_environment` last (the preset's ``runtime_env.env_vars``, then the NVLink multicast
-    switches: they win over rLLM's and the shell's)."""
-    import terminal_agent
-
-    runtime_env = {key: (dict(value) if isinstance(value, dict) else value) for key, value in (base or {}).items()}
-    env_vars = dict(runtime_env.get("env_vars") or {})
-    env_vars.update(forwarded_environment())
-    env_vars.update(run_environment(preset))
-    runtime_env["env_vars"] = env_vars
-    # workers on every node import this very package (even where it is not installed)
-    package_dir = str(Path(terminal_agent.__file__).resolve().parent)
-    runtime_env["py_modules"] = [*runtime_env.get("py_modules", []), package_dir]
-    return runtime_env
 
 
 # --- the dry run ---------------------------------------------------------------------------------
@@ -386,46 +225,11 @@ def dry_run_document(plan: LaunchPlan) -> dict[str, Any]:
         "run_dir": str(plan.run_dir),
         "workflow_class": backend.trainer_path,
         "workflow_args": plan.workflow_args,
-        "ray_runtime_env": ray_runtime_env(plan.preset) if backend.uses_ray else None,
+        "ray_runtime_env": None,  # a Ray backend's dry_run_fields give it (update keeps the key's place)
         "notes": plan.notes,
     }
     document.update(backend.dry_run_fields(plan))
     return redact_mapping(document)
-
-
-def verl_dry_run_fields(plan: LaunchPlan) -> dict[str, Any]:
-    """The verl backend's keys of the dry run: model, data files, every hydra key and where it comes from, level 2."""
-    fields: dict[str, Any] = {
-        "model_path": plan.model_path,
-        "train_files": plan.train_files,
-        "val_files": plan.val_files,
-        "hydra_overrides": [override.to_hydra() for override in plan.hydra_overrides],
-        "raw_overrides": [override.to_hydra() for override in plan.raw_overrides],
-        "hydra_key_sources": hydra_key_sources(plan),
-    }
-    if plan.level2 is not None:
-        fields["level2"] = {"ran": plan.level2.ran, "where": plan.level2.where,
-                            "verl": plan.level2.verl_version, "reason": plan.level2.reason}
-    return fields
-
-
-def hydra_key_sources(plan: LaunchPlan) -> dict[str, str]:
-    """Where each hydra key the launch sets gets its value: ``preset KEY`` (the preset's file), ``command line
-    KEY`` (a preset key given on the command line), ``mapping (KEY)`` (a value the project fixes; KEY governs it),
-    ``command line`` (a raw hydra key). Keys not listed keep rLLM/verl's defaults."""
-    command_line = set(plan.preset.command_line_keys)
-    sources: dict[str, str] = {}
-    for override in plan.hydra_overrides:
-        if override.origin == "mapping":
-            sources[override.key] = f"mapping ({override.source})"
-        elif override.source in command_line:
-            sources[override.key] = f"command line {override.source}"
-        else:
-            sources[override.key] = f"preset {override.source}"
-    for raw_override in plan.raw_overrides:
-        earlier = sources.get(raw_override.key)
-        sources[raw_override.key] = "command line" if earlier is None else f"command line (agrees with {earlier})"
-    return sources
 
 
 def write_dry_run(plan: LaunchPlan) -> tuple[str, Path]:
@@ -444,202 +248,6 @@ def write_dry_run(plan: LaunchPlan) -> tuple[str, Path]:
 
 
 # --- the real launch -----------------------------------------------------------------------------
-
-
-def verl_task_split(preset: TrainingPreset) -> tuple[list[Any], list[Any]]:
-    """The train and validation tasks of a verl run: ``data.splits`` (the frozen file's train and held-out
-    splits, shipped tasks looked up in ``data.tasks``, family instances regenerated) or ``data.tasks`` split by
-    ``data.val_fraction``; then only ``data.task_ids`` and, with ``data.only_exported``, the tasks the bwrap
-    export holds. Raises ConfigError when no train task is left."""
-    data = preset.data
-    if data.tasks is None:  # DataSection's validator: data.tasks is set whenever data.train_files is not
-        raise ConfigError("data.tasks: not set (the tasks of a verl run come from data.tasks; data.train_files is "
-                          "used as it is)")
-    if data.splits is not None:
-        from terminal_agent.training.train_splits import frozen_splits
-
-        train, val = frozen_splits(data.splits, data.tasks)
-    else:
-        from terminal_agent.tasks.conversion import split_tasks
-        from terminal_agent.tasks.loading import collect_tasks
-
-        tasks, errors = collect_tasks(data.tasks)
-        for error in errors:
-            logger.warning("task skipped: %s", error)
-        if not tasks:
-            raise ConfigError(f"data.tasks: {data.tasks} holds no valid task")
-        train, val = split_tasks(tasks, data.val_fraction, seed=data.split_seed)
-    if data.task_ids is not None:
-        wanted = set(data.task_ids)
-        unknown = wanted - {task.task_id for task in train + val}
-        if unknown:
-            raise ConfigError(f"data.task_ids: not among the tasks of data.tasks: {', '.join(sorted(unknown)[:5])}")
-        train, val = [t for t in train if t.task_id in wanted], [t for t in val if t.task_id in wanted]
-    if data.only_exported:
-        from terminal_agent.training.train_splits import exported_only
-
-        images_dir = exported_images_dir(preset)
-        train, val = exported_only(train, images_dir), exported_only(val, images_dir)
-    if not train:
-        raise ConfigError("data: no train task left (check data.task_ids and data.only_exported)")
-    return train, val
-
-
-def _check_epochs_cover_steps(preset: TrainingPreset, train_tasks: int) -> None:
-    """rLLM's trainer stops after ``trainer.total_epochs`` passes even before ``total_training_steps``: refuse
-    a run that would end early (verl drops the last incomplete batch of an epoch)."""
-    steps = preset.trainer.total_training_steps
-    per_epoch = train_tasks // preset.batch.train_batch_size
-    if per_epoch == 0:
-        raise ConfigError(f"batch.train_batch_size: {preset.batch.train_batch_size} tasks per step, but only "
-                          f"{train_tasks} train task(s)")
-    if steps is not None and per_epoch * preset.trainer.total_epochs < steps - 1:
-        raise ConfigError(f"trainer.total_epochs: {preset.trainer.total_epochs} epoch(s) of {per_epoch} step(s) "
-                          f"({train_tasks} train tasks / {preset.batch.train_batch_size}) end before "
-                          f"trainer.total_training_steps {steps} (rLLM trains {steps - 1}); raise total_epochs")
-
-
-def write_parquet_files(plan: LaunchPlan) -> None:
-    """Convert the run's tasks (:func:`verl_task_split`) into its train/val parquet with our converter.
-
-    When no validation task is left, the validation file holds the train tasks (verl needs one) and a
-    note says so; ``trainer.test_freq=-1 trainer.val_before_train=false`` then skip validation except
-    the final pass rLLM's trainer always runs."""
-    preset = plan.preset
-    if preset.data.train_files is not None:
-        return
-    from terminal_agent.tasks.parquet.rows import write_parquet
-
-    if plan.train_files is None:
-        raise ConfigError("the launch plan names no train parquet (plan_launch sets it for a verl run)")
-    train, val = verl_task_split(preset)
-    _check_epochs_cover_steps(preset, len(train))
-    write_parquet(train, plan.train_files, split="train")
-    if plan.val_files is not None:
-        if not val:
-            logger.warning("no validation task left: %s holds the train tasks", plan.val_files)
-        write_parquet(val or train, plan.val_files, split="test")
-    logger.info("wrote %d train / %d validation task(s) to %s", len(train), len(val), Path(plan.train_files).parent)
-
-
-RLLM_MODEL_DIR = "model_for_rllm"
-"""Beside the run: the model folder rLLM's VerlEngine is pointed at when the model's own does not suit it."""
-
-
-NO_TRAINER_CONFIG = "the launch plan holds no composed rLLM/verl config (plan_launch composes it for a verl run)"
-
-
-def point_verl_at_rllm_ready_model(plan: LaunchPlan) -> str | None:
-    """rLLM's ``VerlEngine`` chooses its chat parser by the model folder's name and refuses a template its
-    generic parser cannot split turn by turn (SmolLM2's, which adds its default system prompt to a message
-    rendered alone). Where that is so, verl loads :func:`prepare_model_dir_for_rllm`'s folder beside the run
-    (the same weights, linked; the template wrapped so that rLLM's check holds) and the Workflow renders
-    prompts with its own parser. A hub id (no local folder) is left to rLLM. Returns the new path, or None."""
-    from terminal_agent.training.verl.rllm_chat_parser import prepare_model_dir_for_rllm
-
-    if plan.trainer_config is None:
-        raise ConfigError(NO_TRAINER_CONFIG)
-    path = str(plan.trainer_config.actor_rollout_ref.model.path)
-    if not Path(path).is_dir():
-        return None
-    prepared = prepare_model_dir_for_rllm(path, plan.run_dir / RLLM_MODEL_DIR)
-    if Path(prepared).resolve() == Path(path).resolve():
-        return None
-    plan.trainer_config.actor_rollout_ref.model.path = str(prepared)
-    logger.info("rLLM's parser does not take %s's chat template: verl loads %s (same weights)", path, prepared)
-    return str(prepared)
-
-
-def _stop_stalled_run(reason: str) -> None:
-    """The watchdog's end of a stalled run: say why, let Ray go (30 s at most), exit with EXIT_STALLED."""
-    import threading
-
-    from terminal_agent.training.verl.stall_watchdog import EXIT_STALLED
-
-    logger.error("stopping the run: %s", reason)
-
-    def shutdown() -> None:
-        try:
-            import ray
-
-            ray.shutdown()
-        except Exception as exc:  # noqa: BLE001 - the process exits next either way; the reason is logged
-            logger.warning("ray.shutdown on the way out: %s", exc)
-
-    worker = threading.Thread(target=shutdown, daemon=True)
-    worker.start()
-    worker.join(30)
-    os._exit(EXIT_STALLED)  # the driver's own thread is blocked inside verl: only a hard exit ends the wait
-
-
-def start_stall_watchdog(plan: LaunchPlan, on_stall: Callable[[str], None] | None = None) -> StallWatchdog | None:
-    """A :class:`~terminal_agent.training.verl.stall_watchdog.StallWatchdog` over the run's metrics file, started; None
-    when ``trainer.stall_timeout_s`` is None or the ``file`` logger is off (a note is logged)."""
-    from terminal_agent.training.verl.stall_watchdog import StallWatchdog
-
-    trainer = plan.preset.trainer
-    if trainer.stall_timeout_s is None:
-        return None
-    path = run_environment(plan.preset).get("VERL_FILE_LOGGER_PATH")
-    if "file" not in trainer.loggers or not path:
-        logger.warning("trainer.stall_timeout_s is set but the file logger is off: a stalled run is not stopped")
-        return None
-    return StallWatchdog(Path(path), plan.run_dir, trainer.stall_timeout_s, on_stall or _stop_stalled_run).start()
-
-
-def launch_verl(plan: LaunchPlan, rehearse: bool = False) -> None:
-    """The verl backend's launch (its hook ``launch``)."""
-    preset = plan.preset
-    require_multicast_off(preset)  # again at launch time: the environment may have changed since the plan
-    if rehearse:
-        logger.warning("rehearsal: the vLLM and GPU checks are skipped and Ray gets %d GPU(s) it may not have; "
-                       "the run stops at its first GPU or vLLM call", preset.cluster.total_gpus)
-        check_packages(need_vllm=False)
-    else:
-        check_packages()
-        check_local_gpus(preset)
-    check_wandb(preset)
-    from terminal_agent.training.verl.schema import validate_with_verl
-
-    if plan.trainer_config is None:
-        raise ConfigError(NO_TRAINER_CONFIG)
-    validate_with_verl(plan.trainer_config)  # level 2 in-process now that verl imports: refuse before Ray starts
-    workflow_class = load_object(WORKFLOW_CLASS_PATH, "the rLLM Workflow")
-    from terminal_agent.env import env_config_from_args
-    from terminal_agent.sandbox.backends import close_backends
-    from terminal_agent.sandbox.cleanup import CleanupDaemon, sweep_leaked
-
-    # every registered backend sweeps its own leaks on this node (one not reachable here is skipped)
-    sandbox_config = env_config_from_args(plan.workflow_args["env_args"]).sandbox
-    removed = sweep_leaked(sandbox_config)
-    logger.info("removed %d leaked sandbox object(s) of dead runs", len(removed))
-    daemon = CleanupDaemon(config=sandbox_config).start()
-    try:
-        write_parquet_files(plan)
-        point_verl_at_rllm_ready_model(plan)
-        os.environ.update(run_environment(preset))  # the driver reads them too (tokenizer, file logger)
-        import ray
-        from rllm.trainer.agent_trainer import AgentTrainer
-        from rllm.trainer.verl.ray_runtime_env import get_ppo_ray_runtime_env
-
-        if not ray.is_initialized():
-            ray.init(runtime_env=ray_runtime_env(preset, get_ppo_ray_runtime_env()),
-                     **ray_init_arguments(plan.trainer_config, rehearse=rehearse, gpus=preset.cluster.total_gpus))
-        check_ray_cluster(preset)
-        check_sandbox_slots(preset)
-        trainer = AgentTrainer(workflow_class=workflow_class, workflow_args=plan.workflow_args,
-                               config=plan.trainer_config, train_dataset=None, val_dataset=None, backend="verl")
-        watchdog = start_stall_watchdog(plan)
-        try:
-            trainer.train()
-        finally:
-            if watchdog is not None:
-                watchdog.stop()
-    finally:
-        daemon.stop()
-        close_backends()  # before Ray goes: the ray backend ends its host actors here
-
-
 def launch(plan: LaunchPlan, *, progress: Any = None, rehearse: bool = False) -> Any:
     """Run the validated plan (blocks until training ends). A local run reports to ``progress`` (a
     ``TrainingProgress``; None: quiet) and returns its ``TrainingSummary``; a verl run returns None.
@@ -650,9 +258,6 @@ def launch(plan: LaunchPlan, *, progress: Any = None, rehearse: bool = False) ->
 
 
 __all__ = [
-    "NVLINK_MULTICAST_OFF", "check_no_compaction", "check_no_verl_path_keys", "docker_daemon_answers",
-    "dry_run_document", "hydra_key_sources", "launch", "launch_verl", "placement_document", "plan_launch", "plan_verl",
-    "point_verl_at_rllm_ready_model", "ray_runtime_env", "require_multicast_off", "resolve_model_path",
-    "resolve_sandbox_backend", "sandbox_placement", "start_stall_watchdog", "verl_dry_run_fields", "verl_task_split",
-    "write_dry_run", "write_parquet_files",
+    "LOCAL_TRAINER_PATH", "VERL_PATH_KEYS", "check_no_verl_path_keys", "docker_daemon_answers", "dry_run_document",
+    "launch", "placement_document", "plan_launch", "resolve_sandbox_backend", "sandbox_placement", "write_dry_run",
 ]

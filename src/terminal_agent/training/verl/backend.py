@@ -1,12 +1,12 @@
 """The ``verl`` trainer backend: rLLM + verl on GPUs (Ray workers, vLLM sampling), launched through rLLM's
-``AgentTrainer`` with our Workflow (:mod:`terminal_agent.training.launcher` holds the steps it calls)."""
+``AgentTrainer`` with our Workflow (:mod:`terminal_agent.training.verl.launch` holds the steps it calls)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from terminal_agent.training import launcher
+from terminal_agent.training.verl import launch as verl_launch
 
 if TYPE_CHECKING:
     from terminal_agent.training.launch_plan import LaunchPlan
@@ -17,10 +17,10 @@ if TYPE_CHECKING:
 class VerlBackend:
     """rLLM + verl: the hooks of :class:`~terminal_agent.training.trainer_backends.TrainerBackend`."""
 
-    trainer_path = launcher.WORKFLOW_CLASS_PATH
+    trainer_path = verl_launch.WORKFLOW_CLASS_PATH
     gpu_geometry = True
     uses_ray = True
-    multicast_switches = launcher.NVLINK_MULTICAST_OFF
+    multicast_switches = verl_launch.NVLINK_MULTICAST_OFF
     in_process = False
     can_rehearse = True
 
@@ -34,20 +34,20 @@ class VerlBackend:
                              f"trainer only; backend verl computes {', '.join(VERL_ADV_ESTIMATORS)}")
 
     def check_launch(self, preset: "TrainingPreset", raw_overrides: Sequence["RawOverride"]) -> None:
-        launcher.check_no_compaction(preset)
+        verl_launch.check_no_compaction(preset)
 
     def plan(self, plan: "LaunchPlan", *, level2: bool, verl_python: str | None) -> "LaunchPlan":
-        return launcher.plan_verl(plan, level2=level2, verl_python=verl_python)
+        return verl_launch.plan_verl(plan, level2=level2, verl_python=verl_python)
 
     def sandbox_where(self, backend: str) -> str:
         return (f"{backend} sandboxes on the driver's node: rLLM runs every env in the driver's thread pool, "
                 "so all of them land on the head node (the ray backend spreads them over the nodes)")
 
     def dry_run_fields(self, plan: "LaunchPlan") -> dict[str, Any]:
-        return launcher.verl_dry_run_fields(plan)
+        return verl_launch.verl_dry_run_fields(plan)
 
     def launch(self, plan: "LaunchPlan", *, progress: Any = None, rehearse: bool = False) -> Any:
-        launcher.launch_verl(plan, rehearse=rehearse)
+        verl_launch.launch_verl(plan, rehearse=rehearse)
         return None
 
 

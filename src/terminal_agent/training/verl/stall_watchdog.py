@@ -5,7 +5,7 @@ A failure inside a Ray worker does not always reach the driver: on the H200, a L
 metrics file (verl's ``file`` logger: one line per finished step) from a daemon thread. When no new step has
 been logged for ``stall_timeout_s`` (counted from the launch for the first step: startup, vLLM's compile and
 the first rollouts are inside it), it reads the newest error in Ray's worker logs, writes both into
-``<run dir>/stalled.txt`` and calls ``on_stall(reason)``; the launcher's ``on_stall`` logs the reason, shuts Ray
+``<run dir>/stalled.txt`` and calls ``on_stall(reason)``; the verl launch's ``on_stall`` logs the reason, shuts Ray
 down and ends the process with :data:`EXIT_STALLED`.
 """
 
