@@ -16,6 +16,7 @@ from terminal_agent.training import launch_environment, launcher, redaction
 from terminal_agent.training.preset_config import load_preset
 from terminal_agent.training.verl import data_files, machine_checks
 from terminal_agent.training.verl import launch as verl_launch
+from terminal_agent.training.verl import worker_environment
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "training_scripts" / "launch_training.py"
@@ -120,7 +121,7 @@ def test_ray_runtime_env_ships_our_package_and_keeps_rllms_settings(monkeypatch)
     monkeypatch.setenv("LITE_LLM_API_KEY", "sk-abcdefgh")
     monkeypatch.setenv("UNRELATED_VAR", "x")
     base = {"env_vars": {"NCCL_CUMEM_ENABLE": "0"}, "working_dir": None}
-    runtime_env = verl_launch.ray_runtime_env(load_preset("prod_32b_8_gpus"), base)
+    runtime_env = worker_environment.ray_runtime_env(load_preset("prod_32b_8_gpus"), base)
     assert runtime_env["py_modules"] == [str(Path(terminal_agent.__file__).resolve().parent)]
     assert runtime_env["env_vars"]["NCCL_CUMEM_ENABLE"] == "0" and runtime_env["working_dir"] is None
     assert runtime_env["env_vars"]["LITE_LLM_API_KEY"] == "sk-abcdefgh"  # workers need the judge key itself

@@ -16,10 +16,10 @@ import pytest
 import yaml
 
 from terminal_agent.errors import ConfigError
-from terminal_agent.training import launch_environment, launcher
+from terminal_agent.training import launcher
 from terminal_agent.training.geometry_checks import SandboxPlacement, placement_plan
 from terminal_agent.training.preset_config import load_preset, preset_names
-from terminal_agent.training.verl import launch as verl_launch
+from terminal_agent.training.verl import worker_environment
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "training_scripts" / "launch_training.py"
@@ -36,7 +36,7 @@ def run_script(*args: str, env: dict[str, str] | None = None) -> subprocess.Comp
 @pytest.fixture
 def clean_multicast_env(monkeypatch):
     """The three switches unset in this process, as on a fresh shell (the launch sets them itself)."""
-    for name in verl_launch.NVLINK_MULTICAST_OFF:
+    for name in worker_environment.NVLINK_MULTICAST_OFF:
         monkeypatch.delenv(name, raising=False)
 
 
@@ -66,7 +66,7 @@ def test_dry_run_prints_a_placement_plan_for_every_shipped_preset(tmp_path, verl
         assert batch["rows_per_gpu"] * gpus["total_gpus"] == batch["rows_per_step"]
         assert (batch["micro_batches_per_mini_batch"] * batch["micro_batch_size_per_gpu"] * gpus["data_parallel_ranks"]
                 == batch["mini_batch_rows"])
-        assert document["nvlink_multicast_off"] == verl_launch.NVLINK_MULTICAST_OFF
+        assert document["nvlink_multicast_off"] == worker_environment.NVLINK_MULTICAST_OFF
     assert gpu_counts >= {1, 2, 4, 8, 16, 32}
 
 
@@ -147,25 +147,25 @@ def test_the_switches_reach_the_workers_runtime_env_merged_with_rllms(clean_mult
     base = rllm_ppo_runtime_env()
     assert "NVSHMEM_DISABLE_NVLS" not in base["env_vars"]  # rLLM alone does not forward NVSHMEM_*
     preset = load_preset("prod_32b_8_gpus", ["runtime_env.env_vars.TORCH_SYMM_MEM_DISABLE_MULTICAST='true'"])
-    verl_launch.require_multicast_off(preset)  # 'true' keeps it off: accepted
-    env_vars = verl_launch.ray_runtime_env(preset, base)["env_vars"]
+    worker_environment.require_multicast_off(preset)  # 'true' keeps it off: accepted
+    env_vars = worker_environment.ray_runtime_env(preset, base)["env_vars"]
     print("ray runtime_env env_vars:", {name: env_vars[name] for name in sorted(env_vars) if "LLM" not in name})
-    for name, value in verl_launch.NVLINK_MULTICAST_OFF.items():
+    for name, value in worker_environment.NVLINK_MULTICAST_OFF.items():
         assert env_vars[name] == value
-        assert launch_environment.run_environment(preset)[name] == value  # the launcher's own os.environ.update
+        assert worker_environment.run_environment(preset)[name] == value  # the launcher's own os.environ.update
     assert env_vars["NCCL_CUMEM_ENABLE"] == "0" and env_vars["NCCL_IB_DISABLE"] == "1"  # rLLM's, kept
     assert "NCCL_NVLS_ENABLE" not in base["env_vars"]  # rLLM's dict is not changed
-    assert "NCCL_NVLS_ENABLE" not in launch_environment.run_environment(load_preset("local_cpu_smoke"))
+    assert "NCCL_NVLS_ENABLE" not in worker_environment.run_environment(load_preset("local_cpu_smoke"))
 
 
 @pytest.mark.parametrize("name, value", sorted(MULTICAST_ON.items()))
 def test_an_environment_that_turns_multicast_on_is_refused(name, value):
     preset = load_preset("prod_32b_8_gpus")
     with pytest.raises(ConfigError, match=f"{name}='{value}' \\(in the environment\\) turns NVLink multicast on"):
-        verl_launch.require_multicast_off(preset, {name: value})
-    verl_launch.require_multicast_off(preset, {name: verl_launch.NVLINK_MULTICAST_OFF[name]})  # the off value passes
+        worker_environment.require_multicast_off(preset, {name: value})
+    worker_environment.require_multicast_off(preset, {name: worker_environment.NVLINK_MULTICAST_OFF[name]})  # the off value passes
     with pytest.raises(ConfigError, match=f"runtime_env.env_vars.{name}='{value}' \\(in the preset\\)"):
-        verl_launch.require_multicast_off(load_preset("prod_32b_8_gpus", [f"runtime_env.env_vars.{name}='{value}'"]), {})
+        worker_environment.require_multicast_off(load_preset("prod_32b_8_gpus", [f"runtime_env.env_vars.{name}='{value}'"]), {})
 
 
 def test_the_dry_run_lists_the_switches_and_refuses_multicast_on(tmp_path):
@@ -173,8 +173,8 @@ def test_the_dry_run_lists_the_switches_and_refuses_multicast_on(tmp_path):
                       env={"NCCL_NVLS_ENABLE": "0"})
     assert done.returncode == 0, done.stderr
     document = yaml.safe_load(done.stdout)
-    assert document["nvlink_multicast_off"] == verl_launch.NVLINK_MULTICAST_OFF
-    for name, value in verl_launch.NVLINK_MULTICAST_OFF.items():
+    assert document["nvlink_multicast_off"] == worker_environment.NVLINK_MULTICAST_OFF
+    for name, value in worker_environment.NVLINK_MULTICAST_OFF.items():
         assert document["ray_runtime_env"]["env_vars"][name] == value
     refused = run_script("prod_32b_8_gpus", f"trainer.output_dir={tmp_path / 'on'}", "--dry-run",
                          env={"NCCL_NVLS_ENABLE": "1"})

@@ -22,6 +22,7 @@ from terminal_agent.training import launcher
 from terminal_agent.training.preset_config import TrainingPreset, is_preset_key, load_preset
 from terminal_agent.training.verl import data_files
 from terminal_agent.training.verl import launch as verl_launch
+from terminal_agent.training.verl import worker_environment
 from terminal_agent.training.verl.overrides import SHARED_SECTIONS, split_overrides, verl_overrides
 
 REPO = Path(__file__).resolve().parents[2]
@@ -175,7 +176,7 @@ def test_verl_1gpu_carries_the_settings_the_node_needs(tmp_path, verl_schema_sou
     assert model.override_config.attn_implementation == "sdpa" and model.use_remove_padding is False
     assert model.lora_rank == 0 and done.trainer_config.actor_rollout_ref.rollout.enforce_eager is False
     assert list(done.trainer_config.trainer.logger) == ["console", "file"]
-    env_vars = verl_launch.ray_runtime_env(done.preset)["env_vars"]
+    env_vars = worker_environment.ray_runtime_env(done.preset)["env_vars"]
     assert {name: env_vars[name] for name in done.preset.runtime_env.env_vars} == {
         "VLLM_USE_FLASHINFER_SAMPLER": "0", "VLLM_HOST_IP": "127.0.0.1", "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", "RAY_memory_monitor_refresh_ms": "0"}

@@ -14,7 +14,7 @@ from terminal_agent.training.local.backend import LocalBackend
 from terminal_agent.training.preset_config import load_preset
 from terminal_agent.training.trainer_backends import get_trainer_backend
 from terminal_agent.training.trainer_registry import TRAINER_BACKENDS
-from terminal_agent.training.verl import launch as verl_launch
+from terminal_agent.training.verl import worker_environment
 
 PLUGIN = "recording-local"
 
@@ -46,9 +46,9 @@ def plugin_backend() -> Iterator[RecordingBackend]:
 def test_the_built_in_backends_are_registered_with_their_flags():
     assert {"local", "verl"} <= set(TRAINER_BACKENDS.names())
     verl, local = get_trainer_backend("verl"), get_trainer_backend("local")
-    assert verl.gpu_geometry and verl.uses_ray and verl.can_rehearse and not verl.in_process
-    assert dict(verl.multicast_switches) == verl_launch.NVLINK_MULTICAST_OFF
-    assert local.in_process and not (local.gpu_geometry or local.uses_ray or local.can_rehearse)
+    assert verl.gpu_geometry and verl.can_rehearse and not verl.in_process
+    assert dict(verl.multicast_switches) == worker_environment.NVLINK_MULTICAST_OFF
+    assert local.in_process and not (local.gpu_geometry or local.can_rehearse)
     assert dict(local.multicast_switches) == {}
 
 

@@ -2,7 +2,7 @@
 
 Shared: ``preset_config`` (the typed preset schema; the YAML files are in ``presets/``), ``launcher`` with
 ``launch_plan`` (validate, show and launch a preset), ``launch_environment`` (what every launch sets up: the
-objects it loads, the variables its workers get), ``redaction`` (secrets kept out of the dry run),
+objects it loads, the export its sandboxes read), ``redaction`` (secrets kept out of the dry run),
 ``geometry_checks`` (the arithmetic a preset must satisfy), ``train_splits`` (where a run's tasks come from),
 ``trainer_registry`` and ``trainer_backends`` (the table of backends and what each provides), and
 ``algorithms/`` (advantage estimators, policy losses, KL estimators: registries the presets name). Each backend

@@ -29,8 +29,6 @@ class TrainerBackend(Protocol):
     """``module:attribute`` of what the launch runs (the dry run's ``workflow_class``)."""
     gpu_geometry: bool
     """Whether verl's GPU rules apply: GPU placement, batch arithmetic per rank, vLLM's LoRA ranks."""
-    uses_ray: bool
-    """Whether the run's workers are Ray workers (its ``dry_run_fields`` show their ``ray_runtime_env``)."""
     multicast_switches: Mapping[str, str]
     """Variables every process of the run gets last (verl: NVLink multicast off); empty: none."""
     in_process: bool

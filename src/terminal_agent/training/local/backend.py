@@ -20,7 +20,6 @@ class LocalBackend:
 
     trainer_path = launcher.LOCAL_TRAINER_PATH
     gpu_geometry = False
-    uses_ray = False
     multicast_switches: dict[str, str] = {}
     in_process = True
     can_rehearse = False

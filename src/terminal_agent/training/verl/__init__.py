@@ -2,7 +2,8 @@
 
 ``backend`` holds the registry entry (``VerlBackend``); ``launch`` is the backend's half of a launch (its plan,
 its dry-run keys, the launch itself), with ``machine_checks`` (packages, GPUs, Ray, sandbox slots, wandb; what
-``ray.init`` gets) and ``data_files`` (the run's train/val tasks and their parquet); ``overrides`` maps a preset
+``ray.init`` gets), ``data_files`` (the run's train/val tasks and their parquet) and ``worker_environment`` (the
+variables every process of the run gets, NVLink multicast off); ``overrides`` maps a preset
 onto rLLM/verl hydra keys and splits a command line's raw keys; ``schema`` composes and validates them against
 the real YAML (level 1) and verl's own checks (level 2, ``config_check``, also run as a script in another
 interpreter); ``rllm_workflow`` (``TerminalTaskWorkflow``), ``rllm_engines`` and ``rllm_chat_parser`` are what

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from terminal_agent.training.verl import launch as verl_launch
+from terminal_agent.training.verl import worker_environment
 
 if TYPE_CHECKING:
     from terminal_agent.training.launch_plan import LaunchPlan
@@ -19,8 +20,7 @@ class VerlBackend:
 
     trainer_path = verl_launch.WORKFLOW_CLASS_PATH
     gpu_geometry = True
-    uses_ray = True
-    multicast_switches = verl_launch.NVLINK_MULTICAST_OFF
+    multicast_switches = worker_environment.NVLINK_MULTICAST_OFF
     in_process = False
     can_rehearse = True
 

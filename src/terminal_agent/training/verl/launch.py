@@ -8,15 +8,14 @@ directory), maps the preset onto rLLM/verl hydra keys and composes them with Hyd
 command line's raw keys after them; a preset key of the command line that rLLM/verl has too must agree), binds
 the Workflow's arguments to its signature where it imports, and runs level 2 (verl's ``validate_config``).
 :func:`verl_dry_run_fields` is the verl part of the dry run: the Ray workers' ``runtime_env``
-(:func:`ray_runtime_env`), the model, the data files, every hydra key and where it comes from, level 2.
+(:func:`~.worker_environment.ray_runtime_env`), the model, the data files, every hydra key and where it comes from, level 2.
 
 :func:`launch_verl` checks the machine (:mod:`~terminal_agent.training.verl.machine_checks`), sweeps leaked
 sandboxes and keeps the cleanup daemon running, writes the parquet files
 (:mod:`~terminal_agent.training.verl.data_files`), points verl at a model folder rLLM's parser takes, starts Ray
 with a ``runtime_env`` that ships this package to every worker, and hands our Workflow
 (:data:`WORKFLOW_CLASS_PATH`) to rLLM's ``AgentTrainer``, a stall watchdog over its metrics file beside it.
-NVLink multicast stays off in every process of the run (:data:`NVLINK_MULTICAST_OFF`,
-:func:`require_multicast_off`).
+NVLink multicast stays off in every process of the run (:mod:`~terminal_agent.training.verl.worker_environment`).
 """
 
 from __future__ import annotations
@@ -29,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from terminal_agent.errors import ConfigError, TrainingSetupError
-from terminal_agent.training.launch_environment import forwarded_environment, load_object, run_environment
+from terminal_agent.training.launch_environment import load_object
 from terminal_agent.training.launch_plan import LaunchPlan
 from terminal_agent.training.preset_config import TrainingPreset
 from terminal_agent.training.verl.data_files import write_parquet_files
@@ -42,6 +41,7 @@ from terminal_agent.training.verl.machine_checks import (
     ray_init_arguments,
 )
 from terminal_agent.training.verl.overrides import HydraOverride, verl_overrides
+from terminal_agent.training.verl.worker_environment import ray_runtime_env, require_multicast_off, run_environment
 
 if TYPE_CHECKING:  # hydra-core and the watchdog are imported where a verl plan or launch needs them
     from omegaconf import DictConfig
@@ -52,14 +52,6 @@ logger = logging.getLogger(__name__)
 
 #: Where our Workflow for rLLM HEAD lives (written with the env conformance work).
 WORKFLOW_CLASS_PATH = "terminal_agent.training.verl.rllm_workflow:TerminalTaskWorkflow"
-#: NVLink multicast (NVLS) off in every process of a verl launch (issue 39): NCCL's NVLS all-reduce, torch's
-#: symmetric-memory multicast and NVSHMEM's NVLS. Set in the launcher's own environment and in every Ray
-#: worker's; a launch whose environment turns one on is refused.
-NVLINK_MULTICAST_OFF = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
-#: The values of each variable that keep multicast off (compared case-insensitively, spaces stripped).
-_MULTICAST_OFF_VALUES = {"NCCL_NVLS_ENABLE": {"0"},
-                         "TORCH_SYMM_MEM_DISABLE_MULTICAST": {"1", "true", "yes", "on"},
-                         "NVSHMEM_DISABLE_NVLS": {"1", "true", "yes", "y", "on"}}
 
 
 # --- planning ------------------------------------------------------------------------------------
@@ -137,21 +129,6 @@ def _check_workflow_signature(workflow_args: dict[str, Any], notes: list[str]) -
         raise ConfigError(f"agent / sandbox: the Workflow does not take these arguments: {exc}") from None
 
 
-def require_multicast_off(preset: TrainingPreset, environ: dict[str, str] | None = None) -> None:
-    """Refuse a verl launch whose environment (``environ``, default this process's) or whose preset's
-    ``runtime_env.env_vars`` sets one of :data:`NVLINK_MULTICAST_OFF` to a value that turns multicast on.
-    Raises ConfigError naming the variable and its value; unset variables are fine (the launch sets them)."""
-    environ = dict(os.environ) if environ is None else environ
-    sources = [(f"runtime_env.env_vars.{name}", name, preset.runtime_env.env_vars.get(name), "in the preset")
-               for name in NVLINK_MULTICAST_OFF]
-    sources += [(name, name, environ.get(name), "in the environment") for name in NVLINK_MULTICAST_OFF]
-    for key, name, value, where in sources:
-        if value is not None and value.strip().lower() not in _MULTICAST_OFF_VALUES[name]:
-            off = NVLINK_MULTICAST_OFF[name]
-            raise ConfigError(f"{key}={value!r} ({where}) turns NVLink multicast on; a verl launch keeps it off in "
-                              f"every process: unset {name} or set {name}={off}")
-
-
 def plan_verl(plan: LaunchPlan, *, level2: bool = True, verl_python: str | None = None) -> LaunchPlan:
     """The verl backend's part of :func:`~terminal_agent.training.launcher.plan_launch`: data files, model path,
     hydra keys composed with Hydra, the Workflow's signature and level 2."""
@@ -177,23 +154,6 @@ def plan_verl(plan: LaunchPlan, *, level2: bool = True, verl_python: str | None 
             plan.notes.append(f"level 2 (verl validate_config) not run: {plan.level2.reason}")
         plan.notes.extend(plan.level2.notes)
     return plan
-
-
-def ray_runtime_env(preset: TrainingPreset, base: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Ray ``runtime_env`` of the run: rLLM's (``base``, merged, not replaced) plus our package, forwarded
-    variables and :func:`run_environment` last (the preset's ``runtime_env.env_vars``, then the NVLink multicast
-    switches: they win over rLLM's and the shell's)."""
-    import terminal_agent
-
-    runtime_env = {key: (dict(value) if isinstance(value, dict) else value) for key, value in (base or {}).items()}
-    env_vars = dict(runtime_env.get("env_vars") or {})
-    env_vars.update(forwarded_environment())
-    env_vars.update(run_environment(preset))
-    runtime_env["env_vars"] = env_vars
-    # workers on every node import this very package (even where it is not installed)
-    package_dir = str(Path(terminal_agent.__file__).resolve().parent)
-    runtime_env["py_modules"] = [*runtime_env.get("py_modules", []), package_dir]
-    return runtime_env
 
 
 # --- the dry run ---------------------------------------------------------------------------------
@@ -354,7 +314,7 @@ def launch_verl(plan: LaunchPlan, rehearse: bool = False) -> None:
 
 
 __all__ = [
-    "NVLINK_MULTICAST_OFF", "RLLM_MODEL_DIR", "WORKFLOW_CLASS_PATH", "check_no_compaction", "effective_workflow_args",
-    "hydra_key_sources", "launch_verl", "plan_verl", "point_verl_at_rllm_ready_model", "ray_runtime_env",
-    "require_multicast_off", "resolve_model_path", "start_stall_watchdog", "verl_dry_run_fields",
+    "RLLM_MODEL_DIR", "WORKFLOW_CLASS_PATH", "check_no_compaction", "effective_workflow_args", "hydra_key_sources",
+    "launch_verl", "plan_verl", "point_verl_at_rllm_ready_model", "resolve_model_path", "start_stall_watchdog",
+    "verl_dry_run_fields",
 ]
