@@ -120,6 +120,19 @@ class TrainingSummary:
     sft: dict[str, Any] | None = None
     wall_s: float = 0.0
 
+    def count_step(self, selection: GroupSelection, stats: UpdateStats, reward_mean: float | None) -> None:
+        """Add one finished step: its kept samples, dropped groups, masked episodes, optimizer step, reward."""
+        self.steps_this_session += 1
+        self.samples_trained += selection.samples_kept
+        self.groups_dropped += selection.groups_dropped_zero_variance + selection.groups_dropped_empty
+        self.masked_infrastructure += selection.masked_infrastructure
+        self.optimizer_steps += int(stats.stepped)
+        self.skipped_optimizer_steps += int(stats.skipped)
+        if reward_mean is not None:
+            if self.first_reward_mean is None:
+                self.first_reward_mean = reward_mean
+            self.last_reward_mean = reward_mean
+
 
 def _mean(values: Sequence[float]) -> float | None:
     return float(np.mean(values)) if values else None
@@ -203,6 +216,41 @@ def _make_optimizer(policy: LocalPolicy, lr: float, weight_decay: float) -> Any:
     return torch.optim.AdamW(policy.trainable_parameters(), lr=lr, weight_decay=weight_decay)
 
 
+@dataclass(frozen=True)
+class _RunStart:
+    """Where a run starts: fresh (seeded; every field but ``order`` None) or after a checkpoint's step."""
+
+    order: TaskOrder
+    checkpoint: Path | None = None
+    resumed_from: int | None = None
+    wandb_id: str | None = None
+    sft: dict[str, Any] | None = None
+
+
+def _run_start(config: LocalTrainingConfig, tasks: Sequence[Task], run_dir: Path, policy: LocalPolicy,
+               optimizer: Any, progress: TrainingProgress) -> _RunStart:
+    """Resume from the run's latest checkpoint (``trainer.resume``): the adapter, the optimizer, the task order and
+    the random state come back; else seed everything for a fresh run. Raises ConfigError when the checkpoint was
+    written for another number of train tasks."""
+    order = task_order_of(tasks, config)
+    checkpoint_path = latest_checkpoint(run_dir) if config.resume else None
+    if checkpoint_path is None:
+        _seed_everything(config.seed)
+        return _RunStart(order=order)
+    ck = load_checkpoint(checkpoint_path)
+    if ck.task_order.get("count") != len(tasks):
+        raise ConfigError(
+            f"{checkpoint_path} was written for {ck.task_order.get('count')} train tasks, this run has {len(tasks)}; "
+            "use a new run directory (or trainer.resume=disable)"
+        )
+    load_adapter_weights(policy.model, checkpoint_path)
+    optimizer.load_state_dict(ck.optimizer)
+    set_rng_state(ck.rng)
+    progress.message(f"resuming after step {ck.step} from {checkpoint_path}")
+    return _RunStart(order=TaskOrder.from_state(ck.task_order), checkpoint=checkpoint_path, resumed_from=ck.step,
+                     wandb_id=ck.extra.get("wandb_id"), sft=ck.extra.get("sft"))
+
+
 def task_order_of(tasks: Sequence[Task], config: LocalTrainingConfig) -> TaskOrder:
     """The draw order of a fresh run: seeded epochs, or the ``easy_to_hard`` curriculum (``local.curriculum``)."""
     if config.curriculum == "easy_to_hard":
@@ -240,32 +288,12 @@ def train_local(
     run_dir.mkdir(parents=True, exist_ok=True)
     policy = policy or load_policy(config)
     optimizer = _make_optimizer(policy, config.lr, config.weight_decay)
-    order = task_order_of(tasks, config)
-    resumed_from: int | None = None
-    wandb_id: str | None = None
-    sft_info: dict[str, Any] | None = None
-    checkpoint_path = latest_checkpoint(run_dir) if config.resume else None
-    if checkpoint_path is not None:
-        ck = load_checkpoint(checkpoint_path)
-        if ck.task_order.get("count") != len(tasks):
-            raise ConfigError(
-                f"{checkpoint_path} was written for {ck.task_order.get('count')} train tasks, this run has {len(tasks)}; "
-                "use a new run directory (or trainer.resume=disable)"
-            )
-        load_adapter_weights(policy.model, checkpoint_path)
-        optimizer.load_state_dict(ck.optimizer)
-        order = TaskOrder.from_state(ck.task_order)
-        set_rng_state(ck.rng)
-        resumed_from = ck.step
-        wandb_id = ck.extra.get("wandb_id")
-        sft_info = ck.extra.get("sft")
-        progress.message(f"resuming after step {ck.step} from {checkpoint_path}")
-    else:
-        _seed_everything(config.seed)
+    start = _run_start(config, tasks, run_dir, policy, optimizer, progress)
+    order, resumed_from = start.order, start.resumed_from
     run_id = f"local-{config.experiment}-{uuid.uuid4().hex[:6]}"
     metrics_logger = MetricsLogger(
         run_dir, use_wandb=config.wandb, wandb_mode=config.wandb_mode, project=config.project,
-        name=config.experiment, config=config.model_dump(mode="json"), wandb_id=wandb_id,
+        name=config.experiment, config=config.model_dump(mode="json"), wandb_id=start.wandb_id,
     )
     client = (client_factory or make_policy_client)(policy, config)
     collector = LocalRolloutCollector(client, config, run_id=run_id, env_factory=env_factory, image_builder=image_builder)
@@ -275,8 +303,8 @@ def train_local(
     rollout_trials = TrainingRolloutWriter(run_dir, config.harbor_rollouts, model_name=str(getattr(client, "name", None) or config.model_path),
                                            experiment=config.experiment)
     summary = TrainingSummary(
-        run_dir=run_dir, steps=config.steps, steps_this_session=0, resumed_from=resumed_from, checkpoint=checkpoint_path,
-        metrics_path=metrics_logger.path, curves_path=None, wandb_dir=metrics_logger.wandb_dir, sft=sft_info,
+        run_dir=run_dir, steps=config.steps, steps_this_session=0, resumed_from=resumed_from, checkpoint=start.checkpoint,
+        metrics_path=metrics_logger.path, curves_path=None, wandb_dir=metrics_logger.wandb_dir, sft=start.sft,
     )
 
     def save(step: int) -> Path:
@@ -375,16 +403,7 @@ def train_local(
             metrics["task_ids"] = [t.task_id for t in step_tasks]
             validation.after_step(step, metrics)  # trainer.test_freq: the pass's val/ figures join the step's line
             metrics_logger.log(step, metrics)
-            summary.steps_this_session += 1
-            summary.samples_trained += selection.samples_kept
-            summary.groups_dropped += selection.groups_dropped_zero_variance + selection.groups_dropped_empty
-            summary.masked_infrastructure += selection.masked_infrastructure
-            summary.optimizer_steps += int(stats.stepped)
-            summary.skipped_optimizer_steps += int(stats.skipped)
-            if metrics["rollout/reward_mean"] is not None:
-                if summary.first_reward_mean is None:
-                    summary.first_reward_mean = metrics["rollout/reward_mean"]
-                summary.last_reward_mean = metrics["rollout/reward_mean"]
+            summary.count_step(selection, stats, metrics["rollout/reward_mean"])
             if step == config.steps or (config.save_freq > 0 and step % config.save_freq == 0):
                 summary.checkpoint = save(step)
             progress.step_finished(step, metrics)
