@@ -104,6 +104,10 @@ def test_job_trial_and_trajectory_pages_show_commands_outputs_and_rewards_as_tex
             expect(panel).to_contain_text("7 steps")
             panel.get_by_role("button", name="Expand all").click()
             expect(panel).to_contain_text("Episode ended (finished); reward 1.000, tests 1.000")
+            # "Expand all" opens the steps one by one: under a loaded machine the last step can be open before the
+            # earlier ones (a clean-clone CI run read the panel then), so wait for each step this test reads
+            for shown in (HOSTILE_COMMAND, "no action here", "mean=16.00"):  # (text without escape codes)
+                expect(panel).to_contain_text(shown)
             text = panel.inner_text()
 
             assert HOSTILE_COMMAND in text  # the command as the model wrote it
