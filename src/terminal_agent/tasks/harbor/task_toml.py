@@ -236,6 +236,12 @@ _ENVIRONMENT_KEPT = {
 
 
 
+_SIZE_KEYS = {"memory_mb": "memory", "storage_mb": "storage"}
+"""An ``[environment]`` size in MiB -> its deprecated size-string spelling (both may be given if they agree)."""
+_SIZE_STRING_KEYS = {"memory": ("memory_mb", "2G"), "storage": ("storage_mb", "10G")}
+"""A deprecated size string -> the MiB key it sets, and an example for the refusal."""
+
+
 def _size_string(reading: Any, name: str, value: Any, example: str) -> int | None:
     """MiB of a deprecated size string (``memory = "2G"``); None, with the refusal recorded, when it is not one."""
     try:
@@ -257,40 +263,23 @@ def _read_environment_table(reading: HarborConfigReading, table: dict[str, Any],
         if key == "cpus":
             if _positive(reading, name, value):
                 said["cpus"] = float(value)
-        elif key == "memory_mb":
+        elif key in _SIZE_KEYS:  # memory_mb, storage_mb: whole MiB
             if _positive(reading, name, value, integer=True):
-                said.setdefault("memory_mb", int(value))
-                if said["memory_mb"] != int(value):
-                    reading.refuse(name, value, f"{prefix}memory and {name} disagree ({said['memory_mb']} MiB "
+                said.setdefault(key, int(value))
+                if said[key] != int(value):
+                    reading.refuse(name, value, f"{prefix}{_SIZE_KEYS[key]} and {name} disagree ({said[key]} MiB "
                                                 f"!= {int(value)} MiB)")
-        elif key == "memory":
-            size = _size_string(reading, name, value, "2G")
+        elif key in _SIZE_STRING_KEYS:  # memory = "2G", storage = "10G": the deprecated spellings
+            field, example = _SIZE_STRING_KEYS[key]
+            size = _size_string(reading, name, value, example)
             if size is None:
                 continue
             if size <= 0:
                 reading.refuse(name, value, f"{name} must be more than 0 MiB")
-            elif "memory_mb" in said and said["memory_mb"] != size:
-                reading.refuse(name, value, f"{name} and {prefix}memory_mb disagree ({size} MiB != "
-                                            f"{said['memory_mb']} MiB)")
+            elif field in said and said[field] != size:
+                reading.refuse(name, value, f"{name} and {prefix}{field} disagree ({size} MiB != {said[field]} MiB)")
             else:
-                said["memory_mb"] = size
-        elif key == "storage":
-            size = _size_string(reading, name, value, "10G")
-            if size is None:
-                continue
-            if size <= 0:
-                reading.refuse(name, value, f"{name} must be more than 0 MiB")
-            elif "storage_mb" in said and said["storage_mb"] != size:
-                reading.refuse(name, value, f"{name} and {prefix}storage_mb disagree ({size} MiB != "
-                                            f"{said['storage_mb']} MiB)")
-            else:
-                said["storage_mb"] = size
-        elif key == "storage_mb":
-            if _positive(reading, name, value, integer=True):
-                said.setdefault("storage_mb", int(value))
-                if said["storage_mb"] != int(value):
-                    reading.refuse(name, value, f"{prefix}storage and {name} disagree ({said['storage_mb']} MiB "
-                                                f"!= {int(value)} MiB)")
+                said[field] = size
         elif key == "build_timeout_sec":
             if _positive(reading, name, value):
                 said["build_timeout_s"] = float(value)
