@@ -23,23 +23,44 @@ def manifest() -> dict:
     return verl_runtime.load_manifest()
 
 
-def test_the_shipped_manifest_is_sound(manifest):
+def test_the_shipped_manifest_follows_from_the_lock(manifest):
     assert verl_runtime.check_manifest(manifest) == []
+    lock = verl_runtime.parse_lock()
     pins = {wheel["name"]: wheel["version"] for wheel in manifest["wheels"]}
     assert pins["vllm"] == "0.24.0" and pins["verl"] == "0.9.1" and pins["ray"] == "2.60.0"
-    assert "torch" not in pins and "transformers" not in pins  # the node's own builds are used
+    # what a pip user of the lock gets is what runs: the lock's transformers and peft travel (the node image has
+    # 5.17 and 0.21); torch and triton are the node's own, at the lock's version
+    assert pins["transformers"] == lock["transformers"]["version"] == "5.9.0"
+    assert pins["peft"] == lock["peft"]["version"]
+    assert "torch" not in pins and "triton" not in pins
+    node = verl_runtime.node_packages()
+    assert node["torch"].split("+")[0] == lock["torch"]["version"]
     assert manifest["rllm_wheel"]["file"].startswith("rllm-0.3.0")
+    for wheel in manifest["wheels"]:
+        assert wheel["sha256"] in lock[wheel["name"]]["hashes"], wheel["name"]
 
 
-def test_the_manifest_matches_the_rllm_wheel_when_present(manifest):
-    wheel = Path(os.environ.get("TERMINAL_AGENT_RLLM_WHEELS", SCRIPT.parents[3] / "shared" / "wheels"))
-    wheel = wheel / manifest["rllm_wheel"]["file"]
-    if not wheel.is_file():
-        pytest.skip(f"no rLLM wheel at {wheel}")
-    assert verl_runtime._sha256(wheel) == manifest["rllm_wheel"]["sha256"]
+def test_every_lock_package_has_one_place_and_every_exception_a_reason(manifest):
+    lock, node = verl_runtime.parse_lock(), verl_runtime.node_packages()
+    places = verl_runtime.classify(manifest, lock, node)
+    assert sorted(name for place in places.values() for name in place) == sorted(lock)
+    for name, why in {**places["node_keeps"], **places["not_carried"]}.items():
+        assert len(why) > 20, name
+    for name in places["node_keeps"]:  # kept from the node only where the node really has another version
+        assert name in node and node[name].split("+")[0] != lock[name]["version"]
+
+
+def test_the_lock_parser_reads_pins_and_every_hash(tmp_path):
+    lock = tmp_path / "x.lock"
+    lock.write_text("# a comment\nfoo-bar==1.2.3 \\\n    --hash=sha256:" + "a" * 64 + " \\\n    --hash=sha256:"
+                    + "b" * 64 + "\nBaz_Q[extra]==0.1 \\\n    --hash=sha256:" + "c" * 64 + "\n")
+    parsed = verl_runtime.parse_lock(lock)
+    assert parsed == {"foo-bar": {"version": "1.2.3", "hashes": {"a" * 64, "b" * 64}},
+                      "baz-q": {"version": "0.1", "hashes": {"c" * 64}}}
 
 
 def test_the_check_names_each_kind_of_problem(manifest):
+    lock = verl_runtime.parse_lock()
     bad = copy.deepcopy(manifest)
     bad["wheels"].append(dict(bad["wheels"][0]))  # a second copy of one distribution
     next(w for w in bad["wheels"] if w["name"] == "vllm")["version"] = "0.25.0"
@@ -47,15 +68,42 @@ def test_the_check_names_each_kind_of_problem(manifest):
                           "sha256": "0" * 64})
     bad["wheels"].append({"name": "numpy-mac", "version": "1.0", "file": "numpy_mac-1.0-cp312-cp312-macosx_11_0_arm64.whl",
                           "sha256": "0" * 64})
+    bad["wheels"] = [w for w in bad["wheels"] if w["name"] != "transformers"]  # the lock's transformers left behind
+    next(w for w in bad["wheels"] if w["name"] == "peft")["sha256"] = "1" * 64  # bytes the lock does not vouch for
+    bad["node_keeps"]["transformers-stale"] = "a name no lock package has"
+    bad["not_carried"]["some-extra"] = ""
     bad["prune"].append({"path": "vllm/some_kernel.so", "why": ""})
     bad["prune"].append({"path": "not_a_package/x.so", "why": "because"})
     problems = "\n".join(verl_runtime.check_manifest(bad))
     assert "pinned twice" in problems
     assert "vllm must be pinned at 0.24.0" in problems
-    assert "torch is on the node already" in problems
+    assert "torch 2.11.0 is carried but the node has it at the lock's version" in problems
     assert "not for x86-64 Linux" in problems
+    assert f"transformers: the lock has {lock['transformers']['version']} and the node does not" in problems
+    assert "peft: " in problems and "sha256 is not one of the lock's hashes" in problems
+    assert "node_keeps transformers-stale: stale" in problems
+    assert "some-extra: no reason given" in problems
     assert "prune vllm/some_kernel.so: no reason given" in problems
     assert "prune not_a_package/x.so: not inside a carried package" in problems
+    assert verl_runtime.check_manifest(manifest, lock_digest="f" * 64)[0].startswith("the lock changed")
+
+
+def test_node_check_names_a_package_that_differs_from_the_lock(tmp_path):
+    runtime = tmp_path / "rt"
+    info = runtime / "transformers-5.17.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: transformers\nVersion: 5.17.0\n")
+    result = subprocess.run([sys.executable, str(SCRIPT), "node-check", str(runtime)], capture_output=True, text=True)
+    assert result.returncode == 1
+    assert "DIFFERS: transformers: lock 5.9.0, here 5.17.0" in result.stdout
+
+
+def test_pruning_keeps_what_an_entry_keeps(tmp_path):
+    (tmp_path / "bin").mkdir()
+    for name in ("py-spy", "ray", "vllm"):
+        (tmp_path / "bin" / name).write_text("x" * 10)
+    removed = verl_runtime.prune(tmp_path, [{"path": "bin/*", "keep": ["bin/py-spy"], "why": "scripts"}])
+    assert removed == 20 and sorted(p.name for p in (tmp_path / "bin").iterdir()) == ["py-spy"]
 
 
 def test_tar_is_the_same_bytes_for_the_same_tree(tmp_path):

@@ -47,6 +47,14 @@ copy_verl_results() {
   [ -f "$run_dir/verl_metrics.jsonl" ] && "$PY" "$HERE/summarize_verl_steps.py" "$run_dir/verl_metrics.jsonl" \
     --json "$copy_to/verl_steps.json" > "$copy_to/verl_steps.txt" 2>&1
   [ -f "$run_dir/launch/dry_run.yaml" ] && cp "$run_dir/launch/dry_run.yaml" "$copy_to/"
+  # the step profile (TA_PROFILE_AFTER_STEP) and the runtime's comparison with the lock, in one text file
+  if ls "$run_dir"/profile_*_*.txt >/dev/null 2>&1 || [ -f "$STAGE/node_check.txt" ]; then
+    { cat "$STAGE/node_check.txt" 2>/dev/null
+      [ -s "$run_dir/profile_gpu.csv" ] && awk -F', ' '{n++; u+=$2; if ($2 >= 50) busy++} END {if (n) printf "GPU utilization over the profile window: mean %.1f%%, %d of %d samples >= 50%%\n", u/n, busy, n}' "$run_dir/profile_gpu.csv"
+      ls "$run_dir"/profile_*_*.txt >/dev/null 2>&1 && "$PY" "$HERE/summarize_profile.py" "$run_dir"/profile_*_*.txt
+      tar -czf "$run_dir/profiles.tgz" -C "$run_dir" $(cd "$run_dir" && ls profile_*_*.txt 2>/dev/null) 2>/dev/null || true
+    } > "$copy_to/profile.txt" 2>&1
+  fi
   # with trainer.log_episodes=true trainer.episode_log_dir=RUN_DIR/episode_log: the rows rLLM printed of each
   # step's batch, checked token for token against the logged episodes and the model's template
   if [ -d "$run_dir/episode_log" ] && [ -f "$run_dir/launch.log" ]; then
@@ -74,6 +82,21 @@ wait_for_run() {
   pid=$(cat "$run_dir/launch.pid" 2>/dev/null || true)
   while [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && [ "$waited" -lt "${TA_WAIT_S:-540}" ]; do
     sleep 5; waited=$((waited + 5))
+    # TA_PROFILE_AFTER_STEP=N: once step N is logged, sample every Ray worker of the run (the FSDP actor, the
+    # TaskRunner) with py-spy for TA_PROFILE_S seconds, wall time included (--idle); summarized into the results
+    if [ -n "${TA_PROFILE_AFTER_STEP:-}" ] && [ ! -f "$run_dir/profile.started" ] && [ -f "$run_dir/launch.log" ] && \
+       grep -aq "step:$TA_PROFILE_AFTER_STEP - " "$run_dir/launch.log"; then
+      touch "$run_dir/profile.started"
+      for wpid in $(pgrep -f "ray::(WorkerDict|TaskRunner)" || true); do
+        name=$(tr '\0' ' ' < "/proc/$wpid/cmdline" 2>/dev/null | grep -o 'ray::[A-Za-z]*' | head -1 | tr -cd 'A-Za-z')
+        "$STAGE/rt/bin/py-spy" record --idle --nonblocking -r 50 -d "${TA_PROFILE_S:-30}" -f raw \
+          -o "$run_dir/profile_${name}_${wpid}.txt" -p "$wpid" > "$run_dir/profile_${wpid}.log" 2>&1 &
+      done
+      # the GPU's own view over the same window: busy share and memory, every 200 ms
+      timeout "${TA_PROFILE_S:-30}" nvidia-smi --query-gpu=timestamp,utilization.gpu,memory.used --format=csv,noheader,nounits \
+        -lms 200 > "$run_dir/profile_gpu.csv" 2>/dev/null &
+      echo "profiling the run's workers for ${TA_PROFILE_S:-30} s after step $TA_PROFILE_AFTER_STEP ($(date +%T))"
+    fi
     # TA_KILL_AFTER_STEP=N: the resume drill: once step N is logged, SIGKILL the run a few seconds into the
     # next step (its whole session, then Ray's daemons), as a crash would; 'verl' again with
     # trainer.resume_mode=auto goes on from the last checkpoint
@@ -171,6 +194,9 @@ case "${1:-}" in
   runtime)
     t0=$(date +%s)
     "$PY" "$HERE/verl_runtime.py" unpack "$STAGE" "$STAGE/rt"
+    # what runs against the lock: each package the lock pins, as the unpacked runtime + the node show it
+    "$PY" "$HERE/verl_runtime.py" node-check "$STAGE/rt" > "$STAGE/node_check.txt" 2>&1 || true
+    head -n 30 "$STAGE/node_check.txt"
     verl_environment
     "$PY" -c "import importlib.metadata as m, time; t = time.time(); import vllm, verl, ray, rllm, hydra; print(', '.join(f'{n} {m.version(n)}' for n in ('vllm', 'verl', 'ray', 'rllm', 'torch', 'transformers', 'pydantic')), f'imported in {time.time() - t:.1f} s')"
     echo "runtime ready in $(( $(date +%s) - t0 )) s"

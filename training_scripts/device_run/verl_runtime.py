@@ -1,31 +1,40 @@
 #!/usr/bin/env python3
-"""The rLLM + verl + vLLM runtime the GPU node lacks: pinned wheels, pruned, packed into carried parts.
+"""The rLLM + verl + vLLM runtime the GPU node lacks, taken from the GPU lock: wheels, pruned, packed into parts.
 
-    python training_scripts/device_run/verl_runtime.py download -d WHL             # here: the pinned wheels (pip)
+    python training_scripts/device_run/verl_runtime.py plan                        # here: the carried set from the lock
+    python training_scripts/device_run/verl_runtime.py download -d WHL             # here: those wheels (pip, hashes checked)
     python training_scripts/device_run/verl_runtime.py build -d WHL --rllm-wheel RLLM_WHL -o .device_carry/runtime
-    python training_scripts/device_run/verl_runtime.py check                       # the manifest alone (CI)
+    python training_scripts/device_run/verl_runtime.py check                       # the manifest against the lock (CI)
     python training_scripts/device_run/verl_runtime.py unpack STAGE_DIR RUNTIME_DIR  # there: sha256, then xz -d | tar
+    python training_scripts/device_run/verl_runtime.py node-check RUNTIME_DIR      # there: what runs = the lock?
 
-Everything is read from ``verl_runtime.json`` beside this script: the Python the node runs (3.12), each
-wheel's exact file and sha256 (the resolution of ``verl[vllm]==0.9.1``, ``ray==2.60.0``,
-``tensordict==0.10.0`` for Python 3.12, less every distribution the node's image already has: torch 2.11,
-transformers, numpy ...), the rLLM HEAD wheel (not on the package registry: passed by path), the prune list
-with a reason per entry, and, once built, the parts with their sizes and sha256.
+What a user installs (``bash scripts/setup.sh --gpu``) is ``requirements/gpu-py312.lock``; the node runs the same
+versions. Each package of the lock is one of:
 
-``build`` installs the wheels ``--no-deps --target`` a scratch folder, deletes the pruned paths (kernels for
-other GPUs, MoE/MLA kernels, Java jars, static libraries, console scripts), writes a tar with sorted names,
-zero mtimes and root owners (the same wheels give the same bytes), compresses it with ``xz -9``, cuts
-the stream in parts and records their sha256 in ``verl_runtime.json``. ``unpack`` refuses parts whose
-stream does not match that record. Put the unpacked folder first on ``PYTHONPATH``: the dist-info folders
-stay, so ``importlib.metadata`` sees the pinned versions.
+- **carried**: in the runtime at the lock's version and file hash (``wheels``);
+- **on the node at the lock's version** (``node_packages.json``, a reading of the node's image): not carried;
+- **kept from the node** (``node_keeps``: the node has another version and the reason why it may stay is named);
+- **not carried** (``not_carried``: this path never imports it; the reason is named).
+
+``plan`` derives the carried set from the lock, the node reading and those two lists, and writes it into
+``verl_runtime.json`` beside this script with the lock's sha256; ``check`` fails when the manifest no longer
+follows from the lock. ``build`` installs the wheels ``--no-deps --target`` a scratch folder, deletes the pruned
+paths (kernels for other GPUs, MoE/MLA kernels, Java jars, static libraries, console scripts), writes a tar with
+sorted names, zero mtimes and root owners (the same wheels give the same bytes), compresses it with ``xz -9``,
+cuts the stream in parts and records their sha256. ``unpack`` refuses parts whose stream does not match that
+record. Put the unpacked folder first on ``PYTHONPATH``: the dist-info folders stay, so ``importlib.metadata``
+sees the pinned versions, and ``node-check`` compares every lock package's visible version with the lock.
 """
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
+import importlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -36,6 +45,8 @@ from pathlib import Path
 MIB = 1 << 20
 HERE = Path(__file__).resolve().parent
 MANIFEST = HERE / "verl_runtime.json"
+LOCK = HERE.parents[1] / "requirements" / "gpu-py312.lock"
+NODE_READING = HERE / "node_packages.json"
 
 
 class RuntimeManifestError(Exception):
@@ -46,23 +57,115 @@ def load_manifest(path: Path = MANIFEST) -> dict:
     return json.loads(path.read_text())
 
 
-def check_manifest(manifest: dict) -> list[str]:
-    """Problems of the manifest itself (empty: sound). Read by ``check`` and by the CI test."""
+def normalize(name: str) -> str:
+    """A distribution name as the registry compares them (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def parse_lock(path: Path = LOCK) -> dict[str, dict]:
+    """``{name: {"version": V, "hashes": {sha256, ...}}}`` of a ``pip --require-hashes`` lock."""
+    packages: dict[str, dict] = {}
+    current: dict | None = None
+    for line in path.read_text().splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        pin = re.match(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[^]]*\])?==([^ ;\\]+)", line)
+        if pin:
+            current = {"version": pin.group(3), "hashes": set()}
+            packages[normalize(pin.group(1))] = current
+        for digest in re.findall(r"--hash=sha256:([0-9a-f]{64})", line):
+            if current is None:
+                raise RuntimeManifestError(f"{path.name}: a hash before any pin")
+            current["hashes"].add(digest)
+    return packages
+
+
+def lock_sha256(path: Path = LOCK) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def node_packages(path: Path = NODE_READING) -> dict[str, str]:
+    return {normalize(name): version for name, version in json.loads(path.read_text())["packages"].items()}
+
+
+def _base_version(version: str) -> str:
+    return version.split("+", 1)[0]
+
+
+def _named(table: dict[str, str]) -> dict[str, str]:
+    """``not_carried``/``node_keeps`` keys are comma-separated names or globs; one reason each."""
+    return {normalize(name.strip()) if "*" not in name else name.strip().lower(): why
+            for key, why in table.items() for name in key.split(",")}
+
+
+def _matches(name: str, patterns: dict[str, str]) -> str | None:
+    for pattern in patterns:
+        if fnmatch.fnmatchcase(name, pattern):
+            return pattern
+    return None
+
+
+def classify(manifest: dict, lock: dict[str, dict], node: dict[str, str]) -> dict[str, dict[str, str]]:
+    """Each lock package's place: ``carried``, ``on_node`` (same version there), ``node_keeps`` or ``not_carried``
+    (name -> the lock's version, or the reason)."""
+    not_carried, keeps = _named(manifest["not_carried"]), _named(manifest["node_keeps"])
+    places: dict[str, dict[str, str]] = {"carried": {}, "on_node": {}, "node_keeps": {}, "not_carried": {}}
+    for name, entry in sorted(lock.items()):
+        pattern = _matches(name, not_carried)
+        if pattern is not None:
+            places["not_carried"][name] = not_carried[pattern]
+        elif name in node and _base_version(node[name]) == entry["version"]:
+            places["on_node"][name] = entry["version"]
+        elif name in keeps:
+            places["node_keeps"][name] = keeps[name]
+        else:
+            places["carried"][name] = entry["version"]
+    return places
+
+
+def check_manifest(manifest: dict, lock: dict[str, dict] | None = None, node: dict[str, str] | None = None,
+                   lock_digest: str | None = None) -> list[str]:
+    """Problems of the manifest against the lock and the node reading (empty: sound). Read by ``check`` and CI."""
+    lock = parse_lock() if lock is None else lock
+    node = node_packages() if node is None else node
     problems: list[str] = []
+    if manifest.get("lock_sha256") != (lock_digest or lock_sha256()):
+        problems.append("the lock changed since the manifest was planned (run plan, download and build again)")
     pins = {wheel["name"]: wheel["version"] for wheel in manifest["wheels"]}
     if len(pins) != len(manifest["wheels"]):
         problems.append("a distribution is pinned twice (two versions stop the install)")
     for name, version in manifest["required_pins"].items():
+        if lock.get(name, {}).get("version") != version:
+            problems.append(f"{name} {version} is a required pin but the lock has {lock.get(name, {}).get('version')}")
         if pins.get(name) != version:
             problems.append(f"{name} must be pinned at {version} (found {pins.get(name)})")
-    on_node = set(manifest["node_has"])
+    places = classify(manifest, lock, node)
+    for name, version in places["carried"].items():
+        if pins.get(name) != version:
+            problems.append(f"{name}: the lock has {version} and the node does not; the runtime carries "
+                            f"{pins.get(name) or 'nothing'} (carry it, or name why not in node_keeps/not_carried)")
+    for name, version in pins.items():
+        if name not in places["carried"]:
+            where = "the node has it at the lock's version" if name in places["on_node"] else \
+                "not in the lock" if name not in lock else "listed as not carried or kept from the node"
+            problems.append(f"{name} {version} is carried but {where}: carrying it shadows the node's own")
+    for name in _named(manifest["node_keeps"]):
+        if name not in places["node_keeps"]:
+            problems.append(f"node_keeps {name}: stale (not in the lock, or the node has the lock's version)")
+    for pattern in _named(manifest["not_carried"]):
+        if not any(fnmatch.fnmatchcase(name, pattern) for name in lock):
+            problems.append(f"not_carried {pattern}: matches nothing in the lock")
+    for key, why in {**manifest["not_carried"], **manifest["node_keeps"]}.items():
+        if not why:
+            problems.append(f"{key}: no reason given")
     for wheel in manifest["wheels"]:
-        if wheel["name"] in on_node:
-            problems.append(f"{wheel['name']} is on the node already: carrying it shadows the node's own")
+        if not wheel.get("file"):
+            continue  # planned, not downloaded yet
         if not wheel["file"].endswith(".whl") and not wheel.get("build_from_sdist"):
             problems.append(f"{wheel['name']}: {wheel['file']} is no wheel (mark build_from_sdist)")
-        if len(wheel.get("sha256", "")) != 64:
-            problems.append(f"{wheel['name']}: no sha256")
+        if wheel.get("sha256") not in lock.get(wheel["name"], {}).get("hashes", ()):
+            problems.append(f"{wheel['name']}: {wheel['file']}'s sha256 is not one of the lock's hashes")
         version_in_file = wheel["file"].replace("_", "-").lower()
         if f"-{wheel['version'].lower()}" not in version_in_file:
             problems.append(f"{wheel['name']}: file {wheel['file']} is not version {wheel['version']}")
@@ -89,6 +192,56 @@ def check_manifest(manifest: dict) -> list[str]:
     return problems
 
 
+def plan(_: argparse.Namespace) -> int:
+    """Rewrite the manifest's wheel list from the lock: the carried set at the lock's versions (files and hashes
+    of wheels already downloaded are kept where the version is unchanged); the parts are dropped."""
+    manifest, lock, node = load_manifest(), parse_lock(), node_packages()
+    places = classify(manifest, lock, node)
+    known = {wheel["name"]: wheel for wheel in manifest["wheels"]}
+    wheels = []
+    for name, version in places["carried"].items():
+        old = known.get(name, {})
+        wheels.append(old if old.get("version") == version else {"name": name, "version": version})
+    manifest["wheels"] = wheels
+    manifest["required_pins"] = {name: lock[name]["version"] for name in manifest["required_pins"]}
+    manifest["lock_sha256"] = lock_sha256()
+    for key in ("parts", "stream_bytes", "stream_sha256", "installed_bytes", "pruned_bytes"):
+        manifest.pop(key, None)
+    MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n")
+    print(f"{len(lock)} lock packages: {len(places['carried'])} carried, {len(places['on_node'])} on the node at the "
+          f"lock's version, {len(places['node_keeps'])} kept from the node, {len(places['not_carried'])} not carried")
+    return 0
+
+
+def node_check(args: argparse.Namespace) -> int:
+    """There, with RUNTIME_DIR first on the path: every lock package's visible version against the lock. A
+    difference is fine only where the manifest names it (kept from the node, or never imported)."""
+    manifest, lock = load_manifest(), parse_lock()
+    sys.path.insert(0, str(Path(args.runtime)))
+    import importlib.metadata as metadata
+
+    importlib.invalidate_caches()
+    keeps, not_carried = _named(manifest["node_keeps"]), _named(manifest["not_carried"])
+    unexplained, kept = [], []
+    for name, entry in sorted(lock.items()):
+        try:
+            seen = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            seen = None
+        if seen is not None and _base_version(seen) == entry["version"]:
+            continue
+        if _matches(name, not_carried) is not None:
+            continue
+        line = f"{name}: lock {entry['version']}, here {seen or 'absent'}"
+        (kept if name in keeps else unexplained).append(line)
+    print(f"{len(lock)} lock packages; {len(kept)} differ as node_keeps names them, {len(unexplained)} unexplained")
+    for line in kept:
+        print(f"  kept: {line} ({keeps[line.split(':')[0]]})")
+    for line in unexplained:
+        print(f"  DIFFERS: {line}")
+    return 1 if unexplained else 0
+
+
 def _sha256(path: Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
@@ -102,9 +255,11 @@ def download(args: argparse.Namespace) -> int:
     target = Path(args.dir)
     target.mkdir(parents=True, exist_ok=True)
     python = args.python or shutil.which(f"python{manifest['python']}") or sys.executable
-    platforms = sorted({tag for wheel in manifest["wheels"] if wheel["file"].endswith(".whl")
-                        for tag in wheel["file"].removesuffix(".whl").split("-")[-1].split(".") if "linux" in tag})
-    binaries = [w for w in manifest["wheels"] if not w.get("build_from_sdist") and not (target / w["file"]).is_file()]
+    platforms = ["manylinux_2_28_x86_64", "manylinux_2_27_x86_64", "manylinux_2_24_x86_64", "manylinux_2_17_x86_64",
+                 "manylinux2014_x86_64", "manylinux_2_31_x86_64", "manylinux_2_34_x86_64", "manylinux_2_35_x86_64",
+                 "manylinux1_x86_64", "linux_x86_64"]
+    binaries = [w for w in manifest["wheels"] if not w.get("build_from_sdist")
+                and not (w.get("file") and (target / w["file"]).is_file())]
     if binaries:
         cmd = [python, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-d", str(target),
                "--python-version", manifest["python"], "--implementation", "cp"]
@@ -118,14 +273,22 @@ def download(args: argparse.Namespace) -> int:
                 subprocess.run([python, "-m", "pip", "download", "--no-deps", "--no-binary=:all:", "-d", scratch,
                                 f"{wheel['name']}=={wheel['version']}"], check=True)
                 sdist = next(Path(scratch).iterdir())
-                if _sha256(sdist) != wheel["sdist_sha256"]:
-                    raise RuntimeManifestError(f"{sdist.name}: sha256 differs from the manifest")
+                if _sha256(sdist) not in parse_lock()[wheel["name"]]["hashes"]:
+                    raise RuntimeManifestError(f"{sdist.name}: its sha256 is not one of the lock's hashes")
                 subprocess.run([python, "-m", "pip", "wheel", "--no-deps", "-w", str(target), str(sdist)], check=True)
-    bad = [w["file"] for w in manifest["wheels"] if not w.get("build_from_sdist")
-           and (not (target / w["file"]).is_file() or _sha256(target / w["file"]) != w["sha256"])]
-    if bad:
-        raise RuntimeManifestError(f"not downloaded as pinned (pip chose another file, or its sha256 differs): {', '.join(bad)}")
-    print(f"{len(manifest['wheels'])} wheels in {target}")
+    lock = parse_lock()
+    for wheel in manifest["wheels"]:  # which file pip chose, and that the lock vouches for its bytes
+        if wheel.get("build_from_sdist"):
+            continue
+        stem = f"{wheel['name'].replace('-', '_')}-{wheel['version']}-".lower()
+        candidates = [f for f in target.glob("*") if f.name.replace("-", "_").lower().startswith(stem.replace("-", "_"))
+                      or f.name.lower().startswith(stem)]
+        chosen = next((f for f in candidates if _sha256(f) in lock[wheel["name"]]["hashes"]), None)
+        if chosen is None:
+            raise RuntimeManifestError(f"{wheel['name']}=={wheel['version']}: no downloaded file whose sha256 the lock has")
+        wheel["file"], wheel["sha256"] = chosen.name, _sha256(chosen)
+    MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n")
+    print(f"{len(manifest['wheels'])} wheels in {target}, each a file the lock hashes")
     return 0
 
 
@@ -147,10 +310,14 @@ def write_tar(root: Path, out: Path) -> None:
 
 
 def prune(root: Path, entries: list[dict]) -> int:
-    """Delete the pruned paths (globs relative to the runtime root); the bytes removed."""
+    """Delete the pruned paths (globs relative to the runtime root, less an entry's ``keep`` list); the bytes
+    removed."""
     removed = 0
     for entry in entries:
+        keep = {root / kept for kept in entry.get("keep", [])}
         for path in sorted(root.glob(entry["path"])):
+            if path in keep:
+                continue
             if path.is_dir() and not path.is_symlink():
                 removed += sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
                 shutil.rmtree(path)
@@ -270,7 +437,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--python", default=None)
     p.add_argument("--scratch", default=None)
     p.set_defaults(func=build)
-    p = sub.add_parser("check", help="check the manifest (pins, prune list, parts)")
+    p = sub.add_parser("plan", help="derive the carried wheels from the lock and the node reading")
+    p.set_defaults(func=plan)
+    p = sub.add_parser("node-check", help="on the node: every lock package's visible version against the lock")
+    p.add_argument("runtime")
+    p.set_defaults(func=node_check)
+    p = sub.add_parser("check", help="check the manifest against the lock (pins, carried set, prune list, parts)")
     p.set_defaults(func=check)
     p = sub.add_parser("unpack", help="on the node: check the staged parts and unpack them")
     p.add_argument("stage")
