@@ -3,11 +3,16 @@
 # daemon, the offline base image. Idempotent: a second run checks and returns in about a second.
 #
 #   bash scripts/setup.sh            (as root on a bare Debian machine it installs docker.io too)
+#   bash scripts/setup.sh --gpu      (a GPU machine for rLLM + verl: scripts/setup_gpu.sh, docs/setup.md)
 #
 # Environment: PYTHON (interpreter, default python3), DOCKERD_LOG (default /var/log/dockerd.log),
 # DOCKERD_WAIT_S (how long to wait for a fresh daemon, default 90).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+if [ "${1:-}" = "--gpu" ]; then
+    shift
+    exec bash scripts/setup_gpu.sh "$@"
+fi
 REPO_ROOT=$(pwd)
 PYTHON=${PYTHON:-$(command -v python3 || command -v python || true)}
 BASE_IMAGE=terminal-agent/base:bookworm

@@ -18,6 +18,10 @@ trainer's own config, built as the launch builds it, and the verl-only keys it w
 verl preset ``hydra_key_sources``: where each hydra key's value comes from) and saves it as
 ``<run dir>/launch/dry_run.yaml``. ``--rehearse`` runs a verl launch on a machine without GPUs or vLLM
 up to its first GPU call (Ray, verl's validation, the parquet, the workers), to check an installation.
+``--check-machine`` prints what a real launch of the preset here would still refuse (the NVIDIA driver, the GPUs
+torch sees, the GPU packages and rLLM, padding-free attention, a sandbox backend), each with its fix, and exits 2
+unless nothing (``terminal_agent.training.gpu_readiness``); the dry run ends with the same report, and a real launch
+refuses those with exit 2 before Ray starts.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from terminal_agent.errors import (  # noqa: E402
     TrainingSetupError,
     exit_code_for,
 )
+from terminal_agent.training.gpu_readiness import ReadinessReport, machine_readiness  # noqa: E402
 from terminal_agent.training.launcher import launch, plan_launch, write_dry_run  # noqa: E402
 from terminal_agent.training.preset_config import load_preset, preset_names  # noqa: E402
 from terminal_agent.training.trainer_backends import get_trainer_backend  # noqa: E402
@@ -73,6 +78,16 @@ def level2_python(given: str | None) -> str | None:
     from terminal_agent.training.verl.schema import default_verl_python, verl_importable
 
     return None if verl_importable() else default_verl_python()
+
+
+def dry_run_readiness(preset) -> ReadinessReport | None:
+    """The machine report that ends a dry run; None (with a note) where it cannot be made: the dry run's own
+    result and exit status stand either way."""
+    try:
+        return machine_readiness(preset)
+    except (TerminalAgentError, ImportError, OSError) as exc:
+        console.print(f"[yellow]note[/yellow] the machine was not checked: {escape(str(exc))}", highlight=False)
+        return None
 
 
 REHEARSAL_STOPPED = 3
@@ -108,6 +123,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--list", action="store_true", help="list the packaged presets")
     parser.add_argument("--rehearse", action="store_true",
                         help="verl preset on a machine without GPUs or vLLM: run the launch up to its first GPU call")
+    parser.add_argument("--check-machine", action="store_true",
+                        help="print what a real launch of the preset here would still refuse (driver, GPUs, packages, "
+                             "sandboxes), each with its fix; exit 2 unless nothing")
     parser.add_argument("--verl-python", default=None,
                         help="interpreter with verl for level-2 validation (default: TERMINAL_AGENT_VERL_PYTHON, else "
                              "in-process where verl imports, else the venv of scripts/setup_verl_check_venv.sh)")
@@ -120,7 +138,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("a preset is needed (--list shows them)")
     if args.rehearse and args.dry_run:
         parser.error("--rehearse runs the launch; --dry-run starts nothing: choose one")
+    if args.check_machine and (args.rehearse or args.dry_run):
+        parser.error("--check-machine checks this machine only; --dry-run ends with the same report")
     try:
+        if args.check_machine:
+            report = machine_readiness(load_preset(args.preset, split_overrides(args.overrides)[0]))
+            print("\n".join(report.lines()))
+            return 0 if report.ready else 2
         with console.status("validating the preset ..."):
             preset_keys, raw_keys = split_overrides(args.overrides)
             plan = plan_launch(load_preset(args.preset, preset_keys), raw_overrides=raw_keys,
@@ -131,6 +155,9 @@ def main(argv: list[str] | None = None) -> int:
             text, path = write_dry_run(plan)
             print(text, end="")
             console.print(f"[green]valid[/green]; resolved launch saved to {escape(str(path))} (nothing started)")
+            report = dry_run_readiness(plan.preset)
+            if report is not None:
+                console.print(escape("\n".join(report.lines())), highlight=False, soft_wrap=True)
             return 0
         backend = get_trainer_backend(plan.preset.backend)
         if args.rehearse and not backend.can_rehearse:

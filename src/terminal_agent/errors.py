@@ -31,6 +31,16 @@ class TrainingSetupError(TerminalAgentError):
     """
 
 
+class MachineNotReadyError(TrainingSetupError):
+    """A real GPU launch would be refused here: no driver or GPU, a CPU torch, the GPU packages missing or at the
+    wrong version, no sandbox backend (:mod:`terminal_agent.training.gpu_readiness`).
+
+    One line per refusal, each with the command that fixes it. The CLI exits 2 for it, as for bad input: like a
+    wrong Python given to ``bash scripts/setup.sh --gpu``, it is refused before anything heavy starts, and
+    retrying changes nothing until the named fix is made.
+    """
+
+
 class ViewerSetupError(TerminalAgentError):
     """The Harbor viewer cannot start here (no Harbor venv and none can be made, ``harbor view`` exits or never
     answers); the message says which command makes it work."""
@@ -181,5 +191,6 @@ USER_INPUT_ERRORS: tuple[type[TerminalAgentError], ...] = (TaskFormatError, Conf
 
 
 def exit_code_for(exc: BaseException) -> int:
-    """The CLI's exit status for ``exc``: 2 for bad user input (:data:`USER_INPUT_ERRORS`), 1 for anything else."""
-    return 2 if isinstance(exc, USER_INPUT_ERRORS) else 1
+    """The CLI's exit status for ``exc``: 2 for bad user input (:data:`USER_INPUT_ERRORS`) and for a machine a GPU
+    launch refuses (:class:`MachineNotReadyError`), 1 for anything else."""
+    return 2 if isinstance(exc, (*USER_INPUT_ERRORS, MachineNotReadyError)) else 1

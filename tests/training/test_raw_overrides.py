@@ -149,14 +149,15 @@ def test_level2_judges_raw_keys_too(tmp_path, verl_python):
     """verl's own validate_config sees the raw keys: here both micro-batch forms at once, which it refuses."""
     from terminal_agent.training.verl.schema import validate_with_verl
 
-    config = plan(tmp_path, "actor_rollout_ref.actor.ppo_micro_batch_size=8").trainer_config
+    # fixed micro batches of sequences (verl checks the two forms only then; verl_1gpu cuts them by tokens)
+    config = plan(tmp_path, "batch.max_tokens_per_gpu=null", "actor_rollout_ref.actor.ppo_micro_batch_size=8").trainer_config
     with pytest.raises(ConfigError, match=r"(?s)verl 0\.9\.1 validate_config refuses .*both .actor\.ppo_micro_batch_size"):
         validate_with_verl(config, python=verl_python)
 
 
 def test_a_raw_addition_the_mapping_adds_too_may_agree(tmp_path, verl_schema_sources):
-    done = plan(tmp_path, "+actor_rollout_ref.model.override_config.attn_implementation=sdpa")
-    assert done.trainer_config.actor_rollout_ref.model.override_config.attn_implementation == "sdpa"
+    done = plan(tmp_path, "+actor_rollout_ref.model.override_config.attn_implementation=terminal_agent_varlen")
+    assert done.trainer_config.actor_rollout_ref.model.override_config.attn_implementation == "terminal_agent_varlen"
 
 
 def test_raw_keys_need_a_verl_preset(tmp_path):
@@ -173,7 +174,10 @@ def test_verl_1gpu_carries_the_settings_the_node_needs(tmp_path, verl_schema_sou
     done = plan(tmp_path)
     model = done.trainer_config.actor_rollout_ref.model
     assert done.model_path == str(cached_model_dir()) == model.path
-    assert model.override_config.attn_implementation == "sdpa" and model.use_remove_padding is False
+    # padding-free rows through the project's attention, which every verl worker imports before loading the model
+    assert model.override_config.attn_implementation == "terminal_agent_varlen" and model.use_remove_padding is True
+    assert model.external_lib == "terminal_agent.training.verl.packed_attention"
+    assert done.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size == 1
     assert model.lora_rank == 0 and done.trainer_config.actor_rollout_ref.rollout.enforce_eager is False
     assert list(done.trainer_config.trainer.logger) == ["console", "file"]
     env_vars = worker_environment.ray_runtime_env(done.preset)["env_vars"]
@@ -181,6 +185,7 @@ def test_verl_1gpu_carries_the_settings_the_node_needs(tmp_path, verl_schema_sou
         "VLLM_USE_FLASHINFER_SAMPLER": "0", "VLLM_HOST_IP": "127.0.0.1", "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1", "VLLM_NO_USAGE_STATS": "1", "RAY_memory_monitor_refresh_ms": "0"}
     assert env_vars["VERL_FILE_LOGGER_PATH"] == str((tmp_path / "verl_1gpu" / "verl_metrics.jsonl").resolve())
+    assert env_vars["VERL_USE_EXTERNAL_MODULES"] == "terminal_agent.training.verl.packed_attention"
     assert done.preset.sandbox.backend in {"docker", "bwrap"}
     assert done.workflow_args["env_args"]["sandbox"]["backend"] == done.preset.sandbox.backend
     assert any(note.startswith("sandbox.backend auto -> ") for note in done.notes)

@@ -23,8 +23,8 @@ def load_object(path: str, what: str) -> Any:
     except ModuleNotFoundError as exc:
         if exc.name == module_name:
             raise TrainingSetupError(f"{what} ({path}) is not in this installation of terminal-agent") from None
-        raise TrainingSetupError(f"{what} ({path}) does not import: missing package {exc.name!r} "
-                                 f"(pip install -e '.[train]')") from None
+        raise TrainingSetupError(f"{what} ({path}) does not import: missing package {exc.name!r} (the GPU path: "
+                                 "bash scripts/setup.sh --gpu; the local trainer: pip install -e '.[model]')") from None
     return getattr(module, name)
 
 

@@ -58,11 +58,13 @@ class ModelSection(_Section):
     trust_remote_code: bool = False
     """Let transformers run code shipped with the model."""
     attn_implementation: str | None = None
-    """Attention kernel of the FSDP actor on the verl path (``sdpa``, ``eager``, ``flash_attention_2``); None keeps
-    verl's default, ``flash_attention_2``, which needs the flash-attn package."""
+    """Attention kernel of the FSDP actor on the verl path (``terminal_agent_varlen``: torch's own varlen kernels, no
+    extra package; ``flash_attention_2``; ``sdpa``; ``eager``); None keeps verl's default, ``flash_attention_2``, which
+    needs the flash-attn package."""
     use_remove_padding: bool = True
-    """verl's packed (padding-free) forward on the verl path. Needs flash-attn's varlen kernels, and Ulysses sequence
-    parallelism needs it; false runs padded rows with an attention mask (right for ``sdpa``)."""
+    """verl's packed (padding-free) forward on the verl path; Ulysses sequence parallelism needs it. Needs an attention
+    that finds the rows itself (``terminal_agent_varlen`` or ``flash_attention_2``); false runs padded rows with an
+    attention mask (right for ``sdpa``)."""
 
 
 class ClusterSection(_Section):
@@ -155,6 +157,11 @@ class BatchSection(_Section):
     """Sequences per forward/backward on one GPU (gradient accumulation fills the mini batch)."""
     log_prob_micro_batch_size_per_gpu: int | None = Field(None, ge=1)
     """Sequences per log-prob pass on one GPU; None = ``micro_batch_size_per_gpu``."""
+    max_tokens_per_gpu: int | None = Field(None, ge=256)
+    """Micro batches cut by tokens instead of sequences (verl's dynamic batch size): each forward/backward on one
+    GPU takes whole rows up to this many tokens, and each log-prob pass up to twice as many; the two
+    ``*_micro_batch_size_per_gpu`` keys are then unused. With padding-free rows a micro batch costs what its
+    tokens cost, so a few large ones beat many small ones. None: fixed micro batches of sequences."""
 
 
 class LengthsSection(_Section):

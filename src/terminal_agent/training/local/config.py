@@ -327,6 +327,7 @@ VERL_ONLY_KEYS: dict[str, str] = {
     "rollout.gpu_memory_utilization": "vLLM's share of GPU memory; the local sampler is not vLLM",
     "batch.micro_batch_size_per_gpu": "the local update splits its rows by a token budget",
     "batch.log_prob_micro_batch_size_per_gpu": "the local trainer takes the sampler's logprobs",
+    "batch.max_tokens_per_gpu": "the local update splits its rows by its own token budget (local.micro_batch_tokens)",
     "offload.param": "the local trainer has no FSDP offload",
     "offload.optimizer": "the local trainer has no FSDP offload",
     "trainer.total_epochs": "local.steps sets the length of a local run",

@@ -8,6 +8,8 @@ onto rLLM/verl hydra keys and splits a command line's raw keys; ``schema`` compo
 the real YAML (level 1) and verl's own checks (level 2, ``config_check``, also run as a script in another
 interpreter); ``rllm_workflow`` (``TerminalTaskWorkflow``), ``rllm_engines`` and ``rllm_chat_parser`` are what
 rLLM runs; ``stall_watchdog`` stops a run that no longer logs steps; ``checkpoint_export`` turns a verl FSDP
-checkpoint into a plain transformers directory. Importing this package imports none of them (the rLLM modules
+checkpoint into a plain transformers directory; ``packed_attention`` is the attention verl's workers import for
+padding-free rows without flash-attn (torch's varlen kernels), and ``attention_checks`` says whether a machine
+can run the attention a preset picks. Importing this package imports none of them (the rLLM modules
 need rLLM installed).
 """

@@ -28,12 +28,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from terminal_agent.errors import ConfigError, TrainingSetupError
+from terminal_agent.training.gpu_readiness import require_ready
 from terminal_agent.training.launch_environment import load_object
 from terminal_agent.training.launch_plan import LaunchPlan
 from terminal_agent.training.preset_config import TrainingPreset
 from terminal_agent.training.verl.data_files import write_parquet_files
 from terminal_agent.training.verl.machine_checks import (
-    check_local_gpus,
     check_packages,
     check_ray_cluster,
     check_sandbox_slots,
@@ -268,9 +268,8 @@ def launch_verl(plan: LaunchPlan, rehearse: bool = False) -> None:
         logger.warning("rehearsal: the vLLM and GPU checks are skipped and Ray gets %d GPU(s) it may not have; "
                        "the run stops at its first GPU or vLLM call", preset.cluster.total_gpus)
         check_packages(need_vllm=False)
-    else:
-        check_packages()
-        check_local_gpus(preset)
+    else:  # the driver, the GPUs, the packages, the attention, the sandbox backend: all refusals at once (exit 2)
+        require_ready(preset)
     check_wandb(preset)
     from terminal_agent.training.verl.schema import validate_with_verl
 

@@ -1,10 +1,11 @@
 """The machine a verl run starts on, checked before anything is started, and what Ray is asked for.
 
-Before Ray: :func:`check_packages` (verl, Ray, vLLM and rLLM at the versions of :data:`TRAIN_PINS`),
-:func:`check_local_gpus` and :func:`check_wandb`. After ``ray.init``: :func:`check_ray_cluster` (alive nodes,
-GPUs, and the CPUs verl's placement group reserves, :func:`ray_cpus_needed`) and :func:`check_sandbox_slots`
-(the sandbox backend's capacity against ``agent.parallel_episodes``). :func:`ray_init_arguments` is what
-``ray.init`` gets besides the runtime env. Each failure is a :class:`TrainingSetupError` naming what to install
+Before Ray: the GPU readiness report (:func:`~terminal_agent.training.gpu_readiness.require_ready`: the driver,
+the GPUs, :func:`package_problems` (verl, Ray, vLLM, tensordict and rLLM at the versions of :data:`TRAIN_PINS`),
+the sandbox backend) and :func:`check_wandb`; a rehearsal checks :func:`check_packages` only. After
+``ray.init``: :func:`check_ray_cluster` (alive nodes, GPUs, and the CPUs verl's placement group reserves,
+:func:`ray_cpus_needed`) and :func:`check_sandbox_slots` (the sandbox backend's capacity against
+``agent.parallel_episodes``). :func:`ray_init_arguments` is what ``ray.init`` gets besides the runtime env. Each failure is a :class:`TrainingSetupError` naming what to install
 or start.
 """
 
@@ -23,8 +24,14 @@ from terminal_agent.training.verl.overrides import workflow_args_for
 if TYPE_CHECKING:  # hydra-core is imported where a verl launch needs it
     from omegaconf import DictConfig
 
-#: Package pins of the ``[train]`` extra that a real verl launch checks.
-TRAIN_PINS = {"verl": "0.9.1", "ray": "2.60.0"}
+#: Package pins of the ``[train]`` extra that a real verl launch checks: the versions of requirements/gpu-py312.lock,
+#: which are the node runtime's ``required_pins`` (tests/training/test_gpu_pins.py holds the three together).
+TRAIN_PINS = {"verl": "0.9.1", "ray": "2.60.0", "vllm": "0.24.0", "tensordict": "0.10.0"}
+#: rLLM HEAD, not on the package registry: ``bash scripts/setup.sh --gpu`` installs it --no-deps (its own
+#: dependencies do not resolve beside verl 0.9.1), from the project's shared wheel or from git at this commit.
+RLLM_COMMIT = "9beb6e0f676a46d38858991fd79ac5f8e0b16d4c"
+RLLM_VERSION = "0.3.0rc0"
+SETUP_GPU = "bash scripts/setup.sh --gpu"
 
 
 def _version(distribution: str) -> str | None:
@@ -34,23 +41,43 @@ def _version(distribution: str) -> str | None:
         return None
 
 
-def check_packages(*, need_vllm: bool = True) -> None:
-    """verl, Ray, vLLM (unless ``need_vllm`` is false) and rLLM installed at the pinned versions (rLLM from git)."""
+def package_problems(*, need_vllm: bool = True) -> list[tuple[str, str]]:
+    """``(problem, fix)`` for each of :data:`TRAIN_PINS` (vLLM's unless ``need_vllm`` is false) missing or at another
+    version, and for rLLM missing, at another version or not importing; empty when all is in place."""
+    from terminal_agent.training.gpu_lock import same_release
+
+    problems = []
     for name, pin in TRAIN_PINS.items():
+        if name == "vllm" and not need_vllm:
+            continue
         found = _version(name)
         if found is None:
-            raise TrainingSetupError(f"{name} is not installed: pip install -e '.[train]'")
-        if found != pin:
-            raise TrainingSetupError(f"{name} {found} is installed; the presets are validated for {name}=={pin} "
-                                     f"(pip install -e '.[train]')")
-    if need_vllm and _version("vllm") is None:
-        raise TrainingSetupError("vllm is not installed (verl[vllm] brings it): pip install -e '.[train]'")
-    try:
-        importlib.import_module("rllm.trainer.agent_trainer")
-    except ImportError as exc:
-        raise TrainingSetupError(f"rLLM does not import ({exc}); install it from git: pip install --no-deps "
-                                 "'rllm @ git+https://github.com/rllm-org/rllm@9beb6e0f676a46d38858991fd79ac5f8e0b16d4c'"
-                                 ) from None
+            problems.append((f"{name} is not installed",
+                             f"{SETUP_GPU} (requirements/gpu-py312.lock has {name}=={pin})"))
+        elif not same_release(found, pin):
+            problems.append((f"{name} {found} is installed; the presets are validated for {name}=={pin}", SETUP_GPU))
+    rllm = _version("rllm")
+    installs = f"{SETUP_GPU} (it installs rLLM {RLLM_COMMIT[:8]} --no-deps)"
+    if rllm is None:
+        problems.append(("rLLM is not installed (it is not on the package registry)", installs))
+    elif rllm != RLLM_VERSION:
+        problems.append((f"rLLM {rllm} is installed; the launch needs rLLM HEAD {RLLM_COMMIT[:8]} ({RLLM_VERSION})",
+                         installs))
+    elif not problems:  # rLLM's trainer imports verl and Ray: a missing one is already named above
+        try:
+            importlib.import_module("rllm.trainer.agent_trainer")
+        except ImportError as exc:
+            problems.append((f"rLLM does not import ({exc})", installs))
+    return problems
+
+
+def check_packages(*, need_vllm: bool = True) -> None:
+    """verl, Ray, tensordict, vLLM (unless ``need_vllm`` is false) and rLLM installed at their pins: the first
+    problem of :func:`package_problems` as a :class:`TrainingSetupError`."""
+    problems = package_problems(need_vllm=need_vllm)
+    if problems:
+        problem, fix = problems[0]
+        raise TrainingSetupError(f"{problem}: {fix}")
 
 
 def check_local_gpus(preset: TrainingPreset) -> int:
@@ -146,5 +173,6 @@ def ray_cpus_needed(gpus: int) -> int:
     return VERL_CPUS_PER_GPU * gpus + 2
 
 
-__all__ = ["TRAIN_PINS", "VERL_CPUS_PER_GPU", "check_local_gpus", "check_packages", "check_ray_cluster",
-           "check_sandbox_slots", "check_wandb", "ray_cpus_needed", "ray_init_arguments"]
+__all__ = ["RLLM_COMMIT", "RLLM_VERSION", "TRAIN_PINS", "VERL_CPUS_PER_GPU", "check_local_gpus", "check_packages",
+           "check_ray_cluster", "check_sandbox_slots", "check_wandb", "package_problems", "ray_cpus_needed",
+           "ray_init_arguments"]

@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.training.preset_config import TrainingPreset, is_preset_key
+from terminal_agent.training.verl.attention_checks import PACKED_ATTENTION_MODULE, PACKED_ATTENTION_NAME
 
 #: rLLM's trainer config that HEAD's ``AgentTrainer(backend="verl")`` runs (rllm/trainer/config).
 RLLM_TRAINER_CONFIG = "agent_ppo_trainer"
@@ -162,6 +163,8 @@ def verl_overrides(preset: TrainingPreset, *, train_files: str, val_files: str |
     if preset.model.attn_implementation is not None:  # verl reads it from the model's config overrides
         out.append(HydraOverride(f"{model}.override_config.attn_implementation", preset.model.attn_implementation,
                                  "model.attn_implementation", add=True))
+    if preset.model.attn_implementation == PACKED_ATTENTION_NAME:  # every worker registers it before loading
+        fixed(f"{model}.external_lib", PACKED_ATTENTION_MODULE, "model.attn_implementation")
 
     # algorithm (GRPO; no critic, no KL in the reward)
     put("algorithm.adv_estimator", algo.adv_estimator, "algorithm.adv_estimator")
@@ -176,7 +179,13 @@ def verl_overrides(preset: TrainingPreset, *, train_files: str, val_files: str |
     put(f"{actor}.grad_clip", algo.grad_clip, "algorithm.grad_clip")
     put(f"{actor}.ppo_mini_batch_size", batch.ppo_mini_batch_size, "batch.ppo_mini_batch_size")
     put(f"{actor}.ppo_micro_batch_size_per_gpu", batch.micro_batch_size_per_gpu, "batch.micro_batch_size_per_gpu")
-    fixed(f"{actor}.use_dynamic_bsz", False, "batch")
+    dynamic = batch.max_tokens_per_gpu is not None
+    put(f"{actor}.use_dynamic_bsz", dynamic, "batch.max_tokens_per_gpu")
+    if batch.max_tokens_per_gpu is not None:  # verl requires the actor's and the log-prob passes' modes to agree
+        put(f"{actor}.ppo_max_token_len_per_gpu", batch.max_tokens_per_gpu, "batch.max_tokens_per_gpu")
+        for role in (rollout, ref):
+            put(f"{role}.log_prob_use_dynamic_bsz", True, "batch.max_tokens_per_gpu")
+            put(f"{role}.log_prob_max_token_len_per_gpu", 2 * batch.max_tokens_per_gpu, "batch.max_tokens_per_gpu")
     put(f"{actor}.clip_ratio_low", algo.clip_ratio_low, "algorithm.clip_ratio_low")
     put(f"{actor}.clip_ratio_high", algo.clip_ratio_high, "algorithm.clip_ratio_high")
     put(f"{actor}.clip_ratio_c", algo.clip_ratio_c, "algorithm.clip_ratio_c")

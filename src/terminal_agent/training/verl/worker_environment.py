@@ -17,6 +17,7 @@ from typing import Any
 from terminal_agent.errors import ConfigError
 from terminal_agent.training.preset_config import TrainingPreset
 from terminal_agent.training.trainer_backends import get_trainer_backend
+from terminal_agent.training.verl.attention_checks import PACKED_ATTENTION_MODULE, PACKED_ATTENTION_NAME
 
 #: Host environment variables Ray workers get, besides those rLLM forwards itself (VLLM_, HF_, NCCL_ ...).
 FORWARDED_ENV_PREFIXES = ("WANDB_", "LITELLM_", "LITE_LLM_", "TERMINAL_AGENT_", "HF_", "DOCKER_", "ANTHROPIC_",
@@ -37,21 +38,34 @@ def forwarded_environment(environ: dict[str, str] | None = None) -> dict[str, st
     return {name: value for name, value in sorted(environ.items()) if name.startswith(FORWARDED_ENV_PREFIXES)}
 
 
+#: Modules ``import verl`` imports in every process (comma list): the project's packed attention registers there
+#: too, also in the processes that build no verl model config (the ``external_lib`` key covers those that do).
+VERL_EXTERNAL_MODULES = "VERL_USE_EXTERNAL_MODULES"
+
 VERL_METRICS_FILE = "verl_metrics.jsonl"
 """Where verl's ``file`` logger writes one JSON line per step, in the run directory."""
 
 
 def run_environment(preset: TrainingPreset) -> dict[str, str]:
     """Variables the run sets for itself and its workers: wandb mode, the file logger's path (``file`` in
-    ``trainer.loggers``), ``runtime_env.env_vars`` of the preset (which win over those), and for a verl run
+    ``trainer.loggers``), ``runtime_env.env_vars`` of the preset (which win over those), the packed attention's
+    module in :data:`VERL_EXTERNAL_MODULES` where the preset picks it, and for a verl run
     :data:`NVLINK_MULTICAST_OFF` last
     (:func:`require_multicast_off` refuses a preset value that turns it on)."""
     env_vars: dict[str, str] = {"WANDB_MODE": preset.trainer.wandb_mode}
     if "file" in preset.trainer.loggers:
         env_vars["VERL_FILE_LOGGER_PATH"] = str((preset.run_dir / VERL_METRICS_FILE).resolve())
     env_vars.update(preset.runtime_env.env_vars)
+    if preset.backend == "verl" and preset.model.attn_implementation == PACKED_ATTENTION_NAME:
+        env_vars[VERL_EXTERNAL_MODULES] = _with_module(env_vars.get(VERL_EXTERNAL_MODULES), PACKED_ATTENTION_MODULE)
     env_vars.update(get_trainer_backend(preset.backend).multicast_switches)
     return env_vars
+
+
+def _with_module(modules: str | None, module: str) -> str:
+    """A comma list of modules (verl's ``VERL_USE_EXTERNAL_MODULES``) with ``module`` in it, once."""
+    names = [name.strip() for name in (modules or "").split(",") if name.strip()]
+    return ",".join(names if module in names else [*names, module])
 
 
 def require_multicast_off(preset: TrainingPreset, environ: dict[str, str] | None = None) -> None:
@@ -86,5 +100,5 @@ def ray_runtime_env(preset: TrainingPreset, base: dict[str, Any] | None = None) 
     return runtime_env
 
 
-__all__ = ["FORWARDED_ENV_PREFIXES", "NVLINK_MULTICAST_OFF", "VERL_METRICS_FILE", "forwarded_environment",
-           "ray_runtime_env", "require_multicast_off", "run_environment"]
+__all__ = ["FORWARDED_ENV_PREFIXES", "NVLINK_MULTICAST_OFF", "VERL_EXTERNAL_MODULES", "VERL_METRICS_FILE",
+           "forwarded_environment", "ray_runtime_env", "require_multicast_off", "run_environment"]
