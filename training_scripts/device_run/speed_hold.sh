@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The verl step on the node, before and after (issue 45), in one hold: run after the staging calls of the
+# runtime (rt-part01..06 + verl_runtime.json) and the bundle (part1..3), with part4 and bundle.json carried.
+#
+#   bash training_scripts/device_run/speed_hold.sh fast     # setup, runtime (+ node-check), the packed-attention GPU
+#                                                           # tests, the warm start, then verl_1gpu as it ships (20 steps)
+#   bash training_scripts/device_run/speed_hold.sh padded   # wait for that run, then the padded sdpa baseline (5 steps)
+#
+# Results under $OUT: setup/runtime/gpu-test/warm-start logs, a/ (the fast run) and b/ (the baseline), each with
+# verl_metrics.jsonl, the step table, the dry run, rollouts.tgz and profile.txt (py-spy over 30 s after step 3,
+# the GPU's busy share, and the runtime's comparison with the lock).
+set -uo pipefail
+D=training_scripts/device_run; S=$HOME/ta-device-stage
+# the hold's shared settings: the 2026-12-04 run's tasks, shape and LoRA (docs/training.md's table)
+COMMON=(sandbox.backend=bwrap "sandbox.env.sandbox.bwrap.images_dir=$S/export" "model.path=$S/warm/merged"
+        data.only_exported=true data.seed=0 trainer.val_before_train=false trainer.test_freq=-1 trainer.save_freq=-1
+        "trainer.output_dir=$S/runs" model.lora_rank=16 model.lora_alpha=32 algorithm.lr=1.0e-4
+        actor_rollout_ref.model.lora.merge=true 'actor_rollout_ref.model.target_modules=[q_proj,k_proj,v_proj,o_proj]'
+        algorithm.reject_zero_variance_groups=false)
+export TA_PROFILE_AFTER_STEP=${TA_PROFILE_AFTER_STEP:-3} TA_PROFILE_S=${TA_PROFILE_S:-30}
+case "${1:-}" in
+  fast)
+    bash $D/device.sh stage .device_carry/bundle/part4 .device_carry/bundle/bundle.json
+    bash $D/device.sh setup > "$OUT/setup.log" 2>&1 || { tail -30 "$OUT/setup.log"; exit 1; }
+    bash $D/device.sh runtime > "$OUT/runtime.log" 2>&1; tail -n 12 "$OUT/runtime.log"
+    ( eval "$(bash $D/device.sh env)"; export PYTHONPATH="$S/rt:$PYTHONPATH"
+      timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/training/test_packed_attention.py ) \
+      > "$OUT/gpu_tests.log" 2>&1; tail -n 3 "$OUT/gpu_tests.log"
+    TA_TRAIN_TIMEOUT=220 bash $D/device.sh warmstart "$OUT" "$S/warm" sandbox.backend=bwrap "model.path=$S/model/bf16" \
+      rollout.n=8 batch.train_batch_size=8 batch.ppo_mini_batch_size=8 agent.parallel_episodes=64 agent.max_turns=4 \
+      lengths.max_response_length_per_turn=256 algorithm.lr=1.0e-4 local.sft_warm_start.enabled=true \
+      local.sft_warm_start.epochs=8 local.sft_warm_start.lr=1.0e-3 'trainer.loggers=[console]' > "$OUT/warm.log" 2>&1
+    tail -n 3 "$OUT/warm.log"
+    TA_WAIT_S=$((570 - SECONDS)) bash $D/device.sh verl "$OUT/a" "$S/runs/verl_1gpu" verl_1gpu "${COMMON[@]}" \
+      trainer.total_training_steps=21 trainer.experiment=verl_1gpu | tail -n 25
+    ;;
+  padded)
+    TA_WAIT_S=${TA_FIRST_WAIT_S:-240} bash $D/device.sh wait "$OUT/a" "$S/runs/verl_1gpu" | tail -n 8
+    python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); from ray.scripts.scripts import main; sys.argv = ["ray", "stop", "--force"]; main()' "$S/rt" > /dev/null 2>&1 || true
+    TA_WAIT_S=$((570 - SECONDS)) bash $D/device.sh verl "$OUT/b" "$S/runs/verl_1gpu_padded" verl_1gpu "${COMMON[@]}" \
+      model.use_remove_padding=false model.attn_implementation=sdpa batch.max_tokens_per_gpu=null \
+      trainer.total_training_steps=6 trainer.experiment=verl_1gpu_padded | tail -n 25
+    ;;
+  *) sed -n '2,11p' "$0"; exit 2 ;;
+esac
