@@ -87,7 +87,8 @@ wait_for_run() {
     if [ -n "${TA_PROFILE_AFTER_STEP:-}" ] && [ ! -f "$run_dir/profile.started" ] && [ -f "$run_dir/launch.log" ] && \
        grep -aq "step:$TA_PROFILE_AFTER_STEP - " "$run_dir/launch.log"; then
       touch "$run_dir/profile.started"
-      for wpid in $(pgrep -f "ray::(WorkerDict|TaskRunner)" || true); do
+      # the actor's workers, and the TaskRunner itself (pgrep -o: its forked helpers share its title)
+      for wpid in $(pgrep -f "ray::WorkerDict" || true) $(pgrep -o -f "ray::TaskRunner" || true); do
         name=$(tr '\0' ' ' < "/proc/$wpid/cmdline" 2>/dev/null | grep -o 'ray::[A-Za-z]*' | head -1 | tr -cd 'A-Za-z')
         "$STAGE/rt/bin/py-spy" record --idle --nonblocking -r 50 -d "${TA_PROFILE_S:-30}" -f raw \
           -o "$run_dir/profile_${name}_${wpid}.txt" -p "$wpid" > "$run_dir/profile_${wpid}.log" 2>&1 &

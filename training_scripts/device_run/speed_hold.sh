@@ -2,10 +2,14 @@
 # The verl step on the node, before and after (issue 45), in one hold: run after the staging calls of the
 # runtime (rt-part01..06 + verl_runtime.json) and the bundle (part1..3), with part4 and bundle.json carried.
 #
-#   bash training_scripts/device_run/speed_hold.sh fast     # setup, runtime (+ node-check), the packed-attention GPU
-#                                                           # tests, the warm start, then verl_1gpu as it ships (20 steps)
+#   bash training_scripts/device_run/speed_hold.sh fast [KEY=VALUE ...]  # setup, runtime (+ node-check), the packed-
+#          # attention GPU tests, the warm start, then verl_1gpu as it ships plus the given preset keys (20 steps;
+#          # next: model.fused_kernels=torch, the fix of what the 2026-12-07 profile found)
 #   bash training_scripts/device_run/speed_hold.sh padded   # wait for that run, then the padded sdpa baseline (5 steps)
 #
+# As run on 2026-12-07 (H100): 'fast' took 571 s (setup 72 s, runtime 33 s, GPU tests 33 s, warm start ~3 min, the run
+# from Ray's start to the end of step 1 about 5 min), and one 'wait' call of 442 s brought steps 1-6 back; the
+# session's device time then ran out (docs/results/verl_1gpu_h100_packed). Plan about 22 minutes for both.
 # Results under $OUT: setup/runtime/gpu-test/warm-start logs, a/ (the fast run) and b/ (the baseline), each with
 # verl_metrics.jsonl, the step table, the dry run, rollouts.tgz and profile.txt (py-spy over 30 s after step 3,
 # the GPU's busy share, and the runtime's comparison with the lock).
@@ -32,13 +36,13 @@ case "${1:-}" in
       local.sft_warm_start.epochs=8 local.sft_warm_start.lr=1.0e-3 'trainer.loggers=[console]' > "$OUT/warm.log" 2>&1
     tail -n 3 "$OUT/warm.log"
     TA_WAIT_S=$((570 - SECONDS)) bash $D/device.sh verl "$OUT/a" "$S/runs/verl_1gpu" verl_1gpu "${COMMON[@]}" \
-      trainer.total_training_steps=21 trainer.experiment=verl_1gpu | tail -n 25
+      trainer.total_training_steps=21 trainer.experiment=verl_1gpu "${@:2}" | tail -n 25
     ;;
   padded)
     TA_WAIT_S=${TA_FIRST_WAIT_S:-240} bash $D/device.sh wait "$OUT/a" "$S/runs/verl_1gpu" | tail -n 8
     python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); from ray.scripts.scripts import main; sys.argv = ["ray", "stop", "--force"]; main()' "$S/rt" > /dev/null 2>&1 || true
     TA_WAIT_S=$((570 - SECONDS)) bash $D/device.sh verl "$OUT/b" "$S/runs/verl_1gpu_padded" verl_1gpu "${COMMON[@]}" \
-      model.use_remove_padding=false model.attn_implementation=sdpa batch.max_tokens_per_gpu=null \
+      model.use_remove_padding=false model.attn_implementation=sdpa batch.max_tokens_per_gpu=null model.fused_kernels=off \
       trainer.total_training_steps=6 trainer.experiment=verl_1gpu_padded | tail -n 25
     ;;
   *) sed -n '2,11p' "$0"; exit 2 ;;

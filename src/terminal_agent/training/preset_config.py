@@ -65,6 +65,12 @@ class ModelSection(_Section):
     """verl's packed (padding-free) forward on the verl path; Ulysses sequence parallelism needs it. Needs an attention
     that finds the rows itself (``terminal_agent_varlen`` or ``flash_attention_2``); false runs padded rows with an
     attention mask (right for ``sdpa``)."""
+    fused_kernels: Literal["off", "torch", "triton"] = "off"
+    """How the verl actor turns hidden states into token log-probs and entropy. ``off``: the lm_head's logits, then
+    verl's log-softmax, which without flash-attn's cross-entropy kernel loops over every token (one small kernel per
+    token, forward and backward: the bulk of a step on a small model, measured 2026-12-07); ``torch``: verl's fused
+    linear + log-prob in chunks of 512 tokens, no logits tensor, no extra package; ``triton``: verl's own Triton
+    kernels for the same."""
 
 
 class ClusterSection(_Section):

@@ -318,6 +318,7 @@ VERL_ONLY_KEYS: dict[str, str] = {
     "model.lora_alpha": "the local trainer's LoRA alpha is local.lora.alpha",
     "model.gradient_checkpointing": "the local trainer does not recompute activations",
     "model.trust_remote_code": "the local trainer loads models without remote code",
+    "model.fused_kernels": "the local trainer computes token log-probs itself (by rows, in fp32)",
     "cluster.nodes": "the local trainer runs on one machine",
     "parallel.tensor_parallel": "the local trainer runs one policy on one device",
     "parallel.sequence_parallel": "the local trainer runs one policy on one device",

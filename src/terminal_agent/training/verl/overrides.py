@@ -159,6 +159,9 @@ def verl_overrides(preset: TrainingPreset, *, train_files: str, val_files: str |
     put(f"{model}.lora_alpha", preset.model.lora_alpha, "model.lora_alpha")
     put(f"{model}.enable_gradient_checkpointing", preset.model.gradient_checkpointing, "model.gradient_checkpointing")
     put(f"{model}.use_remove_padding", preset.model.use_remove_padding, "model.use_remove_padding")
+    put(f"{model}.use_fused_kernels", preset.model.fused_kernels != "off", "model.fused_kernels")
+    if preset.model.fused_kernels != "off":
+        put(f"{model}.fused_kernel_options.impl_backend", preset.model.fused_kernels, "model.fused_kernels")
     put(f"{model}.trust_remote_code", preset.model.trust_remote_code, "model.trust_remote_code")
     if preset.model.attn_implementation is not None:  # verl reads it from the model's config overrides
         out.append(HydraOverride(f"{model}.override_config.attn_implementation", preset.model.attn_implementation,
