@@ -141,9 +141,9 @@ def test_lock_differences_and_their_summary():
     assert summary == "2 of the lock's 3 packages differ: vllm 0.23.1 (lock 0.24.0) and 1 more"
 
 
-def test_an_absent_attention_module_is_skipped(monkeypatch):
-    monkeypatch.setattr(gpu_readiness, "ATTENTION_CHECKS_MODULE", "terminal_agent.training.verl.no_such_module")
-    assert gpu_readiness.packed_attention(load_preset("verl_1gpu")) == []
+def test_padding_free_rows_without_them_need_no_attention_check():
+    assert gpu_readiness.packed_attention(load_preset("verl_1gpu", ["model.use_remove_padding=false",
+                                                                    "model.attn_implementation=sdpa"])) == []
 
 
 def test_a_refusal_is_one_line_with_its_fix():

@@ -19,12 +19,11 @@ depends on are refused above. The fix of nearly everything is ``bash scripts/set
 
 from __future__ import annotations
 
-import importlib
 import re
 import shutil
 import subprocess
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,7 +37,6 @@ from terminal_agent.training.preset_config import TrainingPreset
 #: is built against that torch.
 MINIMUM_DRIVER = (580,)
 SETUP_GPU = "bash scripts/setup.sh --gpu"
-ATTENTION_CHECKS_MODULE = "terminal_agent.training.verl.attention_checks"
 _PROC_DRIVER_VERSION = Path("/proc/driver/nvidia/version")
 
 
@@ -186,19 +184,12 @@ def lock_note(lock: Path = LOCK_PATH) -> str | None:
 
 # --- padding-free attention ----------------------------------------------------------------------
 def packed_attention(preset: TrainingPreset) -> list[Refusal]:
-    """``packed_attention_report(preset)`` of :data:`ATTENTION_CHECKS_MODULE` where that module exists: None for
-    nothing to refuse, else a line (or lines) naming the problem and its fix."""
-    try:
-        module = importlib.import_module(ATTENTION_CHECKS_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name == ATTENTION_CHECKS_MODULE:
-            return []  # not in this version
-        raise
-    report: object = module.packed_attention_report(preset)
-    if not report:
-        return []
-    lines: Iterable[object] = report if isinstance(report, Iterable) and not isinstance(report, str) else [report]
-    return [Refusal(str(line), "") for line in lines]  # each line names its fix itself
+    """What :func:`~terminal_agent.training.verl.attention_checks.packed_attention_report` refuses for the preset's
+    attention and padding-free rows (its line names the fix itself)."""
+    from terminal_agent.training.verl.attention_checks import packed_attention_report
+
+    report = packed_attention_report(preset)
+    return [Refusal(report, "")] if report else []
 
 
 # --- sandboxes -----------------------------------------------------------------------------------
@@ -268,7 +259,7 @@ def require_ready(preset: TrainingPreset) -> ReadinessReport:
 
 
 __all__ = [
-    "ATTENTION_CHECKS_MODULE", "GPU_PATH_CHECKS", "MINIMUM_DRIVER", "READINESS_CHECKS", "ReadinessReport", "Refusal",
+    "GPU_PATH_CHECKS", "MINIMUM_DRIVER", "READINESS_CHECKS", "ReadinessReport", "Refusal",
     "TorchFacts", "driver_and_gpus", "driver_too_old", "driver_version_from_proc", "gpu_packages", "lock_note",
     "machine_readiness", "nvidia_driver_version", "packed_attention", "require_ready", "sandbox_backend",
     "torch_facts",
