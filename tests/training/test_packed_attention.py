@@ -10,6 +10,7 @@ left on, is shown to attend across rows (so the isolation test can fail).
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -200,7 +201,12 @@ def test_varlen_kernel_matches_a_plain_reference_with_gradients(heads, kv_heads,
 
 
 def _gpu_model_dir(tmp_path: Path) -> Path:
-    """The embedded model's directory where it is converted here; else SmolLM2-135M's shape, randomly initialised."""
+    """``TERMINAL_AGENT_TEST_MODEL_DIR`` (the GPU node's rebuilt bf16 copy of the embedded model: speed_hold.sh sets
+    it), else the embedded model's directory where it is converted here; else SmolLM2-135M's shape, randomly
+    initialised."""
+    given = os.environ.get("TERMINAL_AGENT_TEST_MODEL_DIR")
+    if given:
+        return Path(given)
     try:
         from terminal_agent.models.embedded import ensure_embedded_model_cached
 

@@ -27,7 +27,7 @@ case "${1:-}" in
     bash $D/device.sh stage .device_carry/bundle/part4 .device_carry/bundle/bundle.json
     bash $D/device.sh setup > "$OUT/setup.log" 2>&1 || { tail -30 "$OUT/setup.log"; exit 1; }
     bash $D/device.sh runtime > "$OUT/runtime.log" 2>&1; tail -n 12 "$OUT/runtime.log"
-    ( eval "$(bash $D/device.sh env)"; export PYTHONPATH="$S/rt:$PYTHONPATH"
+    ( eval "$(bash $D/device.sh env)"; export PYTHONPATH="$S/rt:$PYTHONPATH" TERMINAL_AGENT_TEST_MODEL_DIR="$S/model/bf16"
       timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/training/test_packed_attention.py ) \
       > "$OUT/gpu_tests.log" 2>&1; tail -n 3 "$OUT/gpu_tests.log"
     TA_TRAIN_TIMEOUT=220 bash $D/device.sh warmstart "$OUT" "$S/warm" sandbox.backend=bwrap "model.path=$S/model/bf16" \
