@@ -31,7 +31,8 @@ temperature="${TEMPERATURE:-}"
 output_dir="${OUTPUT_DIR:-runs/eval-$(date -u +%Y%m%dT%H%M%SZ)}"
 extra=()
 
-usage() { sed -n '2,20p' "$script" | sed 's/^# \{0,1\}//'; }
+# The usage is the comment block at the top of this file (line 2 up to the first line that is not a comment).
+usage() { awk 'NR == 1 { next } !/^#/ { exit } { sub(/^# ?/, ""); print }' "$script"; }
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
