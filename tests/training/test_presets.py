@@ -187,3 +187,30 @@ def test_level1_compose_sets_values_through_hydra_grammar(verl_schema_sources):
     assert config.actor_rollout_ref.actor.optim.clip_grad == 0.5
     assert config.trainer.experiment_name == "a,b"  # quoted: not a Hydra sweep
     assert list(config.trainer.logger) == ["console"]
+
+
+def test_the_step_speed_keys_reach_verl_and_rllm_config(verl_schema_sources):
+    """batch.max_tokens_per_gpu, model.fused_kernels and algorithm.old_log_probs, composed against the real schemas:
+    dynamic batch sizes in the three roles verl requires to agree, the fused log-prob path with its backend, and
+    rLLM's rollout-correction bypass."""
+    plain = compose(load_preset("verl_1gpu", ["batch.max_tokens_per_gpu=null"]))
+    assert plain.actor_rollout_ref.actor.use_dynamic_bsz is False
+    assert plain.actor_rollout_ref.model.use_fused_kernels is False
+    assert plain.algorithm.rollout_correction.bypass_mode is False
+    fast = compose(load_preset("verl_1gpu", ["batch.max_tokens_per_gpu=12000", "model.fused_kernels=torch",
+                                             "algorithm.old_log_probs=sampler"]))
+    roles = fast.actor_rollout_ref
+    assert roles.actor.use_dynamic_bsz and roles.actor.ppo_max_token_len_per_gpu == 12000
+    assert roles.rollout.log_prob_use_dynamic_bsz and roles.rollout.log_prob_max_token_len_per_gpu == 24000
+    assert roles.ref.log_prob_use_dynamic_bsz and roles.ref.log_prob_max_token_len_per_gpu == 24000
+    assert roles.model.use_fused_kernels is True and roles.model.fused_kernel_options.impl_backend == "torch"
+    assert fast.algorithm.rollout_correction.bypass_mode is True
+
+
+@pytest.mark.parametrize("override", ["model.fused_kernels=torch", "algorithm.old_log_probs=sampler",
+                                      "batch.max_tokens_per_gpu=8192"])
+def test_the_local_trainer_refuses_the_verl_speed_keys(override):
+    from terminal_agent.training.local.config import local_preset_problems
+
+    problems = local_preset_problems(load_preset("local_1gpu", [override]))
+    assert any(override.split("=")[0] in problem for problem in problems), problems

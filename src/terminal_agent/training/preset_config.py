@@ -233,6 +233,11 @@ class AlgorithmSection(_Section):
     """Entropy bonus weight (0 = none)."""
     reject_zero_variance_groups: bool = True
     """Drop groups whose episodes all got the same reward (no GRPO signal)."""
+    old_log_probs: Literal["actor", "sampler"] = "actor"
+    """Where the PPO ratio's old-policy log-probs come from on the verl path. ``actor``: a forward pass of the actor
+    over the step's batch before the update (verl's default; 3-5 s of a verl_1gpu step on the H100). ``sampler``: the
+    log-probs vLLM returned while sampling (rLLM's rollout-correction bypass): no extra pass, but any gap between
+    sampler and actor (bf16 kernels, the LoRA merge) enters the ratio as if it were the policy's own change."""
 
     @field_validator("adv_estimator")
     @classmethod

@@ -319,6 +319,7 @@ VERL_ONLY_KEYS: dict[str, str] = {
     "model.gradient_checkpointing": "the local trainer does not recompute activations",
     "model.trust_remote_code": "the local trainer loads models without remote code",
     "model.fused_kernels": "the local trainer computes token log-probs itself (by rows, in fp32)",
+    "algorithm.old_log_probs": "the local trainer's old log-probs are always the sampler's",
     "cluster.nodes": "the local trainer runs on one machine",
     "parallel.tensor_parallel": "the local trainer runs one policy on one device",
     "parallel.sequence_parallel": "the local trainer runs one policy on one device",

@@ -173,6 +173,7 @@ def verl_overrides(preset: TrainingPreset, *, train_files: str, val_files: str |
     put("algorithm.adv_estimator", algo.adv_estimator, "algorithm.adv_estimator")
     put("algorithm.norm_adv_by_std_in_grpo", algo.norm_adv_by_std_in_grpo, "algorithm.norm_adv_by_std_in_grpo")
     fixed("algorithm.use_kl_in_reward", False, "algorithm.use_kl_loss")
+    put("algorithm.rollout_correction.bypass_mode", algo.old_log_probs == "sampler", "algorithm.old_log_probs")
     fixed("critic.enable", False, "algorithm.adv_estimator")
 
     # actor
