@@ -80,8 +80,8 @@ def harbor_task(test_sh: str = TB2_TEST_SH, source: str = ANSWER_TESTS, **fields
     support = {"test.sh": test_sh, **fields.pop("support", {})}
     limits = fields.pop("limits", TaskLimits(network=False, test_timeout_s=60))
     return Task(task_id=fields.pop("task_id", "harbor-unit"), instruction="Write 42 to /app/answer.txt.",
-                dockerfile=DOCKERFILE, test_source=source, test_support_files=support, verifier=verifier, limits=limits,
-                **fields)
+                dockerfile=fields.pop("dockerfile", DOCKERFILE), test_source=source, test_support_files=support,
+                verifier=verifier, limits=limits, **fields)
 
 
 def simple_sh(body: str) -> str:
@@ -648,3 +648,68 @@ def test_a_harbor_task_directory_is_graded_by_its_own_verifier_through_the_env(t
     assert result.scored, result.error
     assert result.reward == (1.0 if solved else 0.0), result.grade
     assert result.grade.verifier["mode"] == "harbor" and result.grade.verifier["runtime"] == "offline" and result.grade.verifier["verifier_network"] is False
+
+
+WORKDIR_MODULE_TESTS = textwrap.dedent(
+    """\
+    def test_the_module_shipped_in_the_workdir():
+        import shipped_helper
+
+        assert shipped_helper.ANSWER == 42
+    """
+)
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("command, reward", [("python -m pytest", 1.0), ("python3 -m pytest", 1.0),
+                                             ("uv run python -m pytest", 1.0), ("pytest", 0.0)])
+def test_python_m_pytest_imports_from_the_workdir_as_under_harbor(grade, command, reward):
+    # Harbor runs test.sh in the task's WORKDIR: `python -m pytest` has it first on sys.path, the console pytest not
+    sh = simple_sh(f"{command} /tests/test_outputs.py -rA && echo 1 > /logs/verifier/reward.txt "
+                   "|| echo 0 > /logs/verifier/reward.txt\n")
+    result = grade(harbor_task(sh, WORKDIR_MODULE_TESTS), "printf 'ANSWER = 42\\n' > /app/shipped_helper.py")
+    assert result.scored and result.score == reward, (result.error, result.log_tail)
+
+
+@pytest.mark.docker
+def test_a_pytest_planted_in_the_workdir_does_not_replace_the_runtimes(grade):
+    sh = simple_sh("python -m pytest /tests/test_outputs.py -rA && echo 1 > /logs/verifier/reward.txt "
+                   "|| echo 0 > /logs/verifier/reward.txt\n")
+    planted = "import sys\\nsys.exit(0)\\n"
+    result = grade(harbor_task(sh, ANSWER_TESTS),  # nothing solved: the real tests fail
+                   f"printf '{planted}' > /app/pytest.py && mkdir -p /app/_pytest && cp /app/pytest.py /app/_pytest/__init__.py"
+                   f" && cp /app/pytest.py /app/pluggy.py")
+    assert result.scored and result.score == 0.0, (result.error, result.log_tail)
+    assert any("not imported as 'pytest'" in note for note in result.substitutions), result.substitutions
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_python_313_task_is_graded_on_cpython_313_with_its_workdir_module(docker_client):
+    # a TB2 task on python:3.13-slim-bookworm: its tests use 3.12+ syntax and a module its image ships in WORKDIR
+    from terminal_agent.sandbox.backends import resolve_task_image, start_sandbox
+    from terminal_agent.sandbox.config import SandboxConfig
+
+    source = textwrap.dedent(
+        """\
+        import sys
+
+
+        def test_python_313_and_the_workdir_module():
+            import modern  # 3.12+ syntax: a SyntaxError on 3.11
+            import shipped_helper
+
+            assert sys.version_info[:2] == (3, 13) and shipped_helper.ANSWER == modern.ANSWER
+        """
+    )
+    sh = TB2_TEST_SH.replace("pytest --ctrf /logs/verifier/ctrf.json", "python -m pytest --ctrf /logs/verifier/ctrf.json")
+    task = harbor_task(sh, source, task_id="harbor-py313", support={"modern.py": "type Answer = int\nANSWER: Answer = 42\n"},
+                       dockerfile="FROM python:3.13-slim-bookworm\nWORKDIR /app\nRUN echo 'ANSWER = 42' > shipped_helper.py\n")
+    image = resolve_task_image(SandboxConfig(), task)
+    sandbox = start_sandbox(SandboxConfig(), image, task.limits, run_id="test-grading-harbor")
+    try:
+        result = HarborGrader(sandbox_config=SandboxConfig(), run_id="test-grading-harbor").grade(sandbox, task)
+    finally:
+        sandbox.close()
+    assert result.scored and result.score == 1.0, (result.error, result.log_tail)
+    assert not any("python 3.13 -> the image's python" in note for note in result.substitutions), result.substitutions

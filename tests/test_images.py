@@ -20,13 +20,26 @@ import pytest
 
 from terminal_agent.errors import ImageBuildError, ImageError, ImageNotAvailableError
 from terminal_agent.sandbox.images.aliases import (
-    PYTHON_IMAGE,
+    PYTHON_311_IMAGE,
+    PYTHON_313_IMAGE,
+    SUBSTITUTE_DEBOOTSTRAPS,
+    SUBSTITUTE_DOCKERFILES,
+    DebootstrapRecipe,
     alias_for,
+    find_alias,
     find_from_images,
     rewrite_from_lines,
     split_image_reference,
 )
-from terminal_agent.sandbox.images.base_image import BASE_IMAGE, find_debian_mirror, read_apt_sources
+from terminal_agent.sandbox.images.base_image import (
+    BASE_IMAGE,
+    BASE_IMAGE_CHANGES,
+    BASE_PACKAGES,
+    BASE_SUITE,
+    find_debian_mirror,
+    missing_debian_packages,
+    read_apt_sources,
+)
 from terminal_agent.sandbox.images.export import task_source_hash
 from terminal_agent.sandbox.images.image_build import content_hash as _content_hash
 from terminal_agent.sandbox.images.manager import MANAGED_LABEL, TASK_LABEL, ImageManager, task_repository
@@ -121,19 +134,76 @@ def test_no_debian_mirror_names_the_files_read(tmp_path):
         ("docker.io/library/ubuntu:22.04", BASE_IMAGE),
         ("debian:bookworm-slim", BASE_IMAGE),
         ("debian:bookworm-20240110", BASE_IMAGE),
-        ("python:3.13-slim-bookworm", PYTHON_IMAGE),
-        ("python:3.11", PYTHON_IMAGE),
-        ("python:3.12.4-slim@sha256:" + "0" * 64, PYTHON_IMAGE),
+        ("python:3.13-slim-bookworm", PYTHON_313_IMAGE),
+        ("python:3.13-trixie", PYTHON_313_IMAGE),
+        ("python:3.11", PYTHON_311_IMAGE),
+        ("python:3.11-slim-bookworm", PYTHON_311_IMAGE),
+        ("python:3.10-slim", PYTHON_311_IMAGE),
+        ("python:3.12.4-slim@sha256:" + "0" * 64, PYTHON_313_IMAGE),
+        ("python:3.14", PYTHON_313_IMAGE),
         ("ghcr.io/laude-institute/t-bench/ubuntu-24-04:20250624", BASE_IMAGE),
-        ("ghcr.io/laude-institute/t-bench/python-3-13:latest", PYTHON_IMAGE),
-        ("ghcr.io/laude-institute/t-bench/python-3-13", PYTHON_IMAGE),
+        ("ghcr.io/laude-institute/t-bench/python-3-13:latest", PYTHON_313_IMAGE),
+        ("ghcr.io/laude-institute/t-bench/python-3-13", PYTHON_313_IMAGE),
         ("ubuntu:18.04", None),
         ("python:2.7", None),
+        ("python:3.9-slim", None),
+        ("python:3.13-alpine", None),
         ("nosuchregistry.invalid/foo:1", None),
     ],
 )
 def test_alias_table(reference, expected):
     assert alias_for(reference) == expected
+
+
+def test_a_python_version_debian_does_not_package_says_which_stands_in():
+    assert find_alias("python:3.13-slim").note == "python 3.13 -> CPython 3.13 of Debian trixie"
+    assert find_alias("python:3.11").note == "python 3.11 -> CPython 3.11 of Debian bookworm"
+    note = find_alias("python:3.12-slim").note
+    assert note.startswith("python 3.12 -> CPython 3.13 of Debian trixie") and "no 3.12" in note
+    assert "no 3.10" in find_alias("python:3.10").note and "3.11" in find_alias("python:3.10").note
+    assert "asked for bookworm" in find_alias("python:3.13-slim-bookworm").note
+    assert find_alias("ubuntu:24.04").note == ""
+
+
+def test_each_python_stand_in_has_headers_pip_venv_and_python():
+    for package in ("python3-dev", "python3-pip", "python3-venv", "python-is-python3"):
+        assert package in SUBSTITUTE_DOCKERFILES[PYTHON_311_IMAGE]
+        assert package in SUBSTITUTE_DEBOOTSTRAPS[PYTHON_313_IMAGE].packages
+    assert SUBSTITUTE_DEBOOTSTRAPS[PYTHON_313_IMAGE].suite == "trixie"
+
+
+def test_tasks_on_the_base_image_keep_their_content_hash():
+    """The python stand-ins changed; the base (and so every task on ubuntu/debian images) did not: its recipe and
+    the Dockerfile a task on it is hashed with are what they were, so its cached image and tag stay valid."""
+    assert (BASE_SUITE, BASE_PACKAGES, BASE_IMAGE_CHANGES) == (
+        "bookworm", ("python3", "bash", "coreutils", "procps", "ca-certificates"),
+        ('CMD ["/bin/bash"]', "LABEL terminal-agent.managed=true",
+         "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "ENV LANG=C.UTF-8"))
+    for reference in ("ubuntu:24.04", "debian:bookworm-slim", "ghcr.io/laude-institute/t-bench/ubuntu-24-04:1"):
+        rewritten = rewrite_from_lines(f"FROM {reference}\nRUN echo hi > /x\n", lambda image: alias_for(image) or image)
+        assert rewritten == "FROM terminal-agent/base:bookworm\nRUN echo hi > /x\n"
+    # the formula over that Dockerfile, as it was before the stand-ins per version
+    assert _content_hash("FROM terminal-agent/base:bookworm\nRUN echo hi > /x\n", {"a.txt": "a\n"}, ["sha256:1"]) == (
+        "9dbd4a2fb0083d0c050e1d6b2d0d2fe79a0b32f38fa4b6924d7068aa2554b09a")
+
+
+def test_missing_debian_packages_are_read_from_debootstrap_and_apt_logs():
+    assert missing_debian_packages("I: Retrieving Packages\nE: Couldn't find these debs: python3.12 python3.12-dev\n") == [
+        "python3.12", "python3.12-dev"]
+    assert missing_debian_packages("E: Unable to locate package python3.12-dev\nE: Unable to locate package x\n") == [
+        "python3.12-dev", "x"]
+    assert missing_debian_packages("E: Package 'python3-distutils' has no installation candidate\n") == ["python3-distutils"]
+    assert missing_debian_packages("E: Sub-process returned an error code\n") == []
+
+
+def test_a_release_the_machine_does_not_list_is_fetched_from_its_debian_archive(tmp_path):
+    root = write_sources(tmp_path, {"sources.list.d/debian.sources": """\
+        Types: deb
+        URIs: http://mirror.example/debian
+        Suites: bookworm bookworm-updates
+        Components: main
+        """, "sources.list.d/other.list": "deb https://other.example/apt nodistro main\n"})
+    assert find_debian_mirror("trixie", root) == "http://mirror.example/debian"
 
 
 @pytest.mark.parametrize(
@@ -382,9 +452,70 @@ def test_build_failure_carries_log_tail(manager, docker_client):
 @pytest.mark.docker
 def test_python_image_substitute_has_python_and_pip(manager, docker_client):
     task = make_task("python", "FROM python:3.12-slim\nRUN pip --version > /pip && python -c 'print(1)' > /x\n")
-    tag = manager.ensure_task_image(task)
-    assert ("python:3.12-slim", PYTHON_IMAGE) in manager.stats.substitutions
+    lines: list[str] = []
+    tag = manager.ensure_task_image(task, progress=lines.append)
+    assert ("python:3.12-slim", PYTHON_313_IMAGE) in manager.stats.substitutions
     assert run_in(docker_client, tag, "cat /x /pip").startswith("1\npip ")
+    # the build log says which python stands in for which
+    assert any("python:3.12-slim" in line and "CPython 3.13" in line and "no 3.12" in line for line in lines), lines
+
+
+C_EXTENSION = {
+    "src/setup.py": "from setuptools import Extension, setup\n\nsetup(name='fastsum', ext_modules=[Extension('fastsum', ['fastsum.c'])])\n",
+    "src/fastsum.c": textwrap.dedent(
+        """\
+        #include <Python.h>
+
+        static PyObject *add(PyObject *self, PyObject *args) {
+            long a, b;
+            if (!PyArg_ParseTuple(args, "ll", &a, &b)) return NULL;
+            return PyLong_FromLong(a + b);
+        }
+        static PyMethodDef methods[] = {{"add", add, METH_VARARGS, "a + b"}, {NULL, NULL, 0, NULL}};
+        static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "fastsum", NULL, -1, methods};
+        PyMODINIT_FUNC PyInit_fastsum(void) { return PyModule_Create(&module); }
+        """
+    ),
+    # 3.12+ syntax (PEP 695) and a 3.12+ stdlib function: a SyntaxError / AttributeError on 3.11
+    "src/modern.py": "import itertools\n\ntype Pair = tuple[int, int]\n\n"
+                     "def pairs(values) -> list[Pair]:\n    return list(itertools.batched(values, 2))\n",
+}
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("image, version", [("python:3.13-slim-bookworm", "3.13"), ("python:3.11-slim", "3.11")])
+def test_a_c_extension_builds_on_the_python_stand_in_of_its_version(manager, docker_client, image, version):
+    # as a reference solution does: a compiler from the distribution, then setuptools against the image's Python.h
+    task = make_task(f"cext-{version}", f"FROM {image}\nCOPY src /src\n"
+                     "RUN apt-get update && apt-get install -y --no-install-recommends gcc python3-setuptools"
+                     " && rm -rf /var/lib/apt/lists/*\n"
+                     "RUN cd /src && python setup.py build_ext --inplace\n", files=C_EXTENSION)
+    tag = manager.ensure_task_image(task)
+    out = run_in(docker_client, tag, "cd /src && python -c 'import sys, fastsum; print(sys.version_info[:2], fastsum.add(2, 40))'"
+                 " && python -m venv /tmp/v && /tmp/v/bin/python -c 'print(1)' && pip --version | cut -d' ' -f1")
+    major_minor = tuple(int(part) for part in version.split("."))
+    assert out.splitlines() == [f"{major_minor} 42", "1", "pip"], out
+    modern = run_in(docker_client, tag, "cd /src && python -c 'import modern; print(modern.pairs([1, 2, 3, 4]))' 2>&1 || true")
+    if version == "3.13":
+        assert modern.strip() == "[(1, 2), (3, 4)]"
+    else:
+        assert "SyntaxError" in modern  # what a python:3.13 task met on the old stand-in
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_stand_in_build_that_fails_names_the_missing_debian_package(manager, monkeypatch):
+    broken = "terminal-agent/python:test-missing-" + RUN_ID
+    monkeypatch.setitem(SUBSTITUTE_DOCKERFILES, broken, SUBSTITUTE_DOCKERFILES[PYTHON_311_IMAGE].replace(
+        "python3-dev", "python3.12-dev"))
+    with pytest.raises(ImageBuildError) as raised:
+        manager._ensure_substitute(broken)
+    assert "no package python3.12-dev" in str(raised.value), str(raised.value)
+    monkeypatch.setitem(SUBSTITUTE_DEBOOTSTRAPS, broken, DebootstrapRecipe("trixie", ("python3", "python3.12-dev"), ()))
+    with pytest.raises(ImageError) as raised:
+        manager._ensure_substitute(broken)
+    assert "Debian trixie has no package python3.12-dev" in str(raised.value), str(raised.value)
 
 
 @pytest.mark.docker

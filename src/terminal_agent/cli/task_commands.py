@@ -142,6 +142,11 @@ def render_inspection(report: InspectionReport, out: Console) -> None:
                 f"({files[1]['binary']} binary), solution {files[2]['files']} ({files[2]['binary']} binary)",
                 highlight=False,
             )
+            for image in task.summary.get("images") or []:
+                stand_in = image["stand_in"] or "[red]none[/red]"
+                note = f" ({escape(image['note'])})" if image["note"] else ""
+                out.print(f"  image {escape(image['image'])} -> stand-in {stand_in} where it cannot be pulled{note}",
+                          highlight=False)
             if task.summary.get("test_requirements"):
                 out.print("  test requirements (provided offline to the tests): "
                           + escape(", ".join(task.summary["test_requirements"])), highlight=False)

@@ -102,7 +102,23 @@ def task_summary(task: Task) -> dict[str, Any]:
         "solution": task.solution is not None,
         "solution_files": counts(task.solution_files),
         "test_requirements": list(task.metadata.get(TEST_REQUIREMENTS_METADATA_KEY) or []),
+        "images": image_mapping(task),
     }
+
+
+def image_mapping(task: Task) -> list[dict[str, str | None]]:
+    """Each public image the task names (its ``docker_image``, its Dockerfile's ``FROM`` images) with the local
+    stand-in it gets where it is neither present nor pullable (None: no stand-in, the build would stop there) and
+    what differs (which CPython stands in for which)."""
+    from terminal_agent.sandbox.images.aliases import find_alias, find_from_images
+
+    names = ([task.docker_image] if task.docker_image else []) + [e.image for e in find_from_images(task.dockerfile)]
+    mapping: list[dict[str, str | None]] = []
+    for name in dict.fromkeys(names):
+        alias = find_alias(name)
+        mapping.append({"image": name, "stand_in": alias.substitute if alias else None,
+                        "note": alias.note if alias else "no local stand-in"})
+    return mapping
 
 
 def compose_settings(task: Task) -> list[HarborSetting]:

@@ -21,6 +21,13 @@ could not provide).
 * ``python -m pytest ARGS`` (``VERIFIER_DIR/bin/python`` and ``python3``): pytest with every provided wheel; any
   other ``python`` command line runs the image's interpreter as it is.
 
+``sys.path[0]`` is what Python itself would put there: the working directory for ``python -m pytest`` (Harbor runs
+test.sh in the task's WORKDIR, so a test imports a module shipped there), the script's directory for ``python
+SCRIPT``, nothing for the console ``pytest``. That entry serves only names that neither the runtime (its wheels,
+its pytest bundle, the session gate), the standard library nor the test paths' directories provide: a ``pytest.py``,
+``_pytest/``, ``pluggy.py`` or ``json.py`` planted there is never imported in their place (whatever finder asks,
+pytest's assertion rewriter included: the entry's path finder refuses them), and each refusal is logged.
+
 pytest always runs with plugin autoload off (``-p`` for the provided wheels' ``pytest11`` plugins), so no
 plugin the agent installed in the image loads; when the test paths' directory has no pytest
 configuration of its own, ``-c runtime/pytest.ini --rootdir DIR`` keeps a planted ``/pytest.ini`` out;
@@ -167,10 +174,51 @@ def check_requested(tool, info, names):
             log(tool, "missing", "%s is neither in the verifier runtime nor in the image: %s" % (name, why))
 
 
-def set_runtime_path(wheels):
+def set_runtime_path(wheels, first=None, protect=()):
+    """sys.path = the wheels, the bundle, the stdlib, the image's package dirs LAST; then ``first`` (the directory
+    Python itself puts there: the working directory for ``-m``, the script's for a script) in front, guarded so that
+    it serves no name that the runtime's own entries, the standard library or the dirs ``protect`` provide."""
     stdlib = [p for p in sys.path if p and not p.endswith(("site-packages", "dist-packages")) and p != HERE]
     entries = [os.path.join(HERE, "wheels", w + ".d" if info_compiled(w) else w) for w in wheels]
-    sys.path[:] = entries + [os.path.join(HERE, "bundle.zip")] + stdlib + system_package_dirs()
+    runtime = entries + [os.path.join(HERE, "bundle.zip")] + stdlib
+    sys.path[:] = runtime + system_package_dirs()
+    if first is not None:
+        first = os.path.abspath(first)
+        protected = [p for p in list(protect) + runtime if os.path.abspath(p) != first]
+        sys.path_importer_cache[first] = guarded_finder(first, protected)
+        sys.path.insert(0, first)
+
+
+def guarded_finder(path, protected):
+    """A path-entry finder for ``path`` that refuses every top-level name one of the ``protected`` entries (or a
+    later addition, as the session gate) provides: Python's own lookup in any other case."""
+    import importlib.machinery as machinery
+
+    loaders = [(machinery.ExtensionFileLoader, machinery.EXTENSION_SUFFIXES),
+               (machinery.SourceFileLoader, machinery.SOURCE_SUFFIXES),
+               (machinery.SourcelessFileLoader, machinery.BYTECODE_SUFFIXES)]
+
+    class GuardedFileFinder(machinery.FileFinder):
+        refused = set()
+
+        def find_spec(self, fullname, target=None):
+            if "." not in fullname:
+                owner = machinery.PathFinder.find_spec(fullname, protected + GUARDED_EXTRA)
+                if owner is not None:
+                    spec = super().find_spec(fullname, target)
+                    if spec is not None and fullname not in self.refused:
+                        self.refused.add(fullname)
+                        log("python", "substituted", "%s in %s is not imported as %r: the runtime's, the standard "
+                            "library's and the tests' modules are never shadowed by it (%s is used)"
+                            % (spec.origin or fullname, path, fullname, owner.origin or fullname))
+                    return None
+            return super().find_spec(fullname, target)
+
+    return GuardedFileFinder(path, *loaders)
+
+
+GUARDED_EXTRA = []
+"""Entries the runtime adds after the path is set (the session gate's dir): protected as well."""
 
 
 def info_compiled(filename):
@@ -196,8 +244,10 @@ def _test_dirs(args):
     return dirs
 
 
-def run_pytest(tool, args, wheels, info):
-    set_runtime_path(wheels)
+def run_pytest(tool, args, wheels, info, first=None):
+    """pytest in this process; ``first``: the directory Python puts at ``sys.path[0]`` (None for the console
+    ``pytest``, the working directory for ``python -m pytest``)."""
+    set_runtime_path(wheels, first, _test_dirs(args))
     for key in ("PYTEST_ADDOPTS", "PYTEST_PLUGINS"):
         os.environ.pop(key, None)
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
@@ -210,6 +260,7 @@ def run_pytest(tool, args, wheels, info):
         # the agent's processes run beside the tests: the session gate freezes them when the tests are over;
         # no pytest cache is written beside the tests (see harbor_runner._gate_environment)
         sys.path.insert(0, gate)
+        GUARDED_EXTRA.append(gate)
         plugin_args += ["-p", "ta_session_gate", "-p", "no:cacheprovider"]
     guard = []
     given = set(a.split("=", 1)[0] for a in args)
@@ -244,26 +295,92 @@ def run_console_script(tool, name, args, wheels, info):
     return 127
 
 
+PYTHON_FLAGS = set("bBdEhiIOPqsSuvVx")
+"""Interpreter options without a value (``-m``, ``-c``, ``-W``, ``-X`` are read apart)."""
+
+
+def split_interpreter_options(args):
+    """(options, rest) of a ``python`` command line: ``-B -W error -m pytest -q`` -> (``-B -W error``, ``-m pytest
+    -q``); rest starts at ``-m``, ``-c``, ``-`` or the script (None when an option is not one Python has)."""
+    index = 0
+    while index < len(args):
+        word = args[index]
+        if word in ("-W", "-X"):
+            index += 2
+            continue
+        if word.startswith(("-W", "-X")) or word == "-OO":
+            index += 1
+            continue
+        if word.startswith("-m") or word.startswith("-c") or word == "-" or not word.startswith("-"):
+            return args[:index], args[index:]
+        if word == "--" or not set(word[1:]) <= PYTHON_FLAGS:
+            return None, args
+        index += 1
+    return args, []
+
+
+def python_first_entry(options):
+    """What Python puts at sys.path[0] for ``-m``: the working directory, unless ``-P``/``-I`` (or PYTHONSAFEPATH
+    without ``-E``) say nothing."""
+    flags = "".join(o[1:] for o in options if not o.startswith(("-W", "-X")) and o not in ("-OO",))
+    if "P" in flags or "I" in flags or (os.environ.get("PYTHONSAFEPATH") and "E" not in flags):
+        return None
+    try:
+        return os.getcwd()
+    except OSError:  # a working directory removed under us: Python itself then adds nothing either
+        return None
+
+
+def apply_warning_options(options):
+    """``-W ARG`` of the command line, as the interpreter would have read them."""
+    import warnings
+
+    values = []
+    for index, option in enumerate(options):
+        if option == "-W" and index + 1 < len(options):
+            values.append(options[index + 1])
+        elif option.startswith("-W") and len(option) > 2:
+            values.append(option[2:])
+    sys.warnoptions.extend(values)
+    process = getattr(warnings, "_processoptions", None)
+    if values and process is not None:
+        process(values)
+
+
+def pytest_module(rest):
+    """Whether ``rest`` (after the interpreter's options) runs pytest as a module: ``-m pytest`` / ``-mpytest``."""
+    if rest[:1] in (["-mpytest"], ["-mpy.test"]):
+        return True
+    return rest[:2] in (["-m", "pytest"], ["-m", "py.test"])
+
+
 def run_python(tool, args, wheels, info):
     """``python ...`` inside the runtime: ``-m pytest`` and scripts; anything else runs the plain interpreter."""
-    if args[:2] == ["-m", "pytest"]:
-        return run_pytest(tool, args[2:], wheels, info)
-    if args and not args[0].startswith("-"):
-        import runpy
+    options, rest = split_interpreter_options(list(args))
+    if options is not None and pytest_module(rest):
+        apply_warning_options(options)
+        return run_pytest(tool, rest[1 if rest[0].startswith("-mp") else 2:], wheels, info, python_first_entry(options))
+    if not args or args[0].startswith("-"):
+        os.execv(sys.executable, [sys.executable] + list(args))
+    import runpy
 
-        set_runtime_path(wheels)
-        sys.argv = list(args)
-        runpy.run_path(args[0], run_name="__main__")
-        return 0
-    os.execv(sys.executable, [sys.executable] + list(args))
+    # as Python: the script's directory first
+    set_runtime_path(wheels, os.path.dirname(os.path.abspath(args[0])))
+    sys.argv = list(args)
+    runpy.run_path(args[0], run_name="__main__")
+    return 0
 
 
 def python_command(args, info):
-    """``python ARGS`` on the verifier's PATH: ``-m pytest`` / ``-m py.test`` is the runtime's pytest (the image has
-    none: a v1 run-tests.sh's ``python -m pytest`` after ``uv pip install pytest``); anything else is the image's
-    interpreter, exactly as if it had been called."""
-    if args[:2] in (["-m", "pytest"], ["-m", "py.test"]):
-        return run_pytest("python -m pytest", args[2:], selected_wheels(info, None), info)
+    """``python ARGS`` on the verifier's PATH: ``-m pytest`` / ``-m py.test`` (after any interpreter options) is the
+    runtime's pytest with the working directory first on sys.path, as Python puts it (the image has none: a v1
+    run-tests.sh's ``python -m pytest`` after ``uv pip install pytest``); anything else is the image's interpreter,
+    exactly as if it had been called."""
+    options, rest = split_interpreter_options(list(args))
+    if options is not None and pytest_module(rest):
+        apply_warning_options(options)
+        return run_pytest("python -m pytest", rest[1 if rest[0].startswith("-mp") else 2:],
+                          selected_wheels(info, None), info, python_first_entry(options))
     os.execv(sys.executable, [sys.executable] + list(args))
 
 

@@ -29,6 +29,8 @@ BASE_SUITE = "bookworm"
 """Debian release of the base image."""
 BASE_PACKAGES = ("python3", "bash", "coreutils", "procps", "ca-certificates")
 """Packages added to debootstrap's ``minbase``: python3 runs the sandbox's shell server and the grader."""
+DEBIAN_SUITES = ("bookworm", "trixie", "bullseye", "sid", "stable", "testing", "unstable")
+"""Debian release names: an apt source serving one of them is a Debian archive (which serves them all)."""
 MANAGED_LABEL = "terminal-agent.managed"
 """Label (value ``true``) on every image terminal-agent makes; cleanup and ``images list`` go by it."""
 BASE_IMAGE_CHANGES = (
@@ -115,18 +117,41 @@ def read_apt_sources(root: Path | str = "/") -> list[AptSource]:
 def find_debian_mirror(suite: str = BASE_SUITE, root: Path | str = "/") -> str:
     """The URI of an apt source that serves ``suite`` itself (not ``-updates``/``-security``) with ``main``.
 
-    Raises :class:`ImageError` naming the files read when there is none.
+    A machine's sources name its own release only: for another release (``trixie`` on a bookworm host) the
+    source of the machine's own Debian release is taken, since one Debian archive serves every release
+    (debootstrap then says so if this one does not). Raises :class:`ImageError` naming the files read when
+    there is none.
     """
     sources = read_apt_sources(root)
-    for source in sources:
-        if suite in source.suites and (not source.components or "main" in source.components):
-            if source.uri.startswith(("http://", "https://", "file:/")):
-                return source.uri.rstrip("/")
+    for wanted in dict.fromkeys((suite, *DEBIAN_SUITES)):
+        for source in sources:
+            if wanted in source.suites and (not source.components or "main" in source.components):
+                if source.uri.startswith(("http://", "https://", "file:/")):
+                    return source.uri.rstrip("/")
     read = sorted({source.origin for source in sources}) or ["no sources files found"]
     raise ImageError(
         f"no Debian '{suite}' mirror in this machine's apt sources ({', '.join(read)}); "
         f"pass one explicitly (terminal-agent images base --rebuild --mirror URL)"
     )
+
+
+_MISSING_DEB_PATTERNS = (
+    re.compile(r"Couldn't find these debs: (?P<names>.+)"),  # debootstrap
+    re.compile(r"Unable to locate package (?P<names>\S+)"),  # apt-get
+    re.compile(r"Package '?(?P<names>[^' ]+)'? has no installation candidate"),  # apt-get
+    re.compile(r"Couldn't find package (?P<names>\S+)"),  # debootstrap's dependency resolver
+)
+
+
+def missing_debian_packages(log: str) -> list[str]:
+    """The Debian packages a debootstrap or ``apt-get install`` log says it could not find, in order."""
+    found: list[str] = []
+    for line in log.splitlines():
+        for pattern in _MISSING_DEB_PATTERNS:
+            match = pattern.search(line)
+            if match:
+                found += [name for name in match.group("names").split() if name not in found]
+    return found
 
 
 def _tar_stream(rootfs: Path, chunk_size: int = 1 << 20) -> Iterator[bytes]:
@@ -159,30 +184,45 @@ def build_base_image(client: docker.DockerClient, tag: str = BASE_IMAGE, mirror:
     Needs root and the ``debootstrap`` program (``apt-get install debootstrap``); raises
     :class:`ImageError` with the end of debootstrap's output when it fails.
     """
+    return build_debootstrap_image(client, tag, BASE_SUITE, BASE_PACKAGES, BASE_IMAGE_CHANGES, mirror, work_dir)
+
+
+def build_debootstrap_image(
+    client: docker.DockerClient,
+    tag: str,
+    suite: str,
+    packages: tuple[str, ...],
+    changes: tuple[str, ...],
+    mirror: str | None = None,
+    work_dir: Path | None = None,
+) -> str:
+    """``debootstrap --variant=minbase --include=PACKAGES SUITE`` imported as ``tag`` with the Dockerfile
+    instructions ``changes``; returns the image id.
+
+    Raises :class:`ImageError` with the end of debootstrap's output when it fails, naming the Debian
+    packages it could not find (a package the release does not have).
+    """
     debootstrap = shutil.which("debootstrap") or next(
         (p for p in ("/usr/sbin/debootstrap", "/sbin/debootstrap") if Path(p).exists()), None
     )
     if debootstrap is None:
         raise ImageError("debootstrap is not installed; run scripts/setup.sh as root (or apt-get install debootstrap)")
-    mirror = mirror or find_debian_mirror(BASE_SUITE)
+    mirror = mirror or find_debian_mirror(suite)
     if work_dir is not None:
         work_dir.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="base-rootfs-", dir=work_dir) as temp:
         rootfs = Path(temp) / "rootfs"
-        command = [
-            debootstrap,
-            "--variant=minbase",
-            f"--include={','.join(BASE_PACKAGES)}",
-            BASE_SUITE,
-            str(rootfs),
-            mirror,
-        ]
+        command = [debootstrap, "--variant=minbase", f"--include={','.join(packages)}", suite, str(rootfs), mirror]
         logger.info("building %s: %s", tag, " ".join(command))
         result = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
         if result.returncode != 0:
             tail = "\n".join(result.stdout.splitlines()[-40:])
-            raise ImageError(f"debootstrap failed with exit code {result.returncode} (mirror {mirror}):\n{tail}")
+            missing = missing_debian_packages(result.stdout)
+            what = (f"Debian {suite} has no package {', '.join(missing)} (asked for: {', '.join(packages)}); "
+                    if missing else "")
+            raise ImageError(f"building {tag}: {what}debootstrap of {suite} failed with exit code "
+                             f"{result.returncode} (mirror {mirror}):\n{tail}")
         for pattern in _ROOTFS_LEFTOVERS:
             for path in rootfs.glob(pattern):
                 if path.is_dir() and not path.is_symlink():
@@ -197,7 +237,7 @@ def build_base_image(client: docker.DockerClient, tag: str = BASE_IMAGE, mirror:
                 src=_tar_stream(rootfs),
                 repository=repository,
                 tag=image_tag,
-                changes=list(BASE_IMAGE_CHANGES),
+                changes=list(changes),
                 stream_src=True,
             )
             image = client.images.get(tag)

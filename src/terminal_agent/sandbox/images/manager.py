@@ -25,7 +25,13 @@ from pathlib import Path
 import docker
 
 from terminal_agent.errors import ImageBuildError, ImageError, ImageNotAvailableError
-from terminal_agent.sandbox.images.base_image import BASE_IMAGE, MANAGED_LABEL, build_base_image
+from terminal_agent.sandbox.images.base_image import (
+    BASE_IMAGE,
+    MANAGED_LABEL,
+    build_base_image,
+    build_debootstrap_image,
+    missing_debian_packages,
+)
 from terminal_agent.sandbox.images.host_build_settings import HostBuildSettings
 from terminal_agent.sandbox.images.host_trust import (
     HOST_TRUST_LABEL,
@@ -36,8 +42,10 @@ from terminal_agent.sandbox.images.host_trust import (
 )
 from terminal_agent.sandbox.images.aliases import (
     ALIASED_IMAGES_HELP,
+    SUBSTITUTE_DEBOOTSTRAPS,
     SUBSTITUTE_DOCKERFILES,
-    alias_for,
+    find_alias,
+    find_from_images,
     rewrite_from_lines,
     split_image_reference,
 )
@@ -80,6 +88,8 @@ class ImageStats:
     """Pull attempts that failed (each image is tried at most once per few minutes)."""
     substitutions: list[tuple[str, str]] = field(default_factory=list)
     """(public image, local substitute) pairs used, each once, in order (each is logged once as a warning)."""
+    substitution_notes: dict[str, str] = field(default_factory=dict)
+    """Public image -> what differs in its substitute (a python image: which CPython stands in for which)."""
     prebuilt_used: int = 0
     """Task image requests answered by the task's own ``docker_image`` (present here or pulled)."""
     prebuilt_fallbacks: int = 0
@@ -187,22 +197,51 @@ class ImageManager:
             return build_base_image(self.client, tag=tag, mirror=mirror, work_dir=self.cache_dir / "rootfs")
 
     def _ensure_substitute(self, name: str) -> str:
-        """Id of a local substitute: the base itself, or one built from it (rebuilt when recipe or base change)."""
+        """Id of a local substitute: the base itself, one built from it, or one made by debootstrap from another
+        Debian release (each rebuilt when its recipe or the base change). A build that fails on a package Debian
+        does not have raises :class:`ImageError` naming it."""
         if name in (BASE_IMAGE, self.base_image):
             return self.ensure_base_image()
+        if name in SUBSTITUTE_DEBOOTSTRAPS:
+            recipe = SUBSTITUTE_DEBOOTSTRAPS[name]
+            recipe_hash = content_hash(f"debootstrap {recipe.suite} {' '.join(recipe.packages)}\n"
+                                       + "\n".join(recipe.changes), {}, [])
+            with self._locked(name):
+                existing = self._substitute_id(name, recipe_hash)
+                if existing:
+                    return existing
+                with self._stats_lock:
+                    self.stats.builds += 1
+                return build_debootstrap_image(self.client, name, recipe.suite, recipe.packages,
+                                               recipe.changes + (f"LABEL {HASH_LABEL}={recipe_hash}",),
+                                               work_dir=self.cache_dir / "rootfs")
         if name not in SUBSTITUTE_DOCKERFILES:
             raise ImageNotAvailableError(f"the alias table names {name!r}, which has no recipe")
         base_id = self.ensure_base_image()
         dockerfile = SUBSTITUTE_DOCKERFILES[name].format(base=self.base_image)
         recipe_hash = content_hash(dockerfile, {}, [base_id])
         with self._locked(name):
+            existing = self._substitute_id(name, recipe_hash)
+            if existing:
+                return existing
             try:
-                image = self.client.images.get(name)
-                if image.labels.get(HASH_LABEL) == recipe_hash:
-                    return str(image.id)
-            except docker.errors.ImageNotFound:
-                pass
-            return self._build(name, dockerfile, {}, {HASH_LABEL: recipe_hash}, progress=None)
+                return self._build(name, dockerfile, {}, {HASH_LABEL: recipe_hash}, progress=None)
+            except ImageBuildError as exc:
+                missing = missing_debian_packages(exc.log_tail)
+                if not missing:
+                    raise
+                raise ImageBuildError(f"building the stand-in {name} failed: the base image's Debian release has no "
+                                      f"package {', '.join(missing)} ({exc})", exc.log_tail) from None
+
+    def _substitute_id(self, name: str, recipe_hash: str) -> str | None:
+        """Id of the substitute ``name`` when it exists and was made from the recipe of ``recipe_hash``."""
+        try:
+            image = self.client.images.get(name)
+        except docker.errors.ImageNotFound:
+            return None
+        except docker.errors.APIError as exc:
+            raise ImageError(f"cannot inspect image {name!r}: {exc}") from exc
+        return str(image.id) if image.labels.get(HASH_LABEL) == recipe_hash else None
 
     # --- resolving FROM images --------------------------------------------------------------------
     def _try_pull(self, reference: str) -> str | None:
@@ -251,24 +290,37 @@ class ImageManager:
             image_id = self._try_pull(reference)
             if image_id:
                 return reference, image_id
-            substitute = alias_for(reference)
-            if substitute == BASE_IMAGE:
-                substitute = self.base_image
-            if substitute is None:
+            alias = find_alias(reference)
+            if alias is None:
                 reason = self._unpullable.get(reference, (0.0, "unknown"))[1]
                 raise ImageNotAvailableError(
                     f"image {reference!r} is not on this machine, cannot be pulled ({reason}) and has no local "
                     f"alias. Build or load it locally (docker build -t {reference} ... / docker load), or change "
                     f"the task's FROM to an image that is aliased ({ALIASED_IMAGES_HELP})"
                 )
+            substitute = self.base_image if alias.substitute == BASE_IMAGE else alias.substitute
             substitute_id = self._ensure_substitute(substitute)
         with self._stats_lock:
             first_time = (reference, substitute) not in self.stats.substitutions
             if first_time:
                 self.stats.substitutions.append((reference, substitute))
+                if alias.note:
+                    self.stats.substitution_notes[reference] = alias.note
         if first_time:
-            logger.warning("image %s is not available; substituting local image %s", reference, substitute)
+            logger.warning("image %s is not available; substituting local image %s%s", reference, substitute,
+                           f" ({alias.note})" if alias.note else "")
         return substitute, substitute_id
+
+    def substitution_lines(self, dockerfile: str) -> list[str]:
+        """One line per ``FROM`` image of ``dockerfile`` that this manager substituted (with what stands in for what),
+        for a build log."""
+        lines = []
+        for reference in dict.fromkeys(entry.image for entry in find_from_images(dockerfile)):
+            for public, substitute in list(self.stats.substitutions):
+                if public == reference:
+                    note = self.stats.substitution_notes.get(reference)
+                    lines.append(f"terminal-agent: {reference} stands in as {substitute}" + (f": {note}" if note else ""))
+        return lines
 
     def prepare_dockerfile(self, dockerfile: str) -> tuple[str, list[str]]:
         """(Dockerfile with every ``FROM`` resolved, the resolved images' ids in order)."""
@@ -345,7 +397,7 @@ class ImageManager:
                 logger.debug("task %s: image %s is cached", task.task_id, tag)
                 return tag
             self._build(tag, dockerfile, task.files, {TASK_LABEL: task.task_id}, progress, what=f"task {task.task_id}",
-                        deadline_s=task.limits.build_timeout_s)
+                        deadline_s=task.limits.build_timeout_s, preamble=self.substitution_lines(task.dockerfile))
         return tag
 
     def _prebuilt_failure(self, reference: str) -> str | None:
@@ -364,14 +416,20 @@ class ImageManager:
         progress: Progress | None,
         what: str | None = None,
         deadline_s: float | None = None,
+        preamble: list[str] | None = None,
     ) -> str:
         """``docker build`` of ``dockerfile`` with ``files`` as its context, within ``deadline_s`` seconds
-        (default: ``build_timeout_s``); returns the image id."""
+        (default: ``build_timeout_s``); returns the image id. ``preamble``: lines that open the build log (which
+        image stands in for which)."""
         what = what or tag
         deadline_s = float(deadline_s or self.build_timeout_s)
         with self._stats_lock:
             self.stats.builds += 1
         tail: collections.deque[str] = collections.deque(maxlen=LOG_TAIL_LINES)
+        for line in preamble or []:
+            tail.append(line)
+            if progress:
+                progress(line)
         started = time.monotonic()
         logger.info("building %s (%s)", tag, what)
         settings = self.host_settings
