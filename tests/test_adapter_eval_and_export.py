@@ -74,7 +74,7 @@ def _other_base_adapter(directory: Path) -> Path:
 @pytest.mark.model
 def test_adapters_that_cannot_be_used_are_config_errors_naming_the_path(checkpoint, tmp_path):
     from terminal_agent.models.embedded import ensure_embedded_model_cached
-    from terminal_agent.training.local.models import LocalModelConfig, check_adapter_fits, prepare_local_model, resolve_adapter_dir
+    from terminal_agent.models.adapter_loading import LocalModelConfig, check_adapter_fits, prepare_local_model, resolve_adapter_dir
 
     run_dir, step, _ = checkpoint
     # every spelling of a good checkpoint names the same adapter directory

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.docker
 
 from rllm.engine.agent_workflow_engine import AgentWorkflowEngine  # noqa: E402
 
-from terminal_agent.harbor_jobs.rllm_rollouts import close_rollout_recorders  # noqa: E402
+from terminal_agent.training.verl.rllm_rollout_trials import close_rollout_recorders  # noqa: E402
 from terminal_agent.training.verl.rllm_engines import ModelClientRolloutEngine  # noqa: E402
 from terminal_agent.training.verl.rllm_workflow import TerminalTaskWorkflow  # noqa: E402
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from terminal_agent.harbor_jobs.rllm_rollouts import RllmRolloutEpisode, rows_in_verl_batch, verl_path_advantages
+from terminal_agent.training.verl.rllm_rollout_trials import RllmRolloutEpisode, rows_in_verl_batch, verl_path_advantages
 from terminal_agent.outcome import EpisodeOutcome, Termination
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from terminal_agent.errors import ConfigError
-from terminal_agent.harbor_jobs.rllm_rollouts import RllmRolloutTrialsSettings
+from terminal_agent.training.verl.rllm_rollout_trials import RllmRolloutTrialsSettings
 from terminal_agent.training.local.config import local_preset_problems
 from terminal_agent.training.preset_config import load_preset
 from terminal_agent.training.verl.overrides import split_overrides, workflow_args_for

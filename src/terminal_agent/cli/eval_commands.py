@@ -17,9 +17,9 @@ from terminal_agent.cli.sandbox_options import sandbox_config_from_options
 
 if TYPE_CHECKING:  # imported lazily at run time (the commands start fast)
     from terminal_agent.evaluation.results import RunResults, TrialResult
+    from terminal_agent.models.adapter_loading import LocalModelConfig
     from terminal_agent.rollout.runner import RolloutRunner, TrialSpec
     from terminal_agent.tasks.model import Task
-    from terminal_agent.training.local.models import LocalModelConfig
 
 app = typer.Typer(no_args_is_help=True)
 app.command("behaviour")(behaviour)  # `eval behaviour`: its own module
@@ -157,11 +157,12 @@ def run(
     Exits 1 when a task has no scored trial (every attempt was an infrastructure error) or when
     the share of errors exceeds ``--max-error-rate``; the results are written either way.
     """
+    from terminal_agent.models.adapter_loading import describe_local_model
     from terminal_agent.models.client_registry import is_model_directory
     from terminal_agent.models.factory import ModelClientConfig, build_model_client, config_from_spec
+    from terminal_agent.models.local_model_sampling import DEFAULT_LOCAL_MAX_TOKENS
     from terminal_agent.rollout.runner import RolloutConfig, RolloutRunner
     from terminal_agent.tasks.loading import load_tasks
-    from terminal_agent.training.local.models import DEFAULT_LOCAL_MAX_TOKENS, describe_local_model
 
     tasks = _select(load_tasks(tasks_path), task_ids, limit)
     if not tasks:
@@ -229,8 +230,13 @@ def _local_model_config(model: str, adapter: Path | None, device: str, dtype: st
     from pydantic import ValidationError
 
     from terminal_agent.errors import ConfigError
-    from terminal_agent.training.local.models import LocalModelConfig, check_adapter_fits, is_local_model, resolve_adapter_dir
-    from terminal_agent.training.local.policy import base_model_dir
+    from terminal_agent.models.adapter_loading import (
+        LocalModelConfig,
+        base_model_dir,
+        check_adapter_fits,
+        is_local_model,
+        resolve_adapter_dir,
+    )
 
     if not is_local_model(model):
         raise typer.BadParameter(f"--adapter needs 'embedded' or a transformers model directory, not {model!r}", param_hint="--model")

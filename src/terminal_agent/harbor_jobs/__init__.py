@@ -5,8 +5,9 @@
 * :mod:`.trial_files` - a trial folder (``config.json``, ``result.json``, ``agent/``, ``verifier/``);
 * :mod:`.job_files` - a job folder (``config.json``, ``result.json`` with running stats);
 * :mod:`.eval_jobs` - an eval run's directory as a job, live or converted afterwards;
-* :mod:`.training_trials` - the local trainer's rollouts, a job per step, with a retention policy;
-* :mod:`.rllm_rollouts` - the rLLM Workflow's rollouts (verl path), the same jobs and retention;
+* :mod:`.training_trials` - training rollouts, a job per step, with a retention policy: the local trainer writes
+  them here, the verl backend through its own recorder (``training/verl/rllm_rollout_trials.py``, which also
+  recomputes verl's advantages);
 * :mod:`.viewer` - the stock Harbor venv and ``harbor view`` on 127.0.0.1.
 
 Harbor itself (Python >= 3.12) is no dependency: the files are written here and checked against Harbor's own

@@ -41,7 +41,7 @@ class ScoredEpisode(Protocol):
 class TrainingEpisode(ScoredEpisode, Protocol):
     """A training episode as its trial is written from: the local trainer's
     :class:`~terminal_agent.rollout.episode_record.EpisodeRecord` and the rLLM Workflow's
-    :class:`~.rllm_rollouts.RllmRolloutEpisode` both are one."""
+    :class:`~terminal_agent.training.verl.rllm_rollout_trials.RllmRolloutEpisode` both are one."""
 
     @property
     def task_id(self) -> str: ...
@@ -178,7 +178,8 @@ def episode_trial_record(trial_name: str, record: TrainingEpisode, *, model_name
                          metadata: dict[str, Any], source: str) -> HarborTrialRecord:
     """The trial of one training episode (:class:`TrainingEpisode`: ``task_id``, ``outcome``, ``trajectory`` (the
     agent's rLLM trajectory), ``final_observation`` and the ``model_s`` / ``env_s`` / ``wall_s`` timings; the local
-    trainer's ``EpisodeRecord``, the rLLM Workflow's episodes in :mod:`.rllm_rollouts`). ``metadata``: the step, group,
+    trainer's ``EpisodeRecord``, the rLLM Workflow's episodes in
+    :mod:`terminal_agent.training.verl.rllm_rollout_trials`). ``metadata``: the step, group,
     episode, advantages and policy version, shown in the trial's ``agent_result.metadata``."""
     jsonable = to_jsonable(record.trajectory)
     trajectory: dict[str, Any] | None = jsonable if isinstance(jsonable, dict) else None

@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.interfaces import ModelClient
+from terminal_agent.models.adapter_loading import is_model_directory
 from terminal_agent.registry import Registry
 
 if TYPE_CHECKING:
@@ -208,23 +209,18 @@ def build_vllm(config: ModelClientConfig) -> ModelClient:
     return vllm_client_for_directory(directory, VLLMSamplerConfig(**settings))
 
 
-def is_model_directory(spec: str | None) -> bool:
-    """Whether a model spec is a transformers model directory (one with ``config.json``)."""
-    return bool(spec) and (Path(str(spec)) / "config.json").is_file()
-
-
-LOCAL_SAMPLER_FACTORIES: Registry[ModelClientFactory] = Registry("local sampler factory")
-"""The local trainer's sampler behind the ``local`` entry, named by path (one line, imported on first use): the
-trainer's package sits above this one, so it is reached through the registry, never imported from here."""
-LOCAL_SAMPLER_FACTORIES.register_path("local", "terminal_agent.training.local.models:build_local_model_client")
-
-
 @register_model_client("local", spec_field="model", matches=is_model_directory)
 def build_local(config: ModelClientConfig) -> ModelClient:
     """A local model through the local trainer's own sampler: ``model`` is ``embedded`` or a transformers
     directory (a spec that is a model directory picks this entry), with the trainer's LoRA ``adapter`` on it
     when set; ``device``, ``dtype``, ``slots`` and ``max_tokens`` say how it samples. Needs torch."""
-    return LOCAL_SAMPLER_FACTORIES.get("local")(config)
+    from terminal_agent.models.adapter_loading import LOCAL_MODEL_SPEC, LocalModelConfig
+    from terminal_agent.models.local_model_sampling import DEFAULT_LOCAL_MAX_TOKENS, local_model_client
+
+    local = LocalModelConfig(model=config.model or LOCAL_MODEL_SPEC, adapter=config.adapter,
+                             device=config.device or "auto", dtype=config.dtype or "float32")
+    return local_model_client(local, max_new_tokens=config.max_tokens or DEFAULT_LOCAL_MAX_TOKENS,
+                              concurrency=config.slots or 1)
 
 
 @register_model_client("scripted", prefix="scripted:", spec_field="replies_file")

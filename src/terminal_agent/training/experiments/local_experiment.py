@@ -17,7 +17,7 @@ Held-out tasks never reach the trainer (nor its SFT warm start): the split is ma
 id hash (``split_tasks``), or given as a separate source.
 
 The evaluations sample through the trainer's own sampler
-(:func:`~terminal_agent.training.local.models.policy_eval_client`), as ``terminal-agent eval run
+(:func:`~terminal_agent.training.local.policy.policy_eval_client`), as ``terminal-agent eval run
 --adapter CHECKPOINT`` does for one checkpoint.
 """
 
@@ -34,7 +34,7 @@ from terminal_agent.errors import ConfigError
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.tasks.model import Task
 from terminal_agent.training.local.config import LocalTrainingConfig
-from terminal_agent.training.local.models import policy_eval_client
+from terminal_agent.training.local.policy import policy_eval_client
 from terminal_agent.training.local.trainer import TrainingProgress, TrainingSummary, train_local
 
 logger = logging.getLogger(__name__)
@@ -147,7 +147,7 @@ def run_learning_experiment(
         if finished is not None:  # a resumed experiment: this evaluation ran to the end before
             logger.info("%s: reusing the finished evaluation in %s", name, finished.parent)
             return finished
-        # `terminal-agent eval run --adapter` samples through the same client (training.local.models)
+        # `terminal-agent eval run --adapter` samples through the same sampler (models.local_model_sampling)
         client = policy_eval_client(policy, config, concurrency=eval_concurrency, name=name)
         try:
             path = evaluate_policy(client, held_out_tasks, out_dir / subdir, **eval_kwargs)

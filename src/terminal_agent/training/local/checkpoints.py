@@ -8,6 +8,9 @@ names the newest complete one. It holds:
 * ``trainer_state.pt`` - optimizer state, the step that finished, the data order's state, and the
   RNG states of Python, numpy and torch (CPU and CUDA), so the continuation after a resume draws
   exactly what an uninterrupted run would have drawn.
+
+The layout's names (and :func:`latest_checkpoint`, which finds the newest complete checkpoint) live in
+:mod:`terminal_agent.models.adapter_loading`, which reads a trained adapter for evaluation without the trainer.
 """
 
 from __future__ import annotations
@@ -22,11 +25,9 @@ from typing import Any
 
 import numpy as np
 
-logger = logging.getLogger(__name__)
+from terminal_agent.models.adapter_loading import ADAPTER_DIR, LATEST_FILE, STATE_FILE, checkpoint_root, latest_checkpoint
 
-STATE_FILE = "trainer_state.pt"
-ADAPTER_DIR = "adapter"
-LATEST_FILE = "latest"
+logger = logging.getLogger(__name__)
 
 
 #: Curriculum level of each task difficulty (``Task.difficulty``); any other value counts as medium.
@@ -159,10 +160,6 @@ class TrainerCheckpoint:
     extra: dict[str, Any]
 
 
-def checkpoint_root(run_dir: Path) -> Path:
-    return Path(run_dir) / "checkpoints"
-
-
 def save_checkpoint(
     run_dir: Path,
     step: int,
@@ -228,18 +225,6 @@ def warm_start_checkpoint(run_dir: Path) -> Path | None:
     """``run_dir/warm_start`` when the run had an SFT warm start, else None."""
     path = Path(run_dir) / WARM_START_DIR
     return path if (path / ADAPTER_DIR).is_dir() else None
-
-
-def latest_checkpoint(run_dir: Path) -> Path | None:
-    """The newest complete checkpoint of ``run_dir`` (None when there is none)."""
-    root = checkpoint_root(run_dir)
-    pointer = root / LATEST_FILE
-    if pointer.is_file():
-        candidate = root / pointer.read_text().strip()
-        if (candidate / STATE_FILE).is_file():
-            return candidate
-    done = sorted(p for p in root.glob("step_*") if (p / STATE_FILE).is_file()) if root.is_dir() else []
-    return done[-1] if done else None
 
 
 def load_checkpoint(path: Path) -> TrainerCheckpoint:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from terminal_agent.errors import ConfigError
-from terminal_agent.training.local.models import LocalModelConfig, load_local_model, prepare_local_model, read_adapter_config
+from terminal_agent.models.adapter_loading import LocalModelConfig, load_local_model, prepare_local_model, read_adapter_config
 
 logger = logging.getLogger(__name__)
 

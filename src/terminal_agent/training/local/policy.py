@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from terminal_agent.interfaces import ModelClient
+from terminal_agent.models.adapter_loading import LocalModel, base_model_dir, resolve_device
+from terminal_agent.models.local_model_sampling import local_sampler_client
 from terminal_agent.training.local.config import LocalTrainingConfig
 
 logger = logging.getLogger(__name__)
@@ -23,12 +24,8 @@ _DTYPES = {"float32": "float32", "bfloat16": "bfloat16", "float16": "float16"}
 
 
 @dataclass
-class LocalPolicy:
+class LocalPolicy(LocalModel):
     """A peft-wrapped causal LM, its tokenizer and device."""
-
-    model: Any
-    tokenizer: Any
-    device: Any
 
     @property
     def pad_id(self) -> int:
@@ -60,39 +57,12 @@ class LocalPolicy:
             raise ValueError(f"adapter checkpoint has keys this model lacks: {sorted(unexpected)[:5]}")
 
 
-def resolve_device(name: str) -> Any:
+def load_policy(config: LocalTrainingConfig) -> LocalPolicy:
+    """Load the base model fresh (never the shared cached instance: it is about to be trained) and add a fresh
+    LoRA adapter (a trained one is loaded by :func:`~terminal_agent.models.adapter_loading.load_local_model`, or
+    into this policy by ``checkpoints.load_adapter_weights``)."""
     import torch
-
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cuda" and not torch.cuda.is_available():
-        from terminal_agent.errors import ConfigError
-
-        raise ConfigError("local.device is 'cuda' but torch sees no CUDA device")
-    return torch.device(name)
-
-
-def base_model_dir(model_path: str) -> Path:
-    """The transformers directory of ``model_path`` (``embedded``: the cached SmolLM2 conversion)."""
-    if model_path == "embedded":
-        from terminal_agent.models.embedded import ensure_embedded_model_cached
-
-        return ensure_embedded_model_cached()
-    path = Path(model_path)
-    if not (path / "config.json").is_file():
-        from terminal_agent.errors import ConfigError
-
-        raise ConfigError(f"model.path {model_path!r} is neither 'embedded' nor a transformers directory (no config.json)")
-    return path
-
-
-def load_policy(config: LocalTrainingConfig, *, adapter_dir: Path | None = None) -> LocalPolicy:
-    """Load the base model fresh (never the shared cached instance: it is about to be trained) and add LoRA.
-
-    ``adapter_dir`` loads saved adapter weights (``save_pretrained`` of a trained run) instead of a fresh init.
-    """
-    import torch
-    from peft import LoraConfig, PeftModel, get_peft_model
+    from peft import LoraConfig, get_peft_model
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     if config.num_threads:
@@ -103,70 +73,41 @@ def load_policy(config: LocalTrainingConfig, *, adapter_dir: Path | None = None)
     base = AutoModelForCausalLM.from_pretrained(directory, dtype=getattr(torch, _DTYPES[config.dtype]))
     base.to(device)
     torch.manual_seed(config.seed)  # LoRA's A matrices are initialised from torch's RNG
-    if adapter_dir is not None:
-        model = PeftModel.from_pretrained(base, str(adapter_dir), is_trainable=True)
-    else:
-        lora = LoraConfig(
-            r=config.lora_rank,
-            lora_alpha=config.lora_alpha,
-            lora_dropout=config.lora_dropout,
-            target_modules=list(config.lora_target_modules),
-            task_type="CAUSAL_LM",
-        )
-        model = get_peft_model(base, lora)
+    lora = LoraConfig(
+        r=config.lora_rank,
+        lora_alpha=config.lora_alpha,
+        lora_dropout=config.lora_dropout,
+        target_modules=list(config.lora_target_modules),
+        task_type="CAUSAL_LM",
+    )
+    model = get_peft_model(base, lora)
     model.to(device)
     logger.info("policy %s on %s, %d trainable parameters", directory.name, device, sum(p.numel() for p in model.parameters() if p.requires_grad))
     return LocalPolicy(model=model, tokenizer=tokenizer, device=device)
 
 
 def make_policy_client(policy: LocalPolicy, config: LocalTrainingConfig) -> ModelClient:
-    """A thread-safe client sampling ``policy``, as ``config.sampler`` (``local.sampler``) picks it:
+    """A thread-safe client sampling ``policy`` with the sampler ``config.sampler`` (``local.sampler``) picks:
+    :func:`~terminal_agent.models.local_model_sampling.local_sampler_client`, the same that evaluates a trained
+    adapter, decoding ``config.episodes_at_once`` episodes together."""
+    return local_sampler_client(
+        policy, sampler=config.sampler, model_path=config.model_path, slots=config.episodes_at_once,
+        max_new_tokens=config.max_response_length_per_turn, temperature=config.temperature, top_p=config.top_p,
+        num_threads=config.num_threads, seed=config.seed, name="local-policy",
+    )
 
-    - ``auto``: the continuous-batching sampler, or the generic batched sampler for an architecture the
-      slot decoder does not run;
-    - ``continuous`` / ``batched``: that sampler only (``continuous`` on an unsupported architecture is a
-      :class:`ConfigError`);
-    - ``vllm``: :class:`~terminal_agent.models.vllm_sampler.VLLMSamplerClient`, vLLM's offline engine on
-      the policy's GPU loading the base weights from the model directory; the policy's LoRA adapter is
-      carried over whenever it changed (needs CUDA and vLLM; a :class:`ConfigError` names the key otherwise).
 
-    The project's samplers never copy weights: they run ``policy.model`` itself. The optimizer updates the
-    LoRA parameters in place; the continuous sampler re-reads them (its fused copies are refreshed in
-    place, so its CUDA graphs stay valid) whenever it starts decoding after an update.
+def policy_eval_client(policy: LocalPolicy, config: LocalTrainingConfig, *, concurrency: int, name: str,
+                       top_p: float = 1.0) -> ModelClient:
+    """The trainer's sampler (:func:`make_policy_client`) on ``policy`` with the evaluation's slots and
+    nucleus mass; a call's ``temperature`` and ``max_tokens`` (the runner passes them) override its defaults.
+
+    Build it while the adapter is in the state to evaluate (enabled, disabled, loaded): the
+    continuous sampler's fused projections read that state when it is built. Close it when done.
     """
-    from terminal_agent.errors import ConfigError
-    from terminal_agent.models.batched_generation import BatchedEmbeddedClient, BatchedGenerationConfig
-    from terminal_agent.models.continuous_batching import ContinuousBatchingClient, ContinuousBatchingConfig
-    from terminal_agent.models.decoder_stack import UnsupportedModelError
-
-    slots = max(1, config.episodes_at_once)
-    sampling = {"max_new_tokens": config.max_response_length_per_turn, "temperature": config.temperature,
-                "top_p": config.top_p, "max_batch_size": slots, "num_threads": config.num_threads}
-    if config.sampler == "vllm":
-        return _vllm_policy_client(policy, config, sampling)
-    if config.sampler in ("auto", "continuous"):
-        try:
-            return ContinuousBatchingClient(policy.model, policy.tokenizer, ContinuousBatchingConfig(**sampling),
-                                            name="local-policy")
-        except UnsupportedModelError as exc:
-            if config.sampler == "continuous":
-                raise ConfigError(f"local.sampler: the continuous sampler cannot run this model ({exc}); "
-                                  "use local.sampler=auto or batched") from None
-            logger.info("policy sampled by the generic batched sampler: %s", exc)
-    return BatchedEmbeddedClient(policy.model, policy.tokenizer, BatchedGenerationConfig(**sampling), name="local-policy")
+    client = make_policy_client(policy, config.model_copy(update={"concurrency": max(1, concurrency), "top_p": top_p}))
+    client.name = name
+    return client
 
 
-def _vllm_policy_client(policy: LocalPolicy, config: LocalTrainingConfig, sampling: dict[str, Any]) -> ModelClient:
-    from terminal_agent.errors import ConfigError
-    from terminal_agent.models.vllm_sampler import VLLMSamplerClient, VLLMSamplerConfig, require_vllm
-
-    require_vllm("local.sampler")
-    if getattr(policy.device, "type", str(policy.device)) != "cuda":
-        raise ConfigError(f"local.sampler: vllm samples on a CUDA GPU, but the policy is on {policy.device} "
-                          "(local.device); on CPU the project's sampler runs (local.sampler=auto)")
-    settings = {key: value for key, value in sampling.items() if key != "num_threads"}
-    return VLLMSamplerClient(policy.model, policy.tokenizer, base_model_dir(config.model_path),
-                             VLLMSamplerConfig(**settings, seed=config.seed), name="local-policy")
-
-
-__all__ = ["LocalPolicy", "base_model_dir", "load_policy", "make_policy_client", "resolve_device"]
+__all__ = ["LocalPolicy", "base_model_dir", "load_policy", "make_policy_client", "policy_eval_client", "resolve_device"]

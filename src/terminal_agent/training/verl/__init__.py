@@ -7,9 +7,10 @@ variables every process of the run gets, NVLink multicast off); ``overrides`` ma
 onto rLLM/verl hydra keys and splits a command line's raw keys; ``schema`` composes and validates them against
 the real YAML (level 1) and verl's own checks (level 2, ``config_check``, also run as a script in another
 interpreter); ``rllm_workflow`` (``TerminalTaskWorkflow``), ``rllm_engines`` and ``rllm_chat_parser`` are what
-rLLM runs; ``stall_watchdog`` stops a run that no longer logs steps; ``checkpoint_export`` turns a verl FSDP
-checkpoint into a plain transformers directory; ``packed_attention`` is the attention verl's workers import for
-padding-free rows without flash-attn (torch's varlen kernels), and ``attention_checks`` says whether a machine
-can run the attention a preset picks. Importing this package imports none of them (the rLLM modules
-need rLLM installed).
+rLLM runs, and ``rllm_rollout_trials`` keeps the Workflow's training episodes as Harbor jobs with the advantages
+verl computed for them (recomputed: verl hands them back to no one); ``stall_watchdog`` stops a run that no
+longer logs steps; ``checkpoint_export`` turns a verl FSDP checkpoint into a plain transformers directory;
+``packed_attention`` is the attention verl's workers import for padding-free rows without flash-attn (torch's
+varlen kernels), and ``attention_checks`` says whether a machine can run the attention a preset picks. Importing
+this package imports none of them (the rLLM modules need rLLM installed).
 """

@@ -31,7 +31,7 @@ default: render prompt ids ourselves whenever the engine takes token ids, as ver
 does; False: always the engine's ``get_model_response``; True: require it), ``chat_parser`` (an import
 path ``"package.module:Name"`` of a parser class or factory called with the engine's tokenizer, for a
 template our parser cannot render turn by turn; default ``chat_parser_for``), ``harbor_rollouts`` (a
-:class:`~terminal_agent.harbor_jobs.rllm_rollouts.RllmRolloutTrialsSettings` as a dict: keep the training
+:class:`~terminal_agent.training.verl.rllm_rollout_trials.RllmRolloutTrialsSettings` as a dict: keep the training
 episodes as Harbor trials in ``RUN/rollouts/``, one job per step; None: not kept), and rLLM's own ``timeout``
 (the episode's wall clock). The task of each episode is rLLM's ``extra_info`` dict (a flat task row,
 ``terminal_agent.tasks.parquet.rows``).
@@ -67,7 +67,7 @@ from rllm.workflows.workflow import TerminationReason, Workflow  # noqa: E402
 
 from terminal_agent.agent import TerminalBenchAgent  # noqa: E402
 from terminal_agent.env import DockerIsolatedEnv  # noqa: E402
-from terminal_agent.harbor_jobs.rllm_rollouts import (  # noqa: E402
+from terminal_agent.training.verl.rllm_rollout_trials import (  # noqa: E402
     RllmRolloutEpisode,
     rollout_recorder_for,
     rows_in_verl_batch,

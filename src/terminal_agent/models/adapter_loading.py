@@ -1,5 +1,5 @@
-"""Local models to evaluate or export: a base (``embedded`` or a transformers directory) with an
-optional LoRA adapter trained by the local trainer.
+"""Local models to evaluate or export: a base (``embedded`` or a transformers directory) with an optional LoRA
+adapter trained by the local trainer, named, checked against the base, then loaded.
 
 An adapter is named by any of:
 
@@ -7,59 +7,91 @@ An adapter is named by any of:
 * that ``adapter/`` directory itself (``adapter_config.json`` and ``adapter_model.safetensors``);
 * a run directory (holding ``checkpoints/``): its latest checkpoint.
 
-Before any weights are loaded, the adapter is checked against the base it is put on: every module
-it adapts must exist in the base with the shapes the adapter's matrices expect
-(:func:`check_adapter_fits`). A bad path, a checkpoint without adapter weights or an adapter for
-another base is a :class:`~terminal_agent.errors.ConfigError` naming the path.
+The checkpoint layout is read here and written by :mod:`terminal_agent.training.local.checkpoints`, which takes
+its names from this module: the trainer sits above the model clients, and evaluation reaches a trained adapter
+without importing the trainer.
 
-Evaluation reaches a local model through the model-client registry (the entry ``local``:
-``ModelClientConfig(type="local", model=..., adapter=...)``, or a spec that is a model directory), whose
-factory is :func:`build_local_model_client`. It samples through the trainer's own sampler (:func:`policy_eval_client`, which is
-:func:`~terminal_agent.training.local.policy.make_policy_client` with the evaluation's settings): the
-continuous-batching sampler, or the generic batched one for architectures the slot decoder does not run.
+Before any weights are loaded, the adapter is checked against the base it is put on: every module it adapts must
+exist in the base with the shapes the adapter's matrices expect (:func:`check_adapter_fits`). A bad path, a
+checkpoint without adapter weights or an adapter for another base is a :class:`~terminal_agent.errors.ConfigError`
+naming the path. :mod:`terminal_agent.models.local_model_sampling` samples what :func:`load_local_model` loads.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from terminal_agent.errors import ConfigError
-from terminal_agent.interfaces import ModelClient
-from terminal_agent.models.client_registry import ModelClientConfig, is_model_directory
-from terminal_agent.training.local.checkpoints import ADAPTER_DIR, STATE_FILE, checkpoint_root, latest_checkpoint
-from terminal_agent.training.local.config import LocalTrainingConfig
-from terminal_agent.training.local.policy import LocalPolicy, base_model_dir, load_policy, make_policy_client, resolve_device
 
 logger = logging.getLogger(__name__)
+
+# --- the local trainer's checkpoint layout (written by training.local.checkpoints) ---------------
+CHECKPOINTS_DIR = "checkpoints"
+"""A run's checkpoints: ``RUN/checkpoints/step_NNNNNN``."""
+STATE_FILE = "trainer_state.pt"
+"""A checkpoint's optimizer, step, data order and RNG states; a checkpoint is complete when it is there."""
+ADAPTER_DIR = "adapter"
+"""A checkpoint's LoRA weights (peft ``save_pretrained``)."""
+LATEST_FILE = "latest"
+"""``RUN/checkpoints/latest`` names the newest complete checkpoint."""
 
 ADAPTER_CONFIG = "adapter_config.json"
 ADAPTER_WEIGHTS = ("adapter_model.safetensors", "adapter_model.bin")
 """The weight files peft's ``save_pretrained`` writes (safetensors by default)."""
 LOCAL_MODEL_SPEC = "embedded"
-"""The one model spec that is not a directory and still names a local model."""
+"""The one model spec that is not a directory and still names a local model (the packaged SmolLM2)."""
 
 
-class LocalModelConfig(BaseModel):
-    """A local model to evaluate or export: its base, an optional adapter, where and how it runs."""
+def checkpoint_root(run_dir: Path) -> Path:
+    """Where a run keeps its checkpoints."""
+    return Path(run_dir) / CHECKPOINTS_DIR
 
-    model_config = ConfigDict(extra="forbid")
 
-    model: str = LOCAL_MODEL_SPEC
-    """``embedded`` (the packaged SmolLM2-135M-Instruct) or a transformers model directory."""
-    adapter: Path | None = None
-    """A LoRA adapter of the local trainer: a checkpoint, its ``adapter/`` directory or a run directory
-    (its latest checkpoint); ``None``: the base alone."""
-    device: Literal["cpu", "cuda", "auto"] = "auto"
-    """Where the model runs; ``auto`` picks CUDA when available."""
-    dtype: Literal["float32", "bfloat16", "float16"] = "float32"
-    """Weights' dtype while sampling."""
-    num_threads: int | None = Field(default=None, ge=1)
-    """torch CPU threads; ``None``: the sampler's default."""
+def latest_checkpoint(run_dir: Path) -> Path | None:
+    """The newest complete checkpoint of ``run_dir`` (None when there is none)."""
+    root = checkpoint_root(run_dir)
+    pointer = root / LATEST_FILE
+    if pointer.is_file():
+        candidate = root / pointer.read_text().strip()
+        if (candidate / STATE_FILE).is_file():
+            return candidate
+    done = sorted(p for p in root.glob("step_*") if (p / STATE_FILE).is_file()) if root.is_dir() else []
+    return done[-1] if done else None
+
+
+# --- the base ---------------------------------------------------------------------------------
+def base_model_dir(model_path: str) -> Path:
+    """The transformers directory of ``model_path`` (``embedded``: the cached SmolLM2 conversion)."""
+    if model_path == LOCAL_MODEL_SPEC:
+        from terminal_agent.models.embedded import ensure_embedded_model_cached
+
+        return ensure_embedded_model_cached()
+    path = Path(model_path)
+    if not (path / "config.json").is_file():
+        raise ConfigError(f"model.path {model_path!r} is neither 'embedded' nor a transformers directory (no config.json)")
+    return path
+
+
+def resolve_device(name: str) -> Any:
+    """The torch device ``auto`` / ``cpu`` / ``cuda`` stands for (``auto``: CUDA when torch sees one)."""
+    import torch
+
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("local.device is 'cuda' but torch sees no CUDA device")
+    return torch.device(name)
+
+
+def is_model_directory(spec: str | None) -> bool:
+    """Whether a model spec is a transformers model directory (one with ``config.json``)."""
+    return bool(spec) and (Path(str(spec)) / "config.json").is_file()
 
 
 def is_local_model(spec: str | None) -> bool:
@@ -67,6 +99,7 @@ def is_local_model(spec: str | None) -> bool:
     return spec == LOCAL_MODEL_SPEC or is_model_directory(spec)
 
 
+# --- the adapter ------------------------------------------------------------------------------
 def resolve_adapter_dir(path: str | Path) -> Path:
     """The peft adapter directory that ``path`` names (see the module docstring).
 
@@ -94,7 +127,7 @@ def resolve_adapter_dir(path: str | Path) -> Path:
     else:
         raise ConfigError(
             f"adapter {path} holds no LoRA adapter (expected {ADAPTER_DIR}/{ADAPTER_CONFIG} of a trainer checkpoint, "
-            f"{ADAPTER_CONFIG}, or a run directory with checkpoints/)"
+            f"{ADAPTER_CONFIG}, or a run directory with {CHECKPOINTS_DIR}/)"
         )
     if not any((adapter / name).is_file() for name in ADAPTER_WEIGHTS):
         raise ConfigError(f"adapter {path} has no adapter weights ({' or '.join(ADAPTER_WEIGHTS)} in {adapter})")
@@ -187,6 +220,35 @@ def check_adapter_fits(adapter: Path, base_dir: Path, *, shown_as: str | Path | 
                               f"{Path(base_dir).name}'s gives {out_features}")
 
 
+# --- the model ----------------------------------------------------------------------------------
+class LocalModelConfig(BaseModel):
+    """A local model to evaluate or export: its base, an optional adapter, where and how it runs."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = LOCAL_MODEL_SPEC
+    """``embedded`` (the packaged SmolLM2-135M-Instruct) or a transformers model directory."""
+    adapter: Path | None = None
+    """A LoRA adapter of the local trainer: a checkpoint, its ``adapter/`` directory or a run directory
+    (its latest checkpoint); ``None``: the base alone."""
+    device: Literal["cpu", "cuda", "auto"] = "auto"
+    """Where the model runs; ``auto`` picks CUDA when available."""
+    dtype: Literal["float32", "bfloat16", "float16"] = "float32"
+    """Weights' dtype while sampling."""
+    num_threads: int | None = Field(default=None, ge=1)
+    """torch CPU threads; ``None``: the sampler's default."""
+
+
+@dataclass
+class LocalModel:
+    """A loaded causal LM (a peft model when it carries an adapter), its tokenizer and device; the local
+    trainer's policy is one too."""
+
+    model: Any
+    tokenizer: Any
+    device: Any
+
+
 def prepare_local_model(config: LocalModelConfig) -> tuple[Path, Path | None]:
     """The base's directory and the adapter's directory (or None), both checked; nothing is loaded.
 
@@ -201,32 +263,23 @@ def prepare_local_model(config: LocalModelConfig) -> tuple[Path, Path | None]:
     return base_dir, adapter
 
 
-def training_config_for(config: LocalModelConfig, *, max_new_tokens: int, slots: int) -> LocalTrainingConfig:
-    """The trainer's config that loads and samples ``config`` the way the trainer would."""
-    return LocalTrainingConfig(
-        model_path=config.model, device=config.device, dtype=config.dtype, num_threads=config.num_threads,
-        max_response_length_per_turn=max_new_tokens, concurrency=max(1, slots),
-    )
-
-
-def load_local_model(config: LocalModelConfig) -> LocalPolicy:
-    """The base model, with the adapter when ``config`` names one (loaded as the trainer loads a
-    saved adapter), in eval mode. Raises :class:`ConfigError` as :func:`prepare_local_model` does."""
+def load_local_model(config: LocalModelConfig) -> LocalModel:
+    """The base model, with the adapter when ``config`` names one (peft's ``PeftModel.from_pretrained``), in
+    eval mode. Raises :class:`ConfigError` as :func:`prepare_local_model` does."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     base_dir, adapter = prepare_local_model(config)
-    training_config = training_config_for(config, max_new_tokens=1, slots=1)
+    if config.num_threads:
+        torch.set_num_threads(config.num_threads)
+    device = resolve_device(config.device)
+    model = AutoModelForCausalLM.from_pretrained(base_dir, dtype=getattr(torch, config.dtype)).to(device)
     if adapter is not None:
-        policy = load_policy(training_config, adapter_dir=adapter)
-    else:
-        if config.num_threads:
-            torch.set_num_threads(config.num_threads)
-        device = resolve_device(config.device)
-        model = AutoModelForCausalLM.from_pretrained(base_dir, dtype=getattr(torch, config.dtype)).to(device)
-        policy = LocalPolicy(model=model, tokenizer=AutoTokenizer.from_pretrained(base_dir), device=device)
-    policy.model.eval()
-    return policy
+        from peft import PeftModel
+
+        model = PeftModel.from_pretrained(model, str(adapter)).to(device)
+    model.eval()
+    return LocalModel(model=model, tokenizer=AutoTokenizer.from_pretrained(base_dir), device=device)
 
 
 def describe_local_model(config: LocalModelConfig) -> str:
@@ -240,53 +293,27 @@ def describe_local_model(config: LocalModelConfig) -> str:
     return base if config.adapter is None else f"{base} + adapter {config.adapter}"
 
 
-def policy_eval_client(policy: LocalPolicy, config: LocalTrainingConfig, *, concurrency: int, name: str,
-                       top_p: float = 1.0) -> ModelClient:
-    """The trainer's sampler (:func:`make_policy_client`) on ``policy`` with the evaluation's slots and
-    nucleus mass; a call's ``temperature`` and ``max_tokens`` (the runner passes them) override its defaults.
-
-    Build it while the adapter is in the state to evaluate (enabled, disabled, loaded): the
-    continuous sampler's fused projections read that state when it is built. Close it when done.
-    """
-    client = make_policy_client(policy, config.model_copy(update={"concurrency": max(1, concurrency), "top_p": top_p}))
-    client.name = name
-    return client
-
-
-def local_model_client(config: LocalModelConfig, *, max_new_tokens: int, concurrency: int) -> ModelClient:
-    """A thread-safe client sampling the local model of ``config`` through the trainer's sampler."""
-    policy = load_local_model(config)
-    training_config = training_config_for(config, max_new_tokens=max_new_tokens, slots=concurrency)
-    return policy_eval_client(policy, training_config, concurrency=concurrency, name=describe_local_model(config))
-
-
-DEFAULT_LOCAL_MAX_TOKENS = 256
-"""Reply cap of a local model without ``max_tokens`` (the embedded client's default)."""
-
-
-def build_local_model_client(config: ModelClientConfig) -> ModelClient:
-    """The model-client registry's ``local`` entry: :func:`local_model_client` for the base ``config.model``
-    (``None``: ``embedded``) with ``config.adapter``, on ``config.device`` in ``config.dtype``, decoding
-    ``config.slots`` episodes together. Raises :class:`ConfigError` as :func:`prepare_local_model` does."""
-    local = LocalModelConfig(model=config.model or LOCAL_MODEL_SPEC, adapter=config.adapter,
-                             device=config.device or "auto", dtype=config.dtype or "float32")
-    return local_model_client(local, max_new_tokens=config.max_tokens or DEFAULT_LOCAL_MAX_TOKENS,
-                              concurrency=config.slots or 1)
-
-
 __all__ = [
-    "DEFAULT_LOCAL_MAX_TOKENS",
-    "build_local_model_client",
+    "ADAPTER_CONFIG",
+    "ADAPTER_DIR",
+    "ADAPTER_WEIGHTS",
+    "CHECKPOINTS_DIR",
+    "LATEST_FILE",
+    "LOCAL_MODEL_SPEC",
+    "STATE_FILE",
+    "LocalModel",
     "LocalModelConfig",
     "adapter_tensor_shapes",
+    "base_model_dir",
     "check_adapter_fits",
+    "checkpoint_root",
     "describe_local_model",
     "is_local_model",
     "is_model_directory",
+    "latest_checkpoint",
     "load_local_model",
-    "local_model_client",
-    "policy_eval_client",
     "prepare_local_model",
     "read_adapter_config",
     "resolve_adapter_dir",
+    "resolve_device",
 ]

@@ -5,7 +5,8 @@ process-wide :class:`RllmRolloutRecorder` of the run (``workflow_args["harbor_ro
 ``step-NNNNNN__group-GG__episode-E``; its ``agent_result.metadata`` has the keys the local trainer's trials have
 (``step``, ``group``, ``episode``, ``policy_version``, ``advantage``, ``trained``, ``group_rewards``,
 ``group_advantages``) plus rLLM's ids (``rllm_episode_id``, ``rllm_group_id``, ``trajectory_uid``) and
-``advantage_source``. Retention is the same :class:`~.training_trials.RolloutTrialsConfig`.
+``advantage_source``. Retention is the same
+:class:`~terminal_agent.harbor_jobs.training_trials.RolloutTrialsConfig`.
 
 Where rLLM HEAD has what this needs (``AgentTrainer(backend="verl")`` runs ``AgentWorkflowPPOTrainer.fit_agent``):
 
@@ -56,6 +57,7 @@ from terminal_agent.harbor_jobs.training_trials import (
     step_job_name,
 )
 from terminal_agent.outcome import EpisodeOutcome
+from terminal_agent.training.algorithms.advantages import compute_advantages
 
 logger = logging.getLogger(__name__)
 
@@ -150,8 +152,6 @@ def verl_path_advantages(episodes: Sequence[RllmRolloutEpisode], *, adv_estimato
     docstring): the rows of the episodes that train, grouped by their ``uid`` (the trajectory uid), each row the
     episode's reward. None for an episode without rows, or an estimator without a twin."""
     import numpy as np
-
-    from terminal_agent.training.algorithms.advantages import compute_advantages
 
     twin = VERL_ESTIMATOR_TWINS.get(adv_estimator)
     if twin is None:
