@@ -22,11 +22,8 @@ from typing import Final
 
 from terminal_agent.errors import TrainingSetupError
 from terminal_agent.training.preset_config import TrainingPreset
+from terminal_agent.training.verl.attention_names import PACKED_ATTENTION_MODULE, PACKED_ATTENTION_NAME
 
-#: The ``attn_implementation`` name of the project's packed attention (torch's varlen kernels, no extra package).
-PACKED_ATTENTION_NAME: Final = "terminal_agent_varlen"
-#: The module that registers it; verl imports it in every worker (``actor_rollout_ref.model.external_lib``).
-PACKED_ATTENTION_MODULE: Final = "terminal_agent.training.verl.packed_attention"
 #: What verl 0.9.1 loads when ``model.attn_implementation`` is unset.
 VERL_DEFAULT_ATTENTION: Final = "flash_attention_2"
 #: flash attention names and the package each imports.

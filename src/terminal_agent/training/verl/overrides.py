@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.training.preset_config import TrainingPreset, is_preset_key
-from terminal_agent.training.verl.attention_checks import PACKED_ATTENTION_MODULE, PACKED_ATTENTION_NAME
+from terminal_agent.training.verl.attention_names import PACKED_ATTENTION_MODULE, PACKED_ATTENTION_NAME
 
 #: rLLM's trainer config that HEAD's ``AgentTrainer(backend="verl")`` runs (rllm/trainer/config).
 RLLM_TRAINER_CONFIG = "agent_ppo_trainer"

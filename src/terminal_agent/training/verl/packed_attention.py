@@ -33,7 +33,7 @@ import torch
 import torch.nn.functional as functional
 
 from terminal_agent.errors import ConfigError
-from terminal_agent.training.verl.attention_checks import PACKED_ATTENTION_MODULE, PACKED_ATTENTION_NAME
+from terminal_agent.training.verl.attention_names import PACKED_ATTENTION_MODULE, PACKED_ATTENTION_NAME
 
 #: torch's varlen kernels are FlashAttention-2's: Ampere (sm80) or newer.
 MINIMUM_COMPUTE_CAPABILITY: Final = (8, 0)

@@ -17,7 +17,7 @@ from typing import Any
 from terminal_agent.errors import ConfigError
 from terminal_agent.training.preset_config import TrainingPreset
 from terminal_agent.training.trainer_backends import get_trainer_backend
-from terminal_agent.training.verl.attention_checks import PACKED_ATTENTION_MODULE, PACKED_ATTENTION_NAME
+from terminal_agent.training.verl.attention_names import PACKED_ATTENTION_MODULE, PACKED_ATTENTION_NAME
 
 #: Host environment variables Ray workers get, besides those rLLM forwards itself (VLLM_, HF_, NCCL_ ...).
 FORWARDED_ENV_PREFIXES = ("WANDB_", "LITELLM_", "LITE_LLM_", "TERMINAL_AGENT_", "HF_", "DOCKER_", "ANTHROPIC_",
