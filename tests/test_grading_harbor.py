@@ -713,3 +713,46 @@ def test_a_python_313_task_is_graded_on_cpython_313_with_its_workdir_module(dock
         sandbox.close()
     assert result.scored and result.score == 1.0, (result.error, result.log_tail)
     assert not any("python 3.13 -> the image's python" in note for note in result.substitutions), result.substitutions
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_compiled_tool_of_a_python_313_task_is_fetched_for_cpython_313(docker_client):
+    # a TB2 task on python:3.13-slim-bookworm whose tests import numpy (uvx -w numpy): the host runs 3.11, so the
+    # wheels must be fetched for the image's CPython 3.13 (the grader asks the sandbox), not for the host's
+    from terminal_agent.sandbox.backends import resolve_task_image, start_sandbox
+    from terminal_agent.sandbox.config import SandboxConfig
+
+    _require_tool("numpy==2.3.3")
+    source = textwrap.dedent(
+        """\
+        import sys
+
+        import numpy
+
+
+        def test_numpy_on_python_313():
+            assert sys.version_info[:2] == (3, 13)
+            assert numpy.__version__ == "2.3.3"
+            assert float(numpy.loadtxt("/app/values.txt").sum()) == 42.0
+        """
+    )
+    sh = TB2_TEST_SH.replace("-w pytest-json-ctrf==0.3.5 \\", "-w pytest-json-ctrf==0.3.5 -w numpy==2.3.3 \\")
+    assert "numpy" in sh
+    task = harbor_task(sh, source, task_id="harbor-py313-numpy", solution="printf '40\\n2\\n' > /app/values.txt\n",
+                       dockerfile="FROM python:3.13-slim-bookworm\nWORKDIR /app\n")
+    image = resolve_task_image(SandboxConfig(), task)
+    results = []
+    for solve in (task.solution, None):
+        sandbox = start_sandbox(SandboxConfig(), image, task.limits, run_id="test-grading-harbor")
+        try:
+            if solve:
+                assert sandbox.exec(solve, timeout=30).ok
+            grader = HarborGrader(sandbox_config=SandboxConfig(), run_id="test-grading-harbor")
+            results.append(grader.grade(sandbox, task))
+        finally:
+            sandbox.close()
+    solved, unsolved = results
+    assert solved.scored and solved.score == 1.0, (solved.error, solved.log_tail, solved.substitutions)
+    assert len(solved.tests) == 1 and solved.tests[0].passed
+    assert unsolved.scored and unsolved.score == 0.0, (unsolved.error, unsolved.log_tail)  # numpy ran: no values

@@ -36,14 +36,16 @@ class HarborGradingConfig(BaseModel):
     use_registry: bool = True
     """Fetch tools missing from the cache and the wheelhouse from the package registry the host reaches (pip)."""
     tool_cache_dir: str | None = None
-    """Where fetched tool wheels are cached, keyed by requirement; None: ``~/.cache/terminal-agent/harbor-tools``."""
+    """Where fetched tool wheels are cached, keyed by requirement (and the python they are for, where it is not the
+    host's); None: ``~/.cache/terminal-agent/harbor-tools``."""
     ctrf_plugin: str = "pytest-json-ctrf==0.3.5"
     """The CTRF plugin provided whenever a test script passes ``--ctrf`` (TB2 pins this version)."""
     fetch_timeout_s: float = Field(180.0, gt=0)
     """Deadline of one host-side ``pip download`` of a tool."""
     max_compiled_bytes: int = Field(512 * 1024 * 1024, ge=0)
-    """Largest download of a tool that has no pure-Python wheel (``numpy``): its wheels for the host's interpreter
-    and platform, shipped unpacked and used where the image's python matches their tags; 0: pure-Python only."""
+    """Largest download of a tool that has no pure-Python wheel (``numpy``): its wheels for the python that runs the
+    verifier (asked of the sandbox), shipped unpacked and used where the image's python matches their tags;
+    0: pure-Python only."""
     max_artifact_bytes: int = Field(256 * 1024 * 1024, gt=0)
     """Largest archive of artifacts handed from the agent's sandbox to a separate verifier environment."""
     max_report_bytes: int = Field(8 * 1024 * 1024, gt=0)

@@ -8,10 +8,12 @@ Training clusters are offline, so the grader hands the verifier a runtime instea
 * every other tool the test scripts name (``uvx -w X``, ``uv run --with X``, ``pip install X``; plus the CTRF
   plugin whenever a script passes ``--ctrf``) as wheels, fetched ONCE by the host (a wheelhouse directory
   first, then the package registry it reaches through ``pip download``) and cached on disk by requirement:
-  pure-Python wheels first; where a tool has none (``numpy``), the wheels built for the host's interpreter
-  and platform (CPython 3.11 on linux here, as the bookworm images' python), at most
-  ``HarborGradingConfig.max_compiled_bytes``. Pure wheels are imported in place (zipimport); a compiled one
-  is shipped unpacked and used only where the image's python matches its tags; nothing is installed;
+  pure-Python wheels first; where a tool has none (``numpy``), the wheels built for the interpreter the verifier
+  runs under (:mod:`~terminal_agent.rewards.target_python`: the sandbox's python3, asked by the grader; CPython
+  3.11 of the bookworm images is the host's own and fetched with pip's own tags, CPython 3.13 of the trixie
+  stand-in with explicit ones, each cached under its own key), at most ``HarborGradingConfig.max_compiled_bytes``.
+  Pure wheels are imported in place (zipimport); a compiled one is shipped unpacked and used only where the
+  image's python matches its tags; nothing is installed;
 * ``uv``/``uvx``/``pytest`` stand-ins (``assets/uv_standin.py``) that run the requested tools from it, and,
   offline, shims for ``apt-get``/``apt``/``curl``/``wget``/``pip`` (``assets/offline_shims.py``) that make the
   install steps harmless and log what they skipped or could not do.
@@ -44,6 +46,7 @@ from typing import Any
 
 from terminal_agent.errors import GradingError
 from terminal_agent.rewards.harbor_config import HarborGradingConfig
+from terminal_agent.rewards.target_python import TargetPython
 from terminal_agent.rewards.verifier_bundle import BUNDLED_DISTRIBUTIONS, default_cache_dir
 
 logger = logging.getLogger(__name__)
@@ -333,17 +336,19 @@ def _run_pip(command: list[str], scratch: Path, timeout: float, max_bytes: int |
 
 
 def _pip_download(requirement: str, dest: Path, sources: list[list[str]], timeout: float,
-                  max_compiled_bytes: int = 0) -> str:
+                  max_compiled_bytes: int = 0, target: TargetPython | None = None) -> str:
     """Run ``pip download`` with each source's options until one succeeds; the last errors otherwise.
 
     Pure-Python wheels first, chosen by tag (a compiled package fails at once instead of downloading
-    megabytes); then, when ``max_compiled_bytes`` allows, the wheels for the host's interpreter and platform.
+    megabytes); then, when ``max_compiled_bytes`` allows, the wheels for the host's interpreter and platform
+    (``target`` None), or those of ``target`` (its explicit tags; none for a target no compiled wheel serves).
     """
     errors = []
-    attempts: list[tuple[str, list[str], int | None]] = [
-        ("pure", ["--platform", "any", "--implementation", "py", "--abi", "none"], None)]
-    if max_compiled_bytes > 0:
-        attempts.append(("compiled", [], max_compiled_bytes))
+    host_pure = ["--platform", "any", "--implementation", "py", "--abi", "none"]
+    pure = target.pure_tags() if target is not None else host_pure
+    attempts: list[tuple[str, list[str], int | None]] = [("pure", pure, None)]
+    if max_compiled_bytes > 0 and (target is None or target.compiled_ok):
+        attempts.append(("compiled", target.compiled_tags() if target is not None else [], max_compiled_bytes))
     for label, tags, limit in attempts:
         for options in sources:
             shutil.rmtree(dest, ignore_errors=True)
@@ -363,12 +368,24 @@ def tool_cache_dir(config: HarborGradingConfig) -> Path:
     return Path(config.tool_cache_dir) if config.tool_cache_dir else default_cache_dir().parent / "harbor-tools"
 
 
-def fetch_tool(requirement: Requirement, config: HarborGradingConfig) -> ToolWheels:
-    """The wheels of ``requirement``, from memory, the disk cache, or fetched now (then cached).
+def fetch_key(requirement: Requirement, target: TargetPython | None = None) -> str:
+    """The tool cache's directory name for ``requirement`` fetched for ``target``: the requirement alone for the
+    host's own interpreter (None, or a target that matches the host: the key the cache always had), the
+    requirement and :attr:`TargetPython.key` for any other."""
+    text = requirement.spec if target is None or target.matches_host else f"{requirement.spec}|{target.key}"
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
 
-    Raises :class:`ToolUnavailable` when it cannot be fetched (pure, or compiled within the size allowed).
+
+def fetch_tool(requirement: Requirement, config: HarborGradingConfig, target: TargetPython | None = None) -> ToolWheels:
+    """The wheels of ``requirement`` for ``target`` (None: the host's interpreter), from memory, the disk cache,
+    or fetched now (then cached).
+
+    Raises :class:`ToolUnavailable` when it cannot be fetched (pure, or compiled within the size allowed); the
+    message names the requirement and, for a target other than the host, the python it was wanted for.
     """
-    key = hashlib.sha256(requirement.spec.encode()).hexdigest()[:24]
+    if target is not None and target.matches_host:
+        target = None  # pip's own tags on the host: the same wheels, the same cache entry as always
+    key = fetch_key(requirement, target)
     # remembered per cache and sources: another cache (a prefetch into a new directory) or another wheelhouse
     # must look for itself, not take the answer another configuration got
     memo_key = f"{tool_cache_dir(config)}|{config.wheelhouse}|{config.use_registry}|{key}"
@@ -378,7 +395,7 @@ def fetch_tool(requirement: Requirement, config: HarborGradingConfig) -> ToolWhe
         if memo_key in _failed:
             raise ToolUnavailable(_failed[memo_key])
         try:
-            tool = _fetch_locked(requirement, config, key)
+            tool = _fetch_locked(requirement, config, key, target)
         except ToolUnavailable as exc:
             _failed[memo_key] = str(exc)
             raise
@@ -386,7 +403,8 @@ def fetch_tool(requirement: Requirement, config: HarborGradingConfig) -> ToolWhe
         return tool
 
 
-def _fetch_locked(requirement: Requirement, config: HarborGradingConfig, key: str) -> ToolWheels:
+def _fetch_locked(requirement: Requirement, config: HarborGradingConfig, key: str,
+                  target: TargetPython | None) -> ToolWheels:
     """:func:`fetch_tool` under its lock: the disk cache, else ``pip download`` (then cached)."""
     cache = tool_cache_dir(config) / key
     manifest = cache / "tool.json"
@@ -402,10 +420,13 @@ def _fetch_locked(requirement: Requirement, config: HarborGradingConfig, key: st
         sources.append([])
     with tempfile.TemporaryDirectory(prefix="ta-harbor-tool-") as scratch:
         work = Path(scratch) / "download"
-        error = (_pip_download(requirement.spec, work, sources, config.fetch_timeout_s, config.max_compiled_bytes)
-                 if sources else "no source")
+        error = (_pip_download(requirement.spec, work, sources, config.fetch_timeout_s, config.max_compiled_bytes,
+                               target) if sources else "no source")
         if error:
-            raise ToolUnavailable(f"cannot fetch {requirement.spec} on the host: {error}")
+            wanted_for = f" for {target.describe()}" if target is not None else ""
+            if target is not None and not target.compiled_ok and config.max_compiled_bytes > 0:
+                wanted_for += " (pure-Python wheels only: the runtime's compiled wheels need CPython with glibc)"
+            raise ToolUnavailable(f"cannot fetch {requirement.spec}{wanted_for} on the host: {error}")
         files = sorted((work / "wheels").iterdir())
         not_wheels = [f.name for f in files if not f.name.endswith(".whl")]
         if not_wheels:
@@ -427,8 +448,11 @@ def _fetch_locked(requirement: Requirement, config: HarborGradingConfig, key: st
             for wheel in wheels:
                 (cache / wheel.filename).write_bytes(wheel.data)
             tmp = manifest.with_suffix(f".tmp{os.getpid()}")
-            tmp.write_text(json.dumps({"requirement": tool.requirement, "wheels": [w.filename for w in wheels],
-                                       "dropped": list(dropped)}))
+            entry: dict[str, Any] = {"requirement": tool.requirement, "wheels": [w.filename for w in wheels],
+                                     "dropped": list(dropped)}
+            if target is not None:
+                entry["target"] = target.key
+            tmp.write_text(json.dumps(entry))
             os.replace(tmp, manifest)
         except OSError as exc:  # a read-only cache only costs a fetch next time
             logger.warning("could not cache %s at %s: %s", requirement.spec, cache, exc)
@@ -472,8 +496,16 @@ def host_pytest_version() -> str:
     return importlib.metadata.version("pytest")
 
 
-def plan_runtime(requirements: list[Requirement], config: HarborGradingConfig) -> RuntimePlan:
-    """Fetch (or take from the cache) what ``requirements`` need; record substitutions and what is missing."""
+def needs_wheels(requirements: list[Requirement]) -> bool:
+    """Whether any of ``requirements`` is fetched as wheels (the pytest bundle serves the others): only then does
+    the grader ask the sandbox which python the wheels are for."""
+    return any(requirement.name not in BUNDLE_PROVIDES for requirement in requirements)
+
+
+def plan_runtime(requirements: list[Requirement], config: HarborGradingConfig,
+                 target: TargetPython | None = None) -> RuntimePlan:
+    """Fetch (or take from the cache) what ``requirements`` need for ``target`` (None: the host's interpreter);
+    record substitutions and what is missing."""
     plan = RuntimePlan()
     host_versions = {name: importlib.metadata.version(name) for name in BUNDLE_PROVIDES}
     for requirement in requirements:
@@ -486,7 +518,7 @@ def plan_runtime(requirements: list[Requirement], config: HarborGradingConfig) -
                     plan.substitutions.append(note)
             continue
         try:
-            tool = fetch_tool(requirement, config)
+            tool = fetch_tool(requirement, config, target)
         except ToolUnavailable as exc:
             plan.unavailable[requirement.name] = str(exc)
             plan.substitutions.append(f"{requirement.spec} -> the image's own copy, if any ({exc})")

@@ -4,8 +4,8 @@ Started by the wrappers in ``VERIFIER_DIR/bin`` as ``PYTHON -I -S -B .../runtime
 (the image's own interpreter, isolated: no PYTHON* variables, no user site, no ``.pth`` files). The host
 put in ``runtime/``: ``manifest.json`` (what it provides), ``bundle.zip`` (its pytest stack) and
 ``wheels/`` (the wheels of the tools the test scripts name). Nothing is installed: pure-Python wheels go
-on ``sys.path`` as they are (zipimport), compiled ones (``numpy``, built for the host's interpreter) as the
-``NAME.whl.d`` folder the host unpacked, and only where this interpreter and platform match their tags;
+on ``sys.path`` as they are (zipimport), compiled ones (``numpy``, fetched for this interpreter, which the grader
+asked) as the ``NAME.whl.d`` folder the host unpacked, and only where this interpreter and platform match their tags;
 all in front of the standard library, with the image's package dirs LAST (a fallback for what the host
 could not provide).
 

@@ -9,7 +9,8 @@ Order of a grading, every step through the :class:`~terminal_agent.interfaces.Gr
    tampered sandbox grades 0 with ``tamper_signals``; the interpreter of the runner and the runtime is the
    image's own python3 (none: a grading error that says so);
 3. the host plans the offline verifier runtime (:mod:`~terminal_agent.rewards.verifier_runtime`): the tools the
-   test scripts name, fetched once and cached;
+   test scripts name, fetched once and cached, as wheels for the python that runs the verifier (asked of the
+   sandbox, :mod:`~terminal_agent.rewards.target_python`; in a separate environment, of the fresh sandbox);
 4. the verifier phase's network: ``task.verifier.verifier_network(limits.network)`` (or never, with
    ``HarborGradingConfig.network = "offline"``), through ``Sandbox.set_network`` when it differs from the
    agent's; in ``environment_mode = "separate"`` a fresh sandbox of the task's image (or the verifier's own
@@ -75,11 +76,14 @@ from terminal_agent.rewards.harbor.ctrf_scoring import ctrf_outcomes, guard_rewa
 from terminal_agent.rewards.harbor.reward_files import read_reward
 from terminal_agent.rewards.harbor_config import HarborGradingConfig
 from terminal_agent.rewards.tamper_detection import BIN_DIRS, ChangeScan, choose_interpreter
+from terminal_agent.rewards.target_python import probe_target_python
 from terminal_agent.rewards.verifier_bundle import get_bundle, runner_source
 from terminal_agent.rewards.verifier_runtime import (
+    Requirement,
     RuntimePlan,
     asset,
     host_pytest_version,
+    needs_wheels,
     plan_runtime,
     scan_scripts,
     unpacked_wheel,
@@ -214,14 +218,12 @@ class HarborGrader:
             logger.warning("task %s: tampering, graded 0: %s", task.task_id, signals)
             return
 
-        mark = time.monotonic()
-        plan = plan_runtime(scan_scripts(task.test_support_files, self.harbor.ctrf_plugin), self.harbor)
-        result.substitutions += plan.substitutions
-        timings["runtime_s"] = time.monotonic() - mark
+        requirements = scan_scripts(task.test_support_files, self.harbor.ctrf_plugin)
         env = self._verifier_env(task)
         wanted = False if self.harbor.network == "offline" else task.verifier.verifier_network(task.limits.network)
 
         if not task.verifier.separate_environment:
+            plan = self._plan_runtime(sandbox, interpreter, requirements, timings, result)
             # the sandbox keeps the verifier's policy afterwards: grading is its last phase (the env releases it)
             network = self._set_network(sandbox, wanted, task.limits.network, result)
             result.verifier_network = network
@@ -253,10 +255,22 @@ class HarborGrader:
             fresh_interpreter = choose_interpreter(ChangeScan([], "fresh", own_python), candidates)
             result.interpreter = fresh_interpreter
             result.verifier_network = wanted
+            plan = self._plan_runtime(fresh, fresh_interpreter, requirements, timings, result)
             self._run_verifier(fresh, task, fresh.image_workdir or "/", fresh_interpreter, False, {}, [], plan, env,
                                wanted, timings, result, False, None)
         finally:
             fresh.close()
+
+    def _plan_runtime(self, sandbox: GradingSandbox, interpreter: str, requirements: list[Requirement],
+                      timings: dict[str, float], result: HarborGradeResult) -> RuntimePlan:
+        """Step 3: the runtime of ``requirements`` for the python that runs the verifier in ``sandbox`` (asked
+        only when some requirement comes as wheels: compiled ones import on that python alone)."""
+        mark = time.monotonic()
+        target = probe_target_python(sandbox, interpreter) if needs_wheels(requirements) else None
+        plan = plan_runtime(requirements, self.harbor, target)
+        result.substitutions += plan.substitutions
+        timings["runtime_s"] = time.monotonic() - mark
+        return plan
 
     def _verifier_env(self, task: Task) -> dict[str, str]:
         """The task's env, then the verifier's (Harbor ``[verifier] env``), templates resolved from the host."""

@@ -148,7 +148,7 @@ class Grader:
 
         mark = time.monotonic()
         verifier_dir = posixpath.join(self.config.verifier_parent, f"ta-verifier-{secrets.token_hex(12)}")
-        runtime, _ = requirement_entries(task, verifier_dir.strip("/"), interpreter, self.config.harbor)
+        runtime, _ = requirement_entries(task, verifier_dir.strip("/"), interpreter, self.config.harbor, sandbox)
         sandbox.put_archive("/", _verifier_skeleton(task, verifier_dir, inspection.shadowing.overrides, gate, runtime))
         timings["upload_s"] = time.monotonic() - mark
 

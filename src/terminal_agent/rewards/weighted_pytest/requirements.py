@@ -4,9 +4,10 @@ A terminal-bench v1 task's ``run-tests.sh`` installs what its tests import (``uv
 reader records it in ``Task.metadata["tb_test_requirements"]`` (``tasks/terminal_bench/test_requirements.py``).
 Weighted pytest runs the tests on the grader's pytest bundle, never through run-tests.sh, so the grader hands the
 verifier the same offline runtime the Harbor mode's ``uv`` stand-in serves (``rewards/verifier_runtime.py``): each
-requirement's wheels fetched once by the host (the wheelhouse, then the registry it reaches), cached by requirement,
-pure ones shipped as they are, compiled ones unpacked. The runner (``assets/verifier_runner.py``) puts them on
-``sys.path`` after the bundle and loads their pytest plugins with ``-p``. A requirement the host could not provide,
+requirement's wheels fetched once by the host (the wheelhouse, then the registry it reaches) for the python the tests
+run under (asked of the sandbox), cached by requirement and that python, pure ones shipped as they are, compiled
+ones unpacked. The runner (``assets/verifier_runner.py``) puts them on ``sys.path`` after the bundle and loads their
+pytest plugins with ``-p``. A requirement the host could not provide,
 and the image does not have either, stops the grading before pytest runs: an infrastructure error, never a 0 for the
 model.
 """
@@ -17,12 +18,15 @@ import json
 from typing import Any
 
 from terminal_agent.errors import GradingError
+from terminal_agent.interfaces import GradingSandbox
 from terminal_agent.rewards.harbor_config import HarborGradingConfig
+from terminal_agent.rewards.target_python import probe_target_python
 from terminal_agent.rewards.verifier_runtime import (
     Requirement,
     RuntimePlan,
     asset,
     host_pytest_version,
+    needs_wheels,
     parse_requirement,
     plan_runtime,
     unpacked_wheel,
@@ -59,13 +63,20 @@ def task_test_requirements(task: Task) -> list[Requirement]:
     return found
 
 
-def requirement_entries(task: Task, rel: str, interpreter: str,
-                        config: HarborGradingConfig) -> tuple[list[tuple[str, bytes | str | None, int]], RuntimePlan | None]:
-    """Tar entries of ``rel/runtime/`` for ``task``'s test requirements (none, and no plan, when it has none)."""
+def requirement_entries(task: Task, rel: str, interpreter: str, config: HarborGradingConfig,
+                        sandbox: GradingSandbox | None = None
+                        ) -> tuple[list[tuple[str, bytes | str | None, int]], RuntimePlan | None]:
+    """Tar entries of ``rel/runtime/`` for ``task``'s test requirements (none, and no plan, when it has none).
+
+    ``sandbox``: where ``interpreter`` runs the tests, asked which python it is when a requirement comes as wheels
+    (:func:`~terminal_agent.rewards.target_python.probe_target_python`); None: wheels for the host's python.
+    Raises ``SandboxError`` / :class:`GradingError` as that probe does.
+    """
     requirements = task_test_requirements(task)
     if not requirements:
         return [], None
-    plan = plan_runtime(requirements, config)
+    target = probe_target_python(sandbox, interpreter) if sandbox is not None and needs_wheels(requirements) else None
+    plan = plan_runtime(requirements, config, target)
     if not plan.wheels and not plan.unavailable:  # pytest alone (most v1 tasks): the bundle is all the tests need
         return [], plan
     root = f"{rel}/{RUNTIME_DIR}"
