@@ -59,7 +59,8 @@ def test_every_format_is_registered_with_detect_read_and_write():
 def test_the_registry_refuses_duplicates_and_lists_valid_names_for_unknown_ones():
     from terminal_agent.errors import ConfigError
     from terminal_agent.tasks.conversion import convert_tasks, write_tasks
-    from terminal_agent.tasks.formats import TASK_FORMATS, CsvFormat
+    from terminal_agent.tasks.csv.format_plugin import CsvFormat
+    from terminal_agent.tasks.formats import TASK_FORMATS
 
     with pytest.raises(ConfigError, match="already registered"):
         TASK_FORMATS.register("csv")(CsvFormat())

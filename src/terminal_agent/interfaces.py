@@ -11,7 +11,8 @@ The agent side holds a :class:`Sandbox`; a grader holds a :class:`GradingSandbox
 through the wider contract that only grading uses).
 
 Implementations live in their packages (``sandbox.docker``, ``sandbox.bwrap``, ``sandbox.ray``, ``models.*``,
-``rewards.weighted_pytest``, ``rewards.harbor``; task formats in ``tasks.formats``); everything else codes against these
+``rewards.weighted_pytest``, ``rewards.harbor``; task formats in ``tasks.csv``, ``tasks.parquet``,
+``tasks.terminal_bench``, ``tasks.harbor``, registered in ``tasks.formats``); everything else codes against these
 types.
 """
 

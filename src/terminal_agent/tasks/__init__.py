@@ -1,7 +1,8 @@
 """Tasks: the typed model and its formats (CSV, terminal-bench v1, Harbor, parquet), registered in
 :data:`~terminal_agent.tasks.formats.TASK_FORMATS`.
 
-One sub-package per format (``csv/``, ``parquet/``, ``terminal_bench/``, ``harbor/``); shared here: ``model``
+One sub-package per format (``csv/``, ``parquet/``, ``terminal_bench/``, ``harbor/``), each holding its registry
+entry in ``format_plugin``; shared here: ``model``
 (the Task), ``formats`` (the registry), ``loading`` and ``conversion`` (through the registry, naming no
 format), ``inspection`` (``tasks inspect``), the field codecs the formats share (``guard_fields``,
 ``negative_solution_fields``, ``cell_bounds``, ``task_dirs``, ``atomic_output``), the grading-mode table and

@@ -10,6 +10,11 @@ Two kinds of format share one signature (:class:`TaskFormat`):
   marker file (``task.yaml``, ``task.toml``); a source is one such directory or a *collection* (a directory of
   them, formats mixed). ``write`` fills a fresh directory of task directories and publishes it atomically.
 
+Each format's class lives in its format package (``tasks/<package>/format_plugin.py``, beside the reader and
+writer it adapts) and is registered here by one ``register_path`` line, so this module imports no format package
+and a package may import it for its base class. This module holds the protocol, the registry and the helpers the
+entries share (:func:`map_in_pool`, :func:`split_outcomes`, :func:`read_task_dir`).
+
 ``load_tasks`` / ``collect_tasks`` / ``detect_source_kind`` (:mod:`~terminal_agent.tasks.loading`) and
 ``convert_tasks`` / ``write_tasks`` / ``split_by_layout`` (:mod:`~terminal_agent.tasks.conversion`) dispatch
 through :data:`TASK_FORMATS` and never name a format; the CLI's ``--to`` choices are its names.
@@ -29,10 +34,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import ClassVar, TypeVar
 
-import terminal_agent.tasks.csv.format as csv_format  # the modules, not the package face: no circle through tasks/__init__
-import terminal_agent.tasks.harbor.format as harbor
-import terminal_agent.tasks.parquet.rows as parquet_rows
-import terminal_agent.tasks.terminal_bench.format as terminal_bench
 from terminal_agent.errors import UNTRUSTED_CONTENT_ERRORS, ConfigError, TaskFormatError
 from terminal_agent.registry import Registry
 from terminal_agent.tasks.atomic_output import atomic_output_dir
@@ -124,66 +125,6 @@ class FileFormat(TaskFormat):
             raise ConfigError(f"output {dst} is a directory; --to {self.name} writes one file")
 
 
-class CsvFormat(FileFormat):
-    """``dataset/latest_verified.csv``: one task per row (:mod:`~terminal_agent.tasks.csv.format`)."""
-
-    name = "csv"
-    summary = "CSV file, one task per row (.csv)"
-    detection_order = 10
-    suffixes = (".csv",)
-
-    def read(
-        self, path: Path, *, workers: int = 4, progress: ProgressCallback | None = None
-    ) -> tuple[list[Task], list[TaskFormatError]]:
-        _, rows = csv_format.iter_csv_rows(path)
-        outcomes = map_in_pool(lambda row: csv_format.parse_csv_row(row, path.name), rows, workers, progress)
-        paired = csv_format.reject_duplicate_ids(list(zip(rows, outcomes)), path.name)
-        return split_outcomes(outcome for _, outcome in paired)
-
-    def write(
-        self, tasks: list[Task], dst: Path, *, workers: int = 4, progress: ProgressCallback | None = None
-    ) -> Path:
-        self.check_output(dst)
-        csv_format.write_tasks_csv(tasks, dst)
-        if progress:
-            progress(len(tasks), len(tasks), "write")
-        return dst
-
-
-class ParquetFormat(FileFormat):
-    """rLLM / verl training rows (:mod:`~terminal_agent.tasks.parquet.rows`)."""
-
-    name = "parquet"
-    summary = "parquet file of rLLM/verl rows (.parquet, .pq)"
-    detection_order = 20
-    suffixes = (".parquet", ".pq")
-
-    def detect(self, path: Path) -> bool:
-        if super().detect(path):
-            return True
-        if not path.is_file():
-            return False
-        with path.open("rb") as handle:
-            return handle.read(4) == b"PAR1"
-
-    def read(
-        self, path: Path, *, workers: int = 4, progress: ProgressCallback | None = None
-    ) -> tuple[list[Task], list[TaskFormatError]]:
-        tasks, errors = parquet_rows.read_parquet_with_errors(path)
-        if progress:
-            progress(len(tasks) + len(errors), len(tasks) + len(errors), "read")
-        return tasks, errors
-
-    def write(
-        self, tasks: list[Task], dst: Path, *, workers: int = 4, progress: ProgressCallback | None = None
-    ) -> Path:
-        self.check_output(dst)
-        parquet_rows.write_parquet(tasks, dst)
-        if progress:
-            progress(len(tasks), len(tasks), "write")
-        return dst
-
-
 # --- directory formats ----------------------------------------------------------------------------
 class DirectoryFormat(TaskFormat):
     """A format that keeps each task in a directory of its own, recognised by a marker file."""
@@ -245,45 +186,13 @@ class DirectoryFormat(TaskFormat):
                 )
 
 
-class TerminalBenchFormat(DirectoryFormat):
-    """terminal-bench v1 task directories (:mod:`~terminal_agent.tasks.terminal_bench.format`)."""
-
-    name = "tb"
-    summary = "terminal-bench v1 task directories (task.yaml)"
-    detection_order = 30
-    marker = terminal_bench.TASK_YAML
-
-    def read_task(self, task_dir: Path) -> Task:
-        return terminal_bench.read_tb_task(task_dir)
-
-    def write_task(self, task: Task, parent_dir: Path) -> Path:
-        return terminal_bench.write_tb_task(task, parent_dir)
-
-    def check_layout(self, task: Task) -> None:
-        terminal_bench.check_tb_layout(task)
-
-
-class HarborFormat(DirectoryFormat):
-    """Harbor / Terminal-Bench 2 task directories (:mod:`~terminal_agent.tasks.harbor.format`)."""
-
-    name = "harbor"
-    summary = "Harbor / Terminal-Bench 2 task directories (task.toml)"
-    detection_order = 40
-    marker = "task.toml"
-
-    def read_task(self, task_dir: Path) -> Task:
-        return harbor.read_harbor_task(task_dir)
-
-    def write_task(self, task: Task, parent_dir: Path) -> Path:
-        return harbor.write_harbor_task(task, parent_dir)
-
-    def check_layout(self, task: Task) -> None:
-        harbor.check_harbor_layout(task)
-
-
-for _format in (CsvFormat(), ParquetFormat(), TerminalBenchFormat(), HarborFormat()):
-    TASK_FORMATS.register(_format.name)(_format)
-del _format
+# --- the entries: one line per format, each living in its format package ------------------------------
+# Named by path, so this module imports no format package (each imports this module for its base class) and
+# no import comes back round; an entry's module is imported on the first ``TASK_FORMATS.get(name)``.
+TASK_FORMATS.register_path("csv", "terminal_agent.tasks.csv.format_plugin:FORMAT")
+TASK_FORMATS.register_path("parquet", "terminal_agent.tasks.parquet.format_plugin:FORMAT")
+TASK_FORMATS.register_path("tb", "terminal_agent.tasks.terminal_bench.format_plugin:FORMAT")
+TASK_FORMATS.register_path("harbor", "terminal_agent.tasks.harbor.format_plugin:FORMAT")
 
 
 # --- lookups used by loading and conversion -------------------------------------------------------
@@ -370,14 +279,10 @@ def split_outcomes(outcomes: Iterable[Task | TaskFormatError]) -> tuple[list[Tas
 
 __all__ = [
     "TASK_FORMATS",
-    "CsvFormat",
     "DirectoryFormat",
     "FileFormat",
-    "HarborFormat",
-    "ParquetFormat",
     "ProgressCallback",
     "TaskFormat",
-    "TerminalBenchFormat",
     "directory_formats",
     "file_formats",
     "formats_in_detection_order",

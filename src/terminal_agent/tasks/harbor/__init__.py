@@ -2,5 +2,5 @@
 
 ``format`` reads and writes one task directory (``read_harbor_task``, ``write_harbor_task``); ``task_toml`` says
 what each ``task.toml`` key becomes on a Task, and ``task_toml_writer`` writes a Task back as one. The registry
-entry is ``HarborFormat`` in :mod:`terminal_agent.tasks.formats`. Importing this package imports none of them.
+entry is ``HarborFormat`` in ``format_plugin``. Importing this package imports none of them.
 """
