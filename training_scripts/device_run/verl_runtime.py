@@ -277,16 +277,14 @@ def download(args: argparse.Namespace) -> int:
                     raise RuntimeManifestError(f"{sdist.name}: its sha256 is not one of the lock's hashes")
                 subprocess.run([python, "-m", "pip", "wheel", "--no-deps", "-w", str(target), str(sdist)], check=True)
     lock = parse_lock()
-    for wheel in manifest["wheels"]:  # which file pip chose, and that the lock vouches for its bytes
+    downloaded = {_sha256(path): path for path in target.iterdir() if path.is_file()}  # each file hashed once
+    for wheel in manifest["wheels"]:  # which file pip chose: the one whose bytes the lock vouches for
         if wheel.get("build_from_sdist"):
             continue
-        stem = f"{wheel['name'].replace('-', '_')}-{wheel['version']}-".lower()
-        candidates = [f for f in target.glob("*") if f.name.replace("-", "_").lower().startswith(stem.replace("-", "_"))
-                      or f.name.lower().startswith(stem)]
-        chosen = next((f for f in candidates if _sha256(f) in lock[wheel["name"]]["hashes"]), None)
-        if chosen is None:
+        digest = next((digest for digest in lock[wheel["name"]]["hashes"] if digest in downloaded), None)
+        if digest is None:
             raise RuntimeManifestError(f"{wheel['name']}=={wheel['version']}: no downloaded file whose sha256 the lock has")
-        wheel["file"], wheel["sha256"] = chosen.name, _sha256(chosen)
+        wheel["file"], wheel["sha256"] = downloaded[digest].name, digest
     MANIFEST.write_text(json.dumps(manifest, indent=1) + "\n")
     print(f"{len(manifest['wheels'])} wheels in {target}, each a file the lock hashes")
     return 0
