@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import weakref
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -91,8 +92,43 @@ def _row_boundaries(batch_size: int, length: int, device: torch.device, kwargs: 
         return given_q.to(device=device, dtype=torch.int32)
     position_ids = kwargs.get("position_ids")
     if isinstance(position_ids, torch.Tensor):
-        return row_boundaries_from_positions(position_ids.to(device), batch_size)
+        return _ROWS_OF_LAST_POSITIONS.boundaries(position_ids, batch_size, device)
     return torch.arange(0, (batch_size + 1) * length, length, device=device, dtype=torch.int32)
+
+
+class _RowsOfLastPositions:
+    """The row boundaries (and the longest row) of the last ``position_ids`` tensor seen. Every attention layer of a
+    forward gets the same tensor: the rows are cut once a forward instead of once a layer, and so are the two host
+    syncs that cutting them costs (``nonzero`` and the longest row's ``item``). A tensor changed in place, another
+    tensor, batch size or device computes them afresh."""
+
+    def __init__(self) -> None:
+        self._positions: weakref.ref[torch.Tensor] | None = None
+        self._key: tuple[int, int, torch.device] | None = None
+        self._boundaries: torch.Tensor | None = None
+        self._longest: int | None = None
+
+    def boundaries(self, position_ids: torch.Tensor, batch_size: int, device: torch.device) -> torch.Tensor:
+        key = (position_ids._version, batch_size, torch.device(device))
+        if self._positions is not None and self._positions() is position_ids and self._key == key:
+            assert self._boundaries is not None
+            return self._boundaries
+        boundaries = row_boundaries_from_positions(position_ids.to(device), batch_size)
+        self._positions, self._key = weakref.ref(position_ids), key
+        self._boundaries, self._longest = boundaries, None
+        return boundaries
+
+    def longest(self, boundaries: torch.Tensor) -> int:
+        """The longest row of ``boundaries`` (remembered when they are the cached ones)."""
+        if boundaries is self._boundaries and self._longest is not None:
+            return self._longest
+        longest = int((boundaries[1:] - boundaries[:-1]).max().item())
+        if boundaries is self._boundaries:
+            self._longest = longest
+        return longest
+
+
+_ROWS_OF_LAST_POSITIONS: Final = _RowsOfLastPositions()
 
 
 def _reference_rows(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, bounds: list[int],
@@ -140,7 +176,7 @@ def _varlen_rows(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, bo
         else:
             groups = query.shape[1] // key.shape[1]
             key, value = key.repeat_interleave(groups, dim=1), value.repeat_interleave(groups, dim=1)
-    longest = int((boundaries[1:] - boundaries[:-1]).max().item())
+    longest = _ROWS_OF_LAST_POSITIONS.longest(boundaries)
     output: torch.Tensor = function(query, key, value, boundaries, boundaries, longest, longest, **arguments)
     return output
 
