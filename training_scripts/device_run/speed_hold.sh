@@ -26,7 +26,8 @@ COMMON=(sandbox.backend=bwrap "sandbox.env.sandbox.bwrap.images_dir=$S/export" "
 export TA_PROFILE_AFTER_STEP=${TA_PROFILE_AFTER_STEP:-3} TA_PROFILE_S=${TA_PROFILE_S:-30}
 case "${1:-}" in
   fast)
-    bash $D/device.sh stage .device_carry/bundle/part4 .device_carry/bundle/bundle.json
+    # what the staging calls left (TA_HOLD_STAGE: the files this call carries; by default the bundle's last part)
+    bash $D/device.sh stage ${TA_HOLD_STAGE:-.device_carry/bundle/part4 .device_carry/bundle/bundle.json}
     bash $D/device.sh setup > "$OUT/setup.log" 2>&1 || { tail -30 "$OUT/setup.log"; exit 1; }
     bash $D/device.sh runtime > "$OUT/runtime.log" 2>&1; tail -n 12 "$OUT/runtime.log"
     ( eval "$(bash $D/device.sh env)"; export PYTHONPATH="$S/rt:$PYTHONPATH" TERMINAL_AGENT_TEST_MODEL_DIR="$S/model/bf16"
