@@ -1,4 +1,4 @@
-"""The batch around the engine: the one retry loop, the one pool, the one deadline rule.
+"""The batch around the engine: the one retry loop, pool, deadline rule and leak policy.
 
 The episodes here are attempts that return records at once (a lost container, a graded finish), so that the pool's
 own rules (slots, back-off outside them, order, where the callbacks run, what stops a batch) are what is measured;
@@ -7,8 +7,11 @@ the docker tests of the runner and the engine run the same parts with real conta
 
 from __future__ import annotations
 
+import os
+import subprocess
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -16,8 +19,11 @@ from terminal_agent.errors import ConfigError
 from terminal_agent.outcome import EpisodeOutcome, Termination
 from terminal_agent.rollout.engine import GRADING_MARGIN_S, episode_deadline_s
 from terminal_agent.rollout.episode import unscored_outcome
-from terminal_agent.rollout.episode_batch import EpisodeJob, EpisodePool, RetryPolicy, run_with_retries
+from terminal_agent.rollout.episode_batch import EpisodeJob, EpisodePool, LeakSweeper, RetryPolicy, run_with_retries
 from terminal_agent.rollout.episode_record import EpisodeRecord
+from terminal_agent.sandbox.bwrap import state as bwrap_state
+from terminal_agent.sandbox.config import SandboxConfig
+from terminal_agent.sandbox.labels import OWNER_PID, owner_labels
 from terminal_agent.tasks.model import TaskLimits
 
 
@@ -141,3 +147,35 @@ def test_a_fatal_error_stops_the_batch_and_the_episodes_not_started_never_run():
 def test_a_pool_refuses_no_concurrency():
     with pytest.raises(ValueError, match="concurrency"):
         EpisodePool(0)
+
+
+def _planted_bwrap_leak(name: str, owner_pid: int) -> Path:
+    """A bwrap sandbox's state directory whose owner record names ``owner_pid`` (no sandbox runs in it)."""
+    record = {"labels": {**owner_labels("test-leak-sweeper", 3600, "terminal-agent/base:bookworm"),
+                         OWNER_PID: str(owner_pid)}, "cgroups": []}
+    return bwrap_state.create_sandbox_directory(bwrap_state.state_root(), name, record)
+
+
+def _dead_pid() -> int:
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    return dead.pid
+
+
+def test_the_leak_sweeper_sweeps_at_the_start_then_keeps_sweeping_at_the_runs_interval(tmp_path, monkeypatch):
+    monkeypatch.setenv(bwrap_state.STATE_DIR_ENV, str(tmp_path))  # this test's own bwrap state
+    config = SandboxConfig(cleanup_interval_s=0.2)
+    leaked = _planted_bwrap_leak("bw-0000000000a1", _dead_pid())
+    alive = _planted_bwrap_leak("bw-0000000000a2", os.getpid())
+    LeakSweeper(False, config=config).start().stop()
+    assert leaked.is_dir()  # disabled: nothing swept
+    with LeakSweeper(config=config):
+        assert not leaked.exists() and alive.is_dir()  # swept at the start; the live owner's kept
+        later = _planted_bwrap_leak("bw-0000000000a3", _dead_pid())
+        deadline = time.monotonic() + 10
+        while later.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not later.exists()  # the daemon, at the run's cleanup interval
+    after = _planted_bwrap_leak("bw-0000000000a4", _dead_pid())
+    time.sleep(0.5)
+    assert after.is_dir() and alive.is_dir()  # stopped with the run

@@ -168,17 +168,6 @@ class EpisodePool:
         return [records[index] for index in range(len(jobs))]
 
 
-def sweep_leaked_sandboxes(config: SandboxConfig | None = None) -> None:
-    """Remove sandboxes leaked by dead earlier runs, over every registered backend (only objects carrying our labels
-    or owner records)."""
-    from terminal_agent.sandbox.cleanup import sweep_leaked
-
-    try:
-        sweep_leaked(config)
-    except Exception as exc:  # noqa: BLE001 - a failed sweep (no daemon yet) must not stop the run
-        logger.warning("sweeping leaked sandboxes failed: %s", exc)
-
-
 class LeakSweeper:
     """The one leak policy of a run: ``start`` sweeps what dead runs leaked, then keeps a cleanup daemon sweeping
     (every ``config.cleanup_interval_s``) until ``stop``; disabled, it does nothing.
@@ -193,9 +182,12 @@ class LeakSweeper:
 
     def start(self) -> "LeakSweeper":
         if self.enabled and self._daemon is None:
-            from terminal_agent.sandbox.cleanup import CleanupDaemon
+            from terminal_agent.sandbox.cleanup import CleanupDaemon, sweep_leaked
 
-            sweep_leaked_sandboxes(self.config)
+            try:
+                sweep_leaked(self.config)  # every registered backend; one not reachable here is skipped
+            except Exception as exc:  # noqa: BLE001 - a failed sweep (no daemon yet) must not stop the run
+                logger.warning("sweeping leaked sandboxes failed: %s", exc)
             self._daemon = CleanupDaemon(config=self.config).start()
         return self
 
@@ -217,5 +209,4 @@ __all__ = [
     "LeakSweeper",
     "RetryPolicy",
     "run_with_retries",
-    "sweep_leaked_sandboxes",
 ]
