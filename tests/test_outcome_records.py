@@ -17,8 +17,7 @@ import pytest
 from terminal_agent.errors import GradingError, SandboxError, error_kind
 from terminal_agent.evaluation.report import summarize
 from terminal_agent.evaluation.results import RunInfo, RunResults, TrialResult
-from terminal_agent.evaluation.results import TestRecord as DeclaredTest  # not a pytest class
-from terminal_agent.outcome import EpisodeOutcome, GradeSummary, RewardParts, Termination
+from terminal_agent.outcome import EpisodeOutcome, Grade, RewardParts, Termination
 from terminal_agent.outcome import TestVerdict as Verdict  # not a pytest class
 from terminal_agent.rollout.episode import unscored_outcome
 from terminal_agent.rollout.episode_record import EpisodeRecord
@@ -31,19 +30,18 @@ LEGACY = Path(__file__).parent / "data" / "results_legacy_termination_strings.js
 def test_final_info_is_derived_from_the_record_and_a_detail_never_overrides_the_verdict():
     outcome = EpisodeOutcome(
         "t", Termination.FINISHED, scored=True, reward=0.0, test_score=1.0, tampered=True, turns=3,
-        grade=GradeSummary(scored=True, score=1.0, tests=(Verdict("test_a", 1.0, True),)), episode_id="e7",
+        grade=Grade(score=1.0, tests=[Verdict("test_a", 1.0, True)]), episode_id="e7",
         reward_parts=RewardParts(test_score=1.0, judge_score=0.2, judge_scored=True, judge_weight=0.3, notes=("n",)),
         details={"reward": 99.0, "grading_s": 0.4, "scored": False, "judge_score": 0.9},
     )
-    info = outcome.info
-    assert info == outcome.final_info()
+    info = outcome.final_info()
     assert info["reward"] == 0.0 and info["scored"] is True and info["grading_s"] == 0.4
     assert info["termination"] == "finished" and info["steps"] == 3 and info["episode_id"] == "e7"
     assert info["tamper"] is True and info["grade"] == outcome.grade.to_info() and info["grade"]["score"] == 1.0
     assert info["judge_score"] == 0.2 and info["reward_notes"] == ["n"]  # the reward's parts over a stale detail
-    assert GradeSummary.from_info(info["grade"]) == outcome.grade  # the dict reads back as the same record
+    assert Grade.from_info(info["grade"]) == outcome.grade  # the dict reads back as the same record
     assert outcome.tests[0].name == "test_a" and outcome.tests[0].passed
-    assert "tamper" not in EpisodeOutcome("t", Termination.MAX_STEPS, scored=True, reward=0.5).info
+    assert "tamper" not in EpisodeOutcome("t", Termination.MAX_STEPS, scored=True, reward=0.5).final_info()
 
 
 def test_legacy_termination_strings_read_as_the_enum():
@@ -67,9 +65,12 @@ def test_an_outcome_is_frozen_and_a_correction_is_a_new_record():
         {"name": "test_a", "weight": 1.0, "passed": False}]})
     with pytest.raises(dataclasses.FrozenInstanceError):
         outcome.reward = 1.0
-    assert isinstance(outcome.grade, GradeSummary) and outcome.tests == (Verdict("test_a", 1.0, False),)
-    corrected = dataclasses.replace(outcome, reward=1.0, info={**outcome.info, "reward": 1.0})
-    assert (outcome.reward, corrected.reward, corrected.info["reward"]) == (0.5, 1.0, 1.0)
+    assert isinstance(outcome.grade, Grade) and outcome.tests == (Verdict("test_a", 1.0, False),)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        outcome.tests[0].passed = True
+    corrected = dataclasses.replace(outcome, reward=1.0)  # the info is derived: it follows the correction
+    assert (outcome.reward, corrected.reward, corrected.final_info()["reward"]) == (0.5, 1.0, 1.0)
+    assert outcome.final_info()["reward"] == 0.5
 
 
 def _failed(task_id, attempt, exc):
@@ -82,7 +83,7 @@ def _failed(task_id, attempt, exc):
 def test_new_trials_write_enum_values_and_eval_compare_reads_an_old_run_beside_a_new_one(tmp_path):
     trials = [
         TrialResult(task_id="hello", attempt=0, status="scored", reward=1.0, termination_reason=Termination.FINISHED,
-                    tests=[DeclaredTest(name="test_hello", weight=1.0, passed=True)]),
+                    tests=[Verdict(name="test_hello", weight=1.0, passed=True)]),
         TrialResult(task_id="hello", attempt=1, status="scored", reward=1.0, termination_reason=Termination.MAX_STEPS),
         _failed("hello", 2, SandboxError("container died")),
         TrialResult(task_id="stats", attempt=0, status="scored", reward=1.0, termination_reason=Termination.FINISHED),

@@ -42,10 +42,10 @@ from terminal_agent.actions import ActionConfig, ToolContext, run_turn
 from terminal_agent.compat.rllm import BaseEnv, action_payload
 from terminal_agent.errors import ConfigError, SandboxError, error_kind
 from terminal_agent.interfaces import Sandbox
-from terminal_agent.outcome import EpisodeOutcome, Termination
+from terminal_agent.outcome import EpisodeOutcome, Grade, Termination
 from terminal_agent.outcome_handoff import HANDOFF_KEY, OutcomeHandoff
 from terminal_agent.rewards.episode_judging import judge_and_combine
-from terminal_agent.rewards.grading import DetailedGradeResult, GradingConfig
+from terminal_agent.rewards.grading import GradingConfig
 from terminal_agent.rewards.grading_modes import EpisodeGrader, GraderSettings, ModeGraders, grade_sandbox
 from terminal_agent.rewards.judge import Judge, JudgeConfig, JudgeRequest
 from terminal_agent.rewards.reward import RewardConfig
@@ -400,7 +400,7 @@ class DockerIsolatedEnv(BaseEnv):
             error=error,
             tampered=reward.scored and bool(grade.tamper_signals),
             turns=self.steps,
-            grade=grade.summary(),
+            grade=grade,
             reward_parts=reward.parts(),
             episode_id=self.episode_id,
             details=details,
@@ -417,7 +417,7 @@ class DockerIsolatedEnv(BaseEnv):
         self.handoff.leave(outcome)
         return dict(self.final_info)
 
-    def _judge_request(self, grade: DetailedGradeResult) -> JudgeRequest:
+    def _judge_request(self, grade: Grade) -> JudgeRequest:
         lines = []
         for number, (reply, observation) in enumerate(self.transcript, 1):
             lines.append(f"--- turn {number}: agent ---\n{reply}\n--- turn {number}: result ---\n{observation}")

@@ -8,9 +8,9 @@ One sub-package per grading mode (``weighted_pytest/``, ``harbor/``), reached th
 """
 
 from terminal_agent.rewards.episode_judging import judge_and_combine
-from terminal_agent.rewards.grading import DetailedGradeResult, GradingConfig
+from terminal_agent.rewards.grading import GradingConfig
 from terminal_agent.rewards.grading_modes import GRADING_MODES, ModeGraders
-from terminal_agent.rewards.harbor.verifier import HarborGradeResult, HarborGrader
+from terminal_agent.rewards.harbor.verifier import HarborGrader, HarborVerifierFacts
 from terminal_agent.rewards.harbor_config import HarborGradingConfig
 from terminal_agent.rewards.judge import (
     JUDGE_BACKENDS,
@@ -28,14 +28,13 @@ from terminal_agent.rewards.weighted_pytest.grader import Grader, grade_episode
 
 __all__ = [
     "GRADING_MODES",
-    "HarborGradeResult",
     "HarborGrader",
+    "HarborVerifierFacts",
     "HarborGradingConfig",
     "JUDGE_BACKENDS",
     "ModeGraders",
     "REWARD_PRESETS",
     "JudgeWeightSchedule",
-    "DetailedGradeResult",
     "Grader",
     "GradingConfig",
     "JudgeConfig",
