@@ -2,6 +2,8 @@
 
 ``data/results_legacy_termination_strings.json`` was written by the code before the enum reached
 results.json (its ``error`` and ``wall_clock`` reasons); it must still be read and compared.
+``data/transcript_before_one_grade.json`` is a transcript's outcome from before the one ``Grade`` record (a Harbor-mode
+grade, with the copies of derived values the outcome kept then): it must still load, to the same info.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from terminal_agent.rollout.trial_records import trial_from_record
 
 ROOT = Path(__file__).resolve().parents[1]
 LEGACY = Path(__file__).parent / "data" / "results_legacy_termination_strings.json"
+BEFORE_ONE_GRADE = Path(__file__).parent / "data" / "transcript_before_one_grade.json"
 
 
 def test_final_info_is_derived_from_the_record_and_a_detail_never_overrides_the_verdict():
@@ -71,6 +74,46 @@ def test_an_outcome_is_frozen_and_a_correction_is_a_new_record():
     corrected = dataclasses.replace(outcome, reward=1.0)  # the info is derived: it follows the correction
     assert (outcome.reward, corrected.reward, corrected.final_info()["reward"]) == (0.5, 1.0, 1.0)
     assert outcome.final_info()["reward"] == 0.5
+
+
+def test_a_transcript_written_before_the_one_grade_record_still_loads_and_its_stored_info_was_a_pure_copy():
+    from terminal_agent.harbor_jobs.records import outcome_from_transcript
+
+    old = json.loads(BEFORE_ONE_GRADE.read_text())
+    stored = old["episode"]["outcome"]
+    assert "info" in stored and "scored" in stored["grade"]  # the fixture keeps both copies
+    trial = TrialResult.model_validate(old["result"])
+    outcome = outcome_from_transcript(old, trial)
+    assert outcome.final_info() == stored["info"]  # the derived info is what the file stored: nothing was lost
+    grade = outcome.grade
+    assert grade.verifier["mode"] == "harbor" and grade.verifier["reward_source"] == "ctrf"  # the mode's facts, flat
+    assert grade.scored and [t.name for t in grade.tests if t.guard] == ["test_logs_unchanged"]
+    assert all(t.message for t in grade.tests if not t.passed)  # the transcript keeps each verdict's message
+    assert [t.to_info(with_message=False) for t in trial.tests] == old["result"]["tests"]
+    assert trial.model_dump(mode="json", exclude={"transcript"}) == old["result"]  # the trial reads and writes back
+
+
+def test_results_json_keeps_its_layout_each_test_verdict_without_its_message(tmp_path):
+    trial = trial_from_record(EpisodeRecord(EpisodeOutcome(
+        "t", Termination.FINISHED, scored=True, reward=0.5, test_score=0.5,
+        grade=Grade(score=0.5, tests=[Verdict("test_a", 1.0, True), Verdict("test_b", 1.0, False, message="boom"),
+                                      Verdict("test_guard", 0.0, True, guard=True)]),
+    )))
+    assert trial.tests[1].message == "boom"  # the trial holds the grade's verdicts themselves
+    results = RunResults(run=RunInfo(run_id="r", model="scripted"), trials=[trial])
+    results.write(tmp_path / "results.json")
+    written = (tmp_path / "results.json").read_text()
+    assert json.loads(written)["trials"][0]["tests"] == [
+        {"name": "test_a", "weight": 1.0, "passed": True, "reported": True, "guard": False},
+        {"name": "test_b", "weight": 1.0, "passed": False, "reported": True, "guard": False},
+        {"name": "test_guard", "weight": 0.0, "passed": True, "reported": True, "guard": True},
+    ]
+    assert {tuple(test) for test in json.loads(written)["trials"][0]["tests"]} == {
+        ("name", "weight", "passed", "reported", "guard")}  # the keys in the order the files always had
+    again = RunResults.read(tmp_path)
+    assert again.trials[0].tests[1] == Verdict("test_b", 1.0, False)  # read back: the message stayed out
+    again.write(tmp_path / "again.json")
+    assert (tmp_path / "again.json").read_text() == written  # byte for byte
 
 
 def _failed(task_id, attempt, exc):
