@@ -13,7 +13,7 @@ token ids) and never rewrites the env's verdict. Consumers read the same fields 
 * :class:`Grade` (with one :class:`TestVerdict` per test) and :class:`RewardParts` - the grade and the
   reward's parts, typed, the same records from the grader to the results files; ``to_info`` gives the dicts that
   ``info`` and the results files carry, ``from_info`` reads them back.
-* :class:`EpisodeOutcome` - the whole episode: termination, reward, scored flag, grade summary, reward parts,
+* :class:`EpisodeOutcome` - the whole episode: termination, reward, scored flag, grade, reward parts,
   error kind and the turns' tokens.
 
 Every record here but :class:`Grade` is frozen: nothing changes one after it is built; a correction (the reward
