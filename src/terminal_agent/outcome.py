@@ -160,7 +160,8 @@ class TestVerdict:
 
     def to_info(self, *, with_message: bool = True) -> dict[str, Any]:
         """The JSON-safe dict of this verdict; evaluation's ``results.json`` leaves the message out."""
-        info: dict[str, Any] = {"name": self.name, "weight": self.weight, "passed": self.passed, "reported": self.reported}
+        info: dict[str, Any] = {"name": self.name, "weight": self.weight, "passed": self.passed,
+                                "reported": self.reported}
         if with_message:
             info["message"] = self.message
         info["guard"] = self.guard

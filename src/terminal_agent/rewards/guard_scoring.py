@@ -34,7 +34,8 @@ def mark_failed_guards(outcomes: Iterable[TestVerdict], guards: TestGuards) -> l
     for outcome in outcomes:
         if outcome.guard and not (outcome.passed and outcome.reported):
             prefix = f"guard failed ({guard_effect(guards)})"
-            outcome = dataclasses.replace(outcome, message=f"{prefix}: {outcome.message}" if outcome.message else prefix)
+            message = f"{prefix}: {outcome.message}" if outcome.message else prefix
+            outcome = dataclasses.replace(outcome, message=message)
         marked.append(outcome)
     return marked
 

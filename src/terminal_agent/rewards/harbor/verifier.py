@@ -195,9 +195,8 @@ class HarborGrader:
         """Grade the episode that just ended in ``sandbox``. Never raises for infrastructure failures. The grade's
         ``verifier`` part is this mode's :class:`HarborVerifierFacts`; its output tail is kept short."""
         result, facts = Grade(), HarborVerifierFacts(separate_environment=task.verifier.separate_environment)
-        grade_at_boundary(
-            lambda timings: self._grade(sandbox, task, workdir, timings, result, facts), result, task, "grading (harbor)"
-        )
+        grade_at_boundary(lambda timings: self._grade(sandbox, task, workdir, timings, result, facts), result, task,
+                          "grading (harbor)")
         result.verifier, result.log_tail = facts.to_info(), result.log_tail[-2000:]
         return result
 
@@ -233,8 +232,8 @@ class HarborGrader:
                                and posixpath.dirname(c.path) in BIN_DIRS)
             # the task's own installs run only where a network was both wanted and had
             self._run_verifier(sandbox, task, workdir or sandbox.image_workdir or "/", interpreter, pycache_touched,
-                               dict(shadowing.overrides), untrusted, plan, env, wanted and network, timings, result, facts, True,
-                               held.job())
+                               dict(shadowing.overrides), untrusted, plan, env, wanted and network, timings, result,
+                               facts, True, held.job())
             if held.action == KEEP and held.frozen and self.config.check_tamper and not result.tamper_signals:
                 mark = time.monotonic()  # the agent's processes ran beside the tests, after the first scan
                 late = late_tamper_signals(sandbox, self.config, signals, HARBOR_PROTECTED)
