@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from task_builders import plain_task
 from terminal_agent.errors import TaskFormatError
-from terminal_agent.rewards.grading import DetailedGradeResult
+from terminal_agent.outcome import Grade
 from terminal_agent.rewards.grading_modes import GraderSettings, ModeGraders
 from terminal_agent.tasks.csv.rows import task_from_csv_values, task_to_csv_values
 from terminal_agent.tasks.grading_mode_registry import GRADING_MODES
@@ -29,9 +29,9 @@ class HalfGrader:
         self.settings = settings
         self.graded: list[str] = []
 
-    def grade(self, sandbox, task: Task, *, workdir: str | None = None) -> DetailedGradeResult:
+    def grade(self, sandbox, task: Task, *, workdir: str | None = None) -> Grade:
         self.graded.append(task.task_id)
-        return DetailedGradeResult(score=0.5)
+        return Grade(score=0.5)
 
 
 @pytest.fixture

@@ -17,11 +17,10 @@ from typing import Any
 
 _EXPORTS = {
     "judge_and_combine": "terminal_agent.rewards.episode_judging",
-    "DetailedGradeResult": "terminal_agent.rewards.grading",
     "GradingConfig": "terminal_agent.rewards.grading",
     "GRADING_MODES": "terminal_agent.rewards.grading_modes",
     "ModeGraders": "terminal_agent.rewards.grading_modes",
-    "HarborGradeResult": "terminal_agent.rewards.harbor.verifier",
+    "HarborVerifierFacts": "terminal_agent.rewards.harbor.verifier",
     "HarborGrader": "terminal_agent.rewards.harbor.verifier",
     "HarborGradingConfig": "terminal_agent.rewards.harbor_config",
     "JUDGE_BACKENDS": "terminal_agent.rewards.judge",

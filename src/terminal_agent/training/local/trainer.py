@@ -200,8 +200,8 @@ def apply_judge_schedule(
 def _rescheduled(outcome: EpisodeOutcome, reward: RewardConfig, step: int) -> EpisodeOutcome:
     if not outcome.trainable:
         return outcome
-    value = reward_at_step(outcome.info, reward, step)
-    return dataclasses.replace(outcome, reward=value, info={**outcome.info, "reward": value})
+    value = reward_at_step(outcome.final_info(), reward, step)
+    return dataclasses.replace(outcome, reward=value)  # its final_info() follows the new reward
 
 
 def _seed_everything(seed: int) -> None:
