@@ -36,31 +36,33 @@ def test_each_planted_file_differs_from_the_program_and_says_why(planted_bugs, r
     program = planted_bugs.files_under(root / "program")
     assert list(codebase.shipped) == list(program), "planting adds or drops no file"
     for entry in codebase.planted:
-        assert entry.note.strip(), entry.path
+        assert entry.note.strip(), entry.name
         assert codebase.shipped[entry.path] != program[entry.path], entry.path
         assert codebase.fixed[f"fixed/{entry.path}"] == program[entry.path]
     untouched = set(program) - {entry.path for entry in codebase.planted}
     assert all(codebase.shipped[path] == program[path] for path in untouched)
 
 
-def test_plant_replaces_each_original_once(planted_bugs):
-    edits = (planted_bugs.PlantingEdit("b = 2\n", "b = 3\n"), planted_bugs.PlantingEdit("a = 1\n", ""))
-    assert planted_bugs.plant("a = 1\nb = 2\nc = 3\n", edits, "x.py") == "b = 3\nc = 3\n"
+def _bug(planted_bugs, name, *edits):
+    return planted_bugs.PlantedBug(name=name, path="x.py", note="n",
+                                   edits=tuple(planted_bugs.PlantingEdit(*edit) for edit in edits))
 
 
-@pytest.mark.parametrize(("text", "original", "message"), [
-    ("a = 1\na = 1\n", "a = 1\n", "occurs 2 times"),
-    ("a = 1\n", "b = 2\n", "occurs 0 times"),
+def test_plant_applies_the_bugs_in_order(planted_bugs):
+    bugs = [_bug(planted_bugs, "one", ("b = 2\n", "b = 3\n"), ("a = 1\n", "")),
+            _bug(planted_bugs, "two", ("b = 3\n", "b = 4\n"))]
+    program = {"x.py": "a = 1\nb = 2\nc = 3\n", "y.py": "b = 2\n"}
+    assert planted_bugs.plant(program, bugs) == {"x.py": "b = 4\nc = 3\n", "y.py": "b = 2\n"}
+
+
+@pytest.mark.parametrize(("text", "edit", "message"), [
+    ("a = 1\na = 1\n", ("a = 1\n", "x\n"), "occurs 2 times in x.py"),
+    ("a = 1\n", ("b = 2\n", "x\n"), "occurs 0 times in x.py"),
+    ("a = 1\n", ("a = 1\n", "a = 1\n"), "planted text is its original"),
 ])
-def test_plant_refuses_an_original_that_is_not_unique(planted_bugs, text, original, message):
-    with pytest.raises(ValueError, match=message):
-        planted_bugs.plant(text, (planted_bugs.PlantingEdit(original, "x\n"),), "x.py")
-
-
-def test_plant_refuses_overlapping_edits(planted_bugs):
-    edits = (planted_bugs.PlantingEdit("a = 1\nb", "z"), planted_bugs.PlantingEdit("b = 2\n", "y\n"))
-    with pytest.raises(ValueError, match="overlap"):
-        planted_bugs.plant("a = 1\nb = 2\n", edits, "x.py")
+def test_plant_refuses_an_edit_that_does_not_fit(planted_bugs, text, edit, message):
+    with pytest.raises(ValueError, match=f"planted bug wrong: .*{message}"):
+        planted_bugs.plant({"x.py": text}, [_bug(planted_bugs, "wrong", edit)])
 
 
 def test_a_list_naming_a_file_outside_the_program_is_refused(planted_bugs, tmp_path):
@@ -68,9 +70,9 @@ def test_a_list_naming_a_file_outside_the_program_is_refused(planted_bugs, tmp_p
     (tmp_path / "program" / "a.py").write_text("a = 1\n")
     (tmp_path / "hidden_tests.py").write_text("")
     (tmp_path / "planted_bugs.toml").write_text(
-        "[[planted]]\npath = 'b.py'\nnote = 'n'\n[[planted.edit]]\noriginal = 'a'\nplanted = 'b'\n")
-    with pytest.raises(ValueError, match="b.py"):
+        "[[planted]]\nname = 'b'\npath = 'b.py'\nnote = 'n'\n[[planted.edit]]\noriginal = 'a'\nplanted = 'b'\n")
+    with pytest.raises(ValueError, match="b.py is not a file of the program"):
         planted_bugs.PlantedCodebase(tmp_path)
-    (tmp_path / "planted_bugs.toml").write_text("[[planted]]\npath = 'a.py'\n")
-    with pytest.raises(ValueError, match="needs a path, a note"):
+    (tmp_path / "planted_bugs.toml").write_text("[[planted]]\nname = 'b'\npath = 'a.py'\n")
+    with pytest.raises(ValueError, match="needs a name, a path, a note"):
         planted_bugs.PlantedCodebase(tmp_path)
