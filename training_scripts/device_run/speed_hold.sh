@@ -5,6 +5,7 @@
 #   bash training_scripts/device_run/speed_hold.sh fast [KEY=VALUE ...]  # setup, runtime (+ node-check), the packed-
 #          # attention GPU tests, the warm start, then verl_1gpu as it ships plus the given preset keys (20 steps;
 #          # next: model.fused_kernels=torch, the fix of what the 2026-12-07 profile found)
+#   bash training_scripts/device_run/speed_hold.sh bench    # the runtime only: verl's log-prob paths timed on CUDA
 #   bash training_scripts/device_run/speed_hold.sh bypass [KEY=VALUE ...]  # wait for that run, then 6 steps with the
 #          # sampler's log-probs as the old ones (algorithm.old_log_probs=sampler, rLLM's rollout-correction bypass)
 #   bash training_scripts/device_run/speed_hold.sh padded   # wait for that run, then the padded sdpa baseline (5 steps)
@@ -30,17 +31,34 @@ case "${1:-}" in
     bash $D/device.sh stage ${TA_HOLD_STAGE:-.device_carry/bundle/part4 .device_carry/bundle/bundle.json}
     bash $D/device.sh setup > "$OUT/setup.log" 2>&1 || { tail -30 "$OUT/setup.log"; exit 1; }
     bash $D/device.sh runtime > "$OUT/runtime.log" 2>&1; tail -n 12 "$OUT/runtime.log"
-    ( eval "$(bash $D/device.sh env)"; export PYTHONPATH="$S/rt:$PYTHONPATH" TERMINAL_AGENT_TEST_MODEL_DIR="$S/model/bf16"
-      timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/training/test_packed_attention.py
-      timeout 120 python3 benchmarks/bench_verl_logprobs.py --device cuda --dtype bfloat16 --tokens 16384 \
-        --json "$OUT/bench_verl_logprobs_cuda.json" ) > "$OUT/gpu_tests.log" 2>&1; tail -n 8 "$OUT/gpu_tests.log"
-    TA_TRAIN_TIMEOUT=220 bash $D/device.sh warmstart "$OUT" "$S/warm" sandbox.backend=bwrap "model.path=$S/model/bf16" \
-      rollout.n=8 batch.train_batch_size=8 batch.ppo_mini_batch_size=8 agent.parallel_episodes=64 agent.max_turns=4 \
-      lengths.max_response_length_per_turn=256 algorithm.lr=1.0e-4 local.sft_warm_start.enabled=true \
-      local.sft_warm_start.epochs=8 local.sft_warm_start.lr=1.0e-3 'trainer.loggers=[console]' > "$OUT/warm.log" 2>&1
-    tail -n 3 "$OUT/warm.log"
+    if [ -z "${TA_SKIP_BENCH:-}" ]; then  # TA_SKIP_BENCH=1: a 'bench' call of this hold ran them already
+      ( eval "$(bash $D/device.sh env)"; export PYTHONPATH="$S/rt:$PYTHONPATH" TERMINAL_AGENT_TEST_MODEL_DIR="$S/model/bf16"
+        timeout 150 python3 -m pytest -q -p no:cacheprovider -m gpu tests/training/test_packed_attention.py
+        timeout 120 python3 benchmarks/bench_verl_logprobs.py --device cuda --dtype bfloat16 --tokens 16384 \
+          --json "$OUT/bench_verl_logprobs_cuda.json" ) > "$OUT/gpu_tests.log" 2>&1; tail -n 8 "$OUT/gpu_tests.log"
+    fi
+    if [ "${TA_POLICY:-warm}" = base ]; then  # TA_POLICY=base: no warm start, GRPO from the converted base model
+      COMMON+=("model.path=$S/model/bf16")    # (3 device minutes fewer; the policy differs from the 2026-12-04 table's)
+    else
+      TA_TRAIN_TIMEOUT=220 bash $D/device.sh warmstart "$OUT" "$S/warm" sandbox.backend=bwrap "model.path=$S/model/bf16" \
+        rollout.n=8 batch.train_batch_size=8 batch.ppo_mini_batch_size=8 agent.parallel_episodes=64 agent.max_turns=4 \
+        lengths.max_response_length_per_turn=256 algorithm.lr=1.0e-4 local.sft_warm_start.enabled=true \
+        local.sft_warm_start.epochs=8 local.sft_warm_start.lr=1.0e-3 'trainer.loggers=[console]' > "$OUT/warm.log" 2>&1
+      tail -n 3 "$OUT/warm.log"
+    fi
     TA_WAIT_S=$((570 - SECONDS)) bash $D/device.sh verl "$OUT/a" "$S/runs/verl_1gpu" verl_1gpu "${COMMON[@]}" \
       trainer.total_training_steps=21 trainer.experiment=verl_1gpu "${@:2}" | tail -n 25
+    ;;
+  bench)
+    # the runtime alone (its staging calls done, TA_HOLD_STAGE carrying its last part), then verl's two log-prob paths
+    # on CUDA (benchmarks/bench_verl_logprobs.py) at 2,048 and 16,384 packed tokens
+    bash $D/device.sh stage ${TA_HOLD_STAGE:-}
+    bash $D/device.sh runtime > "$OUT/runtime.log" 2>&1; tail -n 4 "$OUT/runtime.log"
+    ( eval "$(bash $D/device.sh env)"; export PYTHONPATH="$S/rt:$PYTHONPATH"
+      for tokens in 2048 16384; do
+        timeout 150 python3 benchmarks/bench_verl_logprobs.py --device cuda --dtype bfloat16 --tokens $tokens \
+          --json "$OUT/bench_verl_logprobs_cuda_$tokens.json"
+      done ) 2>&1 | tee "$OUT/bench.log" | tail -n 14
     ;;
   bypass)
     TA_WAIT_S=${TA_FIRST_WAIT_S:-240} bash $D/device.sh wait "$OUT/a" "$S/runs/verl_1gpu" | tail -n 8
@@ -56,5 +74,5 @@ case "${1:-}" in
       model.use_remove_padding=false model.attn_implementation=sdpa batch.max_tokens_per_gpu=null model.fused_kernels=off \
       trainer.total_training_steps=6 trainer.experiment=verl_1gpu_padded | tail -n 25
     ;;
-  *) sed -n '2,13p' "$0"; exit 2 ;;
+  *) sed -n '2,14p' "$0"; exit 2 ;;
 esac
