@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from terminal_agent.sandbox.config import BwrapConfig, SandboxConfig
+from terminal_agent.sandbox.bwrap.settings import BwrapConfig
+from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.tasks.model import Task
 
 _LOCK = threading.Lock()

@@ -19,7 +19,8 @@ from terminal_agent.errors import ConfigError, ImageError
 from terminal_agent.interfaces import ModelResponse
 from terminal_agent.models.scripted import ScriptedModelClient
 from terminal_agent.outcome import Termination
-from terminal_agent.rollout.engine import EpisodeEngine, EpisodeHandle, EpisodeSettings, RetryPolicy
+from terminal_agent.rollout.engine import EpisodeEngine, EpisodeHandle, EpisodeSettings
+from terminal_agent.rollout.episode_batch import RetryPolicy, run_with_retries
 from terminal_agent.rollout.episode import unscored_outcome
 from terminal_agent.rollout.episode_client import EpisodeClient
 from terminal_agent.rollout.episode_record import EpisodeRecord
@@ -169,10 +170,12 @@ def test_a_lost_container_is_retried_and_the_last_attempt_is_the_record():
         turns = sum(1 for m in messages if m["role"] == "assistant")
         return ANSWER if turns == 0 else FINISH
 
-    engine = EpisodeEngine(EpisodeSettings(max_steps=3), RetryPolicy(retries=1, delay_s=0.0))
+    engine = EpisodeEngine(EpisodeSettings(max_steps=3))
     seen: list[tuple[str | None, bool]] = []
-    record = engine.run_with_retries(
-        _env("test-engine-retry"), TerminalBenchAgent, ScriptedModelClient(reply), task_id=TASK.task_id,
+    record = run_with_retries(
+        lambda: engine.run(_env("test-engine-retry"), TerminalBenchAgent, ScriptedModelClient(reply),
+                           task_id=TASK.task_id),
+        RetryPolicy(retries=1, delay_s=0.0), task_id=TASK.task_id,
         on_attempt=lambda r, final: seen.append((r.error_kind, final)),
     )
     assert seen == [("sandbox", False), (None, True)]

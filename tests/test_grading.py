@@ -310,13 +310,16 @@ def test_both_change_sources_see_interpreter_tampering(sandbox_factory, source):
     task = make_task("def test_ok():\n    pass\n", {"test_ok": 1.0})
     sandbox = sandbox_factory(task)
     sandbox.exec("echo '# x' >> /usr/lib/python3.11/os.py && mkdir -p /app/big && touch /app/big/f{1..200}")
-    result = Grader(GradingConfig(change_source=source)).grade(sandbox, task)
+    config = GradingConfig(change_source=source)
+    result = Grader(config).grade(sandbox, task)
     # auto reads the overlay upper dir when this host can (root beside the daemon), else falls back;
     # bwrap's only listing is its own upper dir
+    from terminal_agent.outcome import Grade
+    from terminal_agent.rewards.grading import inspect_for_grading
     from terminal_agent.sandbox.docker.sandbox import DockerSandbox
 
     expected = ("diff",) if source == "diff" and isinstance(sandbox, DockerSandbox) else ("upperdir", "diff")
-    assert result.change_source in expected
+    assert inspect_for_grading(sandbox, config, Grade(), {}).scan.source in expected  # the grader's step 2 as it ran
     assert result.scored and result.score == 0.0
     assert any("/usr/lib/python3.11/os.py" in signal for signal in result.tamper_signals)
 

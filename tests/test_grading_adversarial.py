@@ -253,7 +253,7 @@ ATTACK_IN_PLACE = {
 def test_honest_solution_scores_one(image, sandbox_config):
     result = run_script([SOLVE], sandbox_config=sandbox_config)
     assert result.scored and result.reward == pytest.approx(1.0), result.grade
-    assert result.grade.tamper_signals == ()
+    assert result.grade.tamper_signals == []
 
 
 def test_no_op_scores_zero(image, sandbox_config):
@@ -294,7 +294,7 @@ def test_forged_stdlib_bytecode_is_ignored(image, sandbox_config):
     result = run_script(commands, sandbox_config=sandbox_config)
     assert result.scored and result.reward == 0.0, result.grade
     assert result.grade.pycache_isolated is True
-    assert result.grade.tamper_signals == ()
+    assert result.grade.tamper_signals == []
 
 
 def naive_grade(sandbox) -> float:
@@ -421,7 +421,7 @@ def test_honest_solution_beside_shadowing_still_scores_one(shadow_image, sandbox
 def test_a_harmless_alias_of_the_real_python3_is_not_tampering(shadow_image, sandbox_config):
     result = run_script([SHADOW_SOLVE, "ln -s /usr/bin/python3 /usr/local/bin/python3"], task=SHADOW_TASK, sandbox_config=sandbox_config)
     assert result.scored and result.reward == pytest.approx(1.0), result.grade
-    assert result.grade.tamper_signals == () and result.grade.path_overrides == {"python3": "/usr/bin/python3"}
+    assert result.grade.tamper_signals == [] and result.grade.path_overrides == {"python3": "/usr/bin/python3"}
 
 
 @pytest.mark.parametrize("attack", sorted(SHADOW_TAMPER_ATTACKS))

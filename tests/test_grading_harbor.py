@@ -241,13 +241,13 @@ def grade_on_each_backend(request, docker_client):
 def test_tb2_style_verifier_grades_offline_one_with_the_work_done(grade_on_each_backend):
     result = grade_on_each_backend(harbor_task(), SOLVE)
     assert result.scored, (result.error, result.log_tail)
-    assert result.score == 1.0 and result.reward_source == "reward.txt" and result.rewards == {"reward": 1.0}
-    assert result.runtime == "offline" and result.verifier_network is False
+    assert result.score == 1.0 and result.verifier["reward_source"] == "reward.txt" and result.verifier["rewards"] == {"reward": 1.0}
+    assert result.verifier["runtime"] == "offline" and result.verifier["verifier_network"] is False
     assert {t.name.split("::")[-1]: t.passed for t in result.tests} == {
         "test_answer_exists": True, "test_answer_value": True, "test_notes": True}
-    assert any(s.startswith("pytest==8.4.1 -> host pytest") for s in result.substitutions), result.substitutions
-    assert any(s.startswith("python 3.13 -> the image's python") for s in result.substitutions), result.substitutions
-    assert any("uv installer" in s for s in result.skipped) and any("apt-get install curl" in s for s in result.skipped)
+    assert any(s.startswith("pytest==8.4.1 -> host pytest") for s in result.verifier["substitutions"]), result.verifier["substitutions"]
+    assert any(s.startswith("python 3.13 -> the image's python") for s in result.verifier["substitutions"]), result.verifier["substitutions"]
+    assert any("uv installer" in s for s in result.verifier["skipped"]) and any("apt-get install curl" in s for s in result.verifier["skipped"])
     info = result.to_info()
     assert info["mode"] == "harbor" and info["scored"] is True
 
@@ -266,8 +266,8 @@ def test_ctrf_with_weights_gives_partial_credit_where_the_reward_file_says_zero(
     task = harbor_task(test_weights={"test_answer_exists": 1.0, "test_answer_value": 2.0, "test_notes": 1.0})
     result = grade(task, "echo 42 > /app/answer.txt")
     assert result.scored, (result.error, result.log_tail)
-    assert result.score == pytest.approx(0.75) and result.reward_source == "ctrf"
-    assert result.harbor_reward == 0.0  # what Harbor itself would give: all or nothing
+    assert result.score == pytest.approx(0.75) and result.verifier["reward_source"] == "ctrf"
+    assert result.verifier["harbor_reward"] == 0.0  # what Harbor itself would give: all or nothing
     assert [(t.name, t.passed) for t in result.tests] == [
         ("test_answer_exists", True), ("test_answer_value", True), ("test_notes", False)]
 
@@ -283,8 +283,8 @@ def test_reward_json_with_several_keys(grade):
         """
     )
     result = grade(harbor_task(sh, ""), SOLVE)
-    assert result.scored and result.score == 1.0 and result.reward_source == "reward.json", (result.error, result.log_tail)
-    assert result.rewards == {"reward": 1.0, "style": 0.5}
+    assert result.scored and result.score == 1.0 and result.verifier["reward_source"] == "reward.json", (result.error, result.log_tail)
+    assert result.verifier["rewards"] == {"reward": 1.0, "style": 0.5}
 
 
 def _require_tool(spec: str) -> None:
@@ -448,7 +448,7 @@ def test_with_a_network_the_stand_ins_serve_only_where_no_real_uv_is_found(grade
     task = harbor_task(sh, limits=TaskLimits(network=True, test_timeout_s=60))
     result = grade(task, SOLVE)
     assert result.scored and result.score == 1.0, (result.error, result.log_tail)
-    assert result.runtime == "network" and result.verifier_network is True
+    assert result.verifier["runtime"] == "network" and result.verifier["verifier_network"] is True
 
 
 @pytest.mark.docker
@@ -462,7 +462,7 @@ def test_with_a_network_a_tool_the_stand_in_cannot_serve_is_not_scored_as_zero(g
     )
     source = "import no_such_tool_here\n\n\ndef test_uses_it():\n    assert no_such_tool_here\n"
     result = grade(harbor_task(sh, source, limits=TaskLimits(network=True, test_timeout_s=60)), SOLVE)
-    assert result.runtime == "network"
+    assert result.verifier["runtime"] == "network"
     assert not result.scored and result.score is None
     assert result.error_kind == "grading" and "could not serve" in result.error and "no-such-tool-here" in result.error
 
@@ -472,11 +472,11 @@ def test_offline_config_grades_on_the_runtime_even_where_the_agent_had_a_network
     task = harbor_task(limits=TaskLimits(network=True, test_timeout_s=60))
     result = grade_on_each_backend(task, SOLVE, GradingConfig(harbor=HarborGradingConfig(network="offline")))
     assert result.scored and result.score == 1.0, (result.error, result.log_tail)
-    assert result.runtime == "offline"
+    assert result.verifier["runtime"] == "offline"
     if grade_on_each_backend.backend == "docker":  # disconnected for the verifier phase
-        assert result.verifier_network is False and result.notes == []
+        assert result.verifier["verifier_network"] is False and result.verifier["notes"] == []
     else:  # bwrap's network namespace is fixed at start: said so, graded on the runtime all the same
-        assert result.verifier_network is True and "could not be taken away" in result.notes[0]
+        assert result.verifier["verifier_network"] is True and "could not be taken away" in result.verifier["notes"][0]
 
 
 @pytest.mark.docker
@@ -539,7 +539,7 @@ def test_a_separate_verifier_environment_gets_the_artifacts_only(grade):
              " && echo '{\"reward\": 1}' > /logs/verifier/reward.json")
     result = grade(task, setup)
     assert result.scored and result.score == 1.0, (result.error, result.log_tail)
-    assert result.separate_environment and {"artifacts_s", "start_s"} <= set(result.timings)
+    assert result.verifier["separate_environment"] and {"artifacts_s", "start_s"} <= set(result.timings)
 
 
 @pytest.mark.docker
@@ -563,7 +563,7 @@ def test_a_pip_installing_verifier_grades_offline(grade):
     )
     result = grade(harbor_task(sh), SOLVE)
     assert result.scored and result.score == 1.0, (result.error, result.log_tail)
-    assert len(result.tests) == 3 and any("pip3 install" in s for s in result.skipped), result.skipped
+    assert len(result.tests) == 3 and any("pip3 install" in s for s in result.verifier["skipped"]), result.verifier["skipped"]
 
 
 @pytest.mark.docker
@@ -680,7 +680,7 @@ def test_a_pytest_planted_in_the_workdir_does_not_replace_the_runtimes(grade):
                    f"printf '{planted}' > /app/pytest.py && mkdir -p /app/_pytest && cp /app/pytest.py /app/_pytest/__init__.py"
                    f" && cp /app/pytest.py /app/pluggy.py")
     assert result.scored and result.score == 0.0, (result.error, result.log_tail)
-    assert any("not imported as 'pytest'" in note for note in result.substitutions), result.substitutions
+    assert any("not imported as 'pytest'" in note for note in result.verifier["substitutions"]), result.verifier["substitutions"]
 
 
 @pytest.mark.docker
@@ -712,7 +712,7 @@ def test_a_python_313_task_is_graded_on_cpython_313_with_its_workdir_module(dock
     finally:
         sandbox.close()
     assert result.scored and result.score == 1.0, (result.error, result.log_tail)
-    assert not any("python 3.13 -> the image's python" in note for note in result.substitutions), result.substitutions
+    assert not any("python 3.13 -> the image's python" in note for note in result.verifier["substitutions"]), result.verifier["substitutions"]
 
 
 @pytest.mark.docker

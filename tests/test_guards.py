@@ -25,11 +25,11 @@ from test_grading import junit, sandbox_factory  # noqa: F401 - the weighted gra
 from test_grading_harbor import grade, harbor_task, image  # noqa: F401 - the Harbor grader's containers
 
 from terminal_agent.errors import GradingError
-from terminal_agent.interfaces import TestOutcome as Outcome
-from terminal_agent.rewards.grading import DetailedGradeResult
+from terminal_agent.outcome import Grade
+from terminal_agent.outcome import TestVerdict as Verdict  # not a pytest class
 from terminal_agent.rewards.guard_scoring import failed_guard_names, weighted_score
 from terminal_agent.rewards.harbor.ctrf_scoring import CtrfTest, score_ctrf
-from terminal_agent.rewards.harbor.verifier import HarborGrader, HarborGradeResult
+from terminal_agent.rewards.harbor.verifier import HarborGrader, HarborVerifierFacts
 from terminal_agent.rewards.weighted_pytest.grader import Grader
 from terminal_agent.rewards.weighted_pytest.junit_scoring import parse_junit, score_tests
 from terminal_agent.tasks.csv.format import OUR_COLUMNS, STANDARD_COLUMNS, read_tasks_csv, write_tasks_csv
@@ -174,9 +174,9 @@ def test_a_parametrized_guard_fails_when_one_case_fails():
 
 
 def test_the_shared_rule_ignores_guard_weights_and_unreported_weighted_tests():
-    outcomes = [Outcome("a", 2.0, True), Outcome("b", 2.0, True, reported=False), Outcome("g", 0.0, True, guard=True)]
-    assert weighted_score(outcomes, cap_guards()) == (0.5, [])
-    assert weighted_score(outcomes, None) == (0.5, [])
+    outcomes = [Verdict("a", 2.0, True), Verdict("b", 2.0, True, reported=False), Verdict("g", 0.0, True, guard=True)]
+    assert weighted_score(outcomes, cap_guards()) == (0.5, outcomes)  # the guard passed: nothing marked
+    assert weighted_score(outcomes, None) == (0.5, outcomes)
 
 
 # --- scoring: Harbor CTRF ----------------------------------------------------------------------------------
@@ -216,9 +216,10 @@ def _status(vdir: str, reward: str | None, ctrf: list[CtrfTest] | None) -> dict:
     return {"exit_code": 0, "realpath": vdir, "files": files, "shim_log": []}
 
 
-def _interpret(task: Task, reward: str | None, ctrf: list[CtrfTest] | None) -> HarborGradeResult:
-    result = HarborGradeResult(score=None)
-    HarborGrader()._interpret(_status("/var/lib/v", reward, ctrf), task, "/var/lib/v", True, result)
+def _interpret(task: Task, reward: str | None, ctrf: list[CtrfTest] | None) -> Grade:
+    result, facts = Grade(), HarborVerifierFacts()
+    HarborGrader()._interpret(_status("/var/lib/v", reward, ctrf), task, "/var/lib/v", True, result, facts)
+    result.verifier = facts.to_info()
     return result
 
 
@@ -226,10 +227,10 @@ def test_guards_without_weights_zero_or_cap_the_reward_files_score():
     guards = TestGuards(tests=["test_outputs.py::test_guard_input_unchanged"])
     task = harbor_mode_task(guards=guards)
     result = _interpret(task, "1", CTRF_PASS)
-    assert result.score == 1.0 and result.reward_source == "reward.txt" and result.failed_guards == []
+    assert result.score == 1.0 and result.verifier["reward_source"] == "reward.txt" and result.failed_guards == []
     failing = [CtrfTest(t.name, "failed" if "input" in t.name else t.status) for t in CTRF_PASS]
     result = _interpret(task, "1", failing)
-    assert result.score == 0.0 and result.harbor_reward == 1.0
+    assert result.score == 0.0 and result.verifier["harbor_reward"] == 1.0
     assert result.failed_guards == ["test_outputs.py::test_guard_input_unchanged"]
     info = result.to_info()
     assert info["failed_guards"] == ["test_outputs.py::test_guard_input_unchanged"]
@@ -252,12 +253,12 @@ def test_weighted_ctrf_grading_reports_the_failed_guards():
     task = harbor_mode_task(guards=TestGuards(tests=["test_guard_nothing_else"]), test_weights={"test_out": 1.0})
     failing = [CtrfTest(t.name, "failed" if "nothing" in t.name else t.status) for t in CTRF_PASS]
     result = _interpret(task, "1", failing)
-    assert result.score == 0.0 and result.reward_source == "ctrf" and result.failed_guards == ["test_guard_nothing_else"]
+    assert result.score == 0.0 and result.verifier["reward_source"] == "ctrf" and result.failed_guards == ["test_guard_nothing_else"]
 
 
 def test_grade_info_lists_failed_guards_and_marks_guard_tests():
     task = guarded_task()
-    result = DetailedGradeResult(score=None)
+    result = Grade()
     result.score, result.tests = score_tests(task, report(test_out=True, test_log=True, test_guard_input_unchanged=True,
                                                           test_guard_nothing_else=False))
     result.failed_guards = failed_guard_names(result.tests)
@@ -433,7 +434,7 @@ def test_harbor_grading_of_the_ctrf_report_equals_the_reward_txt_of_the_corpus_s
     assert task.verifier == VerifierSpec(mode=GradingMode.HARBOR)
     result = grade(task, setup)
     assert result.scored, (result.error, result.log_tail)
-    assert result.reward_source == "ctrf" and result.failed_guards == failed
+    assert result.verifier["reward_source"] == "ctrf" and result.failed_guards == failed
     assert result.score == pytest.approx(expected)
-    assert result.harbor_reward == pytest.approx(result.score, abs=1e-6)  # the script's reward.txt, same rule
+    assert result.verifier["harbor_reward"] == pytest.approx(result.score, abs=1e-6)  # the script's reward.txt, same rule
     assert [t.name for t in result.tests if t.guard] == GUARD_NAMES

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from terminal_agent.errors import JudgeError, JudgeUnavailableError
-from terminal_agent.rewards.judge import ClaudeCliJudgeOptions, JudgeConfig, JudgeRequest, run_judge
+from terminal_agent.rewards.judge import JudgeConfig, JudgeRequest, run_judge
+from terminal_agent.rewards.judge_backends.claude_cli_judge import ClaudeCliJudgeOptions
 from terminal_agent.rewards.judge_factory import make_judge
 
 CLI_PRELUDE = textwrap.dedent(

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from terminal_agent.errors import ConfigError
-from terminal_agent.interfaces import GradeResult
+from terminal_agent.outcome import Grade
 from terminal_agent.models.scripted import ScriptedModelClient
 from terminal_agent.rewards.episode_judging import judge_and_combine
 from terminal_agent.rewards.judge import JudgeConfig, JudgeRequest
@@ -108,18 +108,18 @@ def test_the_control_file_steers_the_reward(tmp_path):
     config = JudgeConfig(control_file=path)
     client = ScriptedModelClient(lambda messages: "ok\nSCORE: 0.5")
     reward = RewardConfig.preset("tests_and_judge")
-    outcome, info = judge_and_combine(GradeResult(score=1.0), reward, config, lambda: REQUEST, judge_client=client)
+    outcome, info = judge_and_combine(Grade(score=1.0), reward, config, lambda: REQUEST, judge_client=client)
     assert outcome.reward == pytest.approx(0.65 + 0.35 * 0.5) and "judge_control" not in info
     write_control(path, JudgeSetting(backend="model", weight=1.0))  # same judge, new weight
-    outcome, info = judge_and_combine(GradeResult(score=1.0), reward, config, lambda: REQUEST, judge_client=client)
+    outcome, info = judge_and_combine(Grade(score=1.0), reward, config, lambda: REQUEST, judge_client=client)
     assert outcome.reward == pytest.approx((0.65 + 0.5) / 1.65) and info["judge_control"]["weight"] == 1.0
     write_control(path, JudgeSetting(backend="none"))
     calls = len(client.calls)
-    outcome, info = judge_and_combine(GradeResult(score=1.0), reward, config, lambda: REQUEST, judge_client=client)
+    outcome, info = judge_and_combine(Grade(score=1.0), reward, config, lambda: REQUEST, judge_client=client)
     assert outcome.reward == 1.0 and outcome.judge_scored is None and len(client.calls) == calls  # not asked
     write_control(path, JudgeSetting(backend="claude-cli", weight=0.35))
     config = config.model_copy(update={"claude_cli": config.claude_cli.model_copy(update={"executable": str(tmp_path / "no-claude")})})
-    outcome, info = judge_and_combine(GradeResult(score=0.75), reward, config, lambda: REQUEST, judge_client=client)
+    outcome, info = judge_and_combine(Grade(score=0.75), reward, config, lambda: REQUEST, judge_client=client)
     assert outcome.reward == 0.75 and outcome.scored and "not on PATH" in info["judge_error"]  # flagged, falls back
 
 

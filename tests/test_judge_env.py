@@ -14,7 +14,8 @@ import yaml
 from terminal_agent.agent import TerminalBenchAgent
 from terminal_agent.env import DockerIsolatedEnv, EnvConfig
 from terminal_agent.models.scripted import ScriptedModelClient
-from terminal_agent.rewards.judge import ClaudeCliJudgeOptions, JudgeConfig
+from terminal_agent.rewards.judge import JudgeConfig
+from terminal_agent.rewards.judge_backends.claude_cli_judge import ClaudeCliJudgeOptions
 from terminal_agent.rewards.judge_control import CONTROL_ENV
 from terminal_agent.rewards.reward import RewardConfig
 from terminal_agent.rollout.episode import run_episode

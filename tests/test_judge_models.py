@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from terminal_agent.evaluation.judge_benchmark_report import judge_report_markdown, summarize_judges
-from terminal_agent.interfaces import GradeResult
+from terminal_agent.outcome import Grade
 from terminal_agent.rewards.episode_judging import judge_and_combine
 from terminal_agent.rewards.judge import JudgeConfig, JudgeRequest
 from terminal_agent.rewards.judge_factory import make_judge
@@ -55,7 +55,7 @@ def test_litellm_judge_against_a_real_server(served_model, monkeypatch, tmp_path
     control = tmp_path / "judge.json"
     write_control(control, JudgeSetting(backend="litellm", weight=0.35))
     outcome, info = judge_and_combine(
-        GradeResult(score=1.0), RewardConfig(), config.model_copy(update={"control_file": control}), lambda: REQUEST
+        Grade(score=1.0), RewardConfig(), config.model_copy(update={"control_file": control}), lambda: REQUEST
     )
     assert info["judge_backend"] == f"litellm:{model}" and outcome.scored
     _assert_judged_or_flagged(outcome, info)
@@ -72,7 +72,7 @@ def test_local_judge_runs_the_embedded_model_in_process():
     reply = judge.client.complete(judge.build_messages(REQUEST), max_tokens=16)
     assert reply.completion_tokens > 0 and reply.prompt_tokens > 200
     outcome, info = judge_and_combine(
-        GradeResult(score=0.5), RewardConfig.preset("tests_and_judge"), JudgeConfig(backend="local", max_tokens=16, max_attempts=1), lambda: REQUEST
+        Grade(score=0.5), RewardConfig.preset("tests_and_judge"), JudgeConfig(backend="local", max_tokens=16, max_attempts=1), lambda: REQUEST
     )
     assert outcome.scored and outcome.reward is not None and info["judge_backend"] == judge.name
     _assert_judged_or_flagged(outcome, info)

@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from terminal_agent.errors import ConfigError, JudgeError, JudgeUnavailableError
-from terminal_agent.interfaces import GradeResult
+from terminal_agent.outcome import Grade
 from terminal_agent.models.scripted import ScriptedModelClient
 from terminal_agent.rewards.episode_judging import judge_and_combine
 from terminal_agent.rewards.judge import JudgeConfig, JudgeRequest, JudgeVerdict, ModelClientJudge, run_judge
@@ -94,12 +94,12 @@ def test_reward_presets_and_weights():
     assert RewardConfig.preset("tests_and_judge", judge_failure_policy="unscored").judge_failure_policy == "unscored"
     with pytest.raises(ConfigError, match="unknown reward preset 'nope'; valid: tests_and_judge, tests_only"):
         RewardConfig.preset("nope")
-    outcome = combine_reward(GradeResult(score=0.5), mixed, judge_score=1.0, judge_weight=1.0)  # hot-switched weight
+    outcome = combine_reward(Grade(score=0.5), mixed, judge_score=1.0, judge_weight=1.0)  # hot-switched weight
     assert outcome.reward == pytest.approx((0.65 * 0.5 + 1.0) / 1.65) and outcome.judge_weight == 1.0
 
 
 def test_judge_failure_falls_back_to_tests_never_zero():
-    outcome = combine_reward(GradeResult(score=0.8), RewardConfig.preset("tests_and_judge"), judge_error="timeout")
+    outcome = combine_reward(Grade(score=0.8), RewardConfig.preset("tests_and_judge"), judge_error="timeout")
     assert outcome.reward == 0.8 and outcome.scored and outcome.judge_scored is False
 
 
@@ -137,7 +137,7 @@ def test_reward_at_step_recombines_recorded_scores():
 
 def test_judge_and_combine_with_a_client_given_in_code():
     client = ScriptedModelClient(["ok\nSCORE: 0.5"])
-    outcome, info = judge_and_combine(GradeResult(score=1.0), RewardConfig.preset("tests_and_judge"), JudgeConfig(), lambda: REQUEST, judge_client=client)
+    outcome, info = judge_and_combine(Grade(score=1.0), RewardConfig.preset("tests_and_judge"), JudgeConfig(), lambda: REQUEST, judge_client=client)
     assert outcome.reward == pytest.approx(0.65 + 0.35 * 0.5) and info["judge_backend"] == "model:scripted"
     assert info["judge_attempts"] == 1 and "judge_error" not in info
 
@@ -145,21 +145,21 @@ def test_judge_and_combine_with_a_client_given_in_code():
 def test_judge_and_combine_skips_the_judge_when_off_untested_or_tampered():
     client = ScriptedModelClient(["SCORE: 1"])
     cases = [
-        (GradeResult(score=0.5), RewardConfig(), 0.5),  # weight 0: off
-        (GradeResult(score=None, error="grader crashed"), RewardConfig.preset("tests_and_judge"), None),
-        (GradeResult(score=1.0, tamper_signals=["C /usr/local/bin/python3"]), RewardConfig.preset("tests_and_judge"), 0.0),
+        (Grade(score=0.5), RewardConfig(), 0.5),  # weight 0: off
+        (Grade(score=None, error="grader crashed"), RewardConfig.preset("tests_and_judge"), None),
+        (Grade(score=1.0, tamper_signals=["C /usr/local/bin/python3"]), RewardConfig.preset("tests_and_judge"), 0.0),
     ]
     for grade, reward, expected in cases:
         outcome, info = judge_and_combine(grade, reward, JudgeConfig(), lambda: REQUEST, judge_client=client)
         assert outcome.reward == expected and "judge_backend" not in info
     assert client.calls == []
-    outcome, _ = judge_and_combine(GradeResult(score=0.5), RewardConfig.preset("tests_and_judge"), JudgeConfig(backend="none"), lambda: REQUEST)
+    outcome, _ = judge_and_combine(Grade(score=0.5), RewardConfig.preset("tests_and_judge"), JudgeConfig(backend="none"), lambda: REQUEST)
     assert outcome.reward == 0.5 and outcome.judge_scored is None
 
 
 def test_judge_and_combine_flags_an_unbuildable_backend(monkeypatch):
     monkeypatch.delenv("LITELLM_MODEL", raising=False)
-    outcome, info = judge_and_combine(GradeResult(score=0.25), RewardConfig.preset("tests_and_judge"), JudgeConfig(backend="litellm"), lambda: REQUEST)
+    outcome, info = judge_and_combine(Grade(score=0.25), RewardConfig.preset("tests_and_judge"), JudgeConfig(backend="litellm"), lambda: REQUEST)
     assert outcome.reward == 0.25 and outcome.scored and "LITELLM_MODEL" in info["judge_error"]
     with pytest.raises(JudgeUnavailableError, match="LITELLM_MODEL"):
         make_judge(JudgeConfig(backend="litellm"))

@@ -2,6 +2,8 @@
 
 ``data/results_legacy_termination_strings.json`` was written by the code before the enum reached
 results.json (its ``error`` and ``wall_clock`` reasons); it must still be read and compared.
+``data/transcript_before_one_grade.json`` is a transcript's outcome from before the one ``Grade`` record (a Harbor-mode
+grade, with the copies of derived values the outcome kept then): it must still load, to the same info.
 """
 
 from __future__ import annotations
@@ -17,8 +19,7 @@ import pytest
 from terminal_agent.errors import GradingError, SandboxError, error_kind
 from terminal_agent.evaluation.report import summarize
 from terminal_agent.evaluation.results import RunInfo, RunResults, TrialResult
-from terminal_agent.evaluation.results import TestRecord as DeclaredTest  # not a pytest class
-from terminal_agent.outcome import EpisodeOutcome, GradeSummary, RewardParts, Termination
+from terminal_agent.outcome import EpisodeOutcome, Grade, RewardParts, Termination
 from terminal_agent.outcome import TestVerdict as Verdict  # not a pytest class
 from terminal_agent.rollout.episode import unscored_outcome
 from terminal_agent.rollout.episode_record import EpisodeRecord
@@ -26,24 +27,24 @@ from terminal_agent.rollout.trial_records import trial_from_record
 
 ROOT = Path(__file__).resolve().parents[1]
 LEGACY = Path(__file__).parent / "data" / "results_legacy_termination_strings.json"
+BEFORE_ONE_GRADE = Path(__file__).parent / "data" / "transcript_before_one_grade.json"
 
 
 def test_final_info_is_derived_from_the_record_and_a_detail_never_overrides_the_verdict():
     outcome = EpisodeOutcome(
         "t", Termination.FINISHED, scored=True, reward=0.0, test_score=1.0, tampered=True, turns=3,
-        grade=GradeSummary(scored=True, score=1.0, tests=(Verdict("test_a", 1.0, True),)), episode_id="e7",
+        grade=Grade(score=1.0, tests=[Verdict("test_a", 1.0, True)]), episode_id="e7",
         reward_parts=RewardParts(test_score=1.0, judge_score=0.2, judge_scored=True, judge_weight=0.3, notes=("n",)),
         details={"reward": 99.0, "grading_s": 0.4, "scored": False, "judge_score": 0.9},
     )
-    info = outcome.info
-    assert info == outcome.final_info()
+    info = outcome.final_info()
     assert info["reward"] == 0.0 and info["scored"] is True and info["grading_s"] == 0.4
     assert info["termination"] == "finished" and info["steps"] == 3 and info["episode_id"] == "e7"
     assert info["tamper"] is True and info["grade"] == outcome.grade.to_info() and info["grade"]["score"] == 1.0
     assert info["judge_score"] == 0.2 and info["reward_notes"] == ["n"]  # the reward's parts over a stale detail
-    assert GradeSummary.from_info(info["grade"]) == outcome.grade  # the dict reads back as the same record
+    assert Grade.from_info(info["grade"]) == outcome.grade  # the dict reads back as the same record
     assert outcome.tests[0].name == "test_a" and outcome.tests[0].passed
-    assert "tamper" not in EpisodeOutcome("t", Termination.MAX_STEPS, scored=True, reward=0.5).info
+    assert "tamper" not in EpisodeOutcome("t", Termination.MAX_STEPS, scored=True, reward=0.5).final_info()
 
 
 def test_legacy_termination_strings_read_as_the_enum():
@@ -67,9 +68,52 @@ def test_an_outcome_is_frozen_and_a_correction_is_a_new_record():
         {"name": "test_a", "weight": 1.0, "passed": False}]})
     with pytest.raises(dataclasses.FrozenInstanceError):
         outcome.reward = 1.0
-    assert isinstance(outcome.grade, GradeSummary) and outcome.tests == (Verdict("test_a", 1.0, False),)
-    corrected = dataclasses.replace(outcome, reward=1.0, info={**outcome.info, "reward": 1.0})
-    assert (outcome.reward, corrected.reward, corrected.info["reward"]) == (0.5, 1.0, 1.0)
+    assert isinstance(outcome.grade, Grade) and outcome.tests == (Verdict("test_a", 1.0, False),)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        outcome.tests[0].passed = True
+    corrected = dataclasses.replace(outcome, reward=1.0)  # the info is derived: it follows the correction
+    assert (outcome.reward, corrected.reward, corrected.final_info()["reward"]) == (0.5, 1.0, 1.0)
+    assert outcome.final_info()["reward"] == 0.5
+
+
+def test_a_transcript_written_before_the_one_grade_record_still_loads_and_its_stored_info_was_a_pure_copy():
+    from terminal_agent.harbor_jobs.records import outcome_from_transcript
+
+    old = json.loads(BEFORE_ONE_GRADE.read_text())
+    stored = old["episode"]["outcome"]
+    assert "info" in stored and "scored" in stored["grade"]  # the fixture keeps both copies
+    trial = TrialResult.model_validate(old["result"])
+    outcome = outcome_from_transcript(old, trial)
+    assert outcome.final_info() == stored["info"]  # the derived info is what the file stored: nothing was lost
+    grade = outcome.grade
+    assert grade.verifier["mode"] == "harbor" and grade.verifier["reward_source"] == "ctrf"  # the mode's facts, flat
+    assert grade.scored and [t.name for t in grade.tests if t.guard] == ["test_logs_unchanged"]
+    assert all(t.message for t in grade.tests if not t.passed)  # the transcript keeps each verdict's message
+    assert [t.to_info(with_message=False) for t in trial.tests] == old["result"]["tests"]
+    assert trial.model_dump(mode="json", exclude={"transcript"}) == old["result"]  # the trial reads and writes back
+
+
+def test_results_json_keeps_its_layout_each_test_verdict_without_its_message(tmp_path):
+    trial = trial_from_record(EpisodeRecord(EpisodeOutcome(
+        "t", Termination.FINISHED, scored=True, reward=0.5, test_score=0.5,
+        grade=Grade(score=0.5, tests=[Verdict("test_a", 1.0, True), Verdict("test_b", 1.0, False, message="boom"),
+                                      Verdict("test_guard", 0.0, True, guard=True)]),
+    )))
+    assert trial.tests[1].message == "boom"  # the trial holds the grade's verdicts themselves
+    results = RunResults(run=RunInfo(run_id="r", model="scripted"), trials=[trial])
+    results.write(tmp_path / "results.json")
+    written = (tmp_path / "results.json").read_text()
+    assert json.loads(written)["trials"][0]["tests"] == [
+        {"name": "test_a", "weight": 1.0, "passed": True, "reported": True, "guard": False},
+        {"name": "test_b", "weight": 1.0, "passed": False, "reported": True, "guard": False},
+        {"name": "test_guard", "weight": 0.0, "passed": True, "reported": True, "guard": True},
+    ]
+    assert {tuple(test) for test in json.loads(written)["trials"][0]["tests"]} == {
+        ("name", "weight", "passed", "reported", "guard")}  # the keys in the order the files always had
+    again = RunResults.read(tmp_path)
+    assert again.trials[0].tests[1] == Verdict("test_b", 1.0, False)  # read back: the message stayed out
+    again.write(tmp_path / "again.json")
+    assert (tmp_path / "again.json").read_text() == written  # byte for byte
 
 
 def _failed(task_id, attempt, exc):
@@ -82,7 +126,7 @@ def _failed(task_id, attempt, exc):
 def test_new_trials_write_enum_values_and_eval_compare_reads_an_old_run_beside_a_new_one(tmp_path):
     trials = [
         TrialResult(task_id="hello", attempt=0, status="scored", reward=1.0, termination_reason=Termination.FINISHED,
-                    tests=[DeclaredTest(name="test_hello", weight=1.0, passed=True)]),
+                    tests=[Verdict(name="test_hello", weight=1.0, passed=True)]),
         TrialResult(task_id="hello", attempt=1, status="scored", reward=1.0, termination_reason=Termination.MAX_STEPS),
         _failed("hello", 2, SandboxError("container died")),
         TrialResult(task_id="stats", attempt=0, status="scored", reward=1.0, termination_reason=Termination.FINISHED),

@@ -484,7 +484,7 @@ def test_through_the_proxy_an_episode_installs_in_a_bwrap_sandbox_of_the_export(
     from bwrap_support import require_bwrap
 
     from terminal_agent.sandbox.backends import resolve_task_image, start_sandbox
-    from terminal_agent.sandbox.config import BwrapConfig
+    from terminal_agent.sandbox.bwrap.settings import BwrapConfig
     from terminal_agent.sandbox.images.export import export_images
 
     require_bwrap()

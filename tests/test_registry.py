@@ -78,3 +78,48 @@ def test_every_table_line_names_an_entry_that_loads():
     from terminal_agent.tasks.families import FAMILIES, TaskFamily
 
     assert len(FAMILIES) >= 19 and all(issubclass(FAMILIES.get(name), TaskFamily) for name in FAMILIES)
+
+
+def test_a_companion_is_imported_on_its_own_first_use_without_the_entry():
+    registry: Registry[object] = Registry("widget", companions=("settings",))
+    registry.register_path("dumps", "json:dumps", settings="json:JSONDecoder")
+    registry.register("plain")(object())
+    assert registry.names_with("settings") == ["dumps"]
+    import json
+
+    assert registry.companion("dumps", "settings") is json.JSONDecoder and "dumps" not in registry.loaded()
+    assert registry.companion("plain", "settings") is None
+    with pytest.raises(ConfigError, match="a widget has no companion 'rules'; roles: settings"):
+        registry.companion("dumps", "rules")
+    with pytest.raises(ConfigError, match=r"unknown widget 'nope'; valid: dumps, plain"):
+        registry.companion("nope", "settings")
+    with pytest.raises(ConfigError, match="widget 'x': no companion 'setings'; roles: settings"):
+        registry.register("x", setings=int)
+    with pytest.raises(ConfigError, match="is not 'package.module:attribute'"):
+        registry.register_path("y", "json:dumps", settings="json.JSONDecoder")
+    registry.unregister("dumps")
+    assert registry.names_with("settings") == []
+    registry.register("dumps", settings=int)(json.dumps)  # a name freed is free with its companions
+    assert registry.companion("dumps", "settings") is int
+
+
+def test_every_settings_companion_is_a_pydantic_model_documented_field_by_field():
+    """The sandbox and judge backends with settings: each names a model whose every field has a docstring."""
+    import ast
+    import inspect
+
+    from pydantic import BaseModel
+
+    from terminal_agent.rewards.judge import JUDGE_BACKENDS
+    from terminal_agent.sandbox.registry import SANDBOX_BACKENDS
+
+    assert SANDBOX_BACKENDS.names_with("settings") == ["bwrap", "ray"]
+    assert JUDGE_BACKENDS.names_with("settings") == ["claude-cli", "litellm", "local"]
+    for registry in (SANDBOX_BACKENDS, JUDGE_BACKENDS):
+        for name in registry.names_with("settings"):
+            model = registry.companion(name, "settings")
+            assert issubclass(model, BaseModel) and model.model_config.get("extra") == "forbid", name
+            body = ast.parse(inspect.getsource(model)).body[0].body  # type: ignore[attr-defined]
+            documented = {node.target.id for node, after in zip(body, body[1:])
+                          if isinstance(node, ast.AnnAssign) and isinstance(after, ast.Expr)}
+            assert set(model.model_fields) <= documented, (name, set(model.model_fields) - documented)

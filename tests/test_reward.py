@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from terminal_agent.errors import ConfigError, JudgeError, ModelProviderError
-from terminal_agent.interfaces import GradeResult
+from terminal_agent.outcome import Grade
 from terminal_agent.models.scripted import ScriptedModelClient
 from terminal_agent.rewards.judge import (
     JUDGE_BACKENDS,
@@ -18,7 +18,7 @@ from terminal_agent.rewards.judge import (
 from terminal_agent.rewards.judge_factory import make_judge
 from terminal_agent.rewards.reward import RewardConfig, combine_reward
 
-GRADED = GradeResult(score=0.5)
+GRADED = Grade(score=0.5)
 
 
 def test_tests_only_by_default():
@@ -34,7 +34,7 @@ def test_seed_weights_mix_tests_and_judge():
 
 
 def test_weights_not_summing_to_one_are_normalised():
-    outcome = combine_reward(GradeResult(score=1.0), RewardConfig(test_weight=2, judge_weight=2), judge_score=0.0)
+    outcome = combine_reward(Grade(score=1.0), RewardConfig(test_weight=2, judge_weight=2), judge_score=0.0)
     assert outcome.reward == pytest.approx(0.5)
 
 
@@ -49,9 +49,9 @@ def test_judge_failure_policies():
 
 
 def test_unscored_grading_and_tamper():
-    failed = combine_reward(GradeResult(score=None, error="grader timed out"), RewardConfig.seed_weights(), judge_score=1.0)
+    failed = combine_reward(Grade(score=None, error="grader timed out"), RewardConfig.seed_weights(), judge_score=1.0)
     assert not failed.scored and failed.reward is None
-    tampered = combine_reward(GradeResult(score=1.0, tamper_signals=["C /usr/bin/python3"]), RewardConfig.seed_weights(), judge_score=1.0)
+    tampered = combine_reward(Grade(score=1.0, tamper_signals=["C /usr/bin/python3"]), RewardConfig.seed_weights(), judge_score=1.0)
     assert tampered.scored and tampered.reward == 0.0
 
 

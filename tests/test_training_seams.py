@@ -76,7 +76,7 @@ def test_handoff_hands_over_once_and_survives_a_copied_info():
     handoff.leave(outcome)
     assert copied[HANDOFF_KEY].take() is outcome  # an engine's deep copy still reaches this episode's hand-off
     assert handoff.take() is None
-    assert outcome.final_info()["episode_id"] == "e1" and outcome.info["scored"] is True
+    assert outcome.final_info()["episode_id"] == "e1" and outcome.final_info()["scored"] is True
 
 
 # --- agent ----------------------------------------------------------------------------------

@@ -20,32 +20,27 @@ modules must change, graded by hidden black-box tests on inputs the agent never 
   rates are taken from the next published day, and converted amounts are rounded to the source currency:
   importers/base.py, importers/bank_csv.py, importers/qif.py, rates.py and money.py change.
 
-The programs live as ordinary files under ``hard_data_systems_files/<task>/``: ``app/`` is what the task ships
-(to ``/app``), ``fixed/`` the files the reference solution puts in place (shipped to ``/solution/fixed``),
-``hidden_tests.py`` the weighted tests (run after the corpus prelude, never shown to the agent).
+The programs live as ordinary files under ``hard_data_systems_files/<task>/``: ``program/`` is the working program,
+``planted_bugs.toml`` the edits that plant its bugs (the task ships the planted program to ``/app``, and the planted
+files as ``program/`` has them to ``/solution/fixed``, see _planted_bugs.py), ``hidden_tests.py`` the weighted tests
+(run after the corpus prelude, never shown to the agent).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from _planted_bugs import PlantedCodebase
 from _spec import Spec
 from terminal_agent.tasks.model import NegativeSolution
 
 FILES = Path(__file__).resolve().parent / "hard_data_systems_files"
 
 
-def _tree(folder: Path, prefix: str = "") -> dict[str, str]:
-    """Every file under ``folder`` as {prefix + relative path: text} (caches skipped)."""
-    return {prefix + path.relative_to(folder).as_posix(): path.read_text()
-            for path in sorted(folder.rglob("*"))
-            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"}
-
-
 def _task_files(name: str) -> tuple[dict[str, str], dict[str, str], str]:
-    """(shipped files, solution files, hidden test source) of the task folder ``name``."""
-    root = FILES / name
-    return _tree(root / "app"), _tree(root / "fixed", "fixed/"), (root / "hidden_tests.py").read_text()
+    """(shipped files, solution files, hidden test source) of the codebase folder ``name``."""
+    codebase = PlantedCodebase(FILES / name)
+    return codebase.shipped, codebase.fixed, codebase.tests
 
 
 # --------------------------------------------------------------------------------------------------------------

@@ -22,8 +22,9 @@ several modules must change, graded by hidden black-box tests on programs the ag
   feature (``{% macro %}`` with defaults, keyword arguments in calls, ``{% import ... as ... %}``) needs nodes,
   expressions, parser, compiler and runtime.
 
-The programs live as ordinary files under ``hard_interpreters_files/<task>/``: ``app/`` is what the task ships (to
-``/app``), ``fixed/`` the files the reference solution puts in place (shipped to ``/solution/fixed``),
+The programs live as ordinary files under ``hard_interpreters_files/<task>/``: ``program/`` is the working program,
+``planted_bugs.toml`` the edits that plant its bugs and remove its missing features (the task ships the planted
+program to ``/app``, and the planted files as ``program/`` has them to ``/solution/fixed``, see _planted_bugs.py),
 ``fixtures/`` the hidden tests' inputs and expected outputs, ``hidden_tests.py`` the weighted tests (run after the
 corpus prelude, never shown to the agent).
 """
@@ -32,31 +33,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from _planted_bugs import PlantedCodebase
 from _spec import Spec
 from terminal_agent.tasks.model import NegativeSolution
 
 FILES = Path(__file__).resolve().parent / "hard_interpreters_files"
 LIMITS = {"agent_timeout_s": 5400.0, "test_timeout_s": 600.0}
-
-
-def _files_under(folder: Path, prefix: str = "") -> dict[str, str]:
-    """The text of every file below ``folder``, keyed by ``prefix`` + its path relative to ``folder``."""
-    if not folder.is_dir():
-        return {}
-    return {prefix + path.relative_to(folder).as_posix(): path.read_text(encoding="utf-8")
-            for path in sorted(folder.rglob("*"))
-            if path.is_file() and "__pycache__" not in path.parts}
-
-
-class _TaskFolder:
-    """One task's folder: shipped tree, reference files, fixtures and hidden tests."""
-
-    def __init__(self, name: str):
-        root = FILES / name
-        self.app = _files_under(root / "app")
-        self.fixed = _files_under(root / "fixed", "fixed/")
-        self.fixtures = _files_under(root / "fixtures")
-        self.tests = (root / "hidden_tests.py").read_text(encoding="utf-8")
 
 
 def _overlay(*paths: str) -> str:
@@ -67,7 +49,7 @@ def _overlay(*paths: str) -> str:
 # --------------------------------------------------------------------------------------------------------------
 # 1. quill-interpreter-bugs
 
-_QUILL = _TaskFolder("quill")
+_QUILL = PlantedCodebase(FILES / "quill")
 _QUILL_FIXED = ("quill/lexer.py", "quill/values.py", "quill/parser.py", "quill/interpreter.py")
 
 _QUILL_INSTRUCTION = r"""
@@ -135,7 +117,7 @@ QUILL_TASK = Spec(
     category="debugging",
     tags=["python", "interpreter", "parser", "closures", "multi-file", "language-tools"],
     instruction=_QUILL_INSTRUCTION,
-    files=_QUILL.app,
+    files=_QUILL.shipped,
     tests=_QUILL.tests,
     weights={
         "test_escapes_in_string_literals": 0.15,
@@ -158,7 +140,7 @@ QUILL_TASK = Spec(
 # --------------------------------------------------------------------------------------------------------------
 # 2. vm16-assembler-and-frames
 
-_VM16 = _TaskFolder("vm16")
+_VM16 = PlantedCodebase(FILES / "vm16")
 _VM16_FIXED = ("vm16/assembler.py", "vm16/directives.py", "vm16/vm.py")
 
 _VM16_INSTRUCTION = r"""
@@ -244,7 +226,7 @@ VM16_TASK = Spec(
     category="debugging",
     tags=["python", "assembler", "virtual-machine", "multi-file", "language-tools"],
     instruction=_VM16_INSTRUCTION,
-    files=_VM16.app,
+    files=_VM16.shipped,
     tests=_VM16.tests,
     weights={
         "test_forward_references_to_nearby_labels": 0.15,
@@ -267,7 +249,7 @@ VM16_TASK = Spec(
 # --------------------------------------------------------------------------------------------------------------
 # 3. jqlite-variables-feature
 
-_JQ = _TaskFolder("jqlite")
+_JQ = PlantedCodebase(FILES / "jqlite")
 _JQ_FIXED = tuple(path.removeprefix("fixed/") for path in sorted(_JQ.fixed))
 
 _JQ_INSTRUCTION = r"""
@@ -357,7 +339,7 @@ JQ_TASK = Spec(
     category="multi-file",
     tags=["python", "query-language", "parser", "feature", "multi-file", "language-tools"],
     instruction=_JQ_INSTRUCTION,
-    files=_JQ.app,
+    files=_JQ.shipped,
     tests=_JQ.tests,
     weights={
         "test_alternative_keeps_false_looking_json_values": 0.15,
@@ -380,7 +362,7 @@ JQ_TASK = Spec(
 # --------------------------------------------------------------------------------------------------------------
 # 4. stencil-macros-feature
 
-_STENCIL = _TaskFolder("stencil")
+_STENCIL = PlantedCodebase(FILES / "stencil")
 _STENCIL_FIXED = tuple(path.removeprefix("fixed/") for path in sorted(_STENCIL.fixed))
 
 _STENCIL_INSTRUCTION = r"""
@@ -492,7 +474,7 @@ STENCIL_TASK = Spec(
     category="multi-file",
     tags=["python", "template-engine", "compiler", "feature", "multi-file", "language-tools"],
     instruction=_STENCIL_INSTRUCTION,
-    files=_STENCIL.app,
+    files=_STENCIL.shipped,
     tests=_STENCIL.tests,
     weights={
         "test_super_walks_the_whole_inheritance_chain": 0.15,

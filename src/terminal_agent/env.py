@@ -20,7 +20,8 @@ Lifecycle (rLLM's engines call it in several shapes; all work):
 
 Every ending (graded, broken sandbox, never started) is built first as a typed
 :class:`~terminal_agent.outcome.EpisodeOutcome` (``env.outcome``); the ``info`` dicts that leave the env
-are derived from it (:meth:`EpisodeOutcome.final_info`). A sample that could not be scored (grader,
+are derived from it (:meth:`EpisodeOutcome.final_info`), and so are ``env.termination``, ``env.final_reward`` and
+``env.final_info`` (views, never stored copies). A sample that could not be scored (grader,
 judge or sandbox failure) has termination ``<kind>_error`` (the agent's own ending kept as
 ``info["agent_ending"]``), ``info["scored"] = False`` and ``info["error_kind"]``, and returns reward 0.0
 so that trainers mask it. The outcome is also left on the episode's
@@ -42,10 +43,10 @@ from terminal_agent.actions import ActionConfig, ToolContext, run_turn
 from terminal_agent.compat.rllm import BaseEnv, action_payload
 from terminal_agent.errors import ConfigError, SandboxError, error_kind
 from terminal_agent.interfaces import Sandbox
-from terminal_agent.outcome import EpisodeOutcome, Termination
+from terminal_agent.outcome import EpisodeOutcome, Grade, Termination
 from terminal_agent.outcome_handoff import HANDOFF_KEY, OutcomeHandoff
 from terminal_agent.rewards.episode_judging import judge_and_combine
-from terminal_agent.rewards.grading import DetailedGradeResult, GradingConfig
+from terminal_agent.rewards.grading import GradingConfig
 from terminal_agent.rewards.grading_modes import EpisodeGrader, GraderSettings, ModeGraders, grade_sandbox
 from terminal_agent.rewards.judge import Judge, JudgeConfig, JudgeRequest
 from terminal_agent.rewards.reward import RewardConfig
@@ -194,9 +195,6 @@ class DockerIsolatedEnv(BaseEnv):
         self.steps = 0
         self.done = False
         self.consecutive_error_turns = 0
-        self.termination: str | None = None
-        self.final_reward: float | None = None
-        self.final_info: dict[str, Any] | None = None
         self.transcript: list[tuple[str, str]] = []
         self.episode_id = uuid.uuid4().hex[:12]
         self.handoff = OutcomeHandoff(self.episode_id)
@@ -330,7 +328,7 @@ class DockerIsolatedEnv(BaseEnv):
         agent's last step through the episode's hand-off. ``termination`` says who cut the episode.
         """
         with self._lock:
-            if self.final_reward is not None or self.final_info is not None:
+            if self.outcome is not None:
                 return float(self.final_reward or 0.0)
             if self._sandbox is None:  # never started (or reset failed): nothing to grade, not the model's fault
                 self._end(self._unscored(
@@ -400,30 +398,45 @@ class DockerIsolatedEnv(BaseEnv):
             error=error,
             tampered=reward.scored and bool(grade.tamper_signals),
             turns=self.steps,
-            grade=grade.summary(),
+            grade=grade,
             reward_parts=reward.parts(),
             episode_id=self.episode_id,
             details=details,
         ))
-        return float(self.final_reward or 0.0), final  # set by _end
+        return float(self.final_reward or 0.0), final
 
     def _end(self, outcome: EpisodeOutcome) -> dict[str, Any]:
         """Record the episode's one outcome: the typed record, the info derived from it, the hand-off to the agent."""
         self.done = True
         self.outcome = outcome
-        self.termination = outcome.termination.value
-        self.final_reward = float(outcome.reward) if outcome.trainable and outcome.reward is not None else 0.0
-        self.final_info = outcome.final_info()
         self.handoff.leave(outcome)
-        return dict(self.final_info)
+        return outcome.final_info()
 
-    def _judge_request(self, grade: DetailedGradeResult) -> JudgeRequest:
+    def _judge_request(self, grade: Grade) -> JudgeRequest:
         lines = []
         for number, (reply, observation) in enumerate(self.transcript, 1):
             lines.append(f"--- turn {number}: agent ---\n{reply}\n--- turn {number}: result ---\n{observation}")
         passed = sum(1 for t in grade.tests if t.passed)
         summary = f"{passed}/{len(grade.tests)} tests passed, weighted score {grade.score:.2f}"
         return JudgeRequest(self._current_task().instruction, "\n".join(lines), summary)
+
+    # --- views of the outcome (rLLM and the logs read these names) ---------------------------------
+    @property
+    def termination(self) -> str | None:
+        """Why the last episode ended (its outcome's termination value; None until it has)."""
+        return self.outcome.termination.value if self.outcome is not None else None
+
+    @property
+    def final_reward(self) -> float | None:
+        """The last episode's reward as rLLM takes it: 0.0 when it cannot be trained on; None until it ended."""
+        if self.outcome is None:
+            return None
+        return float(self.outcome.reward) if self.outcome.trainable and self.outcome.reward is not None else 0.0
+
+    @property
+    def final_info(self) -> dict[str, Any] | None:
+        """The last episode's final info (:meth:`EpisodeOutcome.final_info`, a fresh dict); None until it ended."""
+        return self.outcome.final_info() if self.outcome is not None else None
 
     @property
     def sandbox(self) -> Sandbox | None:

@@ -4,11 +4,12 @@
                           ▲                            ▲
                           └──────── EpisodeEnv ◄── the episode engine (rollout.engine)
                           │
-                          └──► Grader ──► GradeResult ──► reward (+ Judge)
+                          └──► Grader ──► Grade ──► reward (+ Judge)
                                (by task.verifier.mode: weighted pytest, or Harbor's tests/test.sh -> reward file)
 
 The agent side holds a :class:`Sandbox`; a grader holds a :class:`GradingSandbox` (the same object, seen
-through the wider contract that only grading uses).
+through the wider contract that only grading uses). The records an episode ends with (the grade with one verdict
+per test, the episode's outcome) are in :mod:`terminal_agent.outcome`.
 
 Implementations live in their packages (``sandbox.docker``, ``sandbox.bwrap``, ``sandbox.ray``, ``models.*``,
 ``rewards.weighted_pytest``, ``rewards.harbor``; task formats in ``tasks.csv``, ``tasks.parquet``,
@@ -18,7 +19,7 @@ types.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -273,34 +274,6 @@ class ModelClient(Protocol):
     name: str
 
     def complete(self, messages: list[dict[str, str]], **sampling: Any) -> ModelResponse: ...
-
-
-# --- grading -------------------------------------------------------------------------------
-@dataclass
-class TestOutcome:
-    name: str
-    weight: float
-    passed: bool
-    reported: bool = True
-    """False when pytest never reported this declared test (counts as failed)."""
-    message: str = ""
-    guard: bool = False
-    """A guard test of the task (weight 0): when it fails (or was not reported) the score is zeroed or capped."""
-
-
-@dataclass
-class GradeResult:
-    """Weighted test score of one episode. ``error`` set means *not scored*."""
-
-    score: float | None
-    tests: list[TestOutcome] = field(default_factory=list)
-    duration_s: float = 0.0
-    error: str | None = None
-    tamper_signals: list[str] = field(default_factory=list)
-
-    @property
-    def scored(self) -> bool:
-        return self.error is None and self.score is not None
 
 
 # --- an episode ----------------------------------------------------------------------------

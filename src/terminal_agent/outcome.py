@@ -10,14 +10,16 @@ token ids) and never rewrites the env's verdict. Consumers read the same fields 
   endings are *not* the model's doing: those samples are masked, never trained on as reward 0.
 * :class:`TurnTokens` - the exact token ids of one model call (prompt, completion, per-token
   logprobs, finish reason), so trainers never re-tokenize text.
-* :class:`GradeSummary` (with one :class:`TestVerdict` per test) and :class:`RewardParts` - the grade and the
-  reward's parts, typed; ``to_info`` gives the dicts that ``info`` and the results files carry, ``from_info``
-  reads them back.
-* :class:`EpisodeOutcome` - the whole episode: termination, reward, scored flag, grade summary, reward parts,
+* :class:`Grade` (with one :class:`TestVerdict` per test) and :class:`RewardParts` - the grade and the
+  reward's parts, typed, the same records from the grader to the results files; ``to_info`` gives the dicts that
+  ``info`` and the results files carry, ``from_info`` reads them back.
+* :class:`EpisodeOutcome` - the whole episode: termination, reward, scored flag, grade, reward parts,
   error kind and the turns' tokens.
 
-Every record here is frozen: nothing changes one after it is built; a correction (the reward of a schedule, the
-turns' tokens the loop adds) is a new record made with :func:`dataclasses.replace`.
+Every record here but :class:`Grade` is frozen: nothing changes one after it is built; a correction (the reward
+of a schedule, the turns' tokens the loop adds) is a new record made with :func:`dataclasses.replace`. A grade is
+filled by its grader while it grades and never changed once the env holds it. Nothing derived is stored: a
+grade's ``scored`` and an outcome's :meth:`EpisodeOutcome.final_info` are computed when asked.
 """
 
 from __future__ import annotations
@@ -142,20 +144,28 @@ class TurnTokens:
 
 @dataclass(frozen=True)
 class TestVerdict:
-    """One test of a grade, as the results files carry it."""
+    """One declared (or reported) test of a grade: what the grader found, what ``info`` and the results files carry."""
 
     name: str
+    """Test function name, as the task's weights name it."""
     weight: float
+    """Its weight in the task's score (0 for a guard and for a test no weight names)."""
     passed: bool
     reported: bool = True
     """False when the test runner never reported this declared test (it counts as failed)."""
     message: str = ""
+    """Why it failed (the runner's message; ``guard failed (...)`` in front for a guard), empty when it passed."""
     guard: bool = False
     """A guard test (no weight): when it fails the score is zeroed or capped."""
 
-    def to_info(self) -> dict[str, Any]:
-        return {"name": self.name, "weight": self.weight, "passed": self.passed, "reported": self.reported,
-                "message": self.message, "guard": self.guard}
+    def to_info(self, *, with_message: bool = True) -> dict[str, Any]:
+        """The JSON-safe dict of this verdict; evaluation's ``results.json`` leaves the message out."""
+        info: dict[str, Any] = {"name": self.name, "weight": self.weight, "passed": self.passed,
+                                "reported": self.reported}
+        if with_message:
+            info["message"] = self.message
+        info["guard"] = self.guard
+        return info
 
     @classmethod
     def from_info(cls, raw: Mapping[str, Any]) -> "TestVerdict":
@@ -164,31 +174,52 @@ class TestVerdict:
                    guard=bool(raw.get("guard", False)))
 
 
-@dataclass(frozen=True)
-class GradeSummary:
-    """What the grader found, as a record: the score, each test's verdict and the diagnostics beside them."""
+@dataclass
+class Grade:
+    """What the grader found: the score, each test's verdict and the diagnostics beside them. ``error`` set means
+    *not scored* (an infrastructure failure: mask the sample, never read it as 0).
 
-    scored: bool
-    score: float | None
+    The one grade record from the grader to the results files: a grading mode fills it while it grades (its only
+    writer; :func:`terminal_agent.rewards.grading.grade_at_boundary` adds the error and the timings), the env puts it
+    in the episode's frozen :class:`EpisodeOutcome` and nothing changes it after that. :meth:`to_info` is its
+    JSON-safe dict (``info["grade"]``, rLLM metadata, Harbor trial files); :meth:`from_info` reads one back.
+    """
+
+    score: float | None = None
+    """Weighted test score in [0, 1] after the guards; None when not scored."""
     error: str | None = None
+    """Why it was not scored."""
     error_kind: str | None = None
-    tests: tuple[TestVerdict, ...] = ()
-    failed_guards: tuple[str, ...] = ()
+    """``errors.error_kind`` family of that failure (``sandbox``, ``grading``, ...)."""
+    tests: list[TestVerdict] = field(default_factory=list)
+    """One verdict per declared test (a tampered sandbox: every one failed and unreported)."""
+    failed_guards: list[str] = field(default_factory=list)
     """Guard tests that failed or were not reported (the score was zeroed or capped)."""
-    tamper_signals: tuple[str, ...] = ()
-    timings: Mapping[str, float] = field(default_factory=dict)
+    tamper_signals: list[str] = field(default_factory=list)
+    """Signs the agent tampered with the interpreter or the verifier (the score is then 0)."""
+    timings: dict[str, float] = field(default_factory=dict)
+    """Seconds per grading step (``kill_s``, ``inspect_s``, ``run_s``, ..., ``total_s``)."""
     duration_s: float = 0.0
     interpreter: str = ""
+    """The image's python that ran the tests."""
     pycache_isolated: bool = False
-    path_overrides: Mapping[str, str] = field(default_factory=dict)
+    """The agent touched ``__pycache__``: the tests wrote their bytecode elsewhere."""
+    path_overrides: dict[str, str] = field(default_factory=dict)
+    """Shadowed program name -> the image's program the tests ran instead (see ``find_path_shadowing``)."""
     agent_processes: str = ""
-    """``kept`` or ``killed`` before the tests (``rewards/agent_processes.py``)."""
+    """``kept`` (frozen while the grader prepared, running while the tests ran) or ``killed`` before the tests
+    (``rewards/agent_processes.py``)."""
     agent_processes_kept: int = 0
+    """How many of the agent's processes ran beside the tests (its idle shell counts)."""
     log_tail: str = ""
     """The test run's output tail (the Harbor trial's ``verifier/test-stdout.txt``)."""
-    verifier: Mapping[str, Any] = field(default_factory=dict)
+    verifier: dict[str, Any] = field(default_factory=dict)
     """The grading mode's own facts (the Harbor mode: ``mode``, ``rewards``, ``reward_source``, ``runtime``,
     ``verifier_network``, ...); the dicts carry them at the top level."""
+
+    @property
+    def scored(self) -> bool:
+        return self.error is None and self.score is not None
 
     def to_info(self) -> dict[str, Any]:
         """The JSON-safe dict ``info["grade"]`` and the results files carry."""
@@ -212,17 +243,19 @@ class GradeSummary:
         }
 
     @classmethod
-    def from_info(cls, raw: Mapping[str, Any]) -> "GradeSummary":
-        """The record of a ``to_info`` dict (an older file may lack fields: they take their defaults)."""
+    def from_info(cls, raw: Mapping[str, Any]) -> "Grade":
+        """The record of a ``to_info`` dict, or of a grade as transcripts store it (its fields, the mode's facts
+        under ``verifier``); an older file may lack fields: they take their defaults. ``scored`` is derived (older
+        dicts carry it: it always agreed with ``score`` and ``error``)."""
         score = raw.get("score")
+        nested = raw.get("verifier")
         return cls(
-            scored=bool(raw.get("scored", score is not None and raw.get("error") is None)),
             score=float(score) if score is not None else None,
             error=raw.get("error"),
             error_kind=raw.get("error_kind"),
-            tests=tuple(TestVerdict.from_info(t) for t in raw.get("tests") or ()),
-            failed_guards=tuple(raw.get("failed_guards") or ()),
-            tamper_signals=tuple(raw.get("tamper_signals") or ()),
+            tests=[TestVerdict.from_info(t) for t in raw.get("tests") or ()],
+            failed_guards=list(raw.get("failed_guards") or ()),
+            tamper_signals=list(raw.get("tamper_signals") or ()),
             timings=dict(raw.get("timings") or {}),
             duration_s=float(raw.get("duration_s") or 0.0),
             interpreter=str(raw.get("interpreter") or ""),
@@ -231,11 +264,12 @@ class GradeSummary:
             agent_processes=str(raw.get("agent_processes") or ""),
             agent_processes_kept=int(raw.get("agent_processes_kept") or 0),
             log_tail=str(raw.get("log_tail") or ""),
-            verifier={key: value for key, value in raw.items() if key not in _GRADE_FIELDS},
+            verifier=dict(nested) if isinstance(nested, Mapping)
+            else {key: value for key, value in raw.items() if key not in _GRADE_KEYS},
         )
 
 
-_GRADE_FIELDS = frozenset(f for f in GradeSummary.__dataclass_fields__ if f != "verifier")
+_GRADE_KEYS = frozenset([*(f for f in Grade.__dataclass_fields__ if f != "verifier"), "scored"])
 
 
 @dataclass(frozen=True)
@@ -280,8 +314,8 @@ class EpisodeOutcome:
     """Model replies executed."""
     turn_tokens: tuple[TurnTokens, ...] = ()
     """One entry per model call, in order (empty when the client gives no token ids)."""
-    grade: GradeSummary | None = None
-    """The grader's summary (None when the episode never reached the grader)."""
+    grade: Grade | None = None
+    """The grader's record (None when the episode never reached the grader)."""
     reward_parts: RewardParts | None = None
     """How the reward was combined (None when the episode never reached the grader)."""
     episode_id: str | None = None
@@ -289,8 +323,6 @@ class EpisodeOutcome:
     details: Mapping[str, Any] = field(default_factory=dict)
     """Facts beside the verdict, for logs and the judge schedule: timings (``grading_s``, ``env_s``) and the judge's
     fields. Read-only by contract, like the whole record."""
-    info: Mapping[str, Any] = field(default_factory=dict)
-    """The final info dict; empty at construction means :meth:`final_info` of this record."""
 
     def __post_init__(self) -> None:
         # frozen: the normalizations below are the constructor's own, before anyone sees the record
@@ -298,11 +330,9 @@ class EpisodeOutcome:
         if not isinstance(self.turn_tokens, tuple):
             object.__setattr__(self, "turn_tokens", tuple(self.turn_tokens))
         if isinstance(self.grade, Mapping):  # a grade read back from a dict (results files, rLLM metadata)
-            object.__setattr__(self, "grade", GradeSummary.from_info(self.grade))
+            object.__setattr__(self, "grade", Grade.from_info(self.grade))
         if self.termination.is_infrastructure and self.scored:
             raise ValueError(f"an episode ended by {self.termination.value} cannot be scored")
-        if not self.info:
-            object.__setattr__(self, "info", self.final_info())
 
     @property
     def trainable(self) -> bool:
@@ -312,7 +342,7 @@ class EpisodeOutcome:
     @property
     def tests(self) -> tuple[TestVerdict, ...]:
         """The grade's test verdicts (empty when not graded)."""
-        return self.grade.tests if self.grade is not None else ()
+        return tuple(self.grade.tests) if self.grade is not None else ()
 
     def to_info(self) -> dict[str, Any]:
         """Flat, JSON-safe fields for ``info`` dicts and rLLM step metadata."""
@@ -346,4 +376,4 @@ def with_turn_tokens(outcome: EpisodeOutcome, turn_tokens: Sequence[TurnTokens])
     return replace(outcome, turn_tokens=tuple(turn_tokens))
 
 
-__all__ = ["EpisodeOutcome", "GradeSummary", "RewardParts", "Termination", "TestVerdict", "TurnTokens", "with_turn_tokens"]
+__all__ = ["EpisodeOutcome", "Grade", "RewardParts", "Termination", "TestVerdict", "TurnTokens", "with_turn_tokens"]

@@ -33,7 +33,8 @@ from terminal_agent.rewards.weighted_pytest.grader import Grader  # noqa: E402
 from terminal_agent.rollout.episode import run_episode  # noqa: E402
 from terminal_agent.sandbox import labels as sandbox_labels  # noqa: E402
 from terminal_agent.sandbox.backends import resolve_task_image, start_sandbox  # noqa: E402
-from terminal_agent.sandbox.config import DEFAULT_HOST_RESOURCE, RaySandboxConfig, SandboxConfig  # noqa: E402
+from terminal_agent.sandbox.config import SandboxConfig  # noqa: E402
+from terminal_agent.sandbox.ray.settings import DEFAULT_HOST_RESOURCE, RaySandboxConfig  # noqa: E402
 from terminal_agent.sandbox.ray.backend import fleet_for, sandbox_slots, shutdown_fleets  # noqa: E402
 from terminal_agent.sandbox.ray.proxy import RaySandbox  # noqa: E402
 from terminal_agent.tasks.csv.format import read_tasks_csv  # noqa: E402
@@ -317,7 +318,8 @@ DRIVER = textwrap.dedent(
     import json, sys, time
     import ray
     from terminal_agent.sandbox.backends import start_sandbox
-    from terminal_agent.sandbox.config import RaySandboxConfig, SandboxConfig
+    from terminal_agent.sandbox.config import SandboxConfig
+    from terminal_agent.sandbox.ray.settings import RaySandboxConfig
     from terminal_agent.tasks.model import TaskLimits
 
     ray.init(address=sys.argv[1], logging_level="ERROR", log_to_driver=False)

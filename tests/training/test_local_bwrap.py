@@ -9,11 +9,15 @@ runs from the export alone, as on a GPU node without Docker.
 from __future__ import annotations
 
 import json
+import subprocess
+import uuid
 
 import pytest
 
 from local_helpers import alternating_client_factory, shipped_tasks
 from terminal_agent.errors import ConfigError
+from terminal_agent.sandbox.bwrap import state as bwrap_state
+from terminal_agent.sandbox.labels import OWNER_PID, owner_labels
 from terminal_agent.training.local.config import LocalTrainingConfig
 from terminal_agent.training.preset_config import load_preset
 
@@ -53,9 +57,17 @@ def test_one_step_on_bwrap_skips_a_task_missing_from_the_export(docker_client, t
         group_size=2, tasks_per_step=2, max_turns=2, steps=1, num_threads=1, micro_batch_tokens=2048, lr=1e-3,
         experiment="bwrap-step", sandbox=sandbox, wandb=False,
     )
+    # a sandbox a dead run left in this state dir: the trainer sweeps it like every run (the one leak policy)
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    labels = {**owner_labels("dead-local-run", 3600), OWNER_PID: str(dead.pid)}
+    state_root = bwrap_state.state_root(sandbox.bwrap.state_dir)
+    leaked = bwrap_state.create_sandbox_directory(state_root, f"bw-{uuid.uuid4().hex[:12]}",
+                                                  {"labels": labels, "cgroups": []})
     policy = load_policy(config)
     summary = train_local(config, [task, missing], tmp_path, policy=policy,
                           client_factory=alternating_client_factory([task, missing]))
+    assert not leaked.exists()
 
     # the task the export lacks is skipped, with how to export it; the run goes on
     why = summary.skipped_tasks["not-exported"]

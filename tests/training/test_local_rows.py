@@ -69,7 +69,7 @@ def test_config_from_the_packaged_local_presets():
 
 
 def test_the_judge_weight_schedule_recombines_scored_rewards_per_step():
-    from terminal_agent.outcome import EpisodeOutcome, Termination
+    from terminal_agent.outcome import EpisodeOutcome, RewardParts, Termination
     from terminal_agent.rewards.reward import RewardConfig
     from terminal_agent.rewards.reward_schedule import JudgeWeightSchedule
     from terminal_agent.training.local.trainer import apply_judge_schedule
@@ -80,12 +80,13 @@ def test_the_judge_weight_schedule_recombines_scored_rewards_per_step():
     )
 
     def outcome(scored=True):
-        info = {"scored": scored, "test_score": 1.0, "judge_score": 0.0, "reward": 0.65}
-        return EpisodeOutcome("t", Termination.FINISHED, scored=scored, reward=0.65 if scored else None, info=info)
+        parts = RewardParts(test_score=1.0, judge_score=0.0, judge_scored=True, judge_weight=0.35)
+        return EpisodeOutcome("t", Termination.FINISHED, scored=scored, reward=0.65 if scored else None,
+                              test_score=1.0 if scored else None, reward_parts=parts)
 
     [[early, unscored]] = apply_judge_schedule([[outcome(), outcome(scored=False)]], reward, step=0)
     [[late]] = apply_judge_schedule([[outcome()]], reward, step=10)
-    assert early.info["reward"] == early.reward and late.info["reward"] == late.reward
+    assert early.final_info()["reward"] == early.reward and late.final_info()["reward"] == late.reward
     assert early.reward == pytest.approx(0.65)  # judge weight 0.35 of a judge score 0
     assert late.reward == pytest.approx(1.0)  # annealed to tests only
     assert unscored.reward is None  # masked samples stay masked

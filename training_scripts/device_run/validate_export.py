@@ -52,7 +52,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     from terminal_agent.errors import ConfigError
-    from terminal_agent.sandbox.config import BwrapConfig, SandboxConfig
+    from terminal_agent.sandbox.bwrap.settings import BwrapConfig
+    from terminal_agent.sandbox.config import SandboxConfig
     from terminal_agent.task_quality.validation import validate_tasks, validation_manifest, write_manifest
     from terminal_agent.training.train_splits import DEFAULT_SHIPPED, exported_only, frozen_splits
 

@@ -15,11 +15,13 @@ def sandbox_config_from_options(backend: str, images_dir: Path | None) -> Sandbo
     """The sandbox settings of a command's episodes; an unknown backend is a usage error that lists the known ones."""
     from pydantic import ValidationError
 
-    from terminal_agent.sandbox.config import BwrapConfig, SandboxConfig
+    from terminal_agent.sandbox.bwrap.settings import BwrapConfig
+    from terminal_agent.sandbox.config import SandboxConfig
 
     if images_dir is not None and backend != "bwrap":
         raise typer.BadParameter("--images-dir is for --sandbox bwrap", param_hint="--images-dir")
     try:
-        return SandboxConfig(backend=backend, bwrap=BwrapConfig(images_dir=str(images_dir) if images_dir else None))
+        bwrap = BwrapConfig(images_dir=str(images_dir) if images_dir else None)
+        return SandboxConfig.model_validate({"backend": backend, "bwrap": bwrap})
     except ValidationError as exc:  # the config's own check names the valid backends
         raise typer.BadParameter(exc.errors()[0]["msg"], param_hint="--sandbox") from exc

@@ -15,32 +15,15 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer, model_validator
 
 from terminal_agent.errors import ConfigError
-from terminal_agent.outcome import Termination
+from terminal_agent.outcome import Termination, TestVerdict
 
 RESULTS_SCHEMA_VERSION = 1
 _TERMINATION_VALUES = frozenset(t.value for t in Termination)
 PASS_THRESHOLD = 1.0 - 1e-9
 """A trial passes when its reward reaches 1.0 (every declared test passed)."""
-
-
-class TestRecord(BaseModel):
-    """One declared test of a graded trial."""
-
-    model_config = ConfigDict(extra="ignore")
-
-    name: str
-    """Test function name, as the task's weights name it."""
-    weight: float
-    """Its weight in the task's score."""
-    passed: bool
-    """Whether it passed."""
-    reported: bool = True
-    """False when pytest never reported the test (it counts as failed)."""
-    guard: bool = False
-    """A guard test: it earns nothing, and its failure zeroed or capped the score."""
 
 
 class TrialError(BaseModel):
@@ -68,8 +51,9 @@ class TrialResult(BaseModel):
     """``scored``: graded; ``error``: infrastructure broke, excluded from rewards and pass rates."""
     reward: float | None = None
     """Weighted test score in [0, 1]; ``None`` when not scored."""
-    tests: list[TestRecord] = Field(default_factory=list)
-    """Every declared test of the task with its outcome (empty when not graded)."""
+    tests: list[TestVerdict] = Field(default_factory=list)
+    """Every declared test of the task with its verdict (empty when not graded); the file leaves the verdicts'
+    messages out (:meth:`TestVerdict.to_info` ``with_message=False``), so a trial read back has empty ones."""
     turns: int = 0
     """Model calls made in the episode."""
     prompt_tokens: int = 0
@@ -91,6 +75,10 @@ class TrialResult(BaseModel):
     """Why the trial was not scored (``None`` when scored)."""
     transcript: str | None = None
     """Transcript file, relative to the results file's directory."""
+
+    @field_serializer("tests")
+    def _tests_without_messages(self, tests: list[TestVerdict]) -> list[dict[str, Any]]:
+        return [test.to_info(with_message=False) for test in tests]
 
     @model_validator(mode="before")
     @classmethod

@@ -156,7 +156,7 @@ def _verdict(record: HarborTrialRecord) -> dict[str, Any]:
 
 def judge_fields(record: HarborTrialRecord) -> dict[str, Any]:
     """The judge's score, reasoning, backend, weight and error, as the env recorded them (empty: no judge)."""
-    info = record.outcome.info  # the details and the reward's parts, as the env's final info carries them
+    info = record.outcome.final_info()  # the details and the reward's parts, as the env's final info carries them
     fields = {key.removeprefix("judge_"): value for key, value in info.items() if key.startswith("judge_") and value is not None}
     if not fields or (fields.keys() <= {"weight"} and not fields.get("weight")):
         return {}

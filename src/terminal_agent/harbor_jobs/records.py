@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from terminal_agent.evaluation.results import TrialResult
-from terminal_agent.outcome import EpisodeOutcome, GradeSummary, RewardParts, Termination, TurnTokens
+from terminal_agent.outcome import EpisodeOutcome, Grade, RewardParts, Termination, TurnTokens
 
 
 @dataclass
@@ -199,11 +199,10 @@ def outcome_from_transcript(transcript: dict[str, Any], trial: TrialResult) -> E
             tampered=bool(raw.get("tampered", False)),
             turns=int(raw.get("turns") or 0),
             turn_tokens=tuple(TurnTokens(**t) for t in raw.get("turn_tokens") or []),
-            grade=GradeSummary.from_info(raw["grade"]) if isinstance(raw.get("grade"), dict) else None,
+            grade=Grade.from_info(raw["grade"]) if isinstance(raw.get("grade"), dict) else None,
             reward_parts=_reward_parts(raw.get("reward_parts")),
             episode_id=raw.get("episode_id"),
             details=dict(raw.get("details") or {}),
-            info=dict(raw.get("info") or {}),
         )
     return EpisodeOutcome(
         task_id=trial.task_id,

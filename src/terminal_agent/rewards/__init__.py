@@ -5,51 +5,48 @@ One sub-package per grading mode (``weighted_pytest/``, ``harbor/``), reached th
 ``grading_modes``, ``agent_processes``, ``tamper_detection``, ``guard_scoring``, ``verifier_bundle``,
 ``verifier_runtime``, ``harbor_config``), the judge (``judge`` and ``judge_*``, ``judge_backends/``) and the reward
 (``reward``, ``reward_schedule``, ``episode_judging``).
+
+Names are imported lazily: every task read imports its grading mode's task-field rules
+(``weighted_pytest/task_fields.py``, ``harbor/task_fields.py``), which must not pull in the graders and the judge.
 """
 
-from terminal_agent.rewards.episode_judging import judge_and_combine
-from terminal_agent.rewards.grading import DetailedGradeResult, GradingConfig
-from terminal_agent.rewards.grading_modes import GRADING_MODES, ModeGraders
-from terminal_agent.rewards.harbor.verifier import HarborGradeResult, HarborGrader
-from terminal_agent.rewards.harbor_config import HarborGradingConfig
-from terminal_agent.rewards.judge import (
-    JUDGE_BACKENDS,
-    JudgeConfig,
-    JudgeRequest,
-    JudgeVerdict,
-    ModelClientJudge,
-    parse_judge_score,
-    run_judge,
-)
-from terminal_agent.rewards.judge_factory import make_judge
-from terminal_agent.rewards.reward import REWARD_PRESETS, RewardConfig, RewardOutcome, combine_reward, reward_at_step
-from terminal_agent.rewards.reward_schedule import JudgeWeightSchedule, judge_weight_at
-from terminal_agent.rewards.weighted_pytest.grader import Grader, grade_episode
+from __future__ import annotations
 
-__all__ = [
-    "GRADING_MODES",
-    "HarborGradeResult",
-    "HarborGrader",
-    "HarborGradingConfig",
-    "JUDGE_BACKENDS",
-    "ModeGraders",
-    "REWARD_PRESETS",
-    "JudgeWeightSchedule",
-    "DetailedGradeResult",
-    "Grader",
-    "GradingConfig",
-    "JudgeConfig",
-    "JudgeRequest",
-    "JudgeVerdict",
-    "ModelClientJudge",
-    "RewardConfig",
-    "RewardOutcome",
-    "combine_reward",
-    "grade_episode",
-    "judge_and_combine",
-    "judge_weight_at",
-    "make_judge",
-    "parse_judge_score",
-    "reward_at_step",
-    "run_judge",
-]
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    "judge_and_combine": "terminal_agent.rewards.episode_judging",
+    "GradingConfig": "terminal_agent.rewards.grading",
+    "GRADING_MODES": "terminal_agent.rewards.grading_modes",
+    "ModeGraders": "terminal_agent.rewards.grading_modes",
+    "HarborVerifierFacts": "terminal_agent.rewards.harbor.verifier",
+    "HarborGrader": "terminal_agent.rewards.harbor.verifier",
+    "HarborGradingConfig": "terminal_agent.rewards.harbor_config",
+    "JUDGE_BACKENDS": "terminal_agent.rewards.judge",
+    "JudgeConfig": "terminal_agent.rewards.judge",
+    "JudgeRequest": "terminal_agent.rewards.judge",
+    "JudgeVerdict": "terminal_agent.rewards.judge",
+    "ModelClientJudge": "terminal_agent.rewards.judge",
+    "parse_judge_score": "terminal_agent.rewards.judge",
+    "run_judge": "terminal_agent.rewards.judge",
+    "make_judge": "terminal_agent.rewards.judge_factory",
+    "REWARD_PRESETS": "terminal_agent.rewards.reward",
+    "RewardConfig": "terminal_agent.rewards.reward",
+    "RewardOutcome": "terminal_agent.rewards.reward",
+    "combine_reward": "terminal_agent.rewards.reward",
+    "reward_at_step": "terminal_agent.rewards.reward",
+    "JudgeWeightSchedule": "terminal_agent.rewards.reward_schedule",
+    "judge_weight_at": "terminal_agent.rewards.reward_schedule",
+    "Grader": "terminal_agent.rewards.weighted_pytest.grader",
+    "grade_episode": "terminal_agent.rewards.weighted_pytest.grader",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'terminal_agent.rewards' has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)

@@ -21,7 +21,8 @@ from collections.abc import Callable
 from typing import Any
 
 from terminal_agent.errors import ConfigError, JudgeError
-from terminal_agent.interfaces import GradeResult, ModelClient
+from terminal_agent.interfaces import ModelClient
+from terminal_agent.outcome import Grade
 from terminal_agent.rewards.judge import NO_JUDGE, Judge, JudgeConfig, JudgeRequest, ModelClientJudge, run_judge
 from terminal_agent.rewards.judge_factory import make_judge
 from terminal_agent.rewards.judge_control import JudgeSetting, control_path, watcher_for
@@ -62,7 +63,7 @@ def shared_judge(config: JudgeConfig) -> Judge:
 
 
 def judge_and_combine(
-    grade: GradeResult,
+    grade: Grade,
     reward: RewardConfig,
     config: JudgeConfig,
     make_request: Callable[[], JudgeRequest],

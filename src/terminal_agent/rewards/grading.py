@@ -6,7 +6,8 @@ The modes themselves are sub-packages, one per ``task.verifier.mode`` (:mod:`ter
 Here, written once for all of them:
 
 * :class:`GradingConfig` (how episodes are graded; ``harbor`` holds the Harbor mode's settings and the offline
-  verifier runtime both modes use) and :class:`DetailedGradeResult` (the grade with its timings and diagnostics);
+  verifier runtime both modes use); every mode fills one :class:`~terminal_agent.outcome.Grade` (the grade with its
+  timings and diagnostics, the record the episode's outcome and the results files carry);
 * step 1, :func:`agent_processes_held_for_grading`: every agent process killed, or frozen for tests that talk to
   them (:mod:`terminal_agent.rewards.agent_processes`);
 * step 2, :func:`inspect_for_grading`: what the agent changed in the sandbox's filesystem and whether it touched
@@ -29,14 +30,13 @@ import tarfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from terminal_agent.errors import InfrastructureError
-from terminal_agent.interfaces import GradeResult, GradingSandbox
-from terminal_agent.outcome import GradeSummary, TestVerdict
+from terminal_agent.interfaces import GradingSandbox
+from terminal_agent.outcome import Grade
 from terminal_agent.rewards.agent_processes import KEEP, HeldProcesses, agent_process_policy, agent_processes_held
 from terminal_agent.rewards.harbor_config import HarborGradingConfig
 from terminal_agent.rewards.tamper_detection import (
@@ -55,7 +55,6 @@ from terminal_agent.tasks.model import Task
 __all__ = [
     "Change",
     "ChangeScan",
-    "DetailedGradeResult",
     "GradingConfig",
     "agent_processes_held_for_grading",
     "choose_interpreter",
@@ -100,57 +99,6 @@ class GradingConfig(BaseModel):
     """Settings of the Harbor verifier mode (tasks with ``verifier.mode = harbor``; see ``rewards/harbor/verifier.py``)."""
 
 
-# --- the result ----------------------------------------------------------------------------------
-@dataclass
-class DetailedGradeResult(GradeResult):
-    """A :class:`GradeResult` with timings and diagnostics for ``info``."""
-
-    timings: dict[str, float] = field(default_factory=dict)
-    error_kind: str | None = None
-    interpreter: str = ""
-    pycache_isolated: bool = False
-    change_source: str = ""
-    exit_code: int | None = None
-    log_tail: str = ""
-    path_overrides: dict[str, str] = field(default_factory=dict)
-    """Shadowed program name -> the image's program the tests ran instead (see ``find_path_shadowing``)."""
-    failed_guards: list[str] = field(default_factory=list)
-    """Guard tests of the task that failed or were not reported, so the score was zeroed or capped."""
-    agent_processes: str = ""
-    """``kept`` (frozen while the grader prepared, running while the tests ran) or ``killed`` before the tests
-    (``rewards/agent_processes.py``)."""
-    agent_processes_kept: int = 0
-    """How many of the agent's processes ran beside the tests (its idle shell counts)."""
-
-    def summary(self) -> GradeSummary:
-        """The grade as the episode's typed record carries it."""
-        return GradeSummary(
-            scored=self.scored,
-            score=self.score,
-            error=self.error,
-            error_kind=self.error_kind,
-            tests=tuple(TestVerdict(name=t.name, weight=t.weight, passed=t.passed, reported=t.reported,
-                                    message=t.message, guard=t.guard) for t in self.tests),
-            failed_guards=tuple(self.failed_guards),
-            tamper_signals=tuple(self.tamper_signals),
-            timings=dict(self.timings),
-            duration_s=self.duration_s,
-            interpreter=self.interpreter,
-            pycache_isolated=self.pycache_isolated,
-            path_overrides=dict(self.path_overrides),
-            agent_processes=self.agent_processes,
-            agent_processes_kept=self.agent_processes_kept,
-            log_tail=self.log_tail,  # the test run's output tail: the Harbor trial's verifier/test-stdout.txt
-        )
-
-    def to_info(self) -> dict[str, Any]:
-        """JSON-safe summary for an rLLM ``info`` dict (the summary's dict)."""
-        return self.summary().to_info()
-
-
-_R = TypeVar("_R", bound=DetailedGradeResult)
-
-
 def _tar(entries: list[tuple[str, bytes | str | None, int]]) -> bytes:
     """An uncompressed tar of (name, bytes: file / str: symlink target / None: directory, mode), owned by root."""
     buffer = io.BytesIO()
@@ -176,7 +124,7 @@ def _tar(entries: list[tuple[str, bytes | str | None, int]]) -> bytes:
 
 @contextmanager
 def agent_processes_held_for_grading(sandbox: GradingSandbox, task: Task, config: GradingConfig,
-                                     result: DetailedGradeResult, timings: dict[str, float]) -> Iterator[HeldProcesses]:
+                                     result: Grade, timings: dict[str, float]) -> Iterator[HeldProcesses]:
     """Step 1 of every grading mode: the agent's processes killed or frozen (per task) for the rest of the grading,
     recorded on ``result`` and timed (``kill_s``)."""
     mark = time.monotonic()
@@ -187,7 +135,7 @@ def agent_processes_held_for_grading(sandbox: GradingSandbox, task: Task, config
         yield held
 
 
-def inspect_for_grading(sandbox: GradingSandbox, config: GradingConfig, result: DetailedGradeResult,
+def inspect_for_grading(sandbox: GradingSandbox, config: GradingConfig, result: Grade,
                         timings: dict[str, float], extra_protected: Sequence[str] = ()) -> Inspection:
     """Step 2 of every grading mode: :func:`~terminal_agent.rewards.tamper_detection.inspect_changes` under
     ``config`` (``extra_protected``: programs the mode protects on top), recorded on ``result`` and timed
@@ -195,7 +143,7 @@ def inspect_for_grading(sandbox: GradingSandbox, config: GradingConfig, result: 
     mark = time.monotonic()
     found = inspect_changes(sandbox, config.python_candidates, prefer_host_read=config.change_source == "auto",
                             check_tamper=config.check_tamper, protected=[*config.protected_programs, *extra_protected])
-    result.interpreter, result.change_source, result.pycache_isolated = found.interpreter, found.scan.source, found.pycache_touched
+    result.interpreter, result.pycache_isolated = found.interpreter, found.pycache_touched
     result.path_overrides = dict(found.shadowing.overrides)
     timings["inspect_s"] = time.monotonic() - mark
     return found
@@ -212,8 +160,8 @@ def late_tamper_signals(sandbox: GradingSandbox, config: GradingConfig, before: 
 
 
 def grade_at_boundary(
-    grade: Callable[[dict[str, float]], None], result: _R, task: Task, what: str = "grading"
-) -> _R:
+    grade: Callable[[dict[str, float]], None], result: Grade, task: Task, what: str = "grading"
+) -> Grade:
     """Run ``grade(timings)``, which fills ``result``; the one boundary where grading failures are caught.
 
     Infrastructure failures (sandbox, grader, verifier, an image a separate verifier needs) and grader bugs leave

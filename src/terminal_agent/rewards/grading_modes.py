@@ -6,7 +6,7 @@
 The table of modes is :mod:`terminal_agent.tasks.grading_mode_registry` (one ``register_path`` line per mode,
 naming its factory in the mode's own sub-package: ``rewards/weighted_pytest/grader.py``, ``rewards/harbor/verifier.py``).
 Every entry is a factory with one signature, ``(settings: GraderSettings) -> grader``, and every grader has
-``grade(sandbox, task, *, workdir=None) -> DetailedGradeResult`` on a
+``grade(sandbox, task, *, workdir=None) -> Grade`` on a
 :class:`~terminal_agent.interfaces.GradingSandbox` and never raises for infrastructure failures.
 :class:`ModeGraders` builds each mode's grader once and picks it per task (an rLLM workflow hands one env a
 new task per episode, of either mode). :func:`grade_sandbox` is where an env's
@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Callable, Protocol
 
 from terminal_agent.errors import SandboxError
 from terminal_agent.interfaces import GradingSandbox, Sandbox
-from terminal_agent.rewards.grading import DetailedGradeResult, GradingConfig, grade_at_boundary
+from terminal_agent.outcome import Grade
+from terminal_agent.rewards.grading import GradingConfig, grade_at_boundary
 from terminal_agent.tasks.grading_mode_registry import GRADING_MODES
 from terminal_agent.tasks.model import Task
 
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 
 class EpisodeGrader(Protocol):
-    def grade(self, sandbox: GradingSandbox, task: Task, *, workdir: str | None = None) -> DetailedGradeResult: ...
+    def grade(self, sandbox: GradingSandbox, task: Task, *, workdir: str | None = None) -> Grade: ...
 
 
 @dataclass(frozen=True)
@@ -64,11 +65,11 @@ class ModeGraders:
                 self._graders[mode] = factory(self.settings)
             return self._graders[mode]
 
-    def grade(self, sandbox: GradingSandbox, task: Task, *, workdir: str | None = None) -> DetailedGradeResult:
+    def grade(self, sandbox: GradingSandbox, task: Task, *, workdir: str | None = None) -> Grade:
         return self.for_task(task).grade(sandbox, task, workdir=workdir)
 
 
-def grade_sandbox(grader: EpisodeGrader, sandbox: Sandbox, task: Task, *, workdir: str | None = None) -> DetailedGradeResult:
+def grade_sandbox(grader: EpisodeGrader, sandbox: Sandbox, task: Task, *, workdir: str | None = None) -> Grade:
     """``grader.grade`` on the sandbox an agent used, when its backend serves the grader's members; otherwise a
     result that is not scored (``error_kind="sandbox"``): the backend's gap, never the model's 0."""
     if isinstance(sandbox, GradingSandbox):
@@ -78,7 +79,7 @@ def grade_sandbox(grader: EpisodeGrader, sandbox: Sandbox, task: Task, *, workdi
         raise SandboxError(f"{type(sandbox).__name__} serves no grader: its backend has only the agent's half of the "
                            "sandbox contract (interfaces.Sandbox, not interfaces.GradingSandbox)")
 
-    return grade_at_boundary(refuse, DetailedGradeResult(score=None), task)
+    return grade_at_boundary(refuse, Grade(), task)
 
 
 __all__ = ["GRADING_MODES", "EpisodeGrader", "GraderFactory", "GraderSettings", "ModeGraders", "grade_sandbox"]

@@ -24,10 +24,11 @@ import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Callable, ClassVar, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
+from terminal_agent.backend_settings import BackendSettingsHost
 from terminal_agent.errors import JudgeError, JudgeUnavailableError, ModelProviderError
 from terminal_agent.interfaces import ModelClient, ModelResponse
 from terminal_agent.registry import Registry
@@ -41,43 +42,16 @@ NO_JUDGE = "none"
 """The backend name that turns the judge off."""
 
 
-class LiteLLMJudgeOptions(BaseModel):
-    """Settings of the ``litellm`` backend beyond the model name."""
+class JudgeConfig(BackendSettingsHost):
+    """Which judge backend to use and how to ask it (used only when the judge weight is above 0).
 
-    model_config = ConfigDict(extra="forbid")
+    Besides these fields it holds one section per registered backend with settings (``litellm``, ``claude_cli``,
+    ``local``), each declared in the backend's module, validated by the model its registry line names
+    (:mod:`terminal_agent.backend_settings`) and read by the backend with ``backend_settings(name, Model)``."""
 
-    api_base: str | None = None
-    """Endpoint URL; ``None`` reads ``LITE_LLM_API_BASE`` (then the provider's default)."""
-    api_key: str | None = Field(default=None, repr=False)
-    """Key; ``None`` reads ``LITE_LLM_API_KEY`` (then the provider's usual variable)."""
+    model_config = ConfigDict(extra="allow", allow_inf_nan=False)  # the backends' sections; other keys are refused
 
-
-class ClaudeCliJudgeOptions(BaseModel):
-    """Settings of the ``claude-cli`` backend."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    executable: str = "claude"
-    """The Claude Code CLI: a name looked up on PATH or a path."""
-    extra_args: list[str] = Field(default_factory=list)
-    """Arguments added after ``-p --output-format json [--model M]`` (e.g. ``["--max-turns", "1"]``)."""
-
-
-class LocalJudgeOptions(BaseModel):
-    """Settings of the ``local`` backend (the embedded model in this process)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    model_dir: Path | None = None
-    """A transformers directory to load; ``None`` uses the cached conversion of the embedded model."""
-    num_threads: int | None = Field(default=None, ge=1)
-    """torch threads while generating; ``None``: the embedded client's default."""
-
-
-class JudgeConfig(BaseModel):
-    """Which judge backend to use and how to ask it (used only when the judge weight is above 0)."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    backend_registry: ClassVar[Registry[Any]]  # JUDGE_BACKENDS, set below its definition
 
     backend: str = "litellm"
     """Name in ``JUDGE_BACKENDS``: ``litellm``, ``claude-cli``, ``local``, ``model`` (a client given in code) or ``none``."""
@@ -101,12 +75,6 @@ class JudgeConfig(BaseModel):
     """Cap on one delay between attempts."""
     control_file: Path | None = None
     """Absolute path of the hot-switch control file; ``None`` reads ``TERMINAL_AGENT_JUDGE_CONTROL`` (unset: no switch)."""
-    litellm: LiteLLMJudgeOptions = Field(default_factory=LiteLLMJudgeOptions)
-    """``litellm`` backend settings."""
-    claude_cli: ClaudeCliJudgeOptions = Field(default_factory=ClaudeCliJudgeOptions)
-    """``claude-cli`` backend settings."""
-    local: LocalJudgeOptions = Field(default_factory=LocalJudgeOptions)
-    """``local`` backend settings."""
 
     def prompt_for(self, request: "JudgeRequest") -> str:
         """The rendered rubric for ``request``."""
@@ -163,15 +131,20 @@ class Judge(Protocol):
 
 
 JudgeFactory = Callable[[JudgeConfig, "ModelClient | None"], Judge]
-JUDGE_BACKENDS: Registry[JudgeFactory] = Registry("judge backend")
+JUDGE_BACKENDS: Registry[JudgeFactory] = Registry("judge backend", companions=("settings",))
 """Name -> judge factory: one line per backend, naming its factory (its module under ``judge_backends/`` is
-imported on first use). A new backend is one module there plus one line here; a backend defined elsewhere
-registers its factory (``JUDGE_BACKENDS.register("name")(make_my_judge)``)."""
+imported on first use) and, for a backend with settings, their model (``settings=``: ``JudgeConfig`` holds them
+as the section ``judge.NAME``, ``-`` written ``_``). A new backend is one module there plus one line here; a
+backend defined elsewhere registers its factory (``JUDGE_BACKENDS.register("name", settings=Model)(make_judge)``)."""
+JudgeConfig.backend_registry = JUDGE_BACKENDS
 
 _BACKENDS = "terminal_agent.rewards.judge_backends"
-JUDGE_BACKENDS.register_path("claude-cli", f"{_BACKENDS}.claude_cli_judge:make_claude_cli_judge")
-JUDGE_BACKENDS.register_path("litellm", f"{_BACKENDS}.litellm_judge:make_litellm_judge")
-JUDGE_BACKENDS.register_path("local", f"{_BACKENDS}.local_judge:make_local_judge")
+JUDGE_BACKENDS.register_path("claude-cli", f"{_BACKENDS}.claude_cli_judge:make_claude_cli_judge",
+                             settings=f"{_BACKENDS}.claude_cli_judge:ClaudeCliJudgeOptions")
+JUDGE_BACKENDS.register_path("litellm", f"{_BACKENDS}.litellm_judge:make_litellm_judge",
+                             settings=f"{_BACKENDS}.litellm_judge:LiteLLMJudgeOptions")
+JUDGE_BACKENDS.register_path("local", f"{_BACKENDS}.local_judge:make_local_judge",
+                             settings=f"{_BACKENDS}.local_judge:LocalJudgeOptions")
 JUDGE_BACKENDS.register_path("model", "terminal_agent.rewards.judge:make_model_judge")
 JUDGE_BACKENDS.register_path(NO_JUDGE, f"{_BACKENDS}.no_judge:make_no_judge")
 
@@ -272,13 +245,10 @@ __all__ = [
     "DEFAULT_RUBRIC",
     "JUDGE_BACKENDS",
     "NO_JUDGE",
-    "ClaudeCliJudgeOptions",
     "Judge",
     "JudgeConfig",
     "JudgeRequest",
     "JudgeVerdict",
-    "LiteLLMJudgeOptions",
-    "LocalJudgeOptions",
     "ModelClientJudge",
     "parse_judge_score",
     "run_judge",

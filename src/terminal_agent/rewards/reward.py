@@ -25,8 +25,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from terminal_agent.errors import ConfigError
-from terminal_agent.interfaces import GradeResult
-from terminal_agent.outcome import RewardParts
+from terminal_agent.outcome import Grade, RewardParts
 from terminal_agent.rewards.reward_schedule import JudgeWeightSchedule, judge_weight_at
 
 
@@ -113,7 +112,7 @@ class RewardOutcome:
 
 
 def combine_reward(
-    grade: GradeResult,
+    grade: Grade,
     config: RewardConfig | None = None,
     judge_score: float | None = None,
     judge_error: str | None = None,

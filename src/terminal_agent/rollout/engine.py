@@ -5,18 +5,17 @@ write for itself:
 
 * **the client wrapper** (:class:`~terminal_agent.rollout.episode_client.EpisodeClient`): one lock for a client
   that is not thread-safe, a seed per call, metering, each reply's text and token ids;
-* **the wall clock**: past ``deadline_s`` the engine closes the episode's sandbox (its commands die with it) and
-  returns at once an ``episode_timeout`` record, not scored; the late thread's result is thrown away;
+* **the wall clock**: past ``deadline_s`` (the one rule: :func:`episode_deadline_s`) the engine closes the
+  episode's sandbox (its commands die with it) and returns at once an ``episode_timeout`` record, not scored; the
+  late thread's result is thrown away;
 * **closing**: the env is closed whatever happened (the loop closes it; a failed start or a wall clock too);
 * **failures as records**: an exception that escapes the loop (a failed sandbox start, a bug) becomes an unscored
   record of its :func:`~terminal_agent.errors.error_kind`, never reward 0; ``fatal`` names the exceptions that
-  must stop the caller instead (a trainer's policy client without token ids);
-* **retries** (:class:`RetryPolicy`): which error kinds earn another attempt, the back-off, the wait for the
-  sandbox backend to answer again;
-* **the leak policy** (:class:`LeakSweeper`): sandboxes leaked by dead runs are swept before a run and while it
-  lasts.
+  must stop the caller instead (a trainer's policy client without token ids).
 
-Every episode ends as one frozen :class:`~terminal_agent.rollout.episode_record.EpisodeRecord`.
+Every attempt ends as one frozen :class:`~terminal_agent.rollout.episode_record.EpisodeRecord`. What a batch of
+episodes needs around it (the retry loop, the pool, the leak policy) is in
+:mod:`terminal_agent.rollout.episode_batch`.
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from terminal_agent.errors import error_kind
 from terminal_agent.interfaces import EpisodeAgent, EpisodeEnv, ModelClient
@@ -36,7 +35,25 @@ from terminal_agent.rollout.episode import final_observation_of, run_episode, un
 from terminal_agent.rollout.episode_client import EpisodeClient
 from terminal_agent.rollout.episode_record import EpisodeRecord
 
+if TYPE_CHECKING:
+    from terminal_agent.tasks.model import TaskLimits
+
 logger = logging.getLogger(__name__)
+
+GRADING_MARGIN_S = 60.0
+"""What the wall clock of an episode adds past its agent and test time limits (start, teardown, slow steps)."""
+
+
+def episode_deadline_s(limits: TaskLimits, *, agent_budget_s: float | None = None) -> float:
+    """The one deadline rule: the wall clock of one episode of a task with ``limits``, grading included.
+
+    It is a backstop, meant to fire only for a hung episode: the env's own agent time limit ends a slow episode
+    first, *graded* (termination ``agent_timeout``), then grading has its ``test_timeout_s``. ``agent_budget_s`` is a
+    caller's own agent time limit (the local trainer's ``trajectory_timeout_s``), which the env applies when it is
+    the shorter: the wall clock allows the longer of the two.
+    """
+    agent_s = limits.agent_timeout_s if agent_budget_s is None else max(agent_budget_s, limits.agent_timeout_s)
+    return agent_s + limits.test_timeout_s + GRADING_MARGIN_S
 
 
 @dataclass(frozen=True)
@@ -63,36 +80,6 @@ class EpisodeSettings:
     """Exceptions that stop the caller instead of becoming an unscored record."""
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    """Which failed episodes earn another attempt, and how long to wait first."""
-
-    retries: int = 0
-    """Extra attempts of an episode that failed with a kind in ``error_kinds``; the last attempt is the one kept."""
-    error_kinds: frozenset[str] = frozenset({"sandbox"})
-    """Error kinds worth another attempt (a lost container or daemon); a grader timeout or a bug would only repeat."""
-    delay_s: float = 5.0
-    """Wait before the first retry, doubled for each later one (a restarting daemon needs seconds)."""
-    wait_ready_s: float = 0.0
-    """Before retrying a ``sandbox`` failure, wait up to this long for the backend to answer again (0: no wait)."""
-    wait_ready: Callable[[float], object] | None = None
-    """How to wait for the backend (the sandbox backend's ``wait_until_ready``); None: no wait."""
-
-    def wants_retry(self, record: EpisodeRecord, retries_done: int) -> bool:
-        """Whether ``record`` (after ``retries_done`` retries) earns another attempt."""
-        kind = None if record.scored else record.error_kind
-        return kind is not None and kind in self.error_kinds and retries_done < self.retries
-
-    def delay_before(self, retry: int) -> float:
-        """Seconds to wait before retry number ``retry`` (1 for the first)."""
-        return float(self.delay_s * 2.0 ** (retry - 1))
-
-    def wait_for_backend(self, record: EpisodeRecord) -> None:
-        """After a ``sandbox`` failure, wait (bounded) for the backend to answer again."""
-        if record.error_kind == "sandbox" and self.wait_ready is not None and self.wait_ready_s > 0:
-            self.wait_ready(self.wait_ready_s)
-
-
 @dataclass
 class EpisodeHandle:
     """The parts of a running episode, for a caller that wants to see them while it runs (a transcript writer)."""
@@ -108,11 +95,10 @@ AgentMaker = Callable[[], EpisodeAgent]
 
 
 class EpisodeEngine:
-    """Runs episodes under one :class:`EpisodeSettings` and :class:`RetryPolicy`; see the module docstring."""
+    """Runs episodes under one :class:`EpisodeSettings`; see the module docstring."""
 
-    def __init__(self, settings: EpisodeSettings, retry: RetryPolicy | None = None):
+    def __init__(self, settings: EpisodeSettings):
         self.settings = settings
-        self.retry = retry or RetryPolicy()
 
     def run(
         self,
@@ -145,38 +131,6 @@ class EpisodeEngine:
         else:
             record = self._attempt_with_deadline(make_env, make_agent, task_id, task, handle, started, deadline)
         return dataclasses.replace(record, attempt=attempt, wall_s=time.monotonic() - started)
-
-    def run_with_retries(
-        self,
-        make_env: EnvMaker,
-        make_agent: AgentMaker,
-        client: ModelClient,
-        *,
-        task_id: str,
-        attempt: int = 0,
-        task: Any = None,
-        lock: threading.Lock | None = None,
-        seed: int | None = None,
-        deadline_s: float | None = None,
-        on_attempt: Callable[[EpisodeRecord, bool], None] | None = None,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> EpisodeRecord:
-        """:meth:`run`, again while the :class:`RetryPolicy` wants it; ``on_attempt(record, final)`` sees each."""
-        retries = 0
-        while True:
-            record = self.run(make_env, make_agent, client, task_id=task_id, attempt=attempt, task=task, lock=lock,
-                              seed=seed, deadline_s=deadline_s)
-            record = dataclasses.replace(record, retries=retries)
-            final = not self.retry.wants_retry(record, retries)
-            if on_attempt is not None:
-                on_attempt(record, final)
-            if final:
-                return record
-            retries += 1
-            logger.warning("%s attempt %d: retrying after a %s error (retry %d of %d)",
-                           task_id, attempt, record.error_kind, retries, self.retry.retries)
-            sleep(self.retry.delay_before(retries))
-            self.retry.wait_for_backend(record)
 
     # --- one attempt ------------------------------------------------------------------------
     def _attempt(
@@ -278,50 +232,11 @@ def close_quietly(env: EpisodeEnv | None) -> None:
         logger.debug("env.close() raised %s", exc)
 
 
-def sweep_leaked_sandboxes() -> None:
-    """Remove sandboxes leaked by dead earlier runs (only objects carrying our labels)."""
-    from terminal_agent.sandbox.cleanup import sweep_leaked
-
-    try:
-        sweep_leaked()
-    except Exception as exc:  # noqa: BLE001 - a failed sweep (no daemon yet) must not stop the run
-        logger.warning("sweeping leaked sandboxes failed: %s", exc)
-
-
-class LeakSweeper:
-    """The leak policy of a run: ``start`` sweeps what dead runs leaked, then keeps a cleanup daemon sweeping
-    (every ``SandboxConfig.cleanup_interval_s``) until ``stop``; disabled, it does nothing."""
-
-    def __init__(self, enabled: bool = True):
-        self.enabled = enabled
-        self._daemon: Any = None
-
-    def start(self) -> "LeakSweeper":
-        if self.enabled and self._daemon is None:
-            from terminal_agent.sandbox.cleanup import CleanupDaemon
-
-            sweep_leaked_sandboxes()
-            self._daemon = CleanupDaemon().start()
-        return self
-
-    def stop(self) -> None:
-        daemon, self._daemon = self._daemon, None
-        if daemon is not None:
-            daemon.stop(timeout=1.0)
-
-    def __enter__(self) -> "LeakSweeper":
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-
 __all__ = [
+    "GRADING_MARGIN_S",
     "EpisodeEngine",
     "EpisodeHandle",
     "EpisodeSettings",
-    "RetryPolicy",
-    "LeakSweeper",
     "close_quietly",
-    "sweep_leaked_sandboxes",
+    "episode_deadline_s",
 ]

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from terminal_agent.interfaces import ModelResponse
-from terminal_agent.outcome import EpisodeOutcome, GradeSummary, Termination
+from terminal_agent.outcome import EpisodeOutcome, Grade, Termination
 
 
 @dataclass(frozen=True)
@@ -84,7 +84,7 @@ class EpisodeRecord:
         return self.outcome.turns
 
     @property
-    def grade(self) -> GradeSummary | None:
+    def grade(self) -> Grade | None:
         return self.outcome.grade
 
     @property
@@ -98,7 +98,7 @@ class EpisodeRecord:
     @property
     def info(self) -> dict[str, Any]:
         """The env's final info (grade, reward parts, timings)."""
-        return dict(self.outcome.info)
+        return self.outcome.final_info()
 
     @property
     def total_tokens(self) -> int:

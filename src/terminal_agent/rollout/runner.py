@@ -1,9 +1,9 @@
 """Run many episodes concurrently: k attempts per task, a wall clock per episode, results and transcripts.
 
-Each episode is run by the one episode engine (:mod:`terminal_agent.rollout.engine`: the wall clock, the
-client wrapper, retries' policy, closing, the leak sweep) in a worker thread; an asyncio semaphore bounds how
-many run at once. The model is shared: a client that is not thread-safe (``is_thread_safe = False``, the
-embedded model) is called under one lock.
+Each episode is run by the one episode engine (:mod:`terminal_agent.rollout.engine`: the wall clock by the one
+deadline rule, the client wrapper, closing) in the one pool of :mod:`terminal_agent.rollout.episode_batch`
+(``concurrency`` episodes at once, the retry loop, the leak sweep). The model is shared: a client that is not
+thread-safe (``is_thread_safe = False``, the embedded model) is called under one lock.
 
 Infrastructure failures (sandbox, image, provider, grading, the episode's wall clock) become
 ``error`` trials with their kind; they are never scored as reward 0. A trial is a view of the engine's
@@ -12,10 +12,9 @@ record (:mod:`terminal_agent.rollout.trial_records`).
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import dataclasses
 import datetime as dt
+import functools
 import logging
 import threading
 import time
@@ -29,7 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from terminal_agent.interfaces import EpisodeAgent, EpisodeEnv, ModelClient
 from terminal_agent.evaluation.results import RunInfo, RunResults, TrialResult
-from terminal_agent.rollout.engine import EpisodeEngine, EpisodeSettings, LeakSweeper, RetryPolicy
+from terminal_agent.rollout.engine import EpisodeEngine, EpisodeSettings, episode_deadline_s
+from terminal_agent.rollout.episode_batch import EpisodeJob, EpisodePool, LeakSweeper, RetryPolicy
 from terminal_agent.rollout.episode_record import EpisodeRecord
 from terminal_agent.rollout.transcripts import to_jsonable, transcript_path, write_transcript
 from terminal_agent.rollout.trial_records import trial_from_record
@@ -94,15 +94,24 @@ class TrialSpec:
     attempt: int
 
 
+@dataclass
+class _TrialRun:
+    """A trial being run: its spec and the trial of its latest attempt."""
+
+    spec: TrialSpec
+    trial: TrialResult | None = None
+
+
 ProgressCallback = Callable[[int, int, TrialResult], None]
-"""``(finished, total, trial)`` after each trial; called from the event loop thread."""
+"""``(finished, total, trial)`` after each trial; called from the thread that called ``run``."""
 
 AttemptCallback = Callable[[TrialSpec, TrialResult, bool], None]
-"""``(spec, trial, final)`` after every attempt, retried ones included (``final`` False); from the event loop thread."""
+"""``(spec, trial, final)`` after every attempt, retried ones included (``final`` False); from the episode's worker
+thread."""
 
 TranscriptCallback = Callable[[TrialSpec, TrialResult, dict[str, Any]], None]
 """``(spec, trial, transcript)`` after a trial's transcript is written (the eval's Harbor job writes the trial from
-it); from the episode's worker thread, or the event loop's for a trial past its wall clock."""
+it); from the episode's worker thread."""
 
 
 def _default_env_factory(task: Task, config: RolloutConfig) -> EpisodeEnv:
@@ -147,8 +156,9 @@ class RolloutRunner:
         self.on_transcript = on_transcript
         self._model_lock = threading.Lock()  # used for every client that is not thread-safe (shared or per-trial)
         config = self.config
-        self.engine = EpisodeEngine(
-            EpisodeSettings(max_steps=config.max_steps, sampling=dict(config.sampling)),
+        self.engine = EpisodeEngine(EpisodeSettings(max_steps=config.max_steps, sampling=dict(config.sampling)))
+        self.pool = EpisodePool(
+            config.concurrency,
             RetryPolicy(
                 retries=config.retries, error_kinds=frozenset(config.retry_error_kinds), delay_s=config.retry_delay_s,
                 wait_ready_s=config.retry_wait_ready_s,
@@ -170,18 +180,8 @@ class RolloutRunner:
         on_trial: Callable[[TrialResult], None] | None = None,
     ) -> RunResults:
         """Run the given trials (screening passes only the unfinished ones); ``on_trial`` sees each as it ends."""
-        return asyncio.run(self.run_trials_async(specs, tasks_file=tasks_file, on_trial=on_trial))
-
-    async def run_trials_async(
-        self,
-        specs: Sequence[TrialSpec],
-        *,
-        tasks_file: str | None = None,
-        on_trial: Callable[[TrialResult], None] | None = None,
-    ) -> RunResults:
         config = self.config
-        sweeper = LeakSweeper(config.sweep_leaked)  # long runs keep sweeping for leaks of runs that die meanwhile
-        await asyncio.to_thread(sweeper.start)
+        sweeper = LeakSweeper(config.sweep_leaked, config=config.sandbox).start()  # long runs keep sweeping
         started_at = dt.datetime.now(dt.timezone.utc)
         started = time.monotonic()
         results = RunResults(
@@ -197,29 +197,32 @@ class RolloutRunner:
                 sandbox_backend=config.sandbox.backend,
             )
         )
-        semaphore = asyncio.Semaphore(config.concurrency)
-        # Threads of timed-out episodes cannot be killed; spare workers keep the pool from starving.
-        executor = concurrent.futures.ThreadPoolExecutor(max_workers=config.concurrency * 2, thread_name_prefix="episode")
-        loop = asyncio.get_running_loop()
-        finished = 0
+        jobs = [
+            EpisodeJob(_TrialRun(spec), spec.task.task_id, spec.attempt, functools.partial(self._run_attempt, spec))
+            for spec in specs
+        ]
 
-        async def one(spec: TrialSpec) -> None:
-            nonlocal finished
-            trial = await self._run_with_retries(loop, executor, semaphore, spec)
+        def attempted(job: EpisodeJob[_TrialRun], record: EpisodeRecord, final: bool) -> None:
+            trial = job.key.trial = trial_from_record(record)
+            self._write_transcript(job.key.spec, trial, record)
+            if self.on_attempt is not None:
+                self.on_attempt(job.key.spec, trial, final)
+
+        def done(job: EpisodeJob[_TrialRun], record: EpisodeRecord) -> None:
+            trial = job.key.trial
+            assert trial is not None  # attempted() saw its last attempt
             results.trials.append(trial)
-            finished += 1
             results.run.wall_s = time.monotonic() - started
             if config.output_dir is not None:
                 results.write(config.output_dir / RESULTS_FILE)
             if on_trial is not None:
                 on_trial(trial)
             if self.on_progress is not None:
-                self.on_progress(finished, len(specs), trial)
+                self.on_progress(len(results.trials), len(specs), trial)
 
         try:
-            await asyncio.gather(*(one(spec) for spec in specs))
+            self.pool.run(jobs, on_attempt=attempted, on_done=done)
         finally:
-            executor.shutdown(wait=False, cancel_futures=True)
             sweeper.stop()
         results.trials.sort(key=lambda t: (t.task_id, t.attempt))
         results.run.finished_at = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
@@ -232,45 +235,17 @@ class RolloutRunner:
         return results
 
     # --- one trial --------------------------------------------------------------------------
-    def _deadline(self, task: Task) -> float:
-        if self.config.episode_timeout_s is not None:
-            return self.config.episode_timeout_s
-        return task.limits.agent_timeout_s + task.limits.test_timeout_s + 60.0
-
-    async def _run_with_retries(
-        self, loop: asyncio.AbstractEventLoop, executor: concurrent.futures.Executor, semaphore: asyncio.Semaphore,
-        spec: TrialSpec,
-    ) -> TrialResult:
-        """The trial of ``spec``: its first attempt, or the last of the retries the engine's policy wants (the
-        back-off waits outside the semaphore: the other episodes go on)."""
-        policy = self.engine.retry
-        retries = 0
-        while True:
-            async with semaphore:
-                record, trial = await loop.run_in_executor(executor, self._run_attempt, spec)
-            final = not policy.wants_retry(record, retries)
-            if self.on_attempt is not None:
-                self.on_attempt(spec, trial, final)
-            if final:
-                return trial
-            retries += 1
-            logger.warning("%s attempt %d: retrying after a %s error (retry %d of %d)",
-                           spec.task.task_id, spec.attempt, record.error_kind, retries, policy.retries)
-            await asyncio.sleep(policy.delay_before(retries))
-            await loop.run_in_executor(None, policy.wait_for_backend, record)
-
-    def _run_attempt(self, spec: TrialSpec) -> tuple[EpisodeRecord, TrialResult]:
-        """One attempt through the engine (its wall clock included), as a record and the trial that views it."""
+    def _run_attempt(self, spec: TrialSpec) -> EpisodeRecord:
+        """One attempt through the engine, its wall clock the run's ``episode_timeout_s`` or the one deadline rule."""
         task = spec.task
         client = self.model_for_trial(spec) if self.model_for_trial is not None else self.model
         lock = None if getattr(client, "is_thread_safe", True) else self._model_lock
-        record = self.engine.run(
+        deadline_s = self.config.episode_timeout_s
+        return self.engine.run(
             lambda: self.env_factory(task, self.config), lambda: self.agent_factory(task), client,
-            task_id=task.task_id, attempt=spec.attempt, lock=lock, deadline_s=self._deadline(task),
+            task_id=task.task_id, attempt=spec.attempt, lock=lock,
+            deadline_s=episode_deadline_s(task.limits) if deadline_s is None else deadline_s,
         )
-        trial = trial_from_record(record)
-        self._write_transcript(spec, trial, record)
-        return record, trial
 
     def _write_transcript(self, spec: TrialSpec, trial: TrialResult, record: EpisodeRecord) -> None:
         output_dir = self.config.output_dir

@@ -6,7 +6,7 @@ A broken rollout is data: it becomes an ``error`` trial with its kind, never a r
 
 from __future__ import annotations
 
-from terminal_agent.evaluation.results import TestRecord, TrialError, TrialResult
+from terminal_agent.evaluation.results import TrialError, TrialResult
 from terminal_agent.outcome import EpisodeOutcome
 from terminal_agent.rollout.episode_record import EpisodeRecord
 
@@ -29,10 +29,6 @@ def trial_from_record(record: EpisodeRecord) -> TrialResult:
 def trial_from_outcome(outcome: EpisodeOutcome, attempt: int) -> TrialResult:
     """The verdict part of a trial (tests, reward, termination, error) from an outcome alone."""
     grade = outcome.grade
-    tests = [
-        TestRecord(name=t.name, weight=t.weight, passed=t.passed, reported=t.reported, guard=t.guard)
-        for t in outcome.tests
-    ]
     error = None
     if not outcome.scored:
         kind = outcome.error_kind or (grade.error_kind if grade is not None else None) or "grading"
@@ -44,7 +40,7 @@ def trial_from_outcome(outcome: EpisodeOutcome, attempt: int) -> TrialResult:
         attempt=attempt,
         status="scored" if outcome.scored else "error",
         reward=float(outcome.reward) if outcome.scored and outcome.reward is not None else None,
-        tests=tests,
+        tests=list(outcome.tests),
         turns=outcome.turns,
         termination_reason=outcome.termination,
         error=error,

@@ -1,75 +1,39 @@
-"""Typed settings of the sandboxes (backend, Docker, bwrap, ray), their warm pool and their cleanup daemon.
+"""Typed settings of the sandboxes (backend, Docker), their warm pool and their cleanup daemon.
 
-A backend with settings of its own has one section here (``bwrap``, ``ray``). Reading a config imports no
-backend (nor Docker or Ray): the backend name is checked against the registry's table by name.
+A backend with settings of its own declares them in its package (``bwrap/settings.py``, ``ray/settings.py``) and
+names them in its registry line; this config holds them as sections (``sandbox.bwrap``, ``sandbox.ray``) without
+naming any (:mod:`terminal_agent.backend_settings`). Reading a config imports no backend (nor Docker or Ray): the
+backend name is checked against the registry's table by name, and the sections' models are light modules.
 """
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
+from terminal_agent.backend_settings import BackendSettingsHost
+from terminal_agent.registry import Registry
 from terminal_agent.sandbox.registry import SANDBOX_BACKENDS
 from terminal_agent.sandbox.storage_quota import StoragePolicy
 from terminal_agent.tasks.model import TaskLimits
 
-__all__ = ["DEFAULT_HOST_RESOURCE", "BwrapConfig", "RaySandboxConfig", "SandboxConfig"]
+__all__ = ["SandboxConfig", "effective_limits"]
 
 
-class BwrapConfig(BaseModel):
-    """Settings of the ``bwrap`` backend (bubblewrap sandboxes on hosts without a Docker daemon)."""
+class SandboxConfig(BackendSettingsHost):
+    """How sandboxes are started, how commands are bounded, and how leaks are cleaned.
 
-    model_config = ConfigDict(extra="forbid")
+    Besides these fields it holds one section per registered backend with settings (``bwrap``: bubblewrap
+    sandboxes from an image export; ``ray``: sandboxes on the Docker nodes of a Ray cluster), each validated by
+    the model its registry line names and read by the backend with ``backend_settings(name, Model)``."""
 
-    images_dir: str | None = None
-    """Directory written by ``terminal-agent images export``; None: ``$TERMINAL_AGENT_IMAGES_DIR``."""
-    state_dir: str | None = None
-    """Where sandboxes keep their overlay, owner record and extracted layers; None: ``$TERMINAL_AGENT_BWRAP_DIR``,
-    else ``terminal-agent-bwrap`` in the system's temporary directory."""
-    limits: Literal["auto", "cgroup", "rlimit"] = "auto"
-    """``auto``: cgroup v2 (or v1) when writable, else rlimits; ``cgroup``: fail when no cgroup is writable;
-    ``rlimit``: rlimits only (memory as address space; pids and cpu then unenforced, and recorded so)."""
-    bwrap_path: str | None = None
-    """The ``bwrap`` executable; None: found on PATH."""
+    model_config = ConfigDict(extra="allow")  # the backends' sections; any other unknown key is refused
 
-
-DEFAULT_HOST_RESOURCE = "terminal_agent_sandbox_host"
-
-
-class RaySandboxConfig(BaseModel):
-    """How the driver finds the sandbox hosts of a Ray cluster and how many sandboxes each may run."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    address: str | None = None
-    """Cluster to join when this process has not called ``ray.init`` yet (``ray://...``, ``host:port``);
-    None: ``auto`` (``RAY_ADDRESS``, else the cluster started on this machine by ``ray start``)."""
-    host_resource: str = Field(DEFAULT_HOST_RESOURCE, min_length=1)
-    """Custom resource a node advertises when it has a Docker daemon (``ray start --resources
-    '{"terminal_agent_sandbox_host": 1}'``); each node's one SandboxHost actor claims 1 of it."""
-    max_sandboxes_per_node: int = Field(50, ge=1)
-    """Live sandboxes one node may carry; a start beyond every node's share is refused (SandboxUnavailableError)."""
-    host_start_timeout_s: float = Field(120.0, gt=0)
-    """How long a new SandboxHost actor may take to come up (Ray worker start, Docker ping, first sweep)."""
-    call_grace_s: float = Field(30.0, gt=0)
-    """Time granted to an actor call past the sandbox's own deadline before the host is declared lost."""
-    refresh_interval_s: float = Field(30.0, gt=0)
-    """How often the driver looks for nodes that joined (or hosts that died) when it starts a sandbox."""
-
-
-
-class SandboxConfig(BaseModel):
-    """How sandboxes are started, how commands are bounded, and how leaks are cleaned."""
-
-    model_config = ConfigDict(extra="forbid")
+    backend_registry: ClassVar[Registry[Any]] = SANDBOX_BACKENDS
 
     backend: str = "docker"
     """Sandbox backend by name (``terminal_agent.sandbox.registry``): ``docker``, ``bwrap``, ``ray``, or one registered there."""
-    bwrap: BwrapConfig = Field(default_factory=BwrapConfig)
-    """Settings used when ``backend`` is ``bwrap``."""
-    ray: RaySandboxConfig = Field(default_factory=RaySandboxConfig)
-    """Settings used when ``backend`` is ``ray`` (sandboxes on the Docker nodes of a Ray cluster)."""
 
     unset_cpus: float | None = Field(None, gt=0)
     """CPU quota given to a task that names none (``limits.cpus`` None: a Harbor task of schema 1.1+ without

@@ -7,6 +7,10 @@ config, and no import comes back round. The entry's module is imported on the fi
 
     SANDBOX_BACKENDS.register("local")(LocalBackend())
 
+A backend with settings names their model (a light module of its own) as the ``settings`` companion of its
+line, ``settings="package.module:Model"`` (or ``register("local", settings=LocalSettings)``): ``SandboxConfig``
+then holds and validates the section ``sandbox.local`` without being edited (:mod:`terminal_agent.backend_settings`).
+
 Every entry has the hooks of :class:`terminal_agent.sandbox.backends.SandboxBackend`; the rest of the
 code reaches backends through :mod:`terminal_agent.sandbox.backends` and never names one.
 """
@@ -17,9 +21,12 @@ from typing import Any
 
 from terminal_agent.registry import Registry
 
-SANDBOX_BACKENDS: Registry[Any] = Registry("sandbox backend")
-"""Name -> backend (a :class:`~terminal_agent.sandbox.backends.SandboxBackend`)."""
+SANDBOX_BACKENDS: Registry[Any] = Registry("sandbox backend", companions=("settings",))
+"""Name -> backend (a :class:`~terminal_agent.sandbox.backends.SandboxBackend`); a backend with settings names
+their pydantic model as its ``settings`` companion: ``SandboxConfig`` holds them as the section ``NAME``."""
 
 SANDBOX_BACKENDS.register_path("docker", "terminal_agent.sandbox.docker.backend:BACKEND")
-SANDBOX_BACKENDS.register_path("bwrap", "terminal_agent.sandbox.bwrap.backend:BACKEND")
-SANDBOX_BACKENDS.register_path("ray", "terminal_agent.sandbox.ray.backend:BACKEND")
+SANDBOX_BACKENDS.register_path("bwrap", "terminal_agent.sandbox.bwrap.backend:BACKEND",
+                               settings="terminal_agent.sandbox.bwrap.settings:BwrapConfig")
+SANDBOX_BACKENDS.register_path("ray", "terminal_agent.sandbox.ray.backend:BACKEND",
+                               settings="terminal_agent.sandbox.ray.settings:RaySandboxConfig")

@@ -17,6 +17,7 @@ from typing import Any, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from terminal_agent.errors import TaskFormatError
+from terminal_agent.tasks.grading_mode_registry import task_field_rules
 
 logger = logging.getLogger(__name__)
 
@@ -480,41 +481,9 @@ class Task(BaseModel):
             paid = [name for name in self.guards.tests if self.test_weights.get(name, 0.0) > 0]
             if paid:
                 raise ValueError(f"guard tests earn nothing by themselves, but test_weights pays: {', '.join(paid)}")
-            if self.verifier.mode != GradingMode.HARBOR:
-                try:
-                    declared_guards = find_test_functions(self.test_source)
-                except ValueError:
-                    declared_guards = []
-                unknown = [name for name in self.guards.tests if name not in declared_guards]
-                if unknown and declared_guards:
-                    raise ValueError(f"guards name tests that do not exist: {', '.join(unknown)}")
-        if self.verifier.mode == GradingMode.HARBOR:
-            if "test.sh" not in self.test_support_files:
-                raise ValueError("a task graded in harbor mode needs tests/test.sh (test_support_files['test.sh'])")
-            if self.test_weights and sum(self.test_weights.values()) <= 0:
-                raise ValueError("test_weights are all zero")
-            if self.test_source.strip():
-                try:
-                    find_test_functions(self.test_source)
-                except ValueError as exc:
-                    raise ValueError(f"test_source: {exc}") from None
-            return self
-        try:
-            declared = find_test_functions(self.test_source)
-        except ValueError as exc:
-            raise ValueError(f"test_source: {exc}") from None
-        if not declared:
-            raise ValueError("test_source defines no test functions")
-        if not self.test_weights:
-            raise ValueError("test_weights is empty")
-        missing = [name for name in self.test_weights if name not in declared]
-        if missing:
-            raise ValueError(
-                f"test_weights name tests that do not exist: {', '.join(missing)} "
-                f"(tests found: {', '.join(declared)})"
-            )
-        if sum(self.test_weights.values()) <= 0:
-            raise ValueError("test_weights are all zero")
+        rules = task_field_rules(self.verifier.mode)  # what the task's grading mode asks of its fields
+        if rules is not None:
+            rules.check(self)
         return self
 
     # --- derived values ---------------------------------------------------------------------
@@ -528,11 +497,10 @@ class Task(BaseModel):
     @property
     def unweighted_tests(self) -> list[str]:
         """Declared tests that ``test_weights`` does not name: they count with weight 0 (worth a warning).
-        Always empty in harbor mode, where unweighted means "the verifier's reward file decides"."""
-        if self.verifier.mode == GradingMode.HARBOR:
-            return []
-        guards = set(self.guards.tests) if self.guards is not None else set()
-        return [name for name in self.test_functions if name not in self.test_weights and name not in guards]
+        The task's grading mode says which (none in harbor mode, where the verifier's reward file decides; none
+        for a mode without task-field rules)."""
+        rules = task_field_rules(self.verifier.mode)
+        return [] if rules is None else rules.unweighted_tests(self)
 
     def content_hashes(self) -> dict[str, str]:
         """sha256 of instruction, environment, tests and weights - recorded by validation and splits."""

@@ -197,9 +197,12 @@ def sandbox_placement(preset: TrainingPreset, workflow_args: dict[str, Any]) -> 
     config = env_config_from_args(workflow_args["env_args"]).sandbox
     episodes = preset.agent.parallel_episodes
     if config.backend == "ray":
-        per_node = config.ray.max_sandboxes_per_node
+        from terminal_agent.sandbox.ray.settings import ray_settings
+
+        settings = ray_settings(config)
+        per_node = settings.max_sandboxes_per_node
         slots = preset.cluster.nodes * per_node
-        where = (f"one SandboxHost Ray actor per node advertising {config.ray.host_resource!r} (0 CPUs, no GPU), "
+        where = (f"one SandboxHost Ray actor per node advertising {settings.host_resource!r} (0 CPUs, no GPU), "
                  f"beside verl's GPU workers; planned slots cluster.nodes x sandbox.ray.max_sandboxes_per_node = "
                  f"{preset.cluster.nodes} x {per_node} = {slots} for agent.parallel_episodes {episodes} (the live "
                  "cluster's slots are checked after ray.init)")

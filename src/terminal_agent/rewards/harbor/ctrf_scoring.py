@@ -11,10 +11,10 @@ Guard test names (``Task.guards``) match the same way; a failed or unreported gu
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from terminal_agent.errors import GradingError
-from terminal_agent.interfaces import TestOutcome
+from terminal_agent.outcome import TestVerdict
 from terminal_agent.rewards.guard_scoring import apply_guards, weighted_score
 from terminal_agent.tasks.model import TestGuards
 
@@ -56,17 +56,17 @@ def name_keys(name: str) -> list[str]:
     return [key for index, key in enumerate(keys) if key and key not in keys[:index]]
 
 
-def ctrf_outcomes(tests: list[CtrfTest]) -> list[TestOutcome]:
+def ctrf_outcomes(tests: list[CtrfTest]) -> list[TestVerdict]:
     """One outcome per reported test name, weight 0 (what was run, without weights)."""
-    merged: dict[str, TestOutcome] = {}
+    merged: dict[str, TestVerdict] = {}
     for test in tests:
         name = test.name.split("[", 1)[0]
         passed = test.status == PASSED
         known = merged.get(name)
         if known is None:
-            merged[name] = TestOutcome(name, 0.0, passed=passed, message="" if passed else test.message or test.status)
+            merged[name] = TestVerdict(name, 0.0, passed=passed, message="" if passed else test.message or test.status)
         elif not passed and known.passed:
-            known.passed, known.message = False, test.message or test.status
+            merged[name] = replace(known, passed=False, message=test.message or test.status)
     return list(merged.values())
 
 
@@ -78,21 +78,21 @@ def _runs_by_key(tests: list[CtrfTest]) -> dict[str, list[CtrfTest]]:
     return runs
 
 
-def _matched_outcome(name: str, weight: float, matched: list[CtrfTest] | None, guard: bool = False) -> TestOutcome:
+def _matched_outcome(name: str, weight: float, matched: list[CtrfTest] | None, guard: bool = False) -> TestVerdict:
     if not matched:
-        return TestOutcome(name, weight, passed=False, reported=False, message="not reported", guard=guard)
+        return TestVerdict(name, weight, passed=False, reported=False, message="not reported", guard=guard)
     failing = next((test for test in matched if test.status != PASSED), None)
-    return TestOutcome(name, weight, passed=failing is None,
+    return TestVerdict(name, weight, passed=failing is None,
                        message="" if failing is None else failing.message or failing.status, guard=guard)
 
 
 def ctrf_test_outcomes(weights: dict[str, float], tests: list[CtrfTest],
-                       guards: TestGuards | None = None) -> list[TestOutcome]:
+                       guards: TestGuards | None = None) -> list[TestVerdict]:
     """Outcomes of the weighted names, then of the guards (``guard=True``, weight 0), then of the reported tests
     neither names (weight 0). Weights and guards match CTRF names as :func:`name_keys` says."""
     runs = _runs_by_key(tests)
     guard_names = list(guards.tests) if guards is not None else []
-    outcomes: list[TestOutcome] = []
+    outcomes: list[TestVerdict] = []
     claimed: set[str] = set()
     named = [(name, float(weight), False) for name, weight in weights.items() if name not in guard_names]
     named += [(name, 0.0, True) for name in guard_names]
@@ -105,18 +105,14 @@ def ctrf_test_outcomes(weights: dict[str, float], tests: list[CtrfTest],
 
 
 def score_ctrf(weights: dict[str, float], tests: list[CtrfTest],
-               guards: TestGuards | None = None) -> tuple[float, list[TestOutcome]]:
+               guards: TestGuards | None = None) -> tuple[float, list[TestVerdict]]:
     """``sum(weight * passed) / sum(weight)`` over every weighted name, zeroed or capped when a guard failed or
     was not reported (:func:`~terminal_agent.rewards.guard_scoring.weighted_score`); outcomes as
     :func:`ctrf_test_outcomes` lists them."""
-    outcomes = ctrf_test_outcomes(weights, tests, guards)
-    score, _ = weighted_score(outcomes, guards)
-    return score, outcomes
+    return weighted_score(ctrf_test_outcomes(weights, tests, guards), guards)
 
 
-def guard_reward(reward: float, tests: list[CtrfTest], guards: TestGuards) -> tuple[float, list[TestOutcome]]:
+def guard_reward(reward: float, tests: list[CtrfTest], guards: TestGuards) -> tuple[float, list[TestVerdict]]:
     """The reward file's ``reward`` after the guards, judged on the CTRF report (a task without weights), and the
     outcomes of the reported tests (guards marked)."""
-    outcomes = ctrf_test_outcomes({}, tests, guards)
-    score, _ = apply_guards(reward, outcomes, guards)
-    return score, outcomes
+    return apply_guards(reward, ctrf_test_outcomes({}, tests, guards), guards)

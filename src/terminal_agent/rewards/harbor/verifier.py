@@ -47,7 +47,6 @@ offline verifier asked for (``the verifier needs the network: ...``): ``score=No
 from __future__ import annotations
 
 import base64
-import dataclasses
 import json
 import logging
 import posixpath
@@ -58,11 +57,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from terminal_agent.errors import ConfigError, GradingError, SandboxError
-from terminal_agent.interfaces import GradingSandbox, Sandbox, TestOutcome
-from terminal_agent.outcome import GradeSummary
+from terminal_agent.interfaces import GradingSandbox, Sandbox
+from terminal_agent.outcome import Grade, TestVerdict
 from terminal_agent.rewards.agent_processes import KEEP, HeldProcesses, gate_signals
 from terminal_agent.rewards.grading import (
-    DetailedGradeResult,
     GradingConfig,
     _tar,
     agent_processes_held_for_grading,
@@ -137,8 +135,9 @@ with tarfile.open(out, "w") as tar:
 
 
 @dataclass
-class HarborGradeResult(DetailedGradeResult):
-    """A :class:`DetailedGradeResult` of the Harbor verifier mode."""
+class HarborVerifierFacts:
+    """What the Harbor verifier mode found beside the grade: its part of the grade (:attr:`Grade.verifier
+    <terminal_agent.outcome.Grade.verifier>`, :meth:`to_info`), filled while it grades."""
 
     mode: str = "harbor"
     rewards: dict[str, float] = field(default_factory=dict)
@@ -159,19 +158,19 @@ class HarborGradeResult(DetailedGradeResult):
     notes: list[str] = field(default_factory=list)
     """Anything else worth reading (a network the verifier could not get, config files moved aside)."""
 
-    def summary(self) -> GradeSummary:
-        """The base summary, with this mode's facts as its ``verifier`` part and the output tail kept short."""
-        return dataclasses.replace(super().summary(), log_tail=self.log_tail[-2000:], verifier={
+    def to_info(self) -> dict[str, Any]:
+        """The grade's ``verifier`` part (JSON-safe)."""
+        return {
             "mode": self.mode, "rewards": dict(self.rewards), "reward_source": self.reward_source,
             "harbor_reward": self.harbor_reward, "runtime": self.runtime, "verifier_network": self.verifier_network,
             "separate_environment": self.separate_environment, "substitutions": list(self.substitutions),
             "skipped": list(self.skipped), "notes": list(self.notes),
-        })
+        }
 
 
-def _zero(result: HarborGradeResult, task: Task) -> None:
+def _zero(result: Grade, task: Task) -> None:
     result.score = 0.0
-    result.tests = [TestOutcome(name, float(w), passed=False, reported=False, message="not run (tampering)")
+    result.tests = [TestVerdict(name, float(w), passed=False, reported=False, message="not run (tampering)")
                     for name, w in task.test_weights.items()]
 
 
@@ -192,23 +191,25 @@ class HarborGrader:
     def harbor(self) -> HarborGradingConfig:
         return self.config.harbor
 
-    def grade(self, sandbox: GradingSandbox, task: Task, *, workdir: str | None = None) -> HarborGradeResult:
-        """Grade the episode that just ended in ``sandbox``. Never raises for infrastructure failures."""
-        result = HarborGradeResult(score=None, separate_environment=task.verifier.separate_environment)
-        return grade_at_boundary(
-            lambda timings: self._grade(sandbox, task, workdir, timings, result), result, task, "grading (harbor)"
-        )
+    def grade(self, sandbox: GradingSandbox, task: Task, *, workdir: str | None = None) -> Grade:
+        """Grade the episode that just ended in ``sandbox``. Never raises for infrastructure failures. The grade's
+        ``verifier`` part is this mode's :class:`HarborVerifierFacts`; its output tail is kept short."""
+        result, facts = Grade(), HarborVerifierFacts(separate_environment=task.verifier.separate_environment)
+        grade_at_boundary(lambda timings: self._grade(sandbox, task, workdir, timings, result, facts), result, task,
+                          "grading (harbor)")
+        result.verifier, result.log_tail = facts.to_info(), result.log_tail[-2000:]
+        return result
 
     # --- the steps ---------------------------------------------------------------------------
     def _grade(self, sandbox: GradingSandbox, task: Task, workdir: str | None, timings: dict[str, float],
-               result: HarborGradeResult) -> None:
+               result: Grade, facts: HarborVerifierFacts) -> None:
         with agent_processes_held_for_grading(sandbox, task, self.config, result, timings) as held:
             if held.note:
-                result.notes.append(held.note)
-            self._grade_held(sandbox, task, workdir, timings, result, held)
+                facts.notes.append(held.note)
+            self._grade_held(sandbox, task, workdir, timings, result, facts, held)
 
     def _grade_held(self, sandbox: GradingSandbox, task: Task, workdir: str | None, timings: dict[str, float],
-                    result: HarborGradeResult, held: HeldProcesses) -> None:
+                    result: Grade, facts: HarborVerifierFacts, held: HeldProcesses) -> None:
         inspection = inspect_for_grading(sandbox, self.config, result, timings, HARBOR_PROTECTED)
         signals, interpreter, pycache_touched = inspection.signals, inspection.interpreter, inspection.pycache_touched
         shadowing, scan, candidates = inspection.shadowing, inspection.scan, self.config.python_candidates
@@ -223,16 +224,16 @@ class HarborGrader:
         wanted = False if self.harbor.network == "offline" else task.verifier.verifier_network(task.limits.network)
 
         if not task.verifier.separate_environment:
-            plan = self._plan_runtime(sandbox, interpreter, requirements, timings, result)
+            plan = self._plan_runtime(sandbox, interpreter, requirements, timings, facts)
             # the sandbox keeps the verifier's policy afterwards: grading is its last phase (the env releases it)
-            network = self._set_network(sandbox, wanted, task.limits.network, result)
-            result.verifier_network = network
+            network = self._set_network(sandbox, wanted, task.limits.network, facts)
+            facts.verifier_network = network
             untrusted = sorted(c.path for c in scan.changes if c.kind in ("A", "C") and not c.is_dir
                                and posixpath.dirname(c.path) in BIN_DIRS)
             # the task's own installs run only where a network was both wanted and had
             self._run_verifier(sandbox, task, workdir or sandbox.image_workdir or "/", interpreter, pycache_touched,
-                               dict(shadowing.overrides), untrusted, plan, env, wanted and network, timings, result, True,
-                               held.job())
+                               dict(shadowing.overrides), untrusted, plan, env, wanted and network, timings, result,
+                               facts, True, held.job())
             if held.action == KEEP and held.frozen and self.config.check_tamper and not result.tamper_signals:
                 mark = time.monotonic()  # the agent's processes ran beside the tests, after the first scan
                 late = late_tamper_signals(sandbox, self.config, signals, HARBOR_PROTECTED)
@@ -254,21 +255,21 @@ class HarborGrader:
             own_python = fresh.image_has(list(candidates))
             fresh_interpreter = choose_interpreter(ChangeScan([], "fresh", own_python), candidates)
             result.interpreter = fresh_interpreter
-            result.verifier_network = wanted
-            plan = self._plan_runtime(fresh, fresh_interpreter, requirements, timings, result)
+            facts.verifier_network = wanted
+            plan = self._plan_runtime(fresh, fresh_interpreter, requirements, timings, facts)
             self._run_verifier(fresh, task, fresh.image_workdir or "/", fresh_interpreter, False, {}, [], plan, env,
-                               wanted, timings, result, False, None)
+                               wanted, timings, result, facts, False, None)
         finally:
             fresh.close()
 
     def _plan_runtime(self, sandbox: GradingSandbox, interpreter: str, requirements: list[Requirement],
-                      timings: dict[str, float], result: HarborGradeResult) -> RuntimePlan:
+                      timings: dict[str, float], facts: HarborVerifierFacts) -> RuntimePlan:
         """Step 3: the runtime of ``requirements`` for the python that runs the verifier in ``sandbox`` (asked
         only when some requirement comes as wheels: compiled ones import on that python alone)."""
         mark = time.monotonic()
         target = probe_target_python(sandbox, interpreter) if needs_wheels(requirements) else None
         plan = plan_runtime(requirements, self.harbor, target)
-        result.substitutions += plan.substitutions
+        facts.substitutions += plan.substitutions
         timings["runtime_s"] = time.monotonic() - mark
         return plan
 
@@ -283,7 +284,7 @@ class HarborGrader:
             raise GradingError(f"the verifier's env cannot be resolved: {exc}") from None
         return env
 
-    def _set_network(self, sandbox: GradingSandbox, wanted: bool, agent: bool, result: HarborGradeResult) -> bool:
+    def _set_network(self, sandbox: GradingSandbox, wanted: bool, agent: bool, facts: HarborVerifierFacts) -> bool:
         """The verifier phase's network in the agent's sandbox; what it really is after trying."""
         if wanted == agent:
             return agent
@@ -292,7 +293,7 @@ class HarborGrader:
         except SandboxError as exc:
             # bwrap cannot change it at all; a sandbox that really broke fails the next step (not scored)
             change = "enabled" if wanted else "taken away"
-            result.notes.append(f"the verifier's network could not be {change} ({exc}): it keeps network={agent}")
+            facts.notes.append(f"the verifier's network could not be {change} ({exc}): it keeps network={agent}")
             return agent
         return wanted
 
@@ -395,14 +396,14 @@ class HarborGrader:
 
     def _run_verifier(self, sandbox: GradingSandbox, task: Task, workdir: str, interpreter: str, pycache: bool,
                       overrides: dict[str, str], untrusted: list[str], plan: RuntimePlan, env: dict[str, str],
-                      network: bool, timings: dict[str, float], result: HarborGradeResult, shared: bool,
-                      gate: dict[str, Any] | None) -> None:
-        result.runtime = "network" if network else "offline"
+                      network: bool, timings: dict[str, float], result: Grade, facts: HarborVerifierFacts,
+                      shared: bool, gate: dict[str, Any] | None) -> None:
+        facts.runtime = "network" if network else "offline"
         vdir = posixpath.join(self.harbor.verifier_parent, f"ta-verifier-{secrets.token_hex(12)}")
         head = [f"{vdir}/bin", f"{vdir}/overrides"] if network else [f"{vdir}/bin", f"{vdir}/uv", f"{vdir}/shims", f"{vdir}/overrides"]
         job = {
             "keep_pids": list(sandbox.service_pids), "timeout_s": task.limits.test_timeout_s, "user": task.verifier.user,
-            "env": env, "mode": result.runtime, "path_head": head, "fallback_uv_dir": f"{vdir}/uv" if network else None,
+            "env": env, "mode": facts.runtime, "path_head": head, "fallback_uv_dir": f"{vdir}/uv" if network else None,
             "isolate_home": self.harbor.isolate_home, "workdir": workdir, "max_report_bytes": self.harbor.max_report_bytes,
             "gate": gate,
         }
@@ -425,15 +426,16 @@ class HarborGrader:
         except FileNotFoundError:
             raise GradingError(f"the verifier runner did not finish (exit {run.exit_code}): {run.output[-1500:]}") from None
         timings["read_s"] = time.monotonic() - mark
-        self._interpret(json.loads(raw), task, vdir, shared, result)
+        self._interpret(json.loads(raw), task, vdir, shared, result, facts)
 
-    def _interpret(self, status: dict[str, Any], task: Task, vdir: str, shared: bool, result: HarborGradeResult) -> None:
+    def _interpret(self, status: dict[str, Any], task: Task, vdir: str, shared: bool, result: Grade,
+                   facts: HarborVerifierFacts) -> None:
         if status.get("error"):
             raise GradingError(status["error"])
-        result.exit_code = status.get("exit_code")
+        exit_code = status.get("exit_code")
         result.log_tail = status.get("stdout_tail", "") or result.log_tail
         if status.get("moved_aside"):
-            result.notes.append(f"moved aside while the verifier ran: {', '.join(status['moved_aside'])}")
+            facts.notes.append(f"moved aside while the verifier ran: {', '.join(status['moved_aside'])}")
         if shared and status.get("agent_survivors"):
             result.tamper_signals.append(f"{status['agent_survivors']} agent process(es) survived the kill")
         if shared:
@@ -457,18 +459,18 @@ class HarborGrader:
         needs, gaps = [], []
         for entry in status.get("shim_log", []):
             kind, message = entry.get("kind"), str(entry.get("message", ""))
-            if kind == "substituted" and message not in result.substitutions:
-                result.substitutions.append(message)
+            if kind == "substituted" and message not in facts.substitutions:
+                facts.substitutions.append(message)
             elif kind == "skipped":
-                result.skipped.append(message)
+                facts.skipped.append(message)
             elif kind == "needs_network":
                 needs.append(message)
             elif kind in ("missing", "unsupported", "garbled"):
                 gaps.append(message)
         if status.get("timed_out"):
             raise GradingError(f"the verifier (tests/test.sh) ran past its timeout of {task.limits.test_timeout_s:.0f} s")
-        if needs and result.runtime == "offline":
-            extra = f" ({'; '.join(result.notes)})" if result.notes else ""
+        if needs and facts.runtime == "offline":
+            extra = f" ({'; '.join(facts.notes)})" if facts.notes else ""
             raise GradingError(f"the verifier needs the network: {'; '.join(needs)}{extra}")
         if gaps:
             # with a network too: the stand-ins only log gaps when they served (no real uv came), and a reward
@@ -482,26 +484,26 @@ class HarborGrader:
             except GradingError as exc:
                 if task.test_weights or task.guards is not None:
                     raise
-                result.notes.append(str(exc))
+                facts.notes.append(str(exc))
         reward = None
         try:
             reward = read_reward(files["reward.json"], files["reward.txt"])
         except GradingError as exc:
             if not task.test_weights:
-                raise GradingError(f"{exc} (exit {result.exit_code}): {result.log_tail[-1500:]}") from None
-            result.notes.append(str(exc))
+                raise GradingError(f"{exc} (exit {exit_code}): {result.log_tail[-1500:]}") from None
+            facts.notes.append(str(exc))
         if reward is not None:
-            result.rewards, result.harbor_reward = dict(reward.rewards), reward.reward
+            facts.rewards, facts.harbor_reward = dict(reward.rewards), reward.reward
         if task.test_weights:
             if tests is None:
                 raise GradingError("test_weights name CTRF tests, but the verifier wrote no /logs/verifier/ctrf.json")
             result.score, result.tests = score_ctrf(task.test_weights, tests, task.guards)
             result.failed_guards = failed_guard_names(result.tests)
-            result.reward_source = "ctrf"
+            facts.reward_source = "ctrf"
             return
         if reward is None:  # only test_weights let a missing reward file through, and they returned above
             raise GradingError("the verifier wrote no reward file")
-        result.score, result.reward_source = reward.reward, reward.source
+        result.score, facts.reward_source = reward.reward, reward.source
         if task.guards is not None:
             # the reward file decides, the guards still zero or cap it: judged on the CTRF report
             if tests is None:
@@ -518,4 +520,4 @@ def harbor_grader(settings: GraderSettings) -> EpisodeGrader:
     return HarborGrader(settings.grading, sandbox_config=settings.sandbox, run_id=settings.run_id)
 
 
-__all__ = ["HarborGradeResult", "HarborGrader", "HarborGradingConfig", "harbor_grader"]
+__all__ = ["HarborGrader", "HarborVerifierFacts", "HarborGradingConfig", "harbor_grader"]

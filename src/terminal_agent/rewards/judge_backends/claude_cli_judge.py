@@ -21,6 +21,8 @@ import subprocess
 import time
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from terminal_agent.errors import JudgeError, JudgeUnavailableError
 from terminal_agent.interfaces import ModelClient
 from terminal_agent.rewards.judge import JudgeConfig, JudgeRequest, JudgeVerdict
@@ -29,6 +31,17 @@ from terminal_agent.rewards.judge_prompt import judge_reasoning, parse_judge_sco
 logger = logging.getLogger(__name__)
 
 INSTALL_HINT = "install Claude Code (npm install -g @anthropic-ai/claude-code) or set judge.claude_cli.executable"
+
+
+class ClaudeCliJudgeOptions(BaseModel):
+    """Settings of the ``claude-cli`` backend (the section ``judge.claude_cli``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    executable: str = "claude"
+    """The Claude Code CLI: a name looked up on PATH or a path."""
+    extra_args: list[str] = Field(default_factory=list)
+    """Arguments added after ``-p --output-format json [--model M]`` (e.g. ``["--max-turns", "1"]``)."""
 
 
 def _kill_group(pgid: int) -> None:
@@ -66,7 +79,7 @@ class ClaudeCliJudge:
         command = [self.executable, "-p", "--output-format", "json"]
         if self.config.model:
             command += ["--model", self.config.model]
-        return command + list(self.config.claude_cli.extra_args)
+        return command + list(self.config.backend_settings("claude-cli", ClaudeCliJudgeOptions).extra_args)
 
     def judge(self, request: JudgeRequest) -> JudgeVerdict:
         prompt = self.config.prompt_for(request)
@@ -122,7 +135,7 @@ class ClaudeCliJudge:
 
 
 def make_claude_cli_judge(config: JudgeConfig, client: ModelClient | None = None) -> ClaudeCliJudge:
-    executable = config.claude_cli.executable
+    executable = config.backend_settings("claude-cli", ClaudeCliJudgeOptions).executable
     found = shutil.which(executable)
     if found is None:
         raise JudgeUnavailableError(f"the claude-cli judge needs the {executable!r} command, which is not on PATH; {INSTALL_HINT}")

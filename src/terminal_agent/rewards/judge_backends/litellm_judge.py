@@ -10,12 +10,25 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from pydantic import BaseModel, ConfigDict, Field
+
 from terminal_agent.errors import ConfigError, JudgeUnavailableError
 from terminal_agent.interfaces import ModelClient, ModelResponse
 from terminal_agent.models.litellm_client import ENV_MODEL, LiteLLMConfig, LiteLLMModelClient, import_litellm
 from terminal_agent.rewards.judge import JudgeConfig, ModelClientJudge
 
 logger = logging.getLogger(__name__)
+
+
+class LiteLLMJudgeOptions(BaseModel):
+    """Settings of the ``litellm`` backend beyond the model name (the section ``judge.litellm``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    api_base: str | None = None
+    """Endpoint URL; ``None`` reads ``LITE_LLM_API_BASE`` (then the provider's default)."""
+    api_key: str | None = Field(default=None, repr=False)
+    """Key; ``None`` reads ``LITE_LLM_API_KEY`` (then the provider's usual variable)."""
 
 
 def litellm_cost(model: str) -> Callable[[ModelResponse], float | None]:
@@ -34,11 +47,12 @@ def litellm_cost(model: str) -> Callable[[ModelResponse], float | None]:
 
 
 def make_litellm_judge(config: JudgeConfig, client: ModelClient | None = None) -> ModelClientJudge:
+    options = config.backend_settings("litellm", LiteLLMJudgeOptions)
     try:
         settings = LiteLLMConfig.from_env(
             model=config.model,
-            api_base=config.litellm.api_base,
-            api_key=config.litellm.api_key,
+            api_base=options.api_base,
+            api_key=options.api_key,
             temperature=config.temperature,
             max_tokens=config.max_tokens,
             timeout_s=config.timeout_s,

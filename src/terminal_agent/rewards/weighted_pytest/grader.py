@@ -18,7 +18,7 @@ Order of a grading, every step through the :class:`~terminal_agent.interfaces.Sa
    zeroes or caps that score (``failed_guards`` names them).
 
 Infrastructure failures (sandbox errors, a grader past its deadline, no report) return a
-:class:`~terminal_agent.rewards.grading.DetailedGradeResult` with ``score=None`` and ``error`` set: not scored,
+:class:`~terminal_agent.outcome.Grade` with ``score=None`` and ``error`` set: not scored,
 never 0.
 
 Steps 1 and 2 and the failure boundary are the same in every grading mode
@@ -37,9 +37,9 @@ from typing import Any
 
 from terminal_agent.errors import GradingError
 from terminal_agent.interfaces import GradingSandbox
+from terminal_agent.outcome import Grade
 from terminal_agent.rewards.agent_processes import gate_signals
 from terminal_agent.rewards.grading import (
-    DetailedGradeResult,
     GradingConfig,
     _tar,
     agent_processes_held_for_grading,
@@ -112,7 +112,7 @@ def _read_optional(sandbox: GradingSandbox, path: str) -> bytes | None:
         return None
 
 
-def _grade_zero(result: DetailedGradeResult, task: Task) -> None:
+def _grade_zero(result: Grade, task: Task) -> None:
     """Score a tampered container 0, with every declared test listed as failed and unreported."""
     _, result.tests = score_tests(task, {})
     result.score = 0.0
@@ -124,20 +124,20 @@ class Grader:
     def __init__(self, config: GradingConfig | None = None):
         self.config = config or GradingConfig()
 
-    def grade(self, sandbox: GradingSandbox, task: Task, *, workdir: str | None = None) -> DetailedGradeResult:
+    def grade(self, sandbox: GradingSandbox, task: Task, *, workdir: str | None = None) -> Grade:
         """Grade the episode that just ended in ``sandbox``. Never raises for infrastructure failures."""
-        result = DetailedGradeResult(score=None)
+        result = Grade()
         return grade_at_boundary(lambda timings: self._grade(sandbox, task, workdir, timings, result), result, task)
 
     def _grade(
         self, sandbox: GradingSandbox, task: Task, workdir: str | None, timings: dict[str, float],
-        result: DetailedGradeResult
+        result: Grade
     ) -> None:
         with agent_processes_held_for_grading(sandbox, task, self.config, result, timings) as held:
             self._grade_held(sandbox, task, workdir, timings, result, held.job())
 
     def _grade_held(self, sandbox: GradingSandbox, task: Task, workdir: str | None, timings: dict[str, float],
-                    result: DetailedGradeResult, gate: dict[str, Any] | None) -> None:
+                    result: Grade, gate: dict[str, Any] | None) -> None:
         inspection = inspect_for_grading(sandbox, self.config, result, timings)
         signals, interpreter, pycache_touched = inspection.signals, inspection.interpreter, inspection.pycache_touched
         if signals:
@@ -163,7 +163,6 @@ class Grader:
         deadline = task.limits.test_timeout_s + self.config.startup_grace_s
         run = sandbox.run_privileged(cmd, deadline)
         timings["run_s"] = time.monotonic() - mark
-        result.exit_code = None if run.timed_out else run.exit_code
         text = run.output
         result.log_tail = text[-4000:]
         if run.timed_out:
@@ -196,7 +195,7 @@ class Grader:
         result.failed_guards = failed_guard_names(result.tests)
 
 
-def grade_episode(sandbox: GradingSandbox, task: Task, config: GradingConfig | None = None) -> DetailedGradeResult:
+def grade_episode(sandbox: GradingSandbox, task: Task, config: GradingConfig | None = None) -> Grade:
     """Convenience: grade with a fresh :class:`Grader`."""
     return Grader(config).grade(sandbox, task)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from terminal_agent.errors import GradingError
-from terminal_agent.interfaces import TestOutcome
+from terminal_agent.outcome import TestVerdict
 from terminal_agent.rewards.guard_scoring import weighted_score
 from terminal_agent.tasks.model import Task
 
@@ -27,7 +27,7 @@ def parse_junit(xml_bytes: bytes) -> dict[str, list[tuple[bool, str]]]:
     return results
 
 
-def score_tests(task: Task, reported: dict[str, list[tuple[bool, str]]]) -> tuple[float, list[TestOutcome]]:
+def score_tests(task: Task, reported: dict[str, list[tuple[bool, str]]]) -> tuple[float, list[TestVerdict]]:
     """Weighted score over every declared test; tests without a weight count with weight 0.
 
     The task's guard tests get an outcome with ``guard=True`` (weight 0); a failed or unreported guard zeroes or
@@ -35,17 +35,16 @@ def score_tests(task: Task, reported: dict[str, list[tuple[bool, str]]]) -> tupl
     :func:`~terminal_agent.rewards.guard_scoring.failed_guard_names` of the outcomes).
     """
     guards = set(task.guards.tests) if task.guards is not None else set()
-    outcomes: list[TestOutcome] = []
+    outcomes: list[TestVerdict] = []
     for name in task.test_functions:
         is_guard = name in guards
         weight = 0.0 if is_guard else float(task.test_weights.get(name, 0.0))
         runs = reported.get(name)
         if not runs:
-            outcomes.append(TestOutcome(name, weight, passed=False, reported=False, message="not reported",
+            outcomes.append(TestVerdict(name, weight, passed=False, reported=False, message="not reported",
                                         guard=is_guard))
             continue
         passed = all(ok for ok, _ in runs)
         message = next((msg for ok, msg in runs if not ok), "")
-        outcomes.append(TestOutcome(name, weight, passed=passed, message=message, guard=is_guard))
-    score, _ = weighted_score(outcomes, task.guards)
-    return score, outcomes
+        outcomes.append(TestVerdict(name, weight, passed=passed, message=message, guard=is_guard))
+    return weighted_score(outcomes, task.guards)

@@ -1,6 +1,6 @@
 """The ``bwrap`` entry of the backend registry: its start, its leak sweep and its close.
 
-Leaks: state dirs under ``SandboxConfig.bwrap.state_dir`` whose owner record says the owner is gone or the
+Leaks: state dirs under ``sandbox.bwrap.state_dir`` whose owner record says the owner is gone or the
 TTL passed (``state.find_leaked``); removing one kills what is left of it and removes its cgroups.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 from terminal_agent.interfaces import Sandbox
 from terminal_agent.sandbox.backends import LeakedObject
 from terminal_agent.sandbox.bwrap import state
+from terminal_agent.sandbox.bwrap.settings import bwrap_settings
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.tasks.model import Task, TaskLimits
 
@@ -21,7 +22,7 @@ class BwrapBackend:
     def resolve_task_image(self, config: SandboxConfig, task: Task) -> str:
         from terminal_agent.sandbox.images.export import ExportedImages
 
-        return ExportedImages.open(config.bwrap.images_dir).image_for_task(task)
+        return ExportedImages.open(bwrap_settings(config).images_dir).image_for_task(task)
 
     def start(
         self, config: SandboxConfig, image_ref: str, limits: TaskLimits, run_id: str | None, env: dict[str, str],
@@ -35,7 +36,7 @@ class BwrapBackend:
     def list_leaked(self, config: SandboxConfig, now: float | None = None) -> list[LeakedObject]:
         return [
             LeakedObject("bwrap", item.id, str(item.directory), item.run_id, item.reason, backend=NAME)
-            for item in state.find_leaked(state.state_root(config.bwrap.state_dir), now)
+            for item in state.find_leaked(state.state_root(bwrap_settings(config).state_dir), now)
         ]
 
     def sweep_leaked(
@@ -43,7 +44,7 @@ class BwrapBackend:
     ) -> list[LeakedObject]:
         found = self.list_leaked(config, now) if leaked is None else leaked
         return [obj for obj in found if state.remove_sandbox_state(state.sandboxes_dir(
-            state.state_root(config.bwrap.state_dir)) / obj.id)]
+            state.state_root(bwrap_settings(config).state_dir)) / obj.id)]
 
     def capacity(self, config: SandboxConfig) -> None:
         return None  # this machine's own sandboxes: nothing to count

@@ -122,7 +122,7 @@ def _rlimits(limits: TaskLimits) -> AppliedLimits:
 
 
 def make_limits(sandbox_id: str, limits: TaskLimits, mode: str = "auto") -> AppliedLimits:
-    """Limits for a new sandbox (``mode``: auto, cgroup or rlimit; see ``BwrapConfig.limits``)."""
+    """Limits for a new sandbox (``mode``: auto, cgroup or rlimit; see ``sandbox.bwrap.limits``)."""
     if mode != "rlimit":
         for usable, make in ((_v2_usable, _v2_limits), (_v1_usable, _v1_limits)):
             if not usable():

@@ -43,6 +43,7 @@ from terminal_agent.sandbox import labels as sandbox_labels
 from terminal_agent.sandbox import shell_protocol
 from terminal_agent.sandbox.bwrap.layers import unpacked_layer
 from terminal_agent.sandbox.bwrap.limits import AppliedLimits, make_limits, remove_cgroups
+from terminal_agent.sandbox.bwrap.settings import bwrap_settings
 from terminal_agent.sandbox.bwrap.state import create_sandbox_directory, ensure_reaper, state_root, write_record
 from terminal_agent.sandbox.config import SandboxConfig, effective_limits
 from terminal_agent.sandbox.images.export import ExportedImages
@@ -176,9 +177,9 @@ class BwrapSandbox(ShellServerClient):
         # no kernel quota for a directory on the host's filesystem: measured, refused (before anything) or ignored
         enforcement = storage_enforcement(limits.storage_mb, config.storage, kernel=False, backend="bwrap",
                                           why_no_kernel="its upper directory is a plain directory of the host")
-        bwrap = find_bwrap(config.bwrap.bwrap_path)
-        exported = ExportedImages.open(config.bwrap.images_dir).image(image)
-        root = state_root(config.bwrap.state_dir)
+        bwrap = find_bwrap(bwrap_settings(config).bwrap_path)
+        exported = ExportedImages.open(bwrap_settings(config).images_dir).image(image)
+        root = state_root(bwrap_settings(config).state_dir)
         lowers = overlay_lower_dirs(unpacked_layer(a, root / "layers") for a in [exported.base_archive, *exported.layer_archives])
         sandbox_id = f"bw-{secrets.token_hex(6)}"
         ensure_reaper(root)
@@ -187,7 +188,7 @@ class BwrapSandbox(ShellServerClient):
         sandbox: BwrapSandbox | None = None
         applied: AppliedLimits | None = None
         try:
-            applied = make_limits(sandbox_id, limits, config.bwrap.limits)
+            applied = make_limits(sandbox_id, limits, bwrap_settings(config).limits)
             record["cgroups"] = applied.cgroup_dirs
             record["limits"] = applied.enforced
             write_record(directory, record)

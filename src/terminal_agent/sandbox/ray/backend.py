@@ -35,7 +35,8 @@ from typing import Any
 
 from terminal_agent.errors import SandboxError, SandboxUnavailableError
 from terminal_agent.sandbox.backends import LeakedObject, SandboxCapacity
-from terminal_agent.sandbox.config import RaySandboxConfig, SandboxConfig
+from terminal_agent.sandbox.config import SandboxConfig
+from terminal_agent.sandbox.ray.settings import RaySandboxConfig, ray_settings
 from terminal_agent.sandbox.ray.host import CallOutcome, HostDescription, SandboxHost, StartedSandbox
 from terminal_agent.sandbox.ray.proxy import RaySandbox
 from terminal_agent.tasks.model import Task, TaskLimits
@@ -141,9 +142,10 @@ def host_nodes(config: RaySandboxConfig) -> list[str]:
 
 def sandbox_slots(config: SandboxConfig) -> SlotReport:
     """How many sandboxes the cluster can carry at once (host nodes x ``max_sandboxes_per_node``)."""
-    ensure_ray(config.ray)
-    nodes = host_nodes(config.ray)
-    per_node = config.ray.max_sandboxes_per_node
+    settings = ray_settings(config)
+    ensure_ray(settings)
+    nodes = host_nodes(settings)
+    per_node = settings.max_sandboxes_per_node
     return SlotReport(nodes, per_node, per_node * len(nodes))
 
 
@@ -361,13 +363,14 @@ def fleet_for(config: SandboxConfig) -> RaySandboxFleet:
     """This process's fleet for the cluster it is connected to (joined now if need be)."""
     import ray
 
-    ensure_ray(config.ray)
+    settings = ray_settings(config)
+    ensure_ray(settings)
     context = ray.get_runtime_context()
-    key = (str(context.gcs_address), str(context.get_job_id()), config.ray.model_dump_json())
+    key = (str(context.gcs_address), str(context.get_job_id()), settings.model_dump_json())
     with _FLEETS_LOCK:
         fleet = _FLEETS.get(key)
         if fleet is None:
-            fleet = _FLEETS[key] = RaySandboxFleet(config.ray, config.cleanup_interval_s)
+            fleet = _FLEETS[key] = RaySandboxFleet(settings, config.cleanup_interval_s)
         return fleet
 
 
@@ -419,10 +422,11 @@ class RayBackend:
     def capacity(self, config: SandboxConfig) -> SandboxCapacity:
         """Host nodes x ``max_sandboxes_per_node`` (joins the cluster if need be)."""
         report = sandbox_slots(config)
+        resource = ray_settings(config).host_resource
         return SandboxCapacity(
             report.total,
-            f"{len(report.nodes)} node(s) advertising {config.ray.host_resource!r} x {report.per_node}",
-            f"start Ray on more Docker nodes with --resources '{{\"{config.ray.host_resource}\": 1}}', or raise "
+            f"{len(report.nodes)} node(s) advertising {resource!r} x {report.per_node}",
+            f"start Ray on more Docker nodes with --resources '{{\"{resource}\": 1}}', or raise "
             "sandbox.env.sandbox.ray.max_sandboxes_per_node",
         )
 

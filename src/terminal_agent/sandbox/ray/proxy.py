@@ -26,6 +26,7 @@ from terminal_agent.errors import SandboxError
 from terminal_agent.interfaces import ExecResult, FilesystemChanges, WatchedPaths
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.sandbox.ray.host import CallOutcome, StartedSandbox
+from terminal_agent.sandbox.ray.settings import ray_settings
 from terminal_agent.sandbox.storage_quota import StorageUsage
 from terminal_agent.tasks.model import TaskLimits
 
@@ -129,7 +130,7 @@ class RaySandbox:
         bounded = self.config.max_command_timeout_s
         if timeout is not None and not math.isnan(timeout):
             bounded = min(max(float(timeout), 0.0), bounded)
-        return bounded + self.config.reply_grace_s + self.config.ray.call_grace_s
+        return bounded + self.config.reply_grace_s + ray_settings(self.config).call_grace_s
 
     # --- commands -------------------------------------------------------------------------------
     def exec(
@@ -163,10 +164,10 @@ class RaySandbox:
         return usage
 
     def kill_agent_processes(self) -> int:
-        return int(self._call("kill_agent_processes", 30.0 + self.config.ray.call_grace_s))
+        return int(self._call("kill_agent_processes", 30.0 + ray_settings(self.config).call_grace_s))
 
     def reset_shell_state(self) -> None:
-        self._call("reset_shell_state", 10.0 + self.config.ray.call_grace_s)
+        self._call("reset_shell_state", 10.0 + ray_settings(self.config).call_grace_s)
 
     # --- files ----------------------------------------------------------------------------------
     def read_file(self, path: str) -> bytes:
@@ -197,7 +198,7 @@ class RaySandbox:
         self._wait(self._host.upload_archive.remote(self._id, remote_dir, buffer.getvalue()), self._file_wait())
 
     def _file_wait(self) -> float:
-        return self.config.docker_timeout_s + self.config.ray.call_grace_s
+        return self.config.docker_timeout_s + ray_settings(self.config).call_grace_s
 
     # --- for the grader -------------------------------------------------------------------------
     @property

@@ -11,9 +11,10 @@ Faults, each named in the step's record and never trained on as the model's fail
   goes on with the other tasks;
 * an episode that raises or passes its wall clock becomes an untrainable outcome (masked).
 
-Each episode runs through the one episode engine (:mod:`terminal_agent.rollout.engine`): its client wrapper keeps
-every turn's token ids (and refuses a client that gives none), its wall clock is the backstop of
-:func:`hard_deadline_s`, and each episode is one frozen :class:`~terminal_agent.rollout.episode_record.EpisodeRecord`.
+Each episode runs through the one episode engine (:mod:`terminal_agent.rollout.engine`) in the one pool of
+:mod:`terminal_agent.rollout.episode_batch`: the engine's client wrapper keeps every turn's token ids (and refuses a
+client that gives none), its wall clock is the one deadline rule (a backstop past the preset's
+``trajectory_timeout_s``), and each episode is one frozen :class:`~terminal_agent.rollout.episode_record.EpisodeRecord`.
 
 Sandboxes started ahead of time: ``prepare(tasks, step)`` starts the envs of a step's first
 ``episodes_at_once`` episodes in the background (the trainer calls it for step k+1 while step k's update
@@ -28,7 +29,6 @@ import concurrent.futures
 import functools
 import hashlib
 import logging
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from terminal_agent.errors import ConfigError, ImageError
 from terminal_agent.interfaces import EpisodeEnv, ModelClient
 from terminal_agent.outcome import EpisodeOutcome
-from terminal_agent.rollout.engine import EpisodeEngine, EpisodeSettings, close_quietly
+from terminal_agent.rollout.engine import EpisodeEngine, EpisodeSettings, close_quietly, episode_deadline_s
+from terminal_agent.rollout.episode_batch import EpisodeJob, EpisodePool
 from terminal_agent.rollout.episode_record import EpisodeRecord
 from terminal_agent.tasks.model import Task
 from terminal_agent.training.local.config import LocalTrainingConfig
@@ -105,16 +106,6 @@ def default_image_builder(task: Task, config: LocalTrainingConfig | None = None)
     resolve_task_image(config.sandbox if config is not None else SandboxConfig(), task)
 
 
-def hard_deadline_s(task: Task, config: LocalTrainingConfig) -> float:
-    """The backstop wall clock of one episode: past it the sandbox is closed and the sample masked.
-
-    The env's own agent time limit (``min(task.limits.agent_timeout_s, trajectory_timeout_s)``)
-    ends a slow episode first, *graded* (termination ``agent_timeout``, kept like any truncation);
-    the backstop adds the grading time and a margin, so it fires only for a hung episode.
-    """
-    return max(config.trajectory_timeout_s, task.limits.agent_timeout_s) + task.limits.test_timeout_s + 60.0
-
-
 class LocalRolloutCollector:
     """Runs the groups of a step against the policy client; see the module docstring."""
 
@@ -146,6 +137,8 @@ class LocalRolloutCollector:
             keep_calls=False,
             fatal=(ConfigError,),
         ))
+        self.pool = EpisodePool(config.episodes_at_once, name="local-episode")
+        """The step's episodes, ``episodes_at_once`` at a time (no retries: an unscored episode is masked)."""
         self._images_ok: dict[str, str | None] = {}
         self._prepared: dict[tuple[int, str, int], concurrent.futures.Future[EpisodeEnv | None]] = {}
         self._prepare_pool: concurrent.futures.ThreadPoolExecutor | None = None
@@ -254,30 +247,28 @@ class LocalRolloutCollector:
             else:
                 batch.skipped[task.task_id] = problem
         n = self.config.group_size
-        slots: dict[tuple[int, int], EpisodeRecord] = {}
         finished = [0] * len(runnable)
-        lock = threading.Lock()
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=self.config.episodes_at_once, thread_name_prefix="local-episode")
+        jobs = [
+            EpisodeJob((g, attempt), task.task_id, attempt, functools.partial(self._run_one, task, attempt, step))
+            for g, task in enumerate(runnable)
+            for attempt in range(n)
+        ]
+        records: dict[tuple[int, int], EpisodeRecord] = {}
+
+        def done(job: EpisodeJob[tuple[int, int]], record: EpisodeRecord) -> None:
+            g, _attempt = job.key
+            records[job.key] = record
+            finished[g] += 1
+            if on_episode is not None:
+                on_episode(record)
+            if on_group is not None and finished[g] == n:
+                on_group(g, [records[(g, a)] for a in range(n)])
+
         try:
-            futures = {
-                pool.submit(self._run_one, task, attempt, step): (g, attempt)
-                for g, task in enumerate(runnable)
-                for attempt in range(n)
-            }
-            for future in concurrent.futures.as_completed(futures):
-                g, attempt = futures[future]
-                record = future.result()  # _run_one never raises: failures are records
-                with lock:
-                    slots[(g, attempt)] = record
-                    finished[g] += 1
-                if on_episode is not None:
-                    on_episode(record)
-                if on_group is not None and finished[g] == n:
-                    on_group(g, [slots[(g, a)] for a in range(n)])
+            ran = self.pool.run(jobs, on_done=done)  # the engine makes every failure a record, except ConfigError
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
             self.discard_prepared()  # prepared for episodes this step did not run (a skipped task)
-        batch.groups = [[slots[(g, a)] for a in range(n)] for g in range(len(runnable))]
+        batch.groups = [ran[g * n:(g + 1) * n] for g in range(len(runnable))]
         batch.wall_s = time.monotonic() - started
         return batch
 
@@ -294,7 +285,7 @@ class LocalRolloutCollector:
             task_id=task.task_id,
             attempt=attempt,
             seed=episode_seed(config.seed, step, task.task_id, attempt),
-            deadline_s=hard_deadline_s(task, config),
+            deadline_s=episode_deadline_s(task.limits, agent_budget_s=config.trajectory_timeout_s),
         )
 
 

@@ -5,7 +5,8 @@ One step: draw ``tasks_per_step`` train tasks (seeded order, see :class:`TaskOrd
 trainable samples (:mod:`..algorithms.group_selection`), compute GRPO advantages and take one
 optimizer step (:mod:`.update`), log the step (:mod:`.metrics`) and checkpoint it
 (:mod:`.checkpoints`). A run restarted on the same run directory resumes after its last
-checkpoint: same adapter, optimizer, RNG and data order.
+checkpoint: same adapter, optimizer, RNG and data order. Like every run, it sweeps what dead runs leaked
+(:class:`~terminal_agent.rollout.episode_batch.LeakSweeper`) when it starts and while it lasts.
 
 The library is quiet: progress goes to an optional :class:`TrainingProgress` (the CLI's rich view
 implements it), messages to ``logging``.
@@ -32,6 +33,7 @@ from terminal_agent.harbor_jobs.training_trials import TrainingRolloutWriter
 from terminal_agent.models.base import first_closed_tag_end
 from terminal_agent.outcome import EpisodeOutcome
 from terminal_agent.rewards.reward import RewardConfig, reward_at_step
+from terminal_agent.rollout.episode_batch import LeakSweeper
 from terminal_agent.tasks.model import Task
 from terminal_agent.training.algorithms.group_selection import GroupSelection, select_groups
 from terminal_agent.training.local.checkpoints import (
@@ -198,8 +200,8 @@ def apply_judge_schedule(
 def _rescheduled(outcome: EpisodeOutcome, reward: RewardConfig, step: int) -> EpisodeOutcome:
     if not outcome.trainable:
         return outcome
-    value = reward_at_step(outcome.info, reward, step)
-    return dataclasses.replace(outcome, reward=value, info={**outcome.info, "reward": value})
+    value = reward_at_step(outcome.final_info(), reward, step)
+    return dataclasses.replace(outcome, reward=value)  # its final_info() follows the new reward
 
 
 def _seed_everything(seed: int) -> None:
@@ -313,6 +315,7 @@ def train_local(
             extra={"wandb_id": metrics_logger.wandb_id, "sft": summary.sft}, keep=config.keep_checkpoints,
         )
 
+    sweeper = LeakSweeper(config=config.sandbox).start()  # the leak policy of every run: eval's, verl's and this one
     try:
         if resumed_from is None and config.sft_enabled:
             from terminal_agent.training.local.sft_warm_start import run_sft_warm_start
@@ -409,6 +412,7 @@ def train_local(
             progress.step_finished(step, metrics)
     finally:
         collector.close()  # sandboxes prepared for a step that will not run
+        sweeper.stop()
         close = getattr(client, "close", None)
         if callable(close):
             close()

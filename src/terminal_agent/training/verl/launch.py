@@ -278,14 +278,11 @@ def launch_verl(plan: LaunchPlan, rehearse: bool = False) -> None:
     validate_with_verl(plan.trainer_config)  # level 2 in-process now that verl imports: refuse before Ray starts
     workflow_class = load_object(WORKFLOW_CLASS_PATH, "the rLLM Workflow")
     from terminal_agent.env import env_config_from_args
+    from terminal_agent.rollout.episode_batch import LeakSweeper
     from terminal_agent.sandbox.backends import close_backends
-    from terminal_agent.sandbox.cleanup import CleanupDaemon, sweep_leaked
 
-    # every registered backend sweeps its own leaks on this node (one not reachable here is skipped)
-    sandbox_config = env_config_from_args(plan.workflow_args["env_args"]).sandbox
-    removed = sweep_leaked(sandbox_config)
-    logger.info("removed %d leaked sandbox object(s) of dead runs", len(removed))
-    daemon = CleanupDaemon(config=sandbox_config).start()
+    # the leak policy of every run: each registered backend sweeps its own leaks on this node, now and while it lasts
+    sweeper = LeakSweeper(config=env_config_from_args(plan.workflow_args["env_args"]).sandbox).start()
     try:
         write_parquet_files(plan)
         point_verl_at_rllm_ready_model(plan)
@@ -308,7 +305,7 @@ def launch_verl(plan: LaunchPlan, rehearse: bool = False) -> None:
             if watchdog is not None:
                 watchdog.stop()
     finally:
-        daemon.stop()
+        sweeper.stop()
         close_backends()  # before Ray goes: the ray backend ends its host actors here
 
 

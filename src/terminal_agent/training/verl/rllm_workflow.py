@@ -14,7 +14,8 @@ the local trainer use) in a worker thread, with rLLM's rollout engine seen as a 
   rLLM Step versions keep it;
 * maps our :class:`~terminal_agent.outcome.Termination` onto rLLM's ``TerminationReason``;
 * never lets an infrastructure failure train as reward 0: the workflow retries such an episode
-  itself (``infra_retries`` more attempts, each with a fresh container), and if it stays broken returns
+  itself through the one retry loop (:func:`~terminal_agent.rollout.episode_batch.run_with_retries`:
+  ``infra_retries`` more attempts, each with a fresh container), and if it stays broken returns
   it with no steps (rLLM's transform drops an episode without steps from the batch) and
   ``TerminationReason.UNKNOWN``. Not ``ERROR``: rLLM's verl trainer builds its engine with
   ``raise_on_error=True``, so an ``ERROR`` would be retried ``retry_limit`` times and then stop the
@@ -72,7 +73,8 @@ from terminal_agent.training.verl.rllm_rollout_trials import (  # noqa: E402
     rollout_recorder_for,
     rows_in_verl_batch,
 )
-from terminal_agent.rollout.engine import EpisodeEngine, EpisodeSettings, RetryPolicy  # noqa: E402
+from terminal_agent.rollout.engine import EpisodeEngine, EpisodeSettings  # noqa: E402
+from terminal_agent.rollout.episode_batch import RetryPolicy, run_with_retries  # noqa: E402
 from terminal_agent.rollout.episode_record import EpisodeRecord  # noqa: E402
 from terminal_agent.training.verl.rllm_engines import RolloutEngineModelClient, engine_takes_token_ids  # noqa: E402
 
@@ -176,9 +178,12 @@ class TerminalTaskWorkflow(Workflow):
                 max_steps=self.max_steps, sampling=self.sampling, max_total_tokens=max_total_tokens,
                 max_context_tokens=max_context_tokens, stop_on_output_limit=stop_on_output_limit, keep_calls=False,
             ),
-            RetryPolicy(retries=self.infra_retries, error_kinds=INFRASTRUCTURE_KINDS, delay_s=0.0),
         )
-        """The one episode engine, as this Workflow runs it (rLLM's own timeout is the wall clock)."""
+        """The one episode engine, as this Workflow runs it. No wall clock of the engine's: the env and agent of a
+        pooled Workflow serve its next episode, so a late thread could not be left behind (rLLM's own ``timeout``
+        is the wall clock)."""
+        self.retry = RetryPolicy(retries=self.infra_retries, error_kinds=INFRASTRUCTURE_KINDS, delay_s=0.0)
+        """Every infrastructure kind earns another attempt, at once."""
         self.last_result: EpisodeRecord | None = None
         """The last episode's result (outcome, timings), for callers that want more than rLLM's Episode."""
         self.rollout_recorder = rollout_recorder_for(harbor_rollouts) if harbor_rollouts else None
@@ -192,12 +197,16 @@ class TerminalTaskWorkflow(Workflow):
         self.agent.reset()
 
     async def run(self, task: dict[str, Any], uid: str, **kwargs: Any) -> Episode:
-        retries = 0
-        while True:
+        loop = asyncio.get_running_loop()
+        clients: list[RolloutEngineModelClient] = []
+
+        def attempt() -> EpisodeRecord:
+            """A fresh start (the agent reset, a new client) through the engine, which closes the env whatever
+            happens; on rLLM's executor."""
             self.reset(task=task, uid=uid)
             client = RolloutEngineModelClient(
                 self.rollout_engine,
-                asyncio.get_running_loop(),
+                loop,
                 timeout_s=self.model_timeout_s,
                 token_in_token_out=self.token_in_token_out,
                 chat_parser=self.chat_parser or self._configured_chat_parser(),
@@ -205,24 +214,20 @@ class TerminalTaskWorkflow(Workflow):
                 **kwargs,
             )
             self.chat_parser = client.chat_parser
-            result: EpisodeRecord = await self.run_in_executor(self._run_engine, client, task)
-            self.last_result = result
-            if not self.engine.retry.wants_retry(result, retries):
-                break
-            retries += 1
-            logger.warning("task %s: attempt %d ended by %s", result.outcome.task_id, retries, result.outcome.error)
-        episode = self._episode(result, client.outputs, task, uid)
+            clients.append(client)
+            return self.engine.run(lambda: self.env, lambda: self.agent, client, task_id=task_id, task=task)
+
+        task_id = str((task or {}).get("task_id") or getattr(self.env.task, "task_id", None) or "?")
+        result: EpisodeRecord = await self.run_in_executor(run_with_retries, attempt, self.retry, task_id=task_id)
+        self.last_result = result
+        outputs = clients[-1].outputs
+        episode = self._episode(result, outputs, task, uid)
         if self.rollout_recorder is not None and not rllm_is_validating(self.rollout_engine):
             try:
-                await self.run_in_executor(self.rollout_recorder.record, self._rollout_episode(result, client.outputs, episode))
+                await self.run_in_executor(self.rollout_recorder.record, self._rollout_episode(result, outputs, episode))
             except Exception:  # noqa: BLE001 - the Harbor copy is for people to read; it never fails the training episode
                 logger.exception("task %s: could not keep the episode as a Harbor trial", result.outcome.task_id)
         return episode
-
-    def _run_engine(self, client: Any, task: dict[str, Any]) -> EpisodeRecord:
-        """One attempt through the engine (it closes the env whatever happens), on rLLM's executor."""
-        task_id = str((task or {}).get("task_id") or getattr(self.env.task, "task_id", None) or "?")
-        return self.engine.run(lambda: self.env, lambda: self.agent, client, task_id=task_id, task=task)
 
     def _rollout_episode(self, result: EpisodeRecord, outputs: list[Any], episode: Episode) -> RllmRolloutEpisode:
         """The episode as the Harbor recorder takes it: the agent's whole trajectory (an unscored episode's too), the

@@ -1,0 +1,5 @@
+import sys
+
+from bake.cli import main
+
+sys.exit(main())

@@ -1,0 +1,5 @@
+import sys
+
+from patchkit.cli import main
+
+sys.exit(main())
