@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from terminal_agent.errors import ConfigError, TrainingSetupError
+from terminal_agent.training.local.backend import LOCAL_TRAINER_PATH
 from terminal_agent.training import launch_environment, launcher, redaction
 from terminal_agent.training.preset_config import load_preset
 from terminal_agent.training.verl import data_files, machine_checks
@@ -94,7 +95,7 @@ def test_local_preset_plan_needs_no_verl(tmp_path):
     plan = launcher.plan_launch(load_preset("local_cpu_smoke", [f"trainer.output_dir={tmp_path}"]))
     assert plan.trainer_config is None and plan.hydra_overrides == []
     document = launcher.dry_run_document(plan)
-    assert document["workflow_class"] == launcher.LOCAL_TRAINER_PATH
+    assert document["workflow_class"] == LOCAL_TRAINER_PATH
     assert document["preset"]["local"]["device"] == "cpu"
 
 

@@ -19,11 +19,12 @@ import yaml
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.training import launcher
-from terminal_agent.training.preset_config import TrainingPreset, is_preset_key, load_preset
+from terminal_agent.training.preset_config import is_preset_key, load_preset
 from terminal_agent.training.verl import data_files
 from terminal_agent.training.verl import launch as verl_launch
 from terminal_agent.training.verl import worker_environment
 from terminal_agent.training.verl.overrides import SHARED_SECTIONS, split_overrides, verl_overrides
+from terminal_agent.training.verl.preset_sections import VerlPreset
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "training_scripts" / "launch_training.py"
@@ -65,7 +66,7 @@ def test_split_refuses_what_is_no_override():
 def test_shared_sections_are_the_sections_both_configs_have(verl_schema_sources):
     from terminal_agent.training.verl.schema import base_trainer_schema
 
-    assert set(SHARED_SECTIONS) == set(TrainingPreset.model_fields) & set(base_trainer_schema())
+    assert set(SHARED_SECTIONS) == set(VerlPreset.model_fields) & set(base_trainer_schema())
 
 
 def _leaf_keys(model, prefix=""):
@@ -85,7 +86,7 @@ def test_no_preset_key_is_ambiguous_with_a_verl_key(name, verl_schema_sources):
     schema = base_trainer_schema()
     preset = load_preset(name)
     overrides = verl_overrides(preset, train_files="t.parquet", val_files="v.parquet")
-    shared = [key for key in _leaf_keys(TrainingPreset) if schema_has_key(schema, key)]
+    shared = [key for key in _leaf_keys(VerlPreset) if schema_has_key(schema, key)]
     assert "trainer.total_training_steps" in shared and "trainer.logger" not in shared
     for key in shared:
         if key in ("data.train_files", "data.val_files"):
@@ -94,7 +95,7 @@ def test_no_preset_key_is_ambiguous_with_a_verl_key(name, verl_schema_sources):
         for part in key.split("."):
             value = getattr(value, part)
         assert any(o.key == key and o.value == value for o in overrides), key
-    assert all(is_preset_key(key.split(".")) for key in shared)
+    assert all(is_preset_key(key.split("."), VerlPreset) for key in shared)
 
 
 def test_an_ambiguous_command_line_key_is_refused_by_name(verl_schema_sources):
@@ -254,9 +255,9 @@ def test_a_ready_parquet_is_used_as_is(tmp_path, verl_schema_sources):
     ("data.only_exported=true", "data.only_exported"),
     ("runtime_env.env_vars.A=1", "runtime_env.env_vars"),
 ])
-def test_verl_path_keys_are_refused_for_a_local_preset(tmp_path, word, key):
-    with pytest.raises(ConfigError, match=rf"{key.replace('.', '[.]')}: verl path only"):
-        launcher.plan_launch(load_preset("local_cpu_smoke", [f"trainer.output_dir={tmp_path}", word]))
+def test_verl_path_keys_are_no_keys_of_a_local_preset(tmp_path, word, key):
+    with pytest.raises(ConfigError, match=rf"^unknown key '{key.replace('.', '[.]')}"):
+        load_preset("local_cpu_smoke", [f"trainer.output_dir={tmp_path}", word])
 
 
 def test_a_run_whose_epochs_end_before_its_steps_is_refused(tmp_path, verl_schema_sources):

@@ -9,16 +9,52 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from terminal_agent.training.preset_config import TrainingPreset
-from terminal_agent.training.verl.overrides import HydraOverride, RawOverride
 
 if TYPE_CHECKING:  # hydra/omegaconf and the local trainer's config are imported only by the backends that use them
     from omegaconf import DictConfig
 
     from terminal_agent.training.local.config import LocalTrainingConfig
+    from terminal_agent.training.verl.overrides import HydraOverride
     from terminal_agent.training.verl.schema import Level2Result
+
+
+@dataclass(frozen=True)
+class RawOverride:
+    """A ``key=value`` of the command line that is no preset key, handed to the backend (verl: a raw rLLM/verl
+    hydra key; the local backend refuses every one)."""
+
+    text: str
+    """As typed (``+actor_rollout_ref.model.override_config.attn_implementation=sdpa``)."""
+    key: str
+    """The dotted hydra key, without the ``+``."""
+    prefix: Literal["", "+", "++"]
+    """Hydra's ``+`` (add a key the schema does not have) or ``++`` (add or override)."""
+    value: str
+    """The value as typed, in Hydra's grammar (``[console,file]``, ``true``, ``1e-6``)."""
+
+    def to_hydra(self) -> str:
+        return f"{self.prefix}{self.key}={self.value}"
+
+
+class SandboxPlacement(BaseModel):
+    """Where the episodes' sandboxes run (the dry run's ``placement.sandboxes``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    backend: str
+    """``sandbox.backend`` as resolved."""
+    where: str
+    """In words: which process or node starts them, and beside what."""
+    parallel_episodes: int
+    """``agent.parallel_episodes``: sandboxes alive at once (each episode holds one)."""
+    planned_slots: int | None = None
+    """Slots the backend plans for (ray: cluster.nodes x ``sandbox.ray.max_sandboxes_per_node``); None: bounded by
+    the one node alone. The launch checks the live cluster's slots after ``ray.init``."""
 
 
 @dataclass
@@ -46,4 +82,4 @@ class LaunchPlan:
     """Checks that could not run here, said plainly."""
 
 
-__all__ = ["LaunchPlan"]
+__all__ = ["LaunchPlan", "RawOverride", "SandboxPlacement"]

@@ -17,14 +17,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 from terminal_agent.training.trainer_registry import TRAINER_BACKENDS
 
 if TYPE_CHECKING:
-    from terminal_agent.training.launch_plan import LaunchPlan
+    from terminal_agent.training.launch_plan import LaunchPlan, RawOverride
     from terminal_agent.training.preset_config import TrainingPreset
-    from terminal_agent.training.verl.overrides import RawOverride
 
 
 class TrainerBackend(Protocol):
     """One way of training: the flags and hooks every entry of ``TRAINER_BACKENDS`` has."""
 
+    preset_type: type["TrainingPreset"]
+    """The backend's preset: the common sections with the keys only this backend reads (declared in its package,
+    ``training/<backend>/preset_sections.py``); a preset's ``backend`` picks it."""
     trainer_path: str
     """``module:attribute`` of what the launch runs (the dry run's ``workflow_class``)."""
     gpu_geometry: bool
@@ -37,12 +39,16 @@ class TrainerBackend(Protocol):
     can_rehearse: bool
     """Whether ``launch(plan, rehearse=True)`` means something (a launch without GPUs up to the first GPU call)."""
 
-    def check_preset(self, preset: "TrainingPreset") -> None:
-        """The preset's sections as this backend needs them (raises ``ValueError`` naming the key)."""
-        ...
-
     def check_launch(self, preset: "TrainingPreset", raw_overrides: Sequence["RawOverride"]) -> None:
         """What the launcher refuses before planning: keys this backend cannot honour (raises ``ConfigError``)."""
+        ...
+
+    def check_geometry(self, preset: "TrainingPreset") -> None:
+        """The arithmetic the preset must satisfy on this backend's machines (raises ``ConfigError`` naming the key)."""
+        ...
+
+    def placement(self, preset: "TrainingPreset") -> dict[str, Any]:
+        """The backend's keys of the dry run's ``placement`` (verl: ``gpus``, ``batch``); empty: none."""
         ...
 
     def plan(self, plan: "LaunchPlan", *, level2: bool, verl_python: str | None) -> "LaunchPlan":

@@ -1,11 +1,11 @@
-"""The local trainer's own typed settings, flat, and how a :class:`TrainingPreset` maps onto them.
+"""The local trainer's own typed settings, flat, and how a :class:`LocalPreset` maps onto them.
 
 The trainer reads only :class:`LocalTrainingConfig`; :meth:`LocalTrainingConfig.from_preset` is
 the one place that knows the preset's section layout (``rollout.n``, ``algorithm.*``,
 ``local.lora.*``...; :data:`PRESET_KEY_OF_FIELD`), and the one the launcher's dry run and the
-launch both call. It refuses, naming the preset key, a value the local trainer cannot run and a
-key it would ignore (:data:`VERL_ONLY_KEYS` set to anything but its default, and the values
-:func:`local_preset_problems` lists). Tests and the experiment command build the config directly.
+launch run (built once, in the plan). A key of another backend is no key of a
+:class:`LocalPreset` at all; it refuses, naming the preset key, a value the local trainer cannot
+run (:func:`local_preset_problems`). Tests and the experiment command build the config directly.
 """
 
 from __future__ import annotations
@@ -23,12 +23,13 @@ from terminal_agent.training.algorithms.advantages import ADVANTAGE_ESTIMATORS
 from terminal_agent.training.algorithms.kl_penalty import KL_ESTIMATORS
 from terminal_agent.training.algorithms.loss_aggregation import LOSS_AGG_MODES
 from terminal_agent.training.algorithms.policy_loss import ActorLossConfig
-from terminal_agent.training.preset_config import TrainingPreset, shown_input
+from terminal_agent.training.local.preset_sections import LocalPreset
+from terminal_agent.training.preset_config import shown_input
 
 
 def preset_field(key: str) -> FieldInfo:
     """The preset schema's field behind the dotted preset key ``key`` (``algorithm.lr``)."""
-    model: type[BaseModel] = TrainingPreset
+    model: type[BaseModel] = LocalPreset
     parts = key.split(".")
     for part in parts[:-1]:
         annotation = model.model_fields[part].annotation
@@ -134,7 +135,7 @@ class LocalTrainingConfig(BaseModel):
     """Truncation policy: False trains budget-cut episodes on their graded reward; True masks them; not a preset key."""
     micro_batch_tokens: int = preset_knob("local.micro_batch_tokens")
     stream_update: bool = preset_knob("local.stream_update")
-    harbor_rollouts: RolloutTrialsConfig = preset_knob("local.harbor_rollouts")
+    harbor_rollouts: RolloutTrialsConfig = preset_knob("trainer.harbor_rollouts")
 
     # --- loop -------------------------------------------------------------------------------
     steps: int = local_default("local.steps", 2, "a direct build is a small run", ge=1)
@@ -227,7 +228,7 @@ class LocalTrainingConfig(BaseModel):
         return self.val_before_train or self.test_freq > 0
 
     @classmethod
-    def from_preset(cls, preset: TrainingPreset, **overrides: Any) -> "LocalTrainingConfig":
+    def from_preset(cls, preset: LocalPreset, **overrides: Any) -> "LocalTrainingConfig":
         """The config a ``backend: local`` :class:`~terminal_agent.training.preset_config.TrainingPreset` runs.
 
         The one place a preset becomes the local trainer's config: the launcher's dry run and the
@@ -240,15 +241,10 @@ class LocalTrainingConfig(BaseModel):
         from terminal_agent.errors import ConfigError
 
         where = f" (in {_source_of(preset)})"
-        if preset.local is None:
-            raise ConfigError(f"preset {preset.name!r} has no 'local' section (backend {preset.backend!r}){where}")
         problems = local_preset_problems(preset)
         if problems:
             raise ConfigError("; ".join(problems) + where)
-        values: dict[str, Any] = {name: _preset_value(preset, key) for name, key in PRESET_KEY_OF_FIELD.items()
-                                   if name not in OPTIONAL_PRESET_FIELDS}
-        values.update({name: getattr(preset.local, key.rpartition(".")[2]) for name, key in OPTIONAL_PRESET_FIELDS.items()
-                       if hasattr(preset.local, key.rpartition(".")[2])})
+        values: dict[str, Any] = {name: _preset_value(preset, key) for name, key in PRESET_KEY_OF_FIELD.items()}
         trainer = preset.trainer
         try:
             sandbox = sandbox_config_of(preset)
@@ -286,7 +282,7 @@ class LocalTrainingConfig(BaseModel):
         return config
 
 
-def _source_of(preset: TrainingPreset) -> str:
+def _source_of(preset: LocalPreset) -> str:
     """The file (or packaged preset) ``preset`` was read from, for messages."""
     return getattr(preset, "source", None) or f"preset {getattr(preset, 'name', '?')}"
 
@@ -307,37 +303,6 @@ PRESET_KEY_OF_FIELD: dict[str, str] = {
     for key in [_declared_preset_key(info)] if key is not None and name != "sandbox"
 }
 
-#: Fields read from the preset's ``local`` section only when that section has the key (a newer key the
-#: preset schema may not carry yet); otherwise the field keeps its default.
-OPTIONAL_PRESET_FIELDS: dict[str, str] = {"sampler": "local.sampler", "harbor_rollouts": "local.harbor_rollouts"}
-
-#: Preset keys the local trainer does not read, each with what a local preset uses instead. For
-#: ``backend: local`` a preset may leave them out or set them to their defaults; any other value is refused.
-VERL_ONLY_KEYS: dict[str, str] = {
-    "model.lora_rank": "the local trainer's LoRA rank is local.lora.rank",
-    "model.lora_alpha": "the local trainer's LoRA alpha is local.lora.alpha",
-    "model.gradient_checkpointing": "the local trainer does not recompute activations",
-    "model.trust_remote_code": "the local trainer loads models without remote code",
-    "model.fused_kernels": "the local trainer computes token log-probs itself (by rows, in fp32)",
-    "algorithm.old_log_probs": "the local trainer's old log-probs are always the sampler's",
-    "cluster.nodes": "the local trainer runs on one machine",
-    "parallel.tensor_parallel": "the local trainer runs one policy on one device",
-    "parallel.sequence_parallel": "the local trainer runs one policy on one device",
-    "parallel.rollout_replicas": "the local trainer runs one policy on one device",
-    "data.train_files": "the local trainer reads data.tasks (or data.splits), not parquet",
-    "data.val_files": "the local trainer reads data.tasks (or data.splits), not parquet",
-    "rollout.gpu_memory_utilization": "vLLM's share of GPU memory; the local sampler is not vLLM",
-    "batch.micro_batch_size_per_gpu": "the local update splits its rows by a token budget",
-    "batch.log_prob_micro_batch_size_per_gpu": "the local trainer takes the sampler's logprobs",
-    "batch.max_tokens_per_gpu": "the local update splits its rows by its own token budget (local.micro_batch_tokens)",
-    "offload.param": "the local trainer has no FSDP offload",
-    "offload.optimizer": "the local trainer has no FSDP offload",
-    "trainer.total_epochs": "local.steps sets the length of a local run",
-    "trainer.total_training_steps": "local.steps sets the length of a local run",
-    "trainer.resume_from_path": "a local run resumes from its run directory's latest checkpoint",
-    "trainer.harbor_rollouts": "the local trainer's Harbor rollouts are local.harbor_rollouts",
-}
-
 #: Keys of ``sandbox.env`` the local trainer reads (the rest of an ``EnvConfig`` is the verl Workflow's).
 LOCAL_SANDBOX_ENV_KEYS = ("sandbox", "sandbox_config")
 
@@ -349,38 +314,23 @@ def _preset_value(preset: Any, key: str) -> Any:
     return value
 
 
-def _preset_default(preset: TrainingPreset, key: str) -> Any:
-    section_key, _, name = key.rpartition(".")
-    section = _preset_value(preset, section_key)
-    return type(section).model_fields[name].get_default(call_default_factory=True)
-
-
-def local_preset_problems(preset: TrainingPreset) -> list[str]:
+def local_preset_problems(preset: LocalPreset) -> list[str]:
     """Why ``preset`` (``backend: local``) cannot run as written: each message names a preset key the
-    local trainer would ignore (:data:`VERL_ONLY_KEYS` set to another value than its default, and the
-    values below) or a combination it cannot honour. Empty when the preset runs as it reads."""
+    local trainer cannot honour (one machine, one device, one optimizer step a step...). Empty when the preset runs as it reads."""
     problems: list[str] = []
-    for key, instead in VERL_ONLY_KEYS.items():
-        value, default = _preset_value(preset, key), _preset_default(preset, key)
-        if value != default:
-            problems.append(f"{key}: verl-only, the local trainer ignores it ({instead}); leave it out or at its "
-                            f"default {default!r} (got {value!r})")
     cluster, batch, trainer, data = preset.cluster, preset.batch, preset.trainer, preset.data
+    if cluster.nodes > 1:
+        problems.append(f"cluster.nodes: the local trainer runs on one machine, not {cluster.nodes}")
     if cluster.gpus_per_node > 1:
         problems.append(f"cluster.gpus_per_node: the local trainer uses one device (local.device), not "
                         f"{cluster.gpus_per_node} GPUs")
-    elif cluster.gpus_per_node == 0 and preset.local is not None and preset.local.device == "cuda":
+    elif cluster.gpus_per_node == 0 and preset.local.device == "cuda":
         problems.append("cluster.gpus_per_node: 0 GPUs, but local.device is cuda")
     if batch.ppo_mini_batch_size != batch.train_batch_size:
         problems.append(f"batch.ppo_mini_batch_size: the local trainer takes one optimizer step per step: set it to "
                         f"batch.train_batch_size ({batch.train_batch_size}), not {batch.ppo_mini_batch_size}")
     if preset.agent.compaction:
         problems.append("agent.compaction: the local trainer's agent never compacts (training replies stay verbatim)")
-    if trainer.resume == "resume_path":
-        problems.append("trainer.resume: resume_path is verl-only; a local run resumes from its run directory "
-                        "(auto) or starts over (disable)")
-    if "tensorboard" in trainer.loggers:
-        problems.append("trainer.loggers: tensorboard is verl-only; the local trainer writes metrics.jsonl and wandb")
     for name in sorted(set(preset.sandbox.env) - set(LOCAL_SANDBOX_ENV_KEYS)):
         problems.append(f"sandbox.env.{name}: verl-only, the local trainer's env takes only sandbox.env.sandbox "
                         "(with sandbox.backend, agent.max_turns and reward)")
@@ -400,7 +350,7 @@ def local_preset_problems(preset: TrainingPreset) -> list[str]:
     return problems
 
 
-def sandbox_config_of(preset: TrainingPreset) -> SandboxConfig:
+def sandbox_config_of(preset: LocalPreset) -> SandboxConfig:
     """The preset's sandbox settings: ``sandbox.env.sandbox`` (an ``EnvConfig``'s sandbox section) with
     ``sandbox.backend`` on top, validated (a bad key is a ``ConfigError`` that names it)."""
     from pydantic import ValidationError
@@ -424,6 +374,6 @@ def sandbox_config_of(preset: TrainingPreset) -> SandboxConfig:
 
 
 __all__ = [
-    "LOCAL_SANDBOX_ENV_KEYS", "LocalTrainingConfig", "PRESET_KEY_OF_FIELD", "VERL_ONLY_KEYS", "local_preset_problems",
+    "LOCAL_SANDBOX_ENV_KEYS", "LocalTrainingConfig", "PRESET_KEY_OF_FIELD", "local_preset_problems",
     "sandbox_config_of",
 ]

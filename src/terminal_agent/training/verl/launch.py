@@ -32,7 +32,7 @@ from terminal_agent.training.gpu_readiness import require_ready
 from terminal_agent.training.launch_environment import load_object
 from terminal_agent.training.launch_plan import LaunchPlan
 from terminal_agent.training.preset_config import TrainingPreset
-from terminal_agent.training.verl.data_files import write_parquet_files
+from terminal_agent.training.verl.data_files import check_verl_data_paths, write_parquet_files
 from terminal_agent.training.verl.machine_checks import (
     check_packages,
     check_ray_cluster,
@@ -41,6 +41,7 @@ from terminal_agent.training.verl.machine_checks import (
     ray_init_arguments,
 )
 from terminal_agent.training.verl.overrides import HydraOverride, verl_overrides
+from terminal_agent.training.verl.preset_sections import VerlPreset, verl_preset
 from terminal_agent.training.verl.worker_environment import ray_runtime_env, require_multicast_off, run_environment
 
 if TYPE_CHECKING:  # hydra-core and the watchdog are imported where a verl plan or launch needs them
@@ -62,7 +63,7 @@ def check_no_compaction(preset: TrainingPreset) -> None:
                           "token mode then sets every response mask to 0 (the run would train on nothing)")
 
 
-def resolve_model_path(preset: TrainingPreset) -> str:
+def resolve_model_path(preset: VerlPreset) -> str:
     """The directory or hub id verl loads: ``model.path``, or for ``embedded`` the packaged model's converted
     transformers directory (converted once into the cache)."""
     if preset.model.path != "embedded":
@@ -76,7 +77,7 @@ def resolve_model_path(preset: TrainingPreset) -> str:
                                  "(pip install -e '.[model]')") from None
 
 
-def _check_ambiguous_keys(preset: TrainingPreset, overrides: list[HydraOverride]) -> None:
+def _check_ambiguous_keys(preset: VerlPreset, overrides: list[HydraOverride]) -> None:
     """A preset key of the command line whose path rLLM/verl's config has too must map onto that very key with
     the same value; otherwise the user cannot know which one they set."""
     from terminal_agent.training.verl.schema import base_trainer_schema, schema_has_key
@@ -132,7 +133,8 @@ def _check_workflow_signature(workflow_args: dict[str, Any], notes: list[str]) -
 def plan_verl(plan: LaunchPlan, *, level2: bool = True, verl_python: str | None = None) -> LaunchPlan:
     """The verl backend's part of :func:`~terminal_agent.training.launcher.plan_launch`: data files, model path,
     hydra keys composed with Hydra, the Workflow's signature and level 2."""
-    preset = plan.preset
+    preset = verl_preset(plan.preset)
+    check_verl_data_paths(preset)
     require_multicast_off(preset)
     from terminal_agent.training.verl.schema import compose_trainer_config, validate_with_verl
 
@@ -161,7 +163,7 @@ def verl_dry_run_fields(plan: LaunchPlan) -> dict[str, Any]:
     """The verl backend's keys of the dry run: the Ray workers' ``runtime_env`` (the common document holds its
     key, None, in its place), model, data files, every hydra key and where it comes from, level 2."""
     fields: dict[str, Any] = {
-        "ray_runtime_env": ray_runtime_env(plan.preset),
+        "ray_runtime_env": ray_runtime_env(verl_preset(plan.preset)),
         "model_path": plan.model_path,
         "train_files": plan.train_files,
         "val_files": plan.val_files,
@@ -250,10 +252,11 @@ def start_stall_watchdog(plan: LaunchPlan, on_stall: Callable[[str], None] | Non
     when ``trainer.stall_timeout_s`` is None or the ``file`` logger is off (a note is logged)."""
     from terminal_agent.training.verl.stall_watchdog import StallWatchdog
 
-    trainer = plan.preset.trainer
+    preset = verl_preset(plan.preset)
+    trainer = preset.trainer
     if trainer.stall_timeout_s is None:
         return None
-    path = run_environment(plan.preset).get("VERL_FILE_LOGGER_PATH")
+    path = run_environment(preset).get("VERL_FILE_LOGGER_PATH")
     if "file" not in trainer.loggers or not path:
         logger.warning("trainer.stall_timeout_s is set but the file logger is off: a stalled run is not stopped")
         return None
@@ -262,7 +265,7 @@ def start_stall_watchdog(plan: LaunchPlan, on_stall: Callable[[str], None] | Non
 
 def launch_verl(plan: LaunchPlan, rehearse: bool = False) -> None:
     """The verl backend's launch (its hook ``launch``)."""
-    preset = plan.preset
+    preset = verl_preset(plan.preset)
     require_multicast_off(preset)  # again at launch time: the environment may have changed since the plan
     if rehearse:
         logger.warning("rehearsal: the vLLM and GPU checks are skipped and Ray gets %d GPU(s) it may not have; "
