@@ -16,13 +16,9 @@ from pydantic import BaseModel
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.training import launcher
-from terminal_agent.training.local.config import (
-    PRESET_KEY_OF_FIELD,
-    LocalTrainingConfig,
-    local_preset_problems,
-)
+from terminal_agent.training.local.config import LocalTrainingConfig, local_preset_problems
 from terminal_agent.training.local.preset_sections import LocalPreset
-from terminal_agent.training.preset_config import load_preset, preset_names
+from terminal_agent.training.preset_config import load_preset, preset_from_mapping, preset_names
 
 REPO = Path(__file__).resolve().parents[2]
 LOCAL_PRESETS = [name for name in preset_names() if load_preset(name).backend == "local"]
@@ -32,9 +28,14 @@ READ_ELSEWHERE = {
     "data.tasks", "data.val_fraction", "data.split_seed", "data.splits",  # the task split (local_task_split)
     "trainer.output_dir",  # the run directory
     "cluster.nodes", "cluster.gpus_per_node", "batch.ppo_mini_batch_size", "agent.compaction",  # checked values
-    "sandbox.backend", "sandbox.env",  # sandbox_config_of reads sandbox.env.sandbox; other env keys are refused
+    "sandbox.env",  # sandbox_config_of reads sandbox.env.sandbox; other env keys are refused
     "lengths.max_prompt_length",  # checked against the context (the lengths section's validator)
 }
+#: Sections handed to the local config whole (a change of one of their keys is a change of the section).
+WHOLE_SECTIONS = {"reward", "trainer.harbor_rollouts"}
+#: Values to change a key to where the next value of its type would be refused.
+OTHER_VALUE = {"algorithm.adv_estimator": "grpo_sample_std", "algorithm.kl_loss_type": "k3",
+               "sandbox.backend": "bwrap", "local.lora.target_modules": ["q_proj"]}
 
 
 def _leaf_keys(model: type[BaseModel], prefix: str = "") -> set[str]:
@@ -43,19 +44,62 @@ def _leaf_keys(model: type[BaseModel], prefix: str = "") -> set[str]:
         candidates = [field.annotation, *typing.get_args(field.annotation)]
         section = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
         dotted = f"{prefix}{name}"
-        if section is None or dotted in PRESET_KEY_OF_FIELD.values():  # a whole section
+        if section is None or dotted in WHOLE_SECTIONS:
             keys.add(dotted)
         else:
             keys |= _leaf_keys(section, f"{dotted}.")
     return keys
 
 
-def test_every_key_of_a_local_preset_is_read_by_the_local_trainer():
-    """A key added to the common sections or the local section must be mapped onto the local config (or read
-    or checked elsewhere): a local preset has no key the local trainer ignores."""
-    read = set(PRESET_KEY_OF_FIELD.values())
-    unaccounted = _leaf_keys(LocalPreset) - read - READ_ELSEWHERE
-    assert unaccounted == set()
+def _other(key: str, value: object, annotation: object) -> object:
+    """A valid value of ``key`` other than ``value``."""
+    if key in OTHER_VALUE:
+        return OTHER_VALUE[key]
+    if isinstance(value, BaseModel):  # a whole section: its first field changed
+        name = next(iter(type(value).model_fields))
+        return {**value.model_dump(), name: _other("", getattr(value, name), type(value).model_fields[name].annotation)}
+    if isinstance(value, list):
+        return value[:1] if len(value) > 1 else ["x"]
+    choices = [c for arg in [annotation, *typing.get_args(annotation)] for c in typing.get_args(arg)
+               if isinstance(c, str)] if typing.get_origin(annotation) is typing.Literal or any(
+        typing.get_origin(arg) is typing.Literal for arg in typing.get_args(annotation)) else []
+    if choices:
+        return next(c for c in choices if c != value)
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, float):
+        return value / 2 if value else 0.5
+    if isinstance(value, str):
+        return value + "-x"
+    return "x" if str in typing.get_args(annotation) else 2  # None of an optional str or int
+
+
+def test_every_key_of_a_local_preset_reaches_the_local_trainer():
+    """Changing any key of a local preset (but the few read or checked elsewhere) changes the local trainer's
+    config: a local preset has no key the local trainer ignores."""
+    base = load_preset("local_1gpu")
+    built = LocalTrainingConfig.from_preset(base)
+    keys = _leaf_keys(LocalPreset) - READ_ELSEWHERE
+    assert len(keys) > 40
+    for key in sorted(keys):
+        data = base.model_dump()
+        *sections, name = key.split(".")
+        owner, model = data, LocalPreset
+        for part in sections:
+            owner = owner[part]
+            model = next(c for c in [model.model_fields[part].annotation,
+                                     *typing.get_args(model.model_fields[part].annotation)]
+                         if isinstance(c, type) and issubclass(c, BaseModel))
+        value = owner[name]
+        annotation = model.model_fields[name].annotation
+        current = annotation.model_validate(value) if isinstance(value, dict) else value
+        owner[name] = _other(key, current, annotation)
+        if key == "batch.train_batch_size":  # one optimizer step per local step: the mini batch follows
+            owner["ppo_mini_batch_size"] = owner[name]
+        changed = LocalTrainingConfig.from_preset(preset_from_mapping(data, "mutated"))
+        assert changed != built, f"{key} (set to {owner[name]!r}, was {value!r}) does not reach the local config"
 
 
 def test_dry_run_of_a_value_the_local_trainer_cannot_run_exits_2_naming_the_key(tmp_path):
