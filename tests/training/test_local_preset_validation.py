@@ -151,7 +151,7 @@ def test_values_the_local_trainer_would_not_honour_are_refused(overrides, keys):
 
 def test_local_seed_reaches_the_trainers_config(tmp_path):
     plan = launcher.plan_launch(load_preset("local_cpu_smoke", ["local.seed=3", f"trainer.output_dir={tmp_path}"]))
-    assert plan.local_config.seed == 3
+    assert plan.backend_part().config.seed == 3
     assert launcher.dry_run_document(plan)["local_config"]["seed"] == 3
     assert LocalTrainingConfig.from_preset(load_preset("local_cpu_smoke")).seed == 0
 
@@ -161,8 +161,8 @@ def test_every_shipped_local_preset_dry_runs_valid(name, tmp_path):
     plan = launcher.plan_launch(load_preset(name, [f"trainer.output_dir={tmp_path}"]))
     text, path = launcher.write_dry_run(plan)
     assert path.is_file() and "local_config:" in text
-    assert plan.local_config == LocalTrainingConfig.from_preset(plan.preset)  # what the launch builds
-    assert plan.local_config.steps == plan.preset.local.steps
+    assert plan.backend_part().config == LocalTrainingConfig.from_preset(plan.preset)  # what the launch builds
+    assert plan.backend_part().config.steps == plan.preset.local.steps
 
 
 def test_local_1gpu_validates_on_the_frozen_held_out_split():

@@ -53,7 +53,7 @@ def test_preset_level1_composes_against_verl_and_rllm_schema(name, verl_schema_s
 
     preset = load_preset(name, [f"trainer.output_dir={tmp_path}"])
     plan = plan_launch(preset, level2=False)  # also builds the env and agent from the workflow args
-    config = plan.trainer_config
+    config = plan.backend_part().trainer_config
     actor = config.actor_rollout_ref.actor
     rollout = config.actor_rollout_ref.rollout
     # the keys verl 0.9.1 really reads, with the preset's values

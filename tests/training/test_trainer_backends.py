@@ -10,7 +10,7 @@ import pytest
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.training import launcher
-from terminal_agent.training.local.backend import LocalBackend
+from terminal_agent.training.local.backend import LocalBackend, LocalPlan
 from terminal_agent.training.local.preset_sections import LocalPreset
 from terminal_agent.training.preset_config import load_preset
 from terminal_agent.training.trainer_backends import get_trainer_backend
@@ -71,7 +71,7 @@ def test_a_registered_backend_is_reached_by_validation_plan_dry_run_and_launch(t
     preset = load_preset("local_cpu_smoke", [f"backend={PLUGIN}", f"trainer.output_dir={tmp_path}"])
     assert preset.backend == PLUGIN
     plan = launcher.plan_launch(preset)
-    assert plan.local_config is not None and plan.hydra_overrides == []
+    assert isinstance(plan.backend_part(), LocalPlan)
     document = launcher.dry_run_document(plan)
     assert document["workflow_class"] == RecordingBackend.trainer_path
     assert document["placement"]["sandboxes"]["where"].endswith("wherever the recording backend says")

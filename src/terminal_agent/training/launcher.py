@@ -47,7 +47,7 @@ from terminal_agent.errors import ConfigError
 from terminal_agent.training.episode_args import workflow_args_for
 from terminal_agent.training.launch_plan import LaunchPlan, RawOverride, SandboxPlacement
 from terminal_agent.training.preset_config import TrainingPreset
-from terminal_agent.training.redaction import redact, redact_mapping
+from terminal_agent.training.redaction import redact_mapping
 from terminal_agent.training.trainer_backends import get_trainer_backend
 
 
@@ -134,14 +134,15 @@ def _check_data_paths(preset: TrainingPreset) -> None:
 
 
 def plan_launch(preset: TrainingPreset, *, raw_overrides: list[RawOverride] | tuple[RawOverride, ...] = (),
-                level2: bool = True, verl_python: str | None = None) -> LaunchPlan:
+                level2: bool = True, verl_python: str | None = None) -> LaunchPlan[Any]:
     """Validate ``preset`` and the command line's raw rLLM/verl keys completely (nothing is started).
     Raises ConfigError / TrainingSetupError."""
     notes: list[str] = []
     backend = get_trainer_backend(preset.backend)
     backend.check_launch(preset, raw_overrides)
     preset = resolve_sandbox_backend(preset, notes)
-    plan = LaunchPlan(preset=preset, run_dir=preset.run_dir, raw_overrides=list(raw_overrides), notes=notes)
+    plan: LaunchPlan[Any] = LaunchPlan(preset=preset, run_dir=preset.run_dir, raw_overrides=list(raw_overrides),
+                                       notes=notes)
     _check_sandbox_backend(preset)
     backend.check_geometry(preset)
     _check_data_paths(preset)
@@ -169,7 +170,7 @@ def sandbox_placement(preset: TrainingPreset, workflow_args: dict[str, Any]) -> 
     return SandboxPlacement(backend=config.backend, where=where, parallel_episodes=episodes)
 
 
-def placement_document(plan: LaunchPlan) -> dict[str, Any]:
+def placement_document(plan: LaunchPlan[Any]) -> dict[str, Any]:
     """The dry run's ``placement``: the backend's (verl: GPUs and batch arithmetic, its geometry checked first),
     then the sandboxes."""
     backend = get_trainer_backend(plan.preset.backend)
@@ -177,7 +178,7 @@ def placement_document(plan: LaunchPlan) -> dict[str, Any]:
             "sandboxes": sandbox_placement(plan.preset, plan.workflow_args).model_dump(mode="json", exclude_none=True)}
 
 
-def dry_run_document(plan: LaunchPlan) -> dict[str, Any]:
+def dry_run_document(plan: LaunchPlan[Any]) -> dict[str, Any]:
     """What a launch would use, secrets redacted: the placement plan first, then the NVLink multicast switches
     (verl backend), then everything handed to rLLM/verl or the local trainer."""
     backend = get_trainer_backend(plan.preset.backend)
@@ -195,23 +196,20 @@ def dry_run_document(plan: LaunchPlan) -> dict[str, Any]:
     return redact_mapping(document)
 
 
-def write_dry_run(plan: LaunchPlan) -> tuple[str, Path]:
-    """The redacted dry-run YAML, also saved as ``<run_dir>/launch/dry_run.yaml`` (+ the composed verl config)."""
+def write_dry_run(plan: LaunchPlan[Any]) -> tuple[str, Path]:
+    """The redacted dry-run YAML, also saved as ``<run_dir>/launch/dry_run.yaml``, with the backend's own files
+    beside it (verl: the composed ``trainer_config.yaml``)."""
     text = yaml.safe_dump(dry_run_document(plan), sort_keys=False, width=120)
     launch_dir = plan.run_dir / "launch"
     launch_dir.mkdir(parents=True, exist_ok=True)
     path = launch_dir / "dry_run.yaml"
     path.write_text(text)
-    if plan.trainer_config is not None:
-        from omegaconf import OmegaConf
-
-        composed = redact(OmegaConf.to_container(plan.trainer_config, resolve=False))
-        (launch_dir / "trainer_config.yaml").write_text(yaml.safe_dump(composed, sort_keys=False, width=120))
+    get_trainer_backend(plan.preset.backend).write_launch_files(plan, launch_dir)
     return text, path
 
 
 # --- the real launch -----------------------------------------------------------------------------
-def launch(plan: LaunchPlan, *, progress: Any = None, rehearse: bool = False) -> Any:
+def launch(plan: LaunchPlan[Any], *, progress: Any = None, rehearse: bool = False) -> Any:
     """Run the validated plan (blocks until training ends). A local run reports to ``progress`` (a
     ``TrainingProgress``; None: quiet) and returns its ``TrainingSummary``; a verl run returns None.
     ``rehearse``: a verl launch on a machine without GPUs or vLLM, up to its first GPU call (module docstring)."""

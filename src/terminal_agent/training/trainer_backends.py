@@ -12,6 +12,7 @@ training scripts ask the backend (its hooks and flags) and never compare backend
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from terminal_agent.training.trainer_registry import TRAINER_BACKENDS
@@ -51,7 +52,7 @@ class TrainerBackend(Protocol):
         """The backend's keys of the dry run's ``placement`` (verl: ``gpus``, ``batch``); empty: none."""
         ...
 
-    def plan(self, plan: "LaunchPlan", *, level2: bool, verl_python: str | None) -> "LaunchPlan":
+    def plan(self, plan: "LaunchPlan[Any]", *, level2: bool, verl_python: str | None) -> "LaunchPlan[Any]":
         """Fill the backend's part of a validated plan (nothing is started)."""
         ...
 
@@ -59,11 +60,19 @@ class TrainerBackend(Protocol):
         """Where this trainer's sandboxes of the sandbox backend ``backend`` run, in words (not ``ray``)."""
         ...
 
-    def dry_run_fields(self, plan: "LaunchPlan") -> dict[str, Any]:
+    def dry_run_fields(self, plan: "LaunchPlan[Any]") -> dict[str, Any]:
         """The backend's own keys of the dry-run document (after the common ones)."""
         ...
 
-    def launch(self, plan: "LaunchPlan", *, progress: Any = None, rehearse: bool = False) -> Any:
+    def write_launch_files(self, plan: "LaunchPlan[Any]", launch_dir: Path) -> None:
+        """Files beside the dry run in ``launch_dir`` (verl: the composed ``trainer_config.yaml``); none: nothing."""
+        ...
+
+    def progress_totals(self, plan: "LaunchPlan[Any]") -> tuple[int, int]:
+        """(steps, episodes per step) of an ``in_process`` trainer's progress view."""
+        ...
+
+    def launch(self, plan: "LaunchPlan[Any]", *, progress: Any = None, rehearse: bool = False) -> Any:
         """Run the plan (blocks until training ends); an in-process trainer returns its summary."""
         ...
 

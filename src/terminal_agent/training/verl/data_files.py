@@ -16,6 +16,7 @@ from terminal_agent.errors import ConfigError
 from terminal_agent.training.launch_environment import exported_images_dir
 from terminal_agent.training.launch_plan import LaunchPlan
 from terminal_agent.training.verl.preset_sections import VerlPreset, verl_preset
+from terminal_agent.training.verl.verl_plan import VerlPlan
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +92,7 @@ def _check_epochs_cover_steps(preset: VerlPreset, train_tasks: int) -> None:
                           f"trainer.total_training_steps {steps} (rLLM trains {steps - 1}); raise total_epochs")
 
 
-def write_parquet_files(plan: LaunchPlan) -> None:
+def write_parquet_files(plan: LaunchPlan[VerlPlan]) -> None:
     """Convert the run's tasks (:func:`verl_task_split`) into its train/val parquet with our converter.
 
     When no validation task is left, the validation file holds the train tasks (verl needs one) and a
@@ -102,16 +103,15 @@ def write_parquet_files(plan: LaunchPlan) -> None:
         return
     from terminal_agent.tasks.parquet.rows import write_parquet
 
-    if plan.train_files is None:
-        raise ConfigError("the launch plan names no train parquet (plan_launch sets it for a verl run)")
+    files = plan.backend_part()
     train, val = verl_task_split(preset)
     _check_epochs_cover_steps(preset, len(train))
-    write_parquet(train, plan.train_files, split="train")
-    if plan.val_files is not None:
+    write_parquet(train, files.train_files, split="train")
+    if files.val_files is not None:
         if not val:
-            logger.warning("no validation task left: %s holds the train tasks", plan.val_files)
-        write_parquet(val or train, plan.val_files, split="test")
-    logger.info("wrote %d train / %d validation task(s) to %s", len(train), len(val), Path(plan.train_files).parent)
+            logger.warning("no validation task left: %s holds the train tasks", files.val_files)
+        write_parquet(val or train, files.val_files, split="test")
+    logger.info("wrote %d train / %d validation task(s) to %s", len(train), len(val), Path(files.train_files).parent)
 
 
 __all__ = ["verl_task_split", "write_parquet_files"]
