@@ -16,7 +16,7 @@ from terminal_agent.errors import ConfigError, ModelProviderError
 from terminal_agent.models import vllm_sampler
 from terminal_agent.models.base import ContextWindowExceededError
 from terminal_agent.models.vllm_sampler import VLLMSamplerClient, VLLMSamplerConfig, require_vllm, vllm_lora_rank
-from terminal_agent.training.local.config import PRESET_KEY_OF_FIELD, LocalTrainingConfig
+from terminal_agent.training.local.config import LocalTrainingConfig
 from terminal_agent.training.preset_config import TrainingPreset, load_preset
 
 SYSTEM = "You are an agent in a Linux terminal. Reply with exactly one action."
@@ -44,7 +44,7 @@ def test_this_machine_has_no_vllm_and_says_so():
 
 def test_sampler_key_defaults_to_auto_and_is_mapped_to_local_sampler():
     assert LocalTrainingConfig().sampler == "auto"
-    assert PRESET_KEY_OF_FIELD["sampler"] == "local.sampler"
+    assert LocalTrainingConfig.from_preset(load_preset("local_1gpu", ["local.sampler=batched"])).sampler == "batched"
     assert LocalTrainingConfig.from_preset(load_preset("local_1gpu")).sampler == "auto"
     for value in ("auto", "continuous", "batched"):
         assert LocalTrainingConfig.from_preset(load_preset("local_1gpu"), sampler=value).sampler == value

@@ -167,8 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         if backend.in_process:  # the in-process trainer is quiet; the progress bars and summary are this CLI's
             from terminal_agent.cli.local_training_view import RichTrainingProgress, print_training_summary
 
-            config = plan.local_config
-            with RichTrainingProgress(steps=config.steps, episodes_per_step=config.tasks_per_step * config.group_size) as view:
+            steps, episodes_per_step = backend.progress_totals(plan)
+            with RichTrainingProgress(steps=steps, episodes_per_step=episodes_per_step) as view:
                 summary = launch(plan, progress=view)
             print_training_summary(summary)
         elif args.rehearse:

@@ -204,8 +204,8 @@ def test_a_task_reference_unknown_to_this_process_is_refused(ray_cluster):
 @pytest.mark.parametrize("name", ["prod_32b_2x8_h100", "prod_32b_4x8_h100"])
 def test_multi_node_presets_use_the_ray_backend(name):
     from terminal_agent.env import env_config_from_args
+    from terminal_agent.training.episode_args import workflow_args_for
     from terminal_agent.training.preset_config import load_preset
-    from terminal_agent.training.verl.overrides import workflow_args_for
 
     preset = load_preset(name)
     config = env_config_from_args(workflow_args_for(preset)["env_args"]).sandbox

@@ -1,14 +1,15 @@
-"""One declaration per training knob: the preset schema declares it, the local config and the samplers derive it.
+"""Training knobs: the local config's own defaults differ from a preset's only where listed, each field names
+the preset key it comes from, and the samplers' shared settings are declared once.
 
-A field of :class:`LocalTrainingConfig` that is a preset key takes its default, bounds and docstring
-from the preset schema (``preset_knob``); a default of its own is a ``local_default`` with its reason,
-and the list of those is pinned here, so a new difference is a decision, not a drift. The embedded
-model's and the local samplers' sampling settings are the fields of one base model.
+:class:`LocalTrainingConfig` is the local trainer's flat config; ``from_preset`` fills it from a ``backend:
+local`` preset, field by field. A direct build (tests, the experiment command, model loading) is a small quick
+run, so a few defaults differ on purpose: the list is pinned here, so a new difference is a decision, not a
+drift. The embedded model's and the local samplers' sampling settings are the fields of one base model.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+import re
 
 from terminal_agent.models.batched_generation import BatchedGenerationConfig
 from terminal_agent.models.continuous_batching import ContinuousBatchingConfig
@@ -16,15 +17,15 @@ from terminal_agent.models.embedded import EmbeddedModelConfig
 from terminal_agent.models.local_sampler_base import CARRIED_FROM_EMBEDDED
 from terminal_agent.models.sampling_settings import SamplingSettings
 from terminal_agent.models.vllm_sampler import VLLMSamplerConfig
-from terminal_agent.training.local.config import PRESET_KEY_OF_FIELD, LocalTrainingConfig, preset_field
-from terminal_agent.training.preset_config import TrainingPreset, preset_from_mapping
+from terminal_agent.training.local.config import LocalTrainingConfig
+from terminal_agent.training.local.preset_sections import LocalPreset
+from terminal_agent.training.preset_config import is_preset_key, preset_from_mapping
 
-#: Fields of the local config whose default differs from the preset key's on purpose (each says why in
-#: ``local/config.py``; docs/training.md lists them). Adding one here is the decision to let them differ.
+#: Fields whose direct-build default differs from what a preset that leaves the key unset gives, on purpose (each
+#: docstring says why; docs/training.md lists them). Adding one here is the decision to let them differ.
 INTENTIONAL_LOCAL_DEFAULTS = {
-    "model_path", "group_size", "tasks_per_step", "max_turns", "max_response_length_per_turn", "max_model_len",
-    "trajectory_timeout_s", "concurrency", "lr", "steps", "save_freq", "keep_checkpoints", "test_freq",
-    "val_before_train",
+    "group_size", "max_turns", "trajectory_timeout_s", "concurrency", "lr", "steps", "save_freq", "keep_checkpoints",
+    "test_freq", "val_before_train",
 }
 #: Fields of the local config that no preset key sets (they keep their defaults under a preset).
 NOT_PRESET_KEYS = {"weight_decay", "mask_truncated"}
@@ -41,72 +42,24 @@ PER_SAMPLER_KNOBS = {
 SAMPLER_CONFIGS = (EmbeddedModelConfig, BatchedGenerationConfig, ContinuousBatchingConfig, VLLMSamplerConfig)
 
 
-def _kind(name: str) -> str:
-    extra = LocalTrainingConfig.model_fields[name].json_schema_extra
-    if not isinstance(extra, dict) or "preset_key" not in extra:
-        return "own"
-    return "local_default" if "local_default" in extra else "converted" if "converted" in extra else "derived"
+def test_every_field_names_the_preset_key_it_comes_from():
+    for name, field in LocalTrainingConfig.model_fields.items():
+        named = [key for key in re.findall(r"``([a-z_.]+)``", field.description or "")
+                 if is_preset_key(key.split("."), LocalPreset)]
+        assert bool(named) != (name in NOT_PRESET_KEYS), f"{name}: {field.description!r}"
 
 
-def _default(info) -> object:
-    return info.get_default(call_default_factory=True)
-
-
-def _preset_leaf_names(model: type[BaseModel] = TrainingPreset) -> set[str]:
-    names: set[str] = set()
-    for name, info in model.model_fields.items():
-        candidates = [info.annotation, *getattr(info.annotation, "__args__", ())]
-        sub = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
-        names |= _preset_leaf_names(sub) if sub is not None and sub is not model else {name}
-    return names
-
-
-def test_a_local_field_is_a_preset_key_declared_there_or_one_of_the_listed_exceptions():
-    kinds = {name: _kind(name) for name in LocalTrainingConfig.model_fields}
-    assert {name for name, kind in kinds.items() if kind == "own"} == NOT_PRESET_KEYS
-    assert not NOT_PRESET_KEYS & _preset_leaf_names(), "a field the preset declares is re-declared in the local config"
-    for name, kind in kinds.items():
-        if kind != "own":
-            key = LocalTrainingConfig.model_fields[name].json_schema_extra["preset_key"]
-            preset_field(key)  # the key exists in the preset schema
-            if name != "sandbox":
-                assert PRESET_KEY_OF_FIELD[name] == key
-
-
-def test_derived_knobs_carry_the_preset_default_bounds_and_docstring():
-    derived = [name for name in LocalTrainingConfig.model_fields if _kind(name) == "derived"]
-    assert len(derived) >= 30
-    for name in derived:
-        local = LocalTrainingConfig.model_fields[name]
-        preset = preset_field(PRESET_KEY_OF_FIELD[name])
-        assert _default(local) == _default(preset), name
-        assert [repr(bound) for bound in local.metadata] == [repr(bound) for bound in preset.metadata], name
-        assert local.description and local.description == preset.description, name
-
-
-def test_local_defaults_are_the_listed_intentional_differences_each_with_its_reason():
-    local_defaults = {name for name in LocalTrainingConfig.model_fields if _kind(name) == "local_default"}
-    assert local_defaults == INTENTIONAL_LOCAL_DEFAULTS
-    for name in local_defaults:
-        local = LocalTrainingConfig.model_fields[name]
-        preset = preset_field(PRESET_KEY_OF_FIELD[name])
-        assert len(local.json_schema_extra["local_default"]) > 20, name
-        assert local.description, name
-        differs = preset.is_required() or _default(local) != _default(preset) or (
-            [repr(b) for b in local.metadata] != [repr(b) for b in preset.metadata])
-        assert differs, f"{name}: same default and bounds as {PRESET_KEY_OF_FIELD[name]}: derive it (preset_knob)"
-
-
-def test_a_preset_that_leaves_a_knob_unset_gives_the_local_trainer_the_direct_builds_default():
+def test_a_preset_that_leaves_a_knob_unset_gives_the_direct_builds_default_but_where_listed():
     preset = preset_from_mapping({
         "name": "knobs", "backend": "local", "model": {"path": "embedded"},
         "batch": {"train_batch_size": 1, "ppo_mini_batch_size": 1},
-        "lengths": {"max_prompt_length": 512, "max_response_length_per_turn": 64, "max_model_len": 1024},
+        "lengths": {"max_prompt_length": 512, "max_response_length_per_turn": 128, "max_model_len": 2048},
         "local": {},
     })
     from_preset, direct = LocalTrainingConfig.from_preset(preset), LocalTrainingConfig()
-    derived = [name for name in LocalTrainingConfig.model_fields if _kind(name) == "derived"]
-    assert {name: getattr(from_preset, name) for name in derived} == {name: getattr(direct, name) for name in derived}
+    differ = {name for name in LocalTrainingConfig.model_fields if getattr(from_preset, name) != getattr(direct, name)}
+    # the experiment is the preset's name, and the reward the preset's whole section (a direct build has none)
+    assert differ == INTENTIONAL_LOCAL_DEFAULTS | {"experiment", "reward"}
     assert (from_preset.lr, direct.lr) == (1e-6, 1e-4)  # the one learning rate per backend, on purpose
 
 

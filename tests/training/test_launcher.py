@@ -13,6 +13,7 @@ import yaml
 
 from terminal_agent.errors import ConfigError, TrainingSetupError
 from terminal_agent.training import launch_environment, launcher, redaction
+from terminal_agent.training.local.backend import LOCAL_TRAINER_PATH, LocalPlan
 from terminal_agent.training.preset_config import load_preset
 from terminal_agent.training.verl import data_files, machine_checks
 from terminal_agent.training.verl import launch as verl_launch
@@ -92,9 +93,9 @@ def test_list_shows_every_preset():
 
 def test_local_preset_plan_needs_no_verl(tmp_path):
     plan = launcher.plan_launch(load_preset("local_cpu_smoke", [f"trainer.output_dir={tmp_path}"]))
-    assert plan.trainer_config is None and plan.hydra_overrides == []
+    assert isinstance(plan.backend_part(), LocalPlan)
     document = launcher.dry_run_document(plan)
-    assert document["workflow_class"] == launcher.LOCAL_TRAINER_PATH
+    assert document["workflow_class"] == LOCAL_TRAINER_PATH
     assert document["preset"]["local"]["device"] == "cpu"
 
 
@@ -138,10 +139,10 @@ def test_launch_writes_real_parquet_with_our_converter(tmp_path, verl_schema_sou
                                             "batch.ppo_mini_batch_size=1", "trainer.total_training_steps=null"])
     plan = launcher.plan_launch(preset, level2=False)
     data_files.write_parquet_files(plan)
-    assert plan.val_files is None
-    written = read_parquet(plan.train_files)
+    assert plan.backend_part().val_files is None
+    written = read_parquet(plan.backend_part().train_files)
     assert [task.task_id for task in written] == ["greet-file"]
-    assert plan.trainer_config.data.train_files == plan.train_files
+    assert plan.backend_part().trainer_config.data.train_files == plan.backend_part().train_files
 
 
 def test_verl_launch_without_the_train_extra_is_a_setup_error(tmp_path, verl_schema_sources):
@@ -163,7 +164,7 @@ def test_sandbox_backend_reaches_the_env_and_an_unknown_one_is_named():
 
 def test_effective_workflow_args_are_what_rllm_passes(verl_schema_sources):
     plan = launcher.plan_launch(load_preset("prod_32b_8_gpus"), level2=False)
-    effective = verl_launch.effective_workflow_args(plan.workflow_args, plan.trainer_config)
+    effective = verl_launch.effective_workflow_args(plan.workflow_args, plan.backend_part().trainer_config)
     assert effective["timeout"] == plan.preset.agent.trajectory_timeout_s  # not rLLM's default 1e6
     assert effective["env_args"]["reward"]["test_weight"] == 1.0 and effective["max_tokens_per_turn"] == 4096
     assert {"gamma", "reward_bonus_coeff"} <= set(effective)  # rLLM's Workflow base takes them

@@ -16,13 +16,9 @@ from pydantic import BaseModel
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.training import launcher
-from terminal_agent.training.local.config import (
-    PRESET_KEY_OF_FIELD,
-    VERL_ONLY_KEYS,
-    LocalTrainingConfig,
-    local_preset_problems,
-)
-from terminal_agent.training.preset_config import TrainingPreset, load_preset, preset_names
+from terminal_agent.training.local.config import LocalTrainingConfig, local_preset_problems
+from terminal_agent.training.local.preset_sections import LocalPreset
+from terminal_agent.training.preset_config import load_preset, preset_from_mapping, preset_names
 
 REPO = Path(__file__).resolve().parents[2]
 LOCAL_PRESETS = [name for name in preset_names() if load_preset(name).backend == "local"]
@@ -31,11 +27,15 @@ READ_ELSEWHERE = {
     "name", "description", "backend",
     "data.tasks", "data.val_fraction", "data.split_seed", "data.splits",  # the task split (local_task_split)
     "trainer.output_dir",  # the run directory
-    "cluster.gpus_per_node", "batch.ppo_mini_batch_size", "agent.compaction", "trainer.loggers",  # checked values
-    "sandbox.backend", "sandbox.env",  # sandbox_config_of reads sandbox.env.sandbox; other env keys are refused
-    "lengths.max_prompt_length",  # verl-only, required by the schema: documented in docs/training.md
-    *launcher.VERL_PATH_KEYS,  # verl-only keys the launcher refuses for a local preset (plan_launch)
+    "cluster.nodes", "cluster.gpus_per_node", "batch.ppo_mini_batch_size", "agent.compaction",  # checked values
+    "sandbox.env",  # sandbox_config_of reads sandbox.env.sandbox; other env keys are refused
+    "lengths.max_prompt_length",  # checked against the context (the lengths section's validator)
 }
+#: Sections handed to the local config whole (a change of one of their keys is a change of the section).
+WHOLE_SECTIONS = {"reward", "trainer.harbor_rollouts"}
+#: Values to change a key to where the next value of its type would be refused.
+OTHER_VALUE = {"algorithm.adv_estimator": "grpo_sample_std", "algorithm.kl_loss_type": "k3",
+               "sandbox.backend": "bwrap", "local.lora.target_modules": ["q_proj"]}
 
 
 def _leaf_keys(model: type[BaseModel], prefix: str = "") -> set[str]:
@@ -44,19 +44,62 @@ def _leaf_keys(model: type[BaseModel], prefix: str = "") -> set[str]:
         candidates = [field.annotation, *typing.get_args(field.annotation)]
         section = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
         dotted = f"{prefix}{name}"
-        if section is None or dotted in PRESET_KEY_OF_FIELD.values() or dotted in VERL_ONLY_KEYS:  # a whole section
+        if section is None or dotted in WHOLE_SECTIONS:
             keys.add(dotted)
         else:
             keys |= _leaf_keys(section, f"{dotted}.")
     return keys
 
 
-def test_every_preset_key_is_read_refused_or_documented_for_local():
-    """A key added to the preset schema must be mapped onto the local config or declared verl-only."""
-    read = set(PRESET_KEY_OF_FIELD.values())
-    unaccounted = _leaf_keys(TrainingPreset) - read - set(VERL_ONLY_KEYS) - READ_ELSEWHERE
-    assert unaccounted == set()
-    assert len(VERL_ONLY_KEYS) >= 10
+def _other(key: str, value: object, annotation: object) -> object:
+    """A valid value of ``key`` other than ``value``."""
+    if key in OTHER_VALUE:
+        return OTHER_VALUE[key]
+    if isinstance(value, BaseModel):  # a whole section: its first field changed
+        name = next(iter(type(value).model_fields))
+        return {**value.model_dump(), name: _other("", getattr(value, name), type(value).model_fields[name].annotation)}
+    if isinstance(value, list):
+        return value[:1] if len(value) > 1 else ["x"]
+    choices = [c for arg in [annotation, *typing.get_args(annotation)] for c in typing.get_args(arg)
+               if isinstance(c, str)] if typing.get_origin(annotation) is typing.Literal or any(
+        typing.get_origin(arg) is typing.Literal for arg in typing.get_args(annotation)) else []
+    if choices:
+        return next(c for c in choices if c != value)
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, float):
+        return value / 2 if value else 0.5
+    if isinstance(value, str):
+        return value + "-x"
+    return "x" if str in typing.get_args(annotation) else 2  # None of an optional str or int
+
+
+def test_every_key_of_a_local_preset_reaches_the_local_trainer():
+    """Changing any key of a local preset (but the few read or checked elsewhere) changes the local trainer's
+    config: a local preset has no key the local trainer ignores."""
+    base = load_preset("local_1gpu")
+    built = LocalTrainingConfig.from_preset(base)
+    keys = _leaf_keys(LocalPreset) - READ_ELSEWHERE
+    assert len(keys) > 40
+    for key in sorted(keys):
+        data = base.model_dump()
+        *sections, name = key.split(".")
+        owner, model = data, LocalPreset
+        for part in sections:
+            owner = owner[part]
+            model = next(c for c in [model.model_fields[part].annotation,
+                                     *typing.get_args(model.model_fields[part].annotation)]
+                         if isinstance(c, type) and issubclass(c, BaseModel))
+        value = owner[name]
+        annotation = model.model_fields[name].annotation
+        current = annotation.model_validate(value) if isinstance(value, dict) else value
+        owner[name] = _other(key, current, annotation)
+        if key == "batch.train_batch_size":  # one optimizer step per local step: the mini batch follows
+            owner["ppo_mini_batch_size"] = owner[name]
+        changed = LocalTrainingConfig.from_preset(preset_from_mapping(data, "mutated"))
+        assert changed != built, f"{key} (set to {owner[name]!r}, was {value!r}) does not reach the local config"
 
 
 def test_dry_run_of_a_value_the_local_trainer_cannot_run_exits_2_naming_the_key(tmp_path):
@@ -73,41 +116,42 @@ def test_dry_run_of_a_value_the_local_trainer_cannot_run_exits_2_naming_the_key(
     assert list(tmp_path.iterdir()) == []  # nothing saved, nothing started
 
 
-@pytest.mark.parametrize("override, key", [
-    ("trainer.total_training_steps=5", "trainer.total_training_steps"),
-    ("offload.param=true", "offload.param"),
-    ("model.lora_rank=16", "model.lora_rank"),
-    ("batch.micro_batch_size_per_gpu=4", "batch.micro_batch_size_per_gpu"),
+@pytest.mark.parametrize("override, message", [
+    ("trainer.total_training_steps=5", "unknown key 'trainer.total_training_steps': section 'trainer' has"),
+    ("offload.param=true", "unknown key 'offload.param': a preset has"),
+    ("model.lora_rank=16", "unknown key 'model.lora_rank': section 'model' has path"),
+    ("batch.micro_batch_size_per_gpu=4", "unknown key 'batch.micro_batch_size_per_gpu': section 'batch' has"),
 ])
-def test_a_key_the_local_trainer_ignores_is_refused_naming_it(override, key, tmp_path):
-    preset = load_preset("local_cpu_smoke", [override, f"trainer.output_dir={tmp_path}"])
-    with pytest.raises(ConfigError, match=rf"^{key}: verl-only") as raised:
-        launcher.plan_launch(preset)
+def test_a_key_of_the_verl_backend_is_no_key_of_a_local_preset(override, message):
+    with pytest.raises(ConfigError) as raised:
+        load_preset("local_cpu_smoke", [override])
+    assert str(raised.value).startswith(message)
     assert len(str(raised.value).splitlines()) == 1
 
 
-def test_ignored_keys_set_to_their_defaults_pass():
-    at_defaults = load_preset("local_cpu_smoke", ["offload.param=false", "trainer.total_training_steps=null",
-                                                  "model.lora_rank=0"])
-    assert local_preset_problems(at_defaults) == []
+def test_a_verl_key_written_in_a_local_preset_file_is_named(tmp_path):
+    path = tmp_path / "mine.yaml"
+    path.write_text("extends: local_cpu_smoke\nmodel:\n  path: embedded\n  lora_rank: 8\n")
+    with pytest.raises(ConfigError, match=r"model\.lora_rank: unknown key of a backend local preset"):
+        load_preset(str(path))
 
 
 @pytest.mark.parametrize("overrides, keys", [
     # one optimizer step per local step: the mini batch is the whole batch
     (["batch.train_batch_size=4", "batch.ppo_mini_batch_size=2"], ["batch.ppo_mini_batch_size"]),
-    (["trainer.resume=resume_path", "trainer.resume_from_path=x"], ["trainer.resume_from_path", "trainer.resume"]),
     (["sandbox.env.judge={backend: none}"], ["sandbox.env.judge"]),
     # val_fraction 0 and no data.splits: validation would have no task
     (["trainer.test_freq=1"], ["trainer.test_freq"]),
 ])
 def test_values_the_local_trainer_would_not_honour_are_refused(overrides, keys):
+    """(verl's ``trainer.resume=resume_path`` is no value of a local preset's ``trainer.resume`` at all.)"""
     problems = local_preset_problems(load_preset("local_cpu_smoke", overrides))
     assert [problem.split(":")[0] for problem in problems] == keys
 
 
 def test_local_seed_reaches_the_trainers_config(tmp_path):
     plan = launcher.plan_launch(load_preset("local_cpu_smoke", ["local.seed=3", f"trainer.output_dir={tmp_path}"]))
-    assert plan.local_config.seed == 3
+    assert plan.backend_part().config.seed == 3
     assert launcher.dry_run_document(plan)["local_config"]["seed"] == 3
     assert LocalTrainingConfig.from_preset(load_preset("local_cpu_smoke")).seed == 0
 
@@ -117,8 +161,8 @@ def test_every_shipped_local_preset_dry_runs_valid(name, tmp_path):
     plan = launcher.plan_launch(load_preset(name, [f"trainer.output_dir={tmp_path}"]))
     text, path = launcher.write_dry_run(plan)
     assert path.is_file() and "local_config:" in text
-    assert plan.local_config == LocalTrainingConfig.from_preset(plan.preset)  # what the launch builds
-    assert plan.local_config.steps == plan.preset.local.steps
+    assert plan.backend_part().config == LocalTrainingConfig.from_preset(plan.preset)  # what the launch builds
+    assert plan.backend_part().config.steps == plan.preset.local.steps
 
 
 def test_local_1gpu_validates_on_the_frozen_held_out_split():

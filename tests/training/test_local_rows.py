@@ -62,7 +62,7 @@ def test_config_from_the_packaged_local_presets():
     assert smoke.device == "cpu" and smoke.group_size == 4 and smoke.clip_ratio_high == 0.28
     gpu = LocalTrainingConfig.from_preset(load_preset("local_1gpu", ["local.steps=3", "algorithm.use_kl_loss=true"]))
     assert gpu.device == "cuda" and gpu.dtype == "bfloat16" and gpu.steps == 3 and gpu.actor_loss_config().use_kl_loss
-    with pytest.raises(ConfigError, match="no 'local' section"):
+    with pytest.raises(ConfigError, match="preset 'test_8b_2_gpus' is backend verl, not local"):
         LocalTrainingConfig.from_preset(load_preset("test_8b_2_gpus"))
     with pytest.raises(ValueError, match="unknown advantage estimator 'ppo'; valid: grpo"):
         LocalTrainingConfig(adv_estimator="ppo")

@@ -17,9 +17,10 @@ import yaml
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.training import launcher
-from terminal_agent.training.geometry_checks import SandboxPlacement, placement_plan
 from terminal_agent.training.preset_config import load_preset, preset_names
 from terminal_agent.training.verl import worker_environment
+from terminal_agent.training.verl.geometry_checks import verl_placement
+from terminal_agent.training.verl.preset_sections import verl_preset
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "training_scripts" / "launch_training.py"
@@ -112,9 +113,8 @@ def test_a_train_batch_not_divisible_by_the_gpus_is_refused_naming_the_keys(tmp_
 def test_a_micro_batch_that_does_not_divide_the_rank_share_is_refused():
     """prod_32b_8_gpus: 16 rows per data-parallel rank per mini batch; micro batches of 3 do not divide them."""
     preset = load_preset("prod_32b_8_gpus", ["batch.micro_batch_size_per_gpu=3"])
-    sandboxes = SandboxPlacement(backend="docker", where="-", parallel_episodes=64)
     with pytest.raises(ConfigError, match=r"batch\.micro_batch_size_per_gpu.*16 episodes per rank") as refused:
-        placement_plan(preset, sandboxes)
+        verl_placement(verl_preset(preset))
     assert "batch.ppo_mini_batch_size x rollout.n" in str(refused.value)
 
 
@@ -155,7 +155,7 @@ def test_the_switches_reach_the_workers_runtime_env_merged_with_rllms(clean_mult
         assert worker_environment.run_environment(preset)[name] == value  # the launcher's own os.environ.update
     assert env_vars["NCCL_CUMEM_ENABLE"] == "0" and env_vars["NCCL_IB_DISABLE"] == "1"  # rLLM's, kept
     assert "NCCL_NVLS_ENABLE" not in base["env_vars"]  # rLLM's dict is not changed
-    assert "NCCL_NVLS_ENABLE" not in worker_environment.run_environment(load_preset("local_cpu_smoke"))
+    # a local run has no Ray workers and no runtime_env at all (its backend's multicast_switches are empty)
 
 
 @pytest.mark.parametrize("name, value", sorted(MULTICAST_ON.items()))

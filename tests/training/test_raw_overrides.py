@@ -19,11 +19,12 @@ import yaml
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.training import launcher
-from terminal_agent.training.preset_config import TrainingPreset, is_preset_key, load_preset
+from terminal_agent.training.preset_config import is_preset_key, load_preset
 from terminal_agent.training.verl import data_files
 from terminal_agent.training.verl import launch as verl_launch
 from terminal_agent.training.verl import worker_environment
 from terminal_agent.training.verl.overrides import SHARED_SECTIONS, split_overrides, verl_overrides
+from terminal_agent.training.verl.preset_sections import VerlPreset
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "training_scripts" / "launch_training.py"
@@ -65,7 +66,7 @@ def test_split_refuses_what_is_no_override():
 def test_shared_sections_are_the_sections_both_configs_have(verl_schema_sources):
     from terminal_agent.training.verl.schema import base_trainer_schema
 
-    assert set(SHARED_SECTIONS) == set(TrainingPreset.model_fields) & set(base_trainer_schema())
+    assert set(SHARED_SECTIONS) == set(VerlPreset.model_fields) & set(base_trainer_schema())
 
 
 def _leaf_keys(model, prefix=""):
@@ -85,7 +86,7 @@ def test_no_preset_key_is_ambiguous_with_a_verl_key(name, verl_schema_sources):
     schema = base_trainer_schema()
     preset = load_preset(name)
     overrides = verl_overrides(preset, train_files="t.parquet", val_files="v.parquet")
-    shared = [key for key in _leaf_keys(TrainingPreset) if schema_has_key(schema, key)]
+    shared = [key for key in _leaf_keys(VerlPreset) if schema_has_key(schema, key)]
     assert "trainer.total_training_steps" in shared and "trainer.logger" not in shared
     for key in shared:
         if key in ("data.train_files", "data.val_files"):
@@ -94,7 +95,7 @@ def test_no_preset_key_is_ambiguous_with_a_verl_key(name, verl_schema_sources):
         for part in key.split("."):
             value = getattr(value, part)
         assert any(o.key == key and o.value == value for o in overrides), key
-    assert all(is_preset_key(key.split(".")) for key in shared)
+    assert all(is_preset_key(key.split("."), VerlPreset) for key in shared)
 
 
 def test_an_ambiguous_command_line_key_is_refused_by_name(verl_schema_sources):
@@ -108,7 +109,7 @@ def test_an_ambiguous_command_line_key_is_refused_by_name(verl_schema_sources):
 def test_raw_keys_reach_the_composed_config_and_the_dry_run_names_every_source(tmp_path, verl_schema_sources):
     done = plan(tmp_path, "rollout.n=4", "actor_rollout_ref.actor.ppo_epochs=2", "+ray_kwargs.ray_init.num_gpus=1",
                 "actor_rollout_ref.rollout.max_model_len=4096")
-    config = done.trainer_config
+    config = done.backend_part().trainer_config
     assert config.actor_rollout_ref.actor.ppo_epochs == 2
     assert config.ray_kwargs.ray_init.num_gpus == 1
     assert config.actor_rollout_ref.rollout.n == 4
@@ -150,14 +151,15 @@ def test_level2_judges_raw_keys_too(tmp_path, verl_python):
     from terminal_agent.training.verl.schema import validate_with_verl
 
     # fixed micro batches of sequences (verl checks the two forms only then; verl_1gpu cuts them by tokens)
-    config = plan(tmp_path, "batch.max_tokens_per_gpu=null", "actor_rollout_ref.actor.ppo_micro_batch_size=8").trainer_config
+    config = plan(tmp_path, "batch.max_tokens_per_gpu=null", "actor_rollout_ref.actor.ppo_micro_batch_size=8").backend_part().trainer_config
     with pytest.raises(ConfigError, match=r"(?s)verl 0\.9\.1 validate_config refuses .*both .actor\.ppo_micro_batch_size"):
         validate_with_verl(config, python=verl_python)
 
 
 def test_a_raw_addition_the_mapping_adds_too_may_agree(tmp_path, verl_schema_sources):
     done = plan(tmp_path, "+actor_rollout_ref.model.override_config.attn_implementation=terminal_agent_varlen")
-    assert done.trainer_config.actor_rollout_ref.model.override_config.attn_implementation == "terminal_agent_varlen"
+    model = done.backend_part().trainer_config.actor_rollout_ref.model
+    assert model.override_config.attn_implementation == "terminal_agent_varlen"
 
 
 def test_raw_keys_need_a_verl_preset(tmp_path):
@@ -172,14 +174,14 @@ def test_verl_1gpu_carries_the_settings_the_node_needs(tmp_path, verl_schema_sou
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")  # the preset's value wins over a forwarded one
     done = plan(tmp_path)
-    model = done.trainer_config.actor_rollout_ref.model
-    assert done.model_path == str(cached_model_dir()) == model.path
+    model = done.backend_part().trainer_config.actor_rollout_ref.model
+    assert done.backend_part().model_path == str(cached_model_dir()) == model.path
     # padding-free rows through the project's attention, which every verl worker imports before loading the model
     assert model.override_config.attn_implementation == "terminal_agent_varlen" and model.use_remove_padding is True
     assert model.external_lib == "terminal_agent.training.verl.packed_attention"
-    assert done.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size == 1
-    assert model.lora_rank == 0 and done.trainer_config.actor_rollout_ref.rollout.enforce_eager is False
-    assert list(done.trainer_config.trainer.logger) == ["console", "file"]
+    assert done.backend_part().trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size == 1
+    assert model.lora_rank == 0 and done.backend_part().trainer_config.actor_rollout_ref.rollout.enforce_eager is False
+    assert list(done.backend_part().trainer_config.trainer.logger) == ["console", "file"]
     env_vars = worker_environment.ray_runtime_env(done.preset)["env_vars"]
     assert {name: env_vars[name] for name in done.preset.runtime_env.env_vars} == {
         "VLLM_USE_FLASHINFER_SAMPLER": "0", "VLLM_HOST_IP": "127.0.0.1", "HF_HUB_OFFLINE": "1",
@@ -192,7 +194,7 @@ def test_verl_1gpu_carries_the_settings_the_node_needs(tmp_path, verl_schema_sou
 
 
 def test_lora_is_one_key_away(tmp_path, verl_schema_sources):
-    model = plan(tmp_path, "model.lora_rank=8").trainer_config.actor_rollout_ref.model
+    model = plan(tmp_path, "model.lora_rank=8").backend_part().trainer_config.actor_rollout_ref.model
     assert (model.lora_rank, model.lora_alpha, model.target_modules) == (8, 16, "all-linear")
 
 
@@ -218,10 +220,10 @@ def test_tasks_narrow_to_ids_and_to_the_export(tmp_path, verl_schema_sources):
     data_files.write_parquet_files(done)
     import pandas
 
-    train = pandas.read_parquet(done.train_files)
-    val = pandas.read_parquet(done.val_files)
+    train = pandas.read_parquet(done.backend_part().train_files)
+    val = pandas.read_parquet(done.backend_part().val_files)
     assert len(train) == 1 and len(val) == 1  # count-log-levels trains, make-project-tree validates
-    assert done.trainer_config.data.train_files == done.train_files
+    assert done.backend_part().trainer_config.data.train_files == done.backend_part().train_files
 
 
 @pytest.mark.parametrize("words, message", [
@@ -244,7 +246,8 @@ def test_a_ready_parquet_is_used_as_is(tmp_path, verl_schema_sources):
     parquet = tmp_path / "mine.parquet"
     parquet.write_bytes(b"PAR1")
     done = plan(tmp_path, f"data.train_files={parquet}", "data.tasks=null", "data.splits=null")
-    assert done.trainer_config.data.train_files == str(parquet) == done.trainer_config.data.val_files
+    data = done.backend_part().trainer_config.data
+    assert data.train_files == str(parquet) == data.val_files
     assert verl_launch.hydra_key_sources(done)["data.train_files"] == "command line data.train_files"
 
 
@@ -254,9 +257,9 @@ def test_a_ready_parquet_is_used_as_is(tmp_path, verl_schema_sources):
     ("data.only_exported=true", "data.only_exported"),
     ("runtime_env.env_vars.A=1", "runtime_env.env_vars"),
 ])
-def test_verl_path_keys_are_refused_for_a_local_preset(tmp_path, word, key):
-    with pytest.raises(ConfigError, match=rf"{key.replace('.', '[.]')}: verl path only"):
-        launcher.plan_launch(load_preset("local_cpu_smoke", [f"trainer.output_dir={tmp_path}", word]))
+def test_verl_path_keys_are_no_keys_of_a_local_preset(tmp_path, word, key):
+    with pytest.raises(ConfigError, match=rf"^unknown key '{key.replace('.', '[.]')}"):
+        load_preset("local_cpu_smoke", [f"trainer.output_dir={tmp_path}", word])
 
 
 def test_a_run_whose_epochs_end_before_its_steps_is_refused(tmp_path, verl_schema_sources):

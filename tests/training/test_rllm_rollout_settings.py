@@ -8,9 +8,10 @@ import pytest
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.training.verl.rllm_rollout_trials import RllmRolloutTrialsSettings
-from terminal_agent.training.local.config import local_preset_problems
+from terminal_agent.training.local.config import LocalTrainingConfig, local_preset_problems
 from terminal_agent.training.preset_config import load_preset
-from terminal_agent.training.verl.overrides import split_overrides, workflow_args_for
+from terminal_agent.training.episode_args import workflow_args_for
+from terminal_agent.training.verl.overrides import split_overrides
 
 
 def test_the_verl_preset_sets_the_workflows_rollout_trials():
@@ -34,5 +35,8 @@ def test_bad_retention_values_and_a_local_preset_are_refused_by_key():
         load_preset("verl_1gpu", ["trainer.harbor_rollouts.every_n_steps=0"])
     with pytest.raises(ConfigError, match="max_disk_mb"):
         load_preset("verl_1gpu", ["trainer.harbor_rollouts.max_disk_mb=-1"])
-    local = load_preset("local_cpu_smoke", ["trainer.harbor_rollouts.every_n_steps=3"])
-    assert any(p.startswith("trainer.harbor_rollouts:") and "local.harbor_rollouts" in p for p in local_preset_problems(local))
+    local = load_preset("local_cpu_smoke", ["trainer.harbor_rollouts.every_n_steps=3"])  # one key for both trainers
+    assert local_preset_problems(local) == []
+    assert LocalTrainingConfig.from_preset(local).harbor_rollouts.every_n_steps == 3
+    with pytest.raises(ConfigError, match="unknown key 'local.harbor_rollouts.every_n_steps'"):
+        load_preset("local_cpu_smoke", ["local.harbor_rollouts.every_n_steps=3"])

@@ -4,13 +4,14 @@ launches the run; a registered backend is reached by every step, an unknown one 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.training import launcher
-from terminal_agent.training.local.backend import LocalBackend
+from terminal_agent.training.local.backend import LocalBackend, LocalPlan
+from terminal_agent.training.local.preset_sections import LocalPreset
 from terminal_agent.training.preset_config import load_preset
 from terminal_agent.training.trainer_backends import get_trainer_backend
 from terminal_agent.training.trainer_registry import TRAINER_BACKENDS
@@ -19,9 +20,16 @@ from terminal_agent.training.verl import worker_environment
 PLUGIN = "recording-local"
 
 
+class RecordingPreset(LocalPreset):
+    """The plugin's preset: the local trainer's sections under the plugin's name."""
+
+    backend: Literal["recording-local"]  # type: ignore[assignment]
+
+
 class RecordingBackend(LocalBackend):
     """A plugin backend: the local trainer's checks and plan, a launch that records the plan instead of training."""
 
+    preset_type = RecordingPreset
     trainer_path = "tests.training.test_trainer_backends:RecordingBackend"
 
     def __init__(self) -> None:
@@ -63,7 +71,7 @@ def test_a_registered_backend_is_reached_by_validation_plan_dry_run_and_launch(t
     preset = load_preset("local_cpu_smoke", [f"backend={PLUGIN}", f"trainer.output_dir={tmp_path}"])
     assert preset.backend == PLUGIN
     plan = launcher.plan_launch(preset)
-    assert plan.local_config is not None and plan.hydra_overrides == []
+    assert isinstance(plan.backend_part(), LocalPlan)
     document = launcher.dry_run_document(plan)
     assert document["workflow_class"] == RecordingBackend.trainer_path
     assert document["placement"]["sandboxes"]["where"].endswith("wherever the recording backend says")
@@ -73,6 +81,8 @@ def test_a_registered_backend_is_reached_by_validation_plan_dry_run_and_launch(t
     assert (plan.run_dir / "launch" / "dry_run.yaml").is_file()  # the launch kept its dry run, as every launch does
 
 
-def test_a_backend_s_own_preset_check_runs(tmp_path, plugin_backend):
-    with pytest.raises(ConfigError, match="backend local needs a 'local' section"):
-        load_preset("verl_1gpu", [f"backend={PLUGIN}", f"trainer.output_dir={tmp_path}"])
+def test_a_backend_s_own_preset_type_validates(tmp_path, plugin_backend):
+    preset = load_preset("local_cpu_smoke", [f"backend={PLUGIN}"])
+    assert type(preset) is RecordingPreset
+    with pytest.raises(ConfigError, match=rf"^preset verl_1gpu: model\.lora_rank: unknown key of a backend {PLUGIN} "):
+        load_preset("verl_1gpu", [f"backend={PLUGIN}"])

@@ -187,8 +187,9 @@ def packed_attention(preset: TrainingPreset) -> list[Refusal]:
     """What :func:`~terminal_agent.training.verl.attention_checks.packed_attention_report` refuses for the preset's
     attention and padding-free rows (its line names the fix itself)."""
     from terminal_agent.training.verl.attention_checks import packed_attention_report
+    from terminal_agent.training.verl.preset_sections import verl_preset
 
-    report = packed_attention_report(preset)
+    report = packed_attention_report(verl_preset(preset))
     return [Refusal(report, "")] if report else []
 
 

@@ -13,10 +13,10 @@ verl imports, level 2 (verl's ``validate_config``). It resolves what the preset 
 (the packaged model's converted directory, on the verl path). A failure is a :class:`ConfigError`
 naming the key, or a :class:`TrainingSetupError` naming what to install; nothing has been started then.
 
-For ``backend: local`` the plan holds the local trainer's config, built by
-:meth:`LocalTrainingConfig.from_preset` (the function the launch itself calls), so a dry run
-refuses what the launch would: a value the local trainer cannot run, or a verl-only key it would
-ignore, each named by its preset key.
+Every backend's preset type holds only the keys that backend reads (``training/<backend>/preset_sections.py``),
+so a key of another backend is refused when the preset loads. For ``backend: local`` the plan holds
+the local trainer's config (:meth:`LocalTrainingConfig.from_preset`, built once: the launch runs
+that very config), so a dry run refuses what the launch would, each value named by its preset key.
 
 :func:`launch` for ``backend: verl`` checks the machine (packages, GPUs, Ray nodes, wandb), sweeps
 leaked sandboxes and keeps the cleanup daemon running, writes the parquet files with our
@@ -44,15 +44,11 @@ from typing import Any
 import yaml
 
 from terminal_agent.errors import ConfigError
-from terminal_agent.training.geometry_checks import SandboxPlacement, placement_plan, require_sound_geometry
-from terminal_agent.training.launch_environment import exported_images_dir
-from terminal_agent.training.launch_plan import LaunchPlan
+from terminal_agent.training.episode_args import workflow_args_for
+from terminal_agent.training.launch_plan import LaunchPlan, RawOverride, SandboxPlacement
 from terminal_agent.training.preset_config import TrainingPreset
-from terminal_agent.training.redaction import redact, redact_mapping
+from terminal_agent.training.redaction import redact_mapping
 from terminal_agent.training.trainer_backends import get_trainer_backend
-from terminal_agent.training.verl.overrides import RawOverride, workflow_args_for
-
-LOCAL_TRAINER_PATH = "terminal_agent.training.local.trainer:run_local_training"
 
 
 # --- validation ----------------------------------------------------------------------------------
@@ -85,30 +81,6 @@ def resolve_sandbox_backend(preset: TrainingPreset, notes: list[str]) -> Trainin
     resolved._source, resolved._command_line = preset._source, preset._command_line
     notes.append(f"sandbox.backend auto -> {chosen} ({'a Docker daemon answers' if chosen == 'docker' else 'no Docker daemon answers here'})")
     return resolved
-
-
-#: Preset keys only the verl path reads, each with why (a local preset must leave them at their defaults).
-VERL_PATH_KEYS = {
-    "model.attn_implementation": "the local trainer loads the model with transformers' default attention",
-    "model.use_remove_padding": "verl's padding-free forward; the local trainer has its own",
-    "rollout.enforce_eager": "a vLLM setting; the local sampler is not vLLM",
-    "data.task_ids": "the local trainer's scripts choose tasks with --only-exported / --limit-train",
-    "data.seed": "the local trainer's task order is seeded by local.seed",
-    "data.only_exported": "the local trainer's scripts take --only-exported",
-    "runtime_env.env_vars": "Ray workers' environment; the local trainer runs no Ray (set variables in the shell)",
-    "trainer.stall_timeout_s": "a watchdog of the verl run's metrics file; the local trainer fails in its own process",
-}
-
-
-def check_no_verl_path_keys(preset: TrainingPreset) -> None:
-    """Refuse a verl-path key set away from its default (the hook ``check_launch`` of a backend that is not verl)."""
-    for key, why in VERL_PATH_KEYS.items():
-        section_key, _, name = key.rpartition(".")
-        section = getattr(preset, section_key)
-        default = type(section).model_fields[name].get_default(call_default_factory=True)
-        if getattr(section, name) != default:
-            raise ConfigError(f"{key}: verl path only ({why}); leave it out or at its default {default!r} for "
-                              f"backend {preset.backend}")
 
 
 def _check_sandbox_backend(preset: TrainingPreset) -> None:
@@ -144,21 +116,10 @@ def _check_env_and_agent_args(workflow_args: dict[str, Any]) -> None:
 
 
 def _check_data_paths(preset: TrainingPreset) -> None:
+    """The common data keys' files (a backend checks its own: verl's ``data.train_files``, ``data.task_ids``...)."""
     data = preset.data
-    for key, value in (("data.train_files", data.train_files), ("data.val_files", data.val_files)):
-        if value is not None and not Path(value).expanduser().is_file():
-            raise ConfigError(f"{key}: {value} is not a file")
-    if data.train_files is None and data.tasks is not None and not Path(data.tasks).expanduser().exists():
+    if data.ready_parquet() is None and data.tasks is not None and not Path(data.tasks).expanduser().exists():
         raise ConfigError(f"data.tasks: {data.tasks} does not exist (a CSV, a task directory or a directory of them)")
-    if data.task_ids is not None and not data.task_ids:
-        raise ConfigError("data.task_ids: an empty list keeps no task (null keeps all)")
-    if data.only_exported:
-        images_dir = exported_images_dir(preset)
-        if not images_dir:
-            raise ConfigError("data.only_exported: needs sandbox.env.sandbox.bwrap.images_dir (or "
-                              "TERMINAL_AGENT_IMAGES_DIR): the export whose manifest.json lists the tasks")
-        if not (Path(images_dir).expanduser() / "manifest.json").is_file():
-            raise ConfigError(f"data.only_exported: no manifest.json in the export {images_dir}")
     if data.splits is not None:
         from terminal_agent.task_quality.splits import read_splits
 
@@ -173,16 +134,17 @@ def _check_data_paths(preset: TrainingPreset) -> None:
 
 
 def plan_launch(preset: TrainingPreset, *, raw_overrides: list[RawOverride] | tuple[RawOverride, ...] = (),
-                level2: bool = True, verl_python: str | None = None) -> LaunchPlan:
+                level2: bool = True, verl_python: str | None = None) -> LaunchPlan[Any]:
     """Validate ``preset`` and the command line's raw rLLM/verl keys completely (nothing is started).
     Raises ConfigError / TrainingSetupError."""
     notes: list[str] = []
     backend = get_trainer_backend(preset.backend)
     backend.check_launch(preset, raw_overrides)
     preset = resolve_sandbox_backend(preset, notes)
-    plan = LaunchPlan(preset=preset, run_dir=preset.run_dir, raw_overrides=list(raw_overrides), notes=notes)
+    plan: LaunchPlan[Any] = LaunchPlan(preset=preset, run_dir=preset.run_dir, raw_overrides=list(raw_overrides),
+                                       notes=notes)
     _check_sandbox_backend(preset)
-    require_sound_geometry(preset)
+    backend.check_geometry(preset)
     _check_data_paths(preset)
     plan.workflow_args = workflow_args_for(preset)
     _check_env_and_agent_args(plan.workflow_args)
@@ -211,13 +173,15 @@ def sandbox_placement(preset: TrainingPreset, workflow_args: dict[str, Any]) -> 
     return SandboxPlacement(backend=config.backend, where=where, parallel_episodes=episodes)
 
 
-def placement_document(plan: LaunchPlan) -> dict[str, Any]:
-    """The dry run's ``placement``: GPUs, batch arithmetic and sandboxes (:func:`placement_plan`)."""
-    plan_record = placement_plan(plan.preset, sandbox_placement(plan.preset, plan.workflow_args))
-    return plan_record.model_dump(mode="json", exclude_none=True)
+def placement_document(plan: LaunchPlan[Any]) -> dict[str, Any]:
+    """The dry run's ``placement``: the backend's (verl: GPUs and batch arithmetic, its geometry checked first),
+    then the sandboxes."""
+    backend = get_trainer_backend(plan.preset.backend)
+    return {"backend": plan.preset.backend, **backend.placement(plan.preset),
+            "sandboxes": sandbox_placement(plan.preset, plan.workflow_args).model_dump(mode="json", exclude_none=True)}
 
 
-def dry_run_document(plan: LaunchPlan) -> dict[str, Any]:
+def dry_run_document(plan: LaunchPlan[Any]) -> dict[str, Any]:
     """What a launch would use, secrets redacted: the placement plan first, then the NVLink multicast switches
     (verl backend), then everything handed to rLLM/verl or the local trainer."""
     backend = get_trainer_backend(plan.preset.backend)
@@ -235,23 +199,20 @@ def dry_run_document(plan: LaunchPlan) -> dict[str, Any]:
     return redact_mapping(document)
 
 
-def write_dry_run(plan: LaunchPlan) -> tuple[str, Path]:
-    """The redacted dry-run YAML, also saved as ``<run_dir>/launch/dry_run.yaml`` (+ the composed verl config)."""
+def write_dry_run(plan: LaunchPlan[Any]) -> tuple[str, Path]:
+    """The redacted dry-run YAML, also saved as ``<run_dir>/launch/dry_run.yaml``, with the backend's own files
+    beside it (verl: the composed ``trainer_config.yaml``)."""
     text = yaml.safe_dump(dry_run_document(plan), sort_keys=False, width=120)
     launch_dir = plan.run_dir / "launch"
     launch_dir.mkdir(parents=True, exist_ok=True)
     path = launch_dir / "dry_run.yaml"
     path.write_text(text)
-    if plan.trainer_config is not None:
-        from omegaconf import OmegaConf
-
-        composed = redact(OmegaConf.to_container(plan.trainer_config, resolve=False))
-        (launch_dir / "trainer_config.yaml").write_text(yaml.safe_dump(composed, sort_keys=False, width=120))
+    get_trainer_backend(plan.preset.backend).write_launch_files(plan, launch_dir)
     return text, path
 
 
 # --- the real launch -----------------------------------------------------------------------------
-def launch(plan: LaunchPlan, *, progress: Any = None, rehearse: bool = False) -> Any:
+def launch(plan: LaunchPlan[Any], *, progress: Any = None, rehearse: bool = False) -> Any:
     """Run the validated plan (blocks until training ends). A local run reports to ``progress`` (a
     ``TrainingProgress``; None: quiet) and returns its ``TrainingSummary``; a verl run returns None.
     ``rehearse``: a verl launch on a machine without GPUs or vLLM, up to its first GPU call (module docstring)."""
@@ -261,6 +222,6 @@ def launch(plan: LaunchPlan, *, progress: Any = None, rehearse: bool = False) ->
 
 
 __all__ = [
-    "LOCAL_TRAINER_PATH", "VERL_PATH_KEYS", "check_no_verl_path_keys", "docker_daemon_answers", "dry_run_document",
+    "docker_daemon_answers", "dry_run_document",
     "launch", "placement_document", "plan_launch", "resolve_sandbox_backend", "sandbox_placement", "write_dry_run",
 ]

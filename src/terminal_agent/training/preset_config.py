@@ -2,11 +2,15 @@
 
 A preset is data. ``load_preset("prod_32b_8_gpus", ["rollout.n=16"])`` reads the packaged YAML
 (or a path to one), follows ``extends:`` to its parent, applies the dotted overrides and returns
-a validated :class:`TrainingPreset`. Every error is a :class:`ConfigError` that names the exact
-key (``batch.train_batch_size``), never a pydantic dump.
+a validated preset. Every error is a :class:`ConfigError` that names the exact key
+(``batch.train_batch_size``), never a pydantic dump.
 
-What the keys mean for verl/rLLM is in :mod:`terminal_agent.training.verl.overrides`; the
-arithmetic that a preset must satisfy is in :mod:`terminal_agent.training.geometry_checks`.
+:class:`TrainingPreset` holds the sections every trainer backend reads; a preset's ``backend``
+picks its type (:func:`preset_class`), which each backend declares in its own package with the
+keys only it reads (``training/local/preset_sections.py``: the ``local`` section;
+``training/verl/preset_sections.py``: verl's fields of ``model``, ``data``, ``batch``... and its
+``parallel``, ``offload`` and ``runtime_env`` sections). What the keys mean for verl/rLLM is in
+:mod:`terminal_agent.training.verl.overrides`.
 """
 
 from __future__ import annotations
@@ -32,11 +36,8 @@ PRESET_PACKAGE = "terminal_agent.training.presets"
 VerlLossAggMode = Literal["token-mean", "token-sum", "seq-mean-token-sum", "seq-mean-token-mean",
                           "seq-mean-token-sum-norm"]
 VERL_LOSS_AGG_MODES: tuple[VerlLossAggMode, ...] = typing.get_args(VerlLossAggMode)
-#: Where a run's metrics go (``trainer.loggers``).
-LoggerName = Literal["console", "wandb", "tensorboard", "file"]
-#: Advantage estimators the verl backend computes: rLLM's unified trainer computes ``grpo`` itself (population std,
-#: the registry's ``grpo``); the other names of ``ADVANTAGE_ESTIMATORS`` are the local trainer's.
-VERL_ADV_ESTIMATORS = ("grpo",)
+#: Where a run's metrics go (``trainer.loggers``); a backend's preset may accept more (verl: ``tensorboard``).
+LoggerName = Literal["console", "wandb", "file"]
 
 
 class _Section(BaseModel):
@@ -49,28 +50,6 @@ class ModelSection(_Section):
     path: str
     """Hugging Face id or local directory of the model; ``embedded`` = the packaged SmolLM2-135M (for verl its
     converted transformers directory in the cache, made once by ``ensure_embedded_model_cached``)."""
-    lora_rank: int = Field(0, ge=0)
-    """LoRA rank on the verl path; 0 trains every weight (full fine-tuning)."""
-    lora_alpha: int = Field(32, ge=1)
-    """LoRA alpha on the verl path (used only when ``lora_rank > 0``)."""
-    gradient_checkpointing: bool = True
-    """Recompute activations in the backward pass (needed for long multi-turn contexts)."""
-    trust_remote_code: bool = False
-    """Let transformers run code shipped with the model."""
-    attn_implementation: str | None = None
-    """Attention kernel of the FSDP actor on the verl path (``terminal_agent_varlen``: torch's own varlen kernels, no
-    extra package; ``flash_attention_2``; ``sdpa``; ``eager``); None keeps verl's default, ``flash_attention_2``, which
-    needs the flash-attn package."""
-    use_remove_padding: bool = True
-    """verl's packed (padding-free) forward on the verl path; Ulysses sequence parallelism needs it. Needs an attention
-    that finds the rows itself (``terminal_agent_varlen`` or ``flash_attention_2``); false runs padded rows with an
-    attention mask (right for ``sdpa``)."""
-    fused_kernels: Literal["off", "torch", "triton"] = "off"
-    """How the verl actor turns hidden states into token log-probs and entropy. ``off``: the lm_head's logits, then
-    verl's log-softmax, which without flash-attn's cross-entropy kernel loops over every token (one small kernel per
-    token, forward and backward: the bulk of a step on a small model, measured 2026-12-07); ``torch``: verl's fused
-    linear + log-prob in chunks of 512 tokens, no logits tensor, no extra package; ``triton``: verl's own Triton
-    kernels for the same."""
 
 
 class ClusterSection(_Section):
@@ -86,51 +65,34 @@ class ClusterSection(_Section):
         return self.nodes * self.gpus_per_node
 
 
-class ParallelSection(_Section):
-    """How the model is split across GPUs."""
-
-    tensor_parallel: int = Field(1, ge=1)
-    """vLLM tensor parallel size of one rollout replica (GPUs per inference engine, inside one node)."""
-    sequence_parallel: int = Field(1, ge=1)
-    """Ulysses sequence parallel size of the FSDP actor/ref (GPUs sharing one sequence, inside one node)."""
-    rollout_replicas: int | None = Field(None, ge=1)
-    """vLLM replicas you plan for (checked: TP x replicas must fit the GPUs). verl's hybrid engine runs
-    GPU count / tensor_parallel replicas, which None stands for; nothing else reads this field."""
-
-
 class DataSection(_Section):
     """Where the tasks come from and how they split into train and validation."""
 
     tasks: str | None = "dataset/latest_verified.csv"
-    """Task source converted to parquet at launch (CSV, task directory or directory of them); None with train_files."""
+    """Task source (CSV, task directory or directory of them); None only where a backend takes a ready parquet
+    (verl's ``data.train_files``)."""
     val_fraction: float = Field(0.1, ge=0.0, lt=1.0)
     """Share of ``tasks`` held out for validation (deterministic by task id and ``split_seed``)."""
     split_seed: int = 0
     """Seed of the train/validation split."""
-    seed: int | None = None
-    """verl path: seed of the order in which train tasks are drawn (verl's ``data.seed``); None: verl's default."""
-    train_files: str | None = None
-    """An existing train parquet (our converter's rows); used as is instead of converting ``tasks``."""
-    val_files: str | None = None
-    """An existing validation parquet; used with ``train_files``."""
     splits: str | None = None
     """A frozen splits file (``dataset/splits/splits.json``): its ``train`` split is trained on and its ``held_out``
     split validates, shipped tasks looked up in ``tasks`` and family instances regenerated; None: ``tasks`` split
     by ``val_fraction``."""
-    task_ids: list[str] | None = None
-    """verl path: keep only these task ids (of the train and the validation tasks, in their order); None keeps all."""
-    only_exported: bool = False
-    """verl path: keep only the tasks whose images the bwrap export holds (``manifest.json`` of
-    ``sandbox.env.sandbox.bwrap.images_dir``, else of ``$TERMINAL_AGENT_IMAGES_DIR``)."""
+
+    def ready_parquet(self) -> str | None:
+        """A parquet file the run takes as it is instead of ``tasks`` (a backend's key); None: ``tasks`` is read."""
+        return None
 
     @model_validator(mode="after")
     def _one_source(self) -> "DataSection":
-        if self.tasks is None and self.train_files is None:
-            raise ValueError("set data.tasks (a task source) or data.train_files (a parquet file)")
-        if self.train_files is not None and (self.task_ids is not None or self.only_exported or self.splits):
-            raise ValueError("data.task_ids, data.only_exported and data.splits choose tasks of data.tasks; a ready "
-                             "parquet (data.train_files) is used as it is")
+        if self.tasks is None and self.ready_parquet() is None:
+            raise ValueError(self.missing_source_message())
         return self
+
+    def missing_source_message(self) -> str:
+        """What the error says when no task source is set."""
+        return "set data.tasks (a task source)"
 
 
 class RolloutSection(_Section):
@@ -146,10 +108,6 @@ class RolloutSection(_Section):
     """Episodes per validation task."""
     val_temperature: float = Field(0.6, gt=0.0)
     """Sampling temperature of validation episodes."""
-    gpu_memory_utilization: float = Field(0.6, gt=0.0, le=1.0)
-    """Share of each GPU's memory vLLM may take (weights + KV cache)."""
-    enforce_eager: bool = False
-    """vLLM without torch.compile and CUDA graphs: starts about a minute sooner, decodes slower."""
 
 
 class BatchSection(_Section):
@@ -159,15 +117,6 @@ class BatchSection(_Section):
     """Tasks per training step."""
     ppo_mini_batch_size: int = Field(..., ge=1)
     """Tasks per optimizer step (a step's batch is split into train_batch_size / ppo_mini_batch_size updates)."""
-    micro_batch_size_per_gpu: int = Field(1, ge=1)
-    """Sequences per forward/backward on one GPU (gradient accumulation fills the mini batch)."""
-    log_prob_micro_batch_size_per_gpu: int | None = Field(None, ge=1)
-    """Sequences per log-prob pass on one GPU; None = ``micro_batch_size_per_gpu``."""
-    max_tokens_per_gpu: int | None = Field(None, ge=256)
-    """Micro batches cut by tokens instead of sequences (verl's dynamic batch size): each forward/backward on one
-    GPU takes whole rows up to this many tokens, and each log-prob pass up to twice as many; the two
-    ``*_micro_batch_size_per_gpu`` keys are then unused. With padding-free rows a micro batch costs what its
-    tokens cost, so a few large ones beat many small ones. None: fixed micro batches of sequences."""
 
 
 class LengthsSection(_Section):
@@ -179,6 +128,14 @@ class LengthsSection(_Section):
     """Cap of one model reply (per-turn max_tokens)."""
     max_model_len: int = Field(..., ge=128)
     """Whole context of an episode: first prompt + every reply + every observation."""
+
+    @model_validator(mode="after")
+    def _context_holds_a_turn(self) -> "LengthsSection":
+        needed = self.max_prompt_length + self.max_response_length_per_turn
+        if self.max_model_len < needed:
+            raise ValueError(f"max_model_len {self.max_model_len} (the whole context) is below max_prompt_length + "
+                             f"max_response_length_per_turn = {needed}")
+        return self
 
     @property
     def trajectory_response_length(self) -> int:
@@ -233,12 +190,6 @@ class AlgorithmSection(_Section):
     """Entropy bonus weight (0 = none)."""
     reject_zero_variance_groups: bool = True
     """Drop groups whose episodes all got the same reward (no GRPO signal)."""
-    old_log_probs: Literal["actor", "sampler"] = "actor"
-    """Where the PPO ratio's old-policy log-probs come from on the verl path. ``actor``: a forward pass of the actor
-    over the step's batch before the update (verl's default; 3-5 s of a verl_1gpu step on the H100). ``sampler``: the
-    log-probs vLLM returned while sampling (rLLM's rollout-correction bypass): no extra pass, but any gap between
-    sampler and actor (bf16 kernels, the LoRA merge) enters the ratio as if it were the policy's own change."""
-
     @field_validator("adv_estimator")
     @classmethod
     def _registered_estimator(cls, name: str) -> str:
@@ -246,22 +197,9 @@ class AlgorithmSection(_Section):
         return name
 
 
-class OffloadSection(_Section):
-    """FSDP CPU offload."""
-
-    param: bool = False
-    """Keep actor/ref parameters on the CPU between uses."""
-    optimizer: bool = False
-    """Keep optimizer state on the CPU between steps."""
-
-
 class TrainerSection(_Section):
     """Loop length, checkpoints, validation, logging."""
 
-    total_epochs: int = Field(1, ge=1)
-    """Passes over the train tasks (ignored when total_training_steps is set)."""
-    total_training_steps: int | None = Field(None, ge=1)
-    """Stop after this many steps; None = epochs decide."""
     save_freq: int = Field(10, ge=-1)
     """Checkpoint every this many steps (-1 = never)."""
     test_freq: int = Field(10, ge=-1)
@@ -279,26 +217,14 @@ class TrainerSection(_Section):
     """Experiment name; None = the preset's name."""
     output_dir: str = "runs"
     """Directory of runs; the run directory is ``output_dir/experiment``."""
-    resume: Literal["auto", "disable", "resume_path"] = "auto"
-    """verl resume mode: auto = latest checkpoint of the run directory, resume_path = ``resume_from_path``."""
-    resume_from_path: str | None = None
-    """Checkpoint directory (``.../global_step_N``) for resume=resume_path."""
+    resume: Literal["auto", "disable"] = "auto"
+    """auto = continue from the run directory's latest checkpoint when there is one; disable = start over."""
     max_checkpoints_to_keep: int | None = Field(None, ge=1)
     """Older checkpoints are deleted beyond this many; None keeps all."""
-    stall_timeout_s: int | None = Field(1800, ge=60)
-    """verl path, with the ``file`` logger: stop the run (exit 4, the newest worker error in ``<run dir>/stalled.txt``)
-    when no step has been logged for this many seconds, the first step counted from the launch; None: wait for ever.
-    A failure inside a Ray worker can leave verl's driver waiting without end (a broken LoRA weight sync did)."""
     harbor_rollouts: RolloutTrialsConfig = Field(default_factory=RolloutTrialsConfig)
-    """verl path: which steps' training episodes the rLLM Workflow keeps as Harbor trials in ``<run dir>/rollouts/``
-    (``enabled``, ``every_n_steps``, ``only_groups_with_variance``, ``max_disk_mb``; ``terminal-agent view RUN`` opens
-    them; docs/harbor_jobs.md). A local preset sets ``local.harbor_rollouts`` instead."""
-
-    @model_validator(mode="after")
-    def _resume_path(self) -> "TrainerSection":
-        if self.resume == "resume_path" and not self.resume_from_path:
-            raise ValueError("trainer.resume=resume_path needs trainer.resume_from_path")
-        return self
+    """Which steps' training episodes are kept as Harbor trials in ``<run dir>/rollouts/`` (``enabled``,
+    ``every_n_steps``, ``only_groups_with_variance``, ``max_disk_mb``; ``terminal-agent view RUN`` opens them;
+    docs/harbor_jobs.md): by the rLLM Workflow on the verl path, by the local trainer on the local one."""
 
 
 class SandboxSection(_Section):
@@ -311,88 +237,12 @@ class SandboxSection(_Section):
     """Extra ``EnvConfig`` settings passed as rLLM env_args (``sandbox``, ``actions``, ``grading``, ``judge``)."""
 
 
-class RuntimeEnvSection(_Section):
-    """What every Ray worker of a verl run gets besides rLLM's own runtime env."""
-
-    env_vars: dict[str, str] = Field(default_factory=dict)
-    """Environment variables of every Ray worker (and of the launching process); they win over rLLM's defaults
-    and over the variables forwarded from the launching shell. Numbers are taken as their text."""
-
-    @field_validator("env_vars", mode="before")
-    @classmethod
-    def _text_values(cls, value: Any) -> Any:
-        if not isinstance(value, dict):
-            return value
-        out = {}
-        for name, item in value.items():
-            if isinstance(item, bool):
-                raise ValueError(f"{name}: write the value as text ('1', 'true'), not a YAML boolean")
-            out[name] = str(item) if isinstance(item, (int, float)) else item
-        return out
-
-
-class LocalLoraSection(_Section):
-    """LoRA of the local trainer."""
-
-    rank: int = Field(8, ge=1)
-    """LoRA rank."""
-    alpha: int = Field(16, ge=1)
-    """LoRA alpha."""
-    dropout: float = Field(0.0, ge=0.0, lt=1.0)
-    """LoRA dropout (off while sampling: the policy samples in eval mode)."""
-    target_modules: list[str] = Field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
-    """Module names that get adapters."""
-
-
-class SftWarmStartSection(_Section):
-    """Supervised warm start on reference solutions before GRPO (local trainer)."""
-
-    enabled: bool = False
-    """Run the warm start."""
-    epochs: int = Field(1, ge=1)
-    """Passes over the solution transcripts."""
-    lr: float = Field(1e-4, gt=0.0)
-    """Learning rate of the warm start."""
-
-
-class LocalSection(_Section):
-    """The single-machine GRPO trainer (``backend: local`` only)."""
-
-    device: Literal["cpu", "cuda", "auto"] = "auto"
-    """Where the policy runs; ``auto`` picks CUDA when available."""
-    dtype: Literal["float32", "bfloat16", "float16"] = "float32"
-    """Weights' dtype (LoRA weights train in it too)."""
-    lora: LocalLoraSection = Field(default_factory=LocalLoraSection)
-    """LoRA adapters trained instead of the full model."""
-    steps: int = Field(10, ge=1)
-    """GRPO steps."""
-    sft_warm_start: SftWarmStartSection = Field(default_factory=SftWarmStartSection)
-    """Optional supervised warm start."""
-    num_threads: int | None = Field(None, ge=1)
-    """torch CPU threads; None = torch's default."""
-    seed: int = 0
-    """Seed of the data order, the sampling and the LoRA init (``data.split_seed`` seeds the train/held-out split)."""
-    val_max_tasks: int | None = Field(None, ge=1)
-    """Held-out tasks of one validation pass (``trainer.test_freq``, ``trainer.val_before_train``): a sample seeded
-    by 0, the same tasks every pass; None: all of them."""
-    stream_update: bool = True
-    """Start each graded group's forward and backward passes while the step's other episodes still run."""
-    micro_batch_tokens: int = Field(4096, ge=64)
-    """Token budget of one forward and backward pass of the update (rows x longest row)."""
-    harbor_rollouts: RolloutTrialsConfig = Field(default_factory=RolloutTrialsConfig)
-    """Which steps' episodes the local trainer keeps as Harbor trials in ``RUN/rollouts/`` (docs/harbor_jobs.md)."""
-    sampler: Literal["auto", "continuous", "batched", "vllm"] = "auto"
-    """What samples the policy: auto (the continuous sampler, or the batched one where it cannot run the model),
-    continuous, batched, or vllm (vLLM's engine where installed; docs/models.md, "Sampling through vLLM")."""
-    curriculum: Literal["none", "easy_to_hard"] = "none"
-    """Train-task order: ``none`` draws every task from the start; ``easy_to_hard`` opens the train split by
-    the tasks' difficulty (easy, then medium, then hard) over the first ``curriculum_share`` of the steps."""
-    curriculum_share: float = Field(0.5, gt=0.0, le=1.0)
-    """Share of ``local.steps`` over which ``easy_to_hard`` opens the harder levels, one level per equal part."""
-
-
 class TrainingPreset(_Section):
-    """One training run, everything a launch needs."""
+    """The sections every trainer backend reads. A preset is one of its subclasses, picked by ``backend``
+    (:func:`preset_class`): each backend declares its own in its package (``training/<backend>/preset_sections.py``),
+    with the keys only it reads: its own section (``local``), or its own fields in the sections above (verl's
+    ``model.lora_rank``, ``parallel``, ``runtime_env``...). A key another backend reads is then no key of this
+    preset: an unknown key, named."""
 
     name: str
     """Preset name (file stem); the default experiment name."""
@@ -405,8 +255,6 @@ class TrainingPreset(_Section):
     """The policy."""
     cluster: ClusterSection = Field(default_factory=ClusterSection)
     """Machines."""
-    parallel: ParallelSection = Field(default_factory=ParallelSection)
-    """Tensor / sequence parallelism."""
     data: DataSection = Field(default_factory=DataSection)
     """Tasks and splits."""
     rollout: RolloutSection = Field(default_factory=RolloutSection)
@@ -419,18 +267,12 @@ class TrainingPreset(_Section):
     """Agent loop."""
     algorithm: AlgorithmSection = Field(default_factory=AlgorithmSection)
     """GRPO settings."""
-    offload: OffloadSection = Field(default_factory=OffloadSection)
-    """CPU offload."""
     trainer: TrainerSection = Field(default_factory=TrainerSection)
     """Loop, checkpoints, logging."""
     sandbox: SandboxSection = Field(default_factory=SandboxSection)
     """Sandbox backend and env settings."""
     reward: RewardConfig = Field(default_factory=RewardConfig)
     """Reward mix (the env's own RewardConfig: test/judge weights, judge failure policy)."""
-    runtime_env: RuntimeEnvSection = Field(default_factory=RuntimeEnvSection)
-    """Ray runtime env additions of a verl run (environment variables of every worker)."""
-    local: LocalSection | None = None
-    """Local trainer settings; required for ``backend: local``, refused for ``verl``."""
     _source: str | None = PrivateAttr(default=None)
     _command_line: tuple[str, ...] = PrivateAttr(default=())
 
@@ -450,11 +292,6 @@ class TrainingPreset(_Section):
     def _registered_backend(cls, name: str) -> str:
         TRAINER_BACKENDS.get(name)  # a ConfigError (a ValueError) listing the registered backends
         return name
-
-    @model_validator(mode="after")
-    def _backend_sections(self) -> "TrainingPreset":
-        TRAINER_BACKENDS.get(self.backend).check_preset(self)  # the hook of TrainerBackend
-        return self
 
     @property
     def experiment(self) -> str:
@@ -562,49 +399,73 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     return parts, value
 
 
-def _model_for(parts: list[str]) -> tuple[type[BaseModel] | None, str]:
-    """The pydantic model that owns the last part of ``parts`` (None: inside a free mapping)."""
-    model: type[BaseModel] | None = TrainingPreset
-    walked: list[str] = []
-    for part in parts[:-1]:
-        walked.append(part)
+def preset_class(backend: str) -> type[TrainingPreset]:
+    """The preset type of the trainer backend ``backend``: the common sections with that backend's own keys
+    (its entry's ``preset_type``). Raises :class:`ConfigError` listing the registered backends."""
+    preset_type: type[TrainingPreset] = TRAINER_BACKENDS.get(backend).preset_type
+    return preset_type
+
+
+def preset_class_of(data: dict[str, Any]) -> type[TrainingPreset]:
+    """The preset type that validates the mapping ``data``: its ``backend``'s, or the common sections alone
+    while ``backend`` names no registered backend (validation then names the key)."""
+    backend = data.get("backend")
+    if isinstance(backend, str) and backend in TRAINER_BACKENDS:
+        return preset_class(backend)
+    return TrainingPreset
+
+
+def _section_model(model: type[BaseModel], name: str) -> type[BaseModel] | None:
+    """The section type of ``model``'s field ``name`` (None: the field is no section, or ``model`` has no such field)."""
+    field = model.model_fields.get(name)
+    if field is None:
+        return None
+    annotation = field.annotation
+    candidates = [annotation, *getattr(annotation, "__args__", ())]
+    return next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
+
+
+def _model_for(parts: list[str], preset_type: type[TrainingPreset]) -> tuple[type[BaseModel] | None, int]:
+    """The pydantic model that should hold ``parts[index]``, with that index: the owner of the last part, or of
+    the first part that names no field (None: inside a free mapping)."""
+    model: type[BaseModel] | None = preset_type
+    for index, part in enumerate(parts[:-1]):
         if model is None:
-            return None, ".".join(walked)
-        field = model.model_fields.get(part)
-        if field is None:
-            break
-        annotation = field.annotation
-        candidates = [annotation, *getattr(annotation, "__args__", ())]
-        model = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
-    return model, ".".join(walked)
+            return None, index
+        if part not in model.model_fields:
+            return model, index
+        model = _section_model(model, part)
+    return model, len(parts) - 1
 
 
-def is_preset_key(parts: list[str]) -> bool:
-    """Whether the dotted key ``parts`` names a preset key: a field of :class:`TrainingPreset` or of one of its
-    sections, or a name inside one of its free mappings (``sandbox.env.*``, ``runtime_env.env_vars.*``)."""
-    model: type[BaseModel] = TrainingPreset
+def is_preset_key(parts: list[str], preset_type: type[TrainingPreset] = TrainingPreset) -> bool:
+    """Whether the dotted key ``parts`` names a key of ``preset_type``: one of its fields or of one of its
+    sections, or a name inside one of its free mappings (``sandbox.env.*``, verl's ``runtime_env.env_vars.*``)."""
+    model: type[BaseModel] = preset_type
     for index, part in enumerate(parts):
         field = model.model_fields.get(part)
         if field is None:
             return False
         if index == len(parts) - 1:
             return True
-        annotation = field.annotation
-        candidates = [annotation, *getattr(annotation, "__args__", ())]
-        submodel = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
+        submodel = _section_model(model, part)
         if submodel is None:
+            annotation = field.annotation
+            candidates = [annotation, *getattr(annotation, "__args__", ())]
             return any(typing.get_origin(c) is dict or c is dict for c in candidates)  # a free mapping
         model = submodel
     return True
 
 
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    """``data`` with each dotted ``key=value`` set; an unknown key is a ConfigError listing the valid ones."""
+    """``data`` with each dotted ``key=value`` set; an unknown key (of the preset type of ``data``'s backend)
+    is a ConfigError listing the valid ones."""
     out = copy.deepcopy(data)
     for text in overrides:
         parts, value = parse_override(text)
-        model, parent = _model_for(parts)
-        if model is not None and parts[-1] not in model.model_fields:
+        model, index = _model_for(parts, preset_class_of(out))
+        parent = ".".join(parts[:index])
+        if model is not None and parts[index] not in model.model_fields:
             valid = ", ".join(sorted(model.model_fields))
             where = f"section {parent!r}" if parent else "a preset"
             hint = ("; rLLM/verl hydra keys (and +key=value additions) go to launch_training.py with a verl preset"
@@ -624,14 +485,16 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
 
 def preset_from_mapping(data: dict[str, Any], source: str | None = None) -> TrainingPreset:
     """Validate ``data``; the first error names its dotted key (after ``source``, the file, when given)."""
+    preset_type = preset_class_of(data)
     try:
-        preset = TrainingPreset.model_validate(data)
+        preset = preset_type.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         key = ".".join(str(part) for part in first.get("loc", ())) or "preset"
         message = str(first.get("msg", exc)).removeprefix("Value error, ")
         if first.get("type") == "extra_forbidden":
-            message = "unknown key"
+            message = "unknown key" + (f" of a backend {data['backend']} preset" if preset_type is not TrainingPreset
+                                       else "")
         shown = f" (got {shown_input(first['input'])})" if "input" in first and first.get("type") != "missing" and (
             not isinstance(first["input"], dict)) else ""
         raise ConfigError(f"{source + ': ' if source else ''}{key}: {message}{shown}") from None

@@ -12,19 +12,22 @@ training scripts ask the backend (its hooks and flags) and never compare backend
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from terminal_agent.training.trainer_registry import TRAINER_BACKENDS
 
 if TYPE_CHECKING:
-    from terminal_agent.training.launch_plan import LaunchPlan
+    from terminal_agent.training.launch_plan import LaunchPlan, RawOverride
     from terminal_agent.training.preset_config import TrainingPreset
-    from terminal_agent.training.verl.overrides import RawOverride
 
 
 class TrainerBackend(Protocol):
     """One way of training: the flags and hooks every entry of ``TRAINER_BACKENDS`` has."""
 
+    preset_type: type["TrainingPreset"]
+    """The backend's preset: the common sections with the keys only this backend reads (declared in its package,
+    ``training/<backend>/preset_sections.py``); a preset's ``backend`` picks it."""
     trainer_path: str
     """``module:attribute`` of what the launch runs (the dry run's ``workflow_class``)."""
     gpu_geometry: bool
@@ -37,15 +40,19 @@ class TrainerBackend(Protocol):
     can_rehearse: bool
     """Whether ``launch(plan, rehearse=True)`` means something (a launch without GPUs up to the first GPU call)."""
 
-    def check_preset(self, preset: "TrainingPreset") -> None:
-        """The preset's sections as this backend needs them (raises ``ValueError`` naming the key)."""
-        ...
-
     def check_launch(self, preset: "TrainingPreset", raw_overrides: Sequence["RawOverride"]) -> None:
         """What the launcher refuses before planning: keys this backend cannot honour (raises ``ConfigError``)."""
         ...
 
-    def plan(self, plan: "LaunchPlan", *, level2: bool, verl_python: str | None) -> "LaunchPlan":
+    def check_geometry(self, preset: "TrainingPreset") -> None:
+        """The arithmetic the preset must satisfy on this backend's machines (raises ``ConfigError`` naming the key)."""
+        ...
+
+    def placement(self, preset: "TrainingPreset") -> dict[str, Any]:
+        """The backend's keys of the dry run's ``placement`` (verl: ``gpus``, ``batch``); empty: none."""
+        ...
+
+    def plan(self, plan: "LaunchPlan[Any]", *, level2: bool, verl_python: str | None) -> "LaunchPlan[Any]":
         """Fill the backend's part of a validated plan (nothing is started)."""
         ...
 
@@ -53,11 +60,19 @@ class TrainerBackend(Protocol):
         """Where this trainer's sandboxes of the sandbox backend ``backend`` run, in words (not ``ray``)."""
         ...
 
-    def dry_run_fields(self, plan: "LaunchPlan") -> dict[str, Any]:
+    def dry_run_fields(self, plan: "LaunchPlan[Any]") -> dict[str, Any]:
         """The backend's own keys of the dry-run document (after the common ones)."""
         ...
 
-    def launch(self, plan: "LaunchPlan", *, progress: Any = None, rehearse: bool = False) -> Any:
+    def write_launch_files(self, plan: "LaunchPlan[Any]", launch_dir: Path) -> None:
+        """Files beside the dry run in ``launch_dir`` (verl: the composed ``trainer_config.yaml``); none: nothing."""
+        ...
+
+    def progress_totals(self, plan: "LaunchPlan[Any]") -> tuple[int, int]:
+        """(steps, episodes per step) of an ``in_process`` trainer's progress view."""
+        ...
+
+    def launch(self, plan: "LaunchPlan[Any]", *, progress: Any = None, rehearse: bool = False) -> Any:
         """Run the plan (blocks until training ends); an in-process trainer returns its summary."""
         ...
 

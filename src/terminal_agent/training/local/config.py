@@ -1,11 +1,12 @@
-"""The local trainer's own typed settings, flat, and how a :class:`TrainingPreset` maps onto them.
+"""The local trainer's own typed settings, flat, and how a :class:`LocalPreset` becomes them.
 
-The trainer reads only :class:`LocalTrainingConfig`; :meth:`LocalTrainingConfig.from_preset` is
-the one place that knows the preset's section layout (``rollout.n``, ``algorithm.*``,
-``local.lora.*``...; :data:`PRESET_KEY_OF_FIELD`), and the one the launcher's dry run and the
-launch both call. It refuses, naming the preset key, a value the local trainer cannot run and a
-key it would ignore (:data:`VERL_ONLY_KEYS` set to anything but its default, and the values
-:func:`local_preset_problems` lists). Tests and the experiment command build the config directly.
+The trainer reads only :class:`LocalTrainingConfig`. :meth:`LocalTrainingConfig.from_preset` builds it
+from a ``backend: local`` preset, field by field, in the plan (the launch runs that very config): the
+``local`` section and the common sections the local trainer reads. A key of another backend is no
+key of a :class:`LocalPreset` at all; a value the local trainer cannot run is refused by
+:func:`local_preset_problems`, naming the preset key. Tests, benchmarks and the experiment command
+build the config directly: its defaults are those of a small quick run, so a few of them differ
+from a preset's on purpose (each field's docstring says so).
 """
 
 from __future__ import annotations
@@ -13,173 +14,165 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-from pydantic.fields import FieldInfo
 
 from terminal_agent.harbor_jobs.training_trials import RolloutTrialsConfig
 from terminal_agent.rewards.reward import RewardConfig
 from terminal_agent.sandbox.config import SandboxConfig
-
 from terminal_agent.training.algorithms.advantages import ADVANTAGE_ESTIMATORS
 from terminal_agent.training.algorithms.kl_penalty import KL_ESTIMATORS
 from terminal_agent.training.algorithms.loss_aggregation import LOSS_AGG_MODES
 from terminal_agent.training.algorithms.policy_loss import ActorLossConfig
-from terminal_agent.training.preset_config import TrainingPreset, shown_input
-
-
-def preset_field(key: str) -> FieldInfo:
-    """The preset schema's field behind the dotted preset key ``key`` (``algorithm.lr``)."""
-    model: type[BaseModel] = TrainingPreset
-    parts = key.split(".")
-    for part in parts[:-1]:
-        annotation = model.model_fields[part].annotation
-        candidates = [annotation, *getattr(annotation, "__args__", ())]
-        model = next(c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel))
-    return model.model_fields[parts[-1]]
-
-
-def preset_knob(key: str) -> Any:
-    """A field of :class:`LocalTrainingConfig` that is the preset key ``key``, declared once there: its default
-    (or default factory), its bounds and its docstring are the preset schema's."""
-    info = preset_field(key)
-    given: dict[str, Any] = ({"default_factory": info.default_factory} if info.default_factory is not None
-                             else {"default": info.default})
-    field: FieldInfo = Field(**given, description=info.description, json_schema_extra={"preset_key": key})
-    field.metadata.extend(info.metadata)
-    return field
-
-
-def local_default(key: str, default: Any, why: str, **bounds: Any) -> Any:
-    """A field of :class:`LocalTrainingConfig` that is the preset key ``key`` but has a default of its own, on
-    purpose: ``why`` says why (the knob schema test lists these fields). A preset still sets it (``from_preset``)."""
-    return Field(default, json_schema_extra={"preset_key": key, "local_default": why}, **bounds)
-
-
-def converted_knob(key: str, how: str, **field: Any) -> Any:
-    """A field of :class:`LocalTrainingConfig` computed from the preset key ``key`` (another type) as ``how`` says;
-    ``field``: its ``default`` (or ``default_factory``) and bounds."""
-    return Field(**field, json_schema_extra={"preset_key": key, "converted": how})
+from terminal_agent.training.local.preset_sections import LocalPreset, local_preset
+from terminal_agent.training.preset_config import shown_input
 
 
 class LocalTrainingConfig(BaseModel):
-    """Everything one local GRPO run needs, except the tasks and the run directory.
-
-    A field that is a preset key is declared once, in the preset schema
-    (:mod:`terminal_agent.training.preset_config`): :func:`preset_knob` takes its default, bounds
-    and docstring from there. A field whose default here differs on purpose is a
-    :func:`local_default`, each with the reason (a direct build, by tests, the experiment command
-    and model loading, is a small quick run; a preset states a real run); a field computed from a
-    preset key of another type is a :func:`converted_knob`. ``tests/training/test_knob_schema.py``
-    holds the list of the differences.
-    """
+    """Everything one local GRPO run needs, except the tasks and the run directory. Each field names the preset
+    key it comes from (:meth:`from_preset`); "a direct build" is a config built without a preset."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, use_attribute_docstrings=True)
 
     # --- model ------------------------------------------------------------------------------
-    model_path: str = local_default("model.path", "embedded", "model.path has no default (a preset names its model); "
-                                    "a direct build runs the packaged model")
-    """``embedded`` (the packaged SmolLM2-135M-Instruct) or a transformers model directory."""
-    device: Literal["cpu", "cuda", "auto"] = preset_knob("local.device")
-    dtype: Literal["float32", "bfloat16", "float16"] = preset_knob("local.dtype")
-    lora_rank: int = preset_knob("local.lora.rank")
-    lora_alpha: int = preset_knob("local.lora.alpha")
-    lora_dropout: float = preset_knob("local.lora.dropout")
-    lora_target_modules: list[str] = preset_knob("local.lora.target_modules")
-    num_threads: int | None = preset_knob("local.num_threads")
+    model_path: str = "embedded"
+    """``model.path``: ``embedded`` (the packaged SmolLM2-135M-Instruct, also a direct build's) or a transformers
+    model directory."""
+    device: Literal["cpu", "cuda", "auto"] = "auto"
+    """``local.device``: where the policy runs; ``auto`` picks CUDA when available."""
+    dtype: Literal["float32", "bfloat16", "float16"] = "float32"
+    """``local.dtype``: the weights' dtype (LoRA weights train in it too)."""
+    lora_rank: int = Field(8, ge=1)
+    """``local.lora.rank``."""
+    lora_alpha: int = Field(16, ge=1)
+    """``local.lora.alpha``."""
+    lora_dropout: float = Field(0.0, ge=0.0, lt=1.0)
+    """``local.lora.dropout`` (off while sampling: the policy samples in eval mode)."""
+    lora_target_modules: list[str] = Field(default_factory=lambda: ["q_proj", "k_proj", "v_proj", "o_proj"])
+    """``local.lora.target_modules``: module names that get adapters."""
+    num_threads: int | None = Field(None, ge=1)
+    """``local.num_threads``: torch CPU threads; None = torch's default."""
 
     # --- rollouts ---------------------------------------------------------------------------
-    group_size: int = local_default("rollout.n", 4, "a direct build is a small run (and may take groups of one, "
-                                    "which the verl path's rollout.n >= 2 refuses)", ge=1)
-    """Episodes per task in one step (the GRPO group, ``rollout.n``)."""
-    tasks_per_step: int = local_default("batch.train_batch_size", 1, "batch.train_batch_size has no default (a preset "
-                                        "states its batch); a direct build takes one task a step", ge=1)
-    """Tasks per step (``batch.train_batch_size``)."""
-    temperature: float = preset_knob("rollout.temperature")
-    top_p: float = preset_knob("rollout.top_p")
-    max_turns: int = local_default("agent.max_turns", 4, "a direct build is a small run on a small model", ge=1)
-    """Model replies per episode; the episode is graded when they run out."""
-    max_response_length_per_turn: int = local_default(
-        "lengths.max_response_length_per_turn", 128, "the lengths have no preset default; a direct build (model "
-        "loading asks for 1 token) may cap a reply below the preset's floor of 16", ge=1)
-    """Token cap of one reply."""
-    max_model_len: int = local_default("lengths.max_model_len", 2048, "the lengths have no preset default; the "
-                                       "packaged model's context is 2048", ge=64)
-    """Context of an episode (prompt + replies + observations); a turn that could not fit ends the episode, graded."""
-    trajectory_timeout_s: float = local_default("agent.trajectory_timeout_s", 600.0, "a direct build's episodes "
-                                                "are short (agent.max_turns 4)", gt=0)
-    """Wall clock of one episode."""
-    concurrency: int | None = local_default("agent.parallel_episodes", None, "64 episodes at once is a GPU cluster's "
-                                            "number; a direct build runs one group at once", ge=1)
-    """Episodes (containers) at once; ``None``: one group (``group_size``)."""
-    sampler: Literal["auto", "continuous", "batched", "vllm"] = preset_knob("local.sampler")
+    group_size: int = Field(4, ge=1)
+    """``rollout.n``: episodes per task in one step (the GRPO group). A direct build is a small run and may take
+    groups of one, which a preset's ``rollout.n >= 2`` refuses."""
+    tasks_per_step: int = Field(1, ge=1)
+    """``batch.train_batch_size``: tasks per step (a direct build takes one)."""
+    temperature: float = Field(1.0, gt=0.0)
+    """``rollout.temperature``: sampling temperature while training (the logprobs are taken at it too)."""
+    top_p: float = Field(1.0, gt=0.0, le=1.0)
+    """``rollout.top_p``: nucleus sampling while training."""
+    max_turns: int = Field(4, ge=1)
+    """``agent.max_turns``: model replies per episode; the episode is graded when they run out (a direct build: 4,
+    a small run on a small model)."""
+    max_response_length_per_turn: int = Field(128, ge=1)
+    """``lengths.max_response_length_per_turn``: token cap of one reply (a direct build, as model loading, may cap
+    it below a preset's floor of 16)."""
+    max_model_len: int = Field(2048, ge=64)
+    """``lengths.max_model_len``: context of an episode (prompt + replies + observations); a turn that could not
+    fit ends the episode, graded (a direct build: the packaged model's 2048)."""
+    trajectory_timeout_s: float = Field(600.0, gt=0)
+    """``agent.trajectory_timeout_s``: wall clock of one episode (a direct build's episodes are short)."""
+    concurrency: int | None = Field(None, ge=1)
+    """``agent.parallel_episodes``: episodes (containers) at once; ``None`` (a direct build): one group
+    (``group_size``)."""
+    sampler: Literal["auto", "continuous", "batched", "vllm"] = "auto"
+    """``local.sampler``: what samples the policy (docs/models.md)."""
 
     # --- algorithm --------------------------------------------------------------------------
-    adv_estimator: str = preset_knob("algorithm.adv_estimator")
-    norm_adv_by_std_in_grpo: bool = preset_knob("algorithm.norm_adv_by_std_in_grpo")
-    lr: float = local_default("algorithm.lr", 1e-4, "the local trainer trains LoRA adapters; algorithm.lr's 1e-6 is "
-                              "a full fine-tuning rate (the verl presets)", gt=0.0)
-    """AdamW learning rate of the LoRA weights (a preset's ``algorithm.lr``)."""
+    adv_estimator: str = "grpo"
+    """``algorithm.adv_estimator``: a name in ``ADVANTAGE_ESTIMATORS``."""
+    norm_adv_by_std_in_grpo: bool = True
+    """``algorithm.norm_adv_by_std_in_grpo``: divide the group-centred reward by the group's standard deviation."""
+    lr: float = Field(1e-4, gt=0.0)
+    """``algorithm.lr``: AdamW learning rate of the LoRA weights (a direct build: a LoRA rate; a preset's default
+    1e-6 is a full fine-tuning rate, and the local presets set 1e-5)."""
     weight_decay: float = Field(0.01, ge=0.0)
     """AdamW weight decay (verl's default); not a preset key."""
-    clip_ratio_low: float = preset_knob("algorithm.clip_ratio_low")
-    clip_ratio_high: float = preset_knob("algorithm.clip_ratio_high")
-    clip_ratio_c: float = preset_knob("algorithm.clip_ratio_c")
-    loss_agg_mode: str = preset_knob("algorithm.loss_agg_mode")
-    use_kl_loss: bool = preset_knob("algorithm.use_kl_loss")
-    kl_loss_coef: float = preset_knob("algorithm.kl_loss_coef")
-    kl_loss_type: str = preset_knob("algorithm.kl_loss_type")
-    entropy_coeff: float = preset_knob("algorithm.entropy_coeff")
-    grad_clip: float = preset_knob("algorithm.grad_clip")
-    reject_zero_variance_groups: bool = preset_knob("algorithm.reject_zero_variance_groups")
+    clip_ratio_low: float = Field(0.2, ge=0.0)
+    """``algorithm.clip_ratio_low``: PPO clip below 1 (ratio floor 1 - low)."""
+    clip_ratio_high: float = Field(0.28, ge=0.0)
+    """``algorithm.clip_ratio_high``: PPO clip above 1 (ratio ceiling 1 + high)."""
+    clip_ratio_c: float = Field(3.0, gt=1.0)
+    """``algorithm.clip_ratio_c``: dual-clip bound for negative advantages."""
+    loss_agg_mode: str = "token-mean"
+    """``algorithm.loss_agg_mode``: a name in ``LOSS_AGG_MODES``."""
+    use_kl_loss: bool = False
+    """``algorithm.use_kl_loss``: add a KL(policy || reference) term (the reference is the model with its adapter
+    disabled)."""
+    kl_loss_coef: float = Field(0.001, ge=0.0)
+    """``algorithm.kl_loss_coef``: weight of the KL term."""
+    kl_loss_type: str = "low_var_kl"
+    """``algorithm.kl_loss_type``: a name in ``KL_ESTIMATORS``."""
+    entropy_coeff: float = Field(0.0, ge=0.0)
+    """``algorithm.entropy_coeff``: entropy bonus weight (0 = none)."""
+    grad_clip: float = Field(1.0, gt=0.0)
+    """``algorithm.grad_clip``: gradient norm clip; a non-finite norm skips the optimizer step."""
+    reject_zero_variance_groups: bool = True
+    """``algorithm.reject_zero_variance_groups``: drop groups whose episodes all got the same reward."""
     mask_truncated: bool = False
     """Truncation policy: False trains budget-cut episodes on their graded reward; True masks them; not a preset key."""
-    micro_batch_tokens: int = preset_knob("local.micro_batch_tokens")
-    stream_update: bool = preset_knob("local.stream_update")
-    harbor_rollouts: RolloutTrialsConfig = preset_knob("local.harbor_rollouts")
+    micro_batch_tokens: int = Field(4096, ge=64)
+    """``local.micro_batch_tokens``: token budget of one forward and backward pass of the update."""
+    stream_update: bool = True
+    """``local.stream_update``: start each graded group's update while the step's other episodes still run."""
+    harbor_rollouts: RolloutTrialsConfig = Field(default_factory=RolloutTrialsConfig)
+    """``trainer.harbor_rollouts``: which steps' episodes are kept as Harbor trials in ``RUN/rollouts/``."""
 
     # --- loop -------------------------------------------------------------------------------
-    steps: int = local_default("local.steps", 2, "a direct build is a small run", ge=1)
-    """GRPO steps."""
-    seed: int = preset_knob("local.seed")
-    curriculum: Literal["none", "easy_to_hard"] = preset_knob("local.curriculum")
-    curriculum_share: float = preset_knob("local.curriculum_share")
-    save_freq: int = local_default("trainer.save_freq", 1, "a direct build is a run of a few steps", ge=-1)
-    """Checkpoint every this many steps (-1: only at the end)."""
-    keep_checkpoints: int | None = local_default("trainer.max_checkpoints_to_keep", 2, "a direct build checkpoints "
-                                                 "every step (save_freq 1); two are enough to resume", ge=1)
-    """Older checkpoints are deleted beyond this many; ``None`` keeps all."""
-    wandb: bool = converted_knob("trainer.loggers", "whether trainer.loggers holds wandb", default=True)
-    """Log to a wandb run (offline unless ``wandb_mode`` says otherwise)."""
-    wandb_mode: Literal["offline", "online", "disabled"] = preset_knob("trainer.wandb_mode")
-    project: str = preset_knob("trainer.project")
-    experiment: str = converted_knob("trainer.experiment", "the preset's experiment (its name when unset)",
-                                     default="local")
-    """Experiment name (wandb)."""
-    resume: bool = converted_knob("trainer.resume", "trainer.resume is not disable", default=True)
-    """Continue from the run directory's latest checkpoint when there is one."""
-    test_weight: float = preset_knob("reward.test_weight")
-    judge_weight: float = preset_knob("reward.judge_weight")
-    reward: RewardConfig | None = converted_knob("reward", "the preset's whole reward section", default=None)
-    """The whole reward config (judge weight schedule included); None builds one from the two weights."""
-
-    sandbox: SandboxConfig = converted_knob("sandbox", "sandbox.backend over sandbox.env.sandbox (sandbox_config_of)",
-                                            default_factory=SandboxConfig)
-    """Where episodes run: the sandbox backend (``docker``, ``bwrap``, ``ray``) and its settings; the
-    SFT warm start, the GRPO rollouts and the learning experiment's evaluations all use it."""
+    steps: int = Field(2, ge=1)
+    """``local.steps``: GRPO steps (a direct build: a small run)."""
+    seed: int = 0
+    """``local.seed``: seed of the data order, the sampling and the LoRA init."""
+    curriculum: Literal["none", "easy_to_hard"] = "none"
+    """``local.curriculum``: train-task order (``easy_to_hard`` opens the levels one by one)."""
+    curriculum_share: float = Field(0.5, gt=0.0, le=1.0)
+    """``local.curriculum_share``: share of the steps over which ``easy_to_hard`` opens the harder levels."""
+    save_freq: int = Field(1, ge=-1)
+    """``trainer.save_freq``: checkpoint every this many steps (-1: only at the end; a direct build: every step)."""
+    keep_checkpoints: int | None = Field(2, ge=1)
+    """``trainer.max_checkpoints_to_keep``: older checkpoints are deleted beyond this many; ``None`` keeps all (a
+    direct build checkpoints every step: two are enough to resume)."""
+    wandb: bool = True
+    """Whether ``trainer.loggers`` holds ``wandb``: log to a wandb run (offline unless ``wandb_mode`` says so)."""
+    wandb_mode: Literal["offline", "online", "disabled"] = "offline"
+    """``trainer.wandb_mode``."""
+    project: str = "terminal-agent"
+    """``trainer.project``: project name (wandb)."""
+    experiment: str = "local"
+    """The preset's experiment (``trainer.experiment``, else its name): the wandb run's name."""
+    resume: bool = True
+    """Whether ``trainer.resume`` is ``auto``: continue from the run directory's latest checkpoint when there is one."""
+    test_weight: float = Field(1.0, ge=0.0)
+    """``reward.test_weight``: weight of the weighted test score."""
+    judge_weight: float = Field(0.0, ge=0.0)
+    """``reward.judge_weight``: weight of the judge's score; 0 turns the judge off."""
+    reward: RewardConfig | None = None
+    """The preset's whole ``reward`` section (judge weight schedule included); None builds one from the two
+    weights."""
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    """``sandbox.backend`` over ``sandbox.env.sandbox`` (:func:`sandbox_config_of`): where episodes run; the SFT
+    warm start, the GRPO rollouts and the learning experiment's evaluations all use it."""
 
     # --- validation on held-out tasks (terminal_agent.training.local.validation) --------------
-    test_freq: int = local_default("trainer.test_freq", -1, "a direct build validates only when asked", ge=-1)
-    """Validate every this many steps and after the last one (-1 or 0: never)."""
-    val_before_train: bool = local_default("trainer.val_before_train", False, "a direct build validates only "
-                                           "when asked")
-    """Validate once before the first GRPO step (after the SFT warm start, when there is one)."""
-    val_n: int = preset_knob("rollout.val_n")
-    val_temperature: float = preset_knob("rollout.val_temperature")
-    val_max_tasks: int | None = preset_knob("local.val_max_tasks")
+    test_freq: int = Field(-1, ge=-1)
+    """``trainer.test_freq``: validate every this many steps and after the last one (-1 or 0, a direct build's:
+    never)."""
+    val_before_train: bool = False
+    """``trainer.val_before_train``: validate once before the first GRPO step (a direct build: only when asked)."""
+    val_n: int = Field(1, ge=1)
+    """``rollout.val_n``: episodes per validation task."""
+    val_temperature: float = Field(0.6, gt=0.0)
+    """``rollout.val_temperature``: sampling temperature of validation episodes."""
+    val_max_tasks: int | None = Field(None, ge=1)
+    """``local.val_max_tasks``: held-out tasks of one validation pass (the same sample every pass); None: all."""
 
     # --- SFT warm start ---------------------------------------------------------------------
-    sft_enabled: bool = preset_knob("local.sft_warm_start.enabled")
-    sft_epochs: int = preset_knob("local.sft_warm_start.epochs")
-    sft_lr: float = preset_knob("local.sft_warm_start.lr")
+    sft_enabled: bool = False
+    """``local.sft_warm_start.enabled``."""
+    sft_epochs: int = Field(1, ge=1)
+    """``local.sft_warm_start.epochs``: passes over the solution transcripts."""
+    sft_lr: float = Field(1e-4, gt=0.0)
+    """``local.sft_warm_start.lr``: learning rate of the warm start."""
 
     @field_validator("adv_estimator")
     @classmethod
@@ -227,51 +220,63 @@ class LocalTrainingConfig(BaseModel):
         return self.val_before_train or self.test_freq > 0
 
     @classmethod
-    def from_preset(cls, preset: TrainingPreset, **overrides: Any) -> "LocalTrainingConfig":
-        """The config a ``backend: local`` :class:`~terminal_agent.training.preset_config.TrainingPreset` runs.
+    def from_preset(cls, preset: Any, **overrides: Any) -> "LocalTrainingConfig":
+        """The config a ``backend: local`` preset runs, each field from its preset key; ``overrides`` set fields.
 
-        The one place a preset becomes the local trainer's config: the launcher's dry run and the
-        launch both call it. Refuses (ConfigError) a preset key the local trainer would ignore
-        (:func:`local_preset_problems`) and a value it cannot run, naming the preset key
-        (``algorithm.kl_loss_type``), or the keyword of ``overrides`` that was given.
+        The launcher's plan calls it once and the launch runs its result. Refuses (ConfigError) a preset of
+        another backend, a value the local trainer cannot run (:func:`local_preset_problems`, naming the preset
+        key) and a bad keyword of ``overrides`` (naming it).
         """
         from pydantic import ValidationError
 
         from terminal_agent.errors import ConfigError
 
+        preset = local_preset(preset)
         where = f" (in {_source_of(preset)})"
-        if preset.local is None:
-            raise ConfigError(f"preset {preset.name!r} has no 'local' section (backend {preset.backend!r}){where}")
         problems = local_preset_problems(preset)
         if problems:
             raise ConfigError("; ".join(problems) + where)
-        values: dict[str, Any] = {name: _preset_value(preset, key) for name, key in PRESET_KEY_OF_FIELD.items()
-                                   if name not in OPTIONAL_PRESET_FIELDS}
-        values.update({name: getattr(preset.local, key.rpartition(".")[2]) for name, key in OPTIONAL_PRESET_FIELDS.items()
-                       if hasattr(preset.local, key.rpartition(".")[2])})
-        trainer = preset.trainer
         try:
             sandbox = sandbox_config_of(preset)
         except ConfigError as exc:
             raise ConfigError(f"{exc}{where}") from None
-        values.update(
-            lora_target_modules=list(preset.local.lora.target_modules),
-            wandb="wandb" in list(trainer.loggers),
-            experiment=preset.experiment,
-            resume=trainer.resume != "disable",
-            sandbox=sandbox,
+        local, rollout, algorithm, trainer = preset.local, preset.rollout, preset.algorithm, preset.trainer
+        values: dict[str, Any] = dict(
+            model_path=preset.model.path, device=local.device, dtype=local.dtype, lora_rank=local.lora.rank,
+            lora_alpha=local.lora.alpha, lora_dropout=local.lora.dropout,
+            lora_target_modules=list(local.lora.target_modules), num_threads=local.num_threads,
+            group_size=rollout.n, tasks_per_step=preset.batch.train_batch_size, temperature=rollout.temperature,
+            top_p=rollout.top_p, max_turns=preset.agent.max_turns,
+            max_response_length_per_turn=preset.lengths.max_response_length_per_turn,
+            max_model_len=preset.lengths.max_model_len, trajectory_timeout_s=preset.agent.trajectory_timeout_s,
+            concurrency=preset.agent.parallel_episodes, sampler=local.sampler,
+            adv_estimator=algorithm.adv_estimator, norm_adv_by_std_in_grpo=algorithm.norm_adv_by_std_in_grpo,
+            lr=algorithm.lr, clip_ratio_low=algorithm.clip_ratio_low, clip_ratio_high=algorithm.clip_ratio_high,
+            clip_ratio_c=algorithm.clip_ratio_c, loss_agg_mode=algorithm.loss_agg_mode,
+            use_kl_loss=algorithm.use_kl_loss, kl_loss_coef=algorithm.kl_loss_coef,
+            kl_loss_type=algorithm.kl_loss_type, entropy_coeff=algorithm.entropy_coeff,
+            grad_clip=algorithm.grad_clip, reject_zero_variance_groups=algorithm.reject_zero_variance_groups,
+            micro_batch_tokens=local.micro_batch_tokens, stream_update=local.stream_update,
+            harbor_rollouts=trainer.harbor_rollouts, steps=local.steps, seed=local.seed,
+            curriculum=local.curriculum, curriculum_share=local.curriculum_share, save_freq=trainer.save_freq,
+            keep_checkpoints=trainer.max_checkpoints_to_keep, wandb="wandb" in trainer.loggers,
+            wandb_mode=trainer.wandb_mode, project=trainer.project, experiment=preset.experiment,
+            resume=trainer.resume != "disable", test_weight=preset.reward.test_weight,
+            judge_weight=preset.reward.judge_weight, reward=preset.reward, sandbox=sandbox,
+            test_freq=trainer.test_freq, val_before_train=trainer.val_before_train, val_n=rollout.val_n,
+            val_temperature=rollout.val_temperature, val_max_tasks=local.val_max_tasks,
+            sft_enabled=local.sft_warm_start.enabled, sft_epochs=local.sft_warm_start.epochs,
+            sft_lr=local.sft_warm_start.lr,
         )
-        values.update(overrides)
         try:
-            config = cls(**values)
-        except ValidationError as exc:
+            config = cls(**{**values, **overrides})
+        except ValidationError as exc:  # the preset's sections hold the same bounds: an override is wrong
             first = exc.errors()[0]
-            field = str(first["loc"][0]) if first.get("loc") else ""
-            key = field if field in overrides else PRESET_KEY_OF_FIELD.get(field, field or f"preset {preset.name!r}")
+            field = str(first["loc"][0]) if first.get("loc") else f"preset {preset.name!r}"
             shown = (f" (got {shown_input(first['input'])})"
                      if "input" in first and not isinstance(first["input"], dict) else "")
             message = str(first.get("msg", exc)).removeprefix("Value error, ")
-            raise ConfigError(f"{key}: {message} for the local trainer{shown}{where}") from None
+            raise ConfigError(f"{field}: {message} for the local trainer{shown}{where}") from None
         if config.sampler == "vllm":
             from terminal_agent.models.vllm_sampler import require_vllm
 
@@ -286,101 +291,40 @@ class LocalTrainingConfig(BaseModel):
         return config
 
 
-def _source_of(preset: TrainingPreset) -> str:
+def _source_of(preset: LocalPreset) -> str:
     """The file (or packaged preset) ``preset`` was read from, for messages."""
     return getattr(preset, "source", None) or f"preset {getattr(preset, 'name', '?')}"
 
-
-def _declared_preset_key(info: FieldInfo) -> str | None:
-    """The preset key a field's declaration names (its ``json_schema_extra["preset_key"]``), or None."""
-    extra = info.json_schema_extra
-    key = extra.get("preset_key") if isinstance(extra, dict) else None
-    return key if isinstance(key, str) else None
-
-
-#: The preset key behind each field of :class:`LocalTrainingConfig` that a preset sets (errors name it), read off
-#: the fields' declarations (:func:`preset_knob`, :func:`local_default`, :func:`converted_knob`); fields not listed
-#: (``weight_decay``, ``mask_truncated``) keep their defaults. ``sandbox`` comes from ``sandbox.backend`` and
-#: ``sandbox.env.sandbox`` (:func:`sandbox_config_of`).
-PRESET_KEY_OF_FIELD: dict[str, str] = {
-    name: key for name, info in LocalTrainingConfig.model_fields.items()
-    for key in [_declared_preset_key(info)] if key is not None and name != "sandbox"
-}
-
-#: Fields read from the preset's ``local`` section only when that section has the key (a newer key the
-#: preset schema may not carry yet); otherwise the field keeps its default.
-OPTIONAL_PRESET_FIELDS: dict[str, str] = {"sampler": "local.sampler", "harbor_rollouts": "local.harbor_rollouts"}
-
-#: Preset keys the local trainer does not read, each with what a local preset uses instead. For
-#: ``backend: local`` a preset may leave them out or set them to their defaults; any other value is refused.
-VERL_ONLY_KEYS: dict[str, str] = {
-    "model.lora_rank": "the local trainer's LoRA rank is local.lora.rank",
-    "model.lora_alpha": "the local trainer's LoRA alpha is local.lora.alpha",
-    "model.gradient_checkpointing": "the local trainer does not recompute activations",
-    "model.trust_remote_code": "the local trainer loads models without remote code",
-    "model.fused_kernels": "the local trainer computes token log-probs itself (by rows, in fp32)",
-    "algorithm.old_log_probs": "the local trainer's old log-probs are always the sampler's",
-    "cluster.nodes": "the local trainer runs on one machine",
-    "parallel.tensor_parallel": "the local trainer runs one policy on one device",
-    "parallel.sequence_parallel": "the local trainer runs one policy on one device",
-    "parallel.rollout_replicas": "the local trainer runs one policy on one device",
-    "data.train_files": "the local trainer reads data.tasks (or data.splits), not parquet",
-    "data.val_files": "the local trainer reads data.tasks (or data.splits), not parquet",
-    "rollout.gpu_memory_utilization": "vLLM's share of GPU memory; the local sampler is not vLLM",
-    "batch.micro_batch_size_per_gpu": "the local update splits its rows by a token budget",
-    "batch.log_prob_micro_batch_size_per_gpu": "the local trainer takes the sampler's logprobs",
-    "batch.max_tokens_per_gpu": "the local update splits its rows by its own token budget (local.micro_batch_tokens)",
-    "offload.param": "the local trainer has no FSDP offload",
-    "offload.optimizer": "the local trainer has no FSDP offload",
-    "trainer.total_epochs": "local.steps sets the length of a local run",
-    "trainer.total_training_steps": "local.steps sets the length of a local run",
-    "trainer.resume_from_path": "a local run resumes from its run directory's latest checkpoint",
-    "trainer.harbor_rollouts": "the local trainer's Harbor rollouts are local.harbor_rollouts",
-}
 
 #: Keys of ``sandbox.env`` the local trainer reads (the rest of an ``EnvConfig`` is the verl Workflow's).
 LOCAL_SANDBOX_ENV_KEYS = ("sandbox", "sandbox_config")
 
 
-def _preset_value(preset: Any, key: str) -> Any:
-    value = preset
-    for part in key.split("."):
-        value = getattr(value, part)
-    return value
-
-
-def _preset_default(preset: TrainingPreset, key: str) -> Any:
-    section_key, _, name = key.rpartition(".")
-    section = _preset_value(preset, section_key)
-    return type(section).model_fields[name].get_default(call_default_factory=True)
-
-
-def local_preset_problems(preset: TrainingPreset) -> list[str]:
-    """Why ``preset`` (``backend: local``) cannot run as written: each message names a preset key the
-    local trainer would ignore (:data:`VERL_ONLY_KEYS` set to another value than its default, and the
-    values below) or a combination it cannot honour. Empty when the preset runs as it reads."""
+def local_preset_problems(preset: LocalPreset) -> list[str]:
+    """Why ``preset`` (``backend: local``) cannot run as written: each message names a preset key whose value the
+    local trainer cannot honour (one machine, one device, one optimizer step a step, the losses and KL estimators
+    it implements...). Empty when the preset runs as it reads."""
     problems: list[str] = []
-    for key, instead in VERL_ONLY_KEYS.items():
-        value, default = _preset_value(preset, key), _preset_default(preset, key)
-        if value != default:
-            problems.append(f"{key}: verl-only, the local trainer ignores it ({instead}); leave it out or at its "
-                            f"default {default!r} (got {value!r})")
+    algorithm = preset.algorithm
+    if algorithm.loss_agg_mode not in LOSS_AGG_MODES:
+        problems.append(f"algorithm.loss_agg_mode: {algorithm.loss_agg_mode!r} is no loss aggregation mode of the local "
+                        f"trainer; valid: {', '.join(LOSS_AGG_MODES.names())}")
+    if algorithm.kl_loss_type not in KL_ESTIMATORS:
+        problems.append(f"algorithm.kl_loss_type: {algorithm.kl_loss_type!r} is no KL estimator of the local trainer; "
+                        f"valid: {', '.join(KL_ESTIMATORS.names())}")
     cluster, batch, trainer, data = preset.cluster, preset.batch, preset.trainer, preset.data
+    if cluster.nodes > 1:
+        problems.append(f"cluster.nodes: the local trainer runs on one machine, not {cluster.nodes}")
     if cluster.gpus_per_node > 1:
         problems.append(f"cluster.gpus_per_node: the local trainer uses one device (local.device), not "
                         f"{cluster.gpus_per_node} GPUs")
-    elif cluster.gpus_per_node == 0 and preset.local is not None and preset.local.device == "cuda":
+    elif cluster.gpus_per_node == 0 and preset.local.device == "cuda":
         problems.append("cluster.gpus_per_node: 0 GPUs, but local.device is cuda")
     if batch.ppo_mini_batch_size != batch.train_batch_size:
         problems.append(f"batch.ppo_mini_batch_size: the local trainer takes one optimizer step per step: set it to "
                         f"batch.train_batch_size ({batch.train_batch_size}), not {batch.ppo_mini_batch_size}")
     if preset.agent.compaction:
         problems.append("agent.compaction: the local trainer's agent never compacts (training replies stay verbatim)")
-    if trainer.resume == "resume_path":
-        problems.append("trainer.resume: resume_path is verl-only; a local run resumes from its run directory "
-                        "(auto) or starts over (disable)")
-    if "tensorboard" in trainer.loggers:
-        problems.append("trainer.loggers: tensorboard is verl-only; the local trainer writes metrics.jsonl and wandb")
     for name in sorted(set(preset.sandbox.env) - set(LOCAL_SANDBOX_ENV_KEYS)):
         problems.append(f"sandbox.env.{name}: verl-only, the local trainer's env takes only sandbox.env.sandbox "
                         "(with sandbox.backend, agent.max_turns and reward)")
@@ -400,7 +344,7 @@ def local_preset_problems(preset: TrainingPreset) -> list[str]:
     return problems
 
 
-def sandbox_config_of(preset: TrainingPreset) -> SandboxConfig:
+def sandbox_config_of(preset: LocalPreset) -> SandboxConfig:
     """The preset's sandbox settings: ``sandbox.env.sandbox`` (an ``EnvConfig``'s sandbox section) with
     ``sandbox.backend`` on top, validated (a bad key is a ``ConfigError`` that names it)."""
     from pydantic import ValidationError
@@ -424,6 +368,6 @@ def sandbox_config_of(preset: TrainingPreset) -> SandboxConfig:
 
 
 __all__ = [
-    "LOCAL_SANDBOX_ENV_KEYS", "LocalTrainingConfig", "PRESET_KEY_OF_FIELD", "VERL_ONLY_KEYS", "local_preset_problems",
+    "LOCAL_SANDBOX_ENV_KEYS", "LocalTrainingConfig", "local_preset_problems",
     "sandbox_config_of",
 ]

@@ -55,6 +55,7 @@ from terminal_agent.training.local.metrics import (
     skipped_steps_before,
 )
 from terminal_agent.training.local.policy import LocalPolicy, load_policy, make_policy_client
+from terminal_agent.training.local.preset_sections import local_preset
 from terminal_agent.training.local.rollouts import (
     EpisodeRecord,
     LocalRolloutCollector,
@@ -427,16 +428,19 @@ def train_local(
     return summary
 
 
-def run_local_training(preset: TrainingPreset, run_dir: Path, *, progress: TrainingProgress | None = None, **overrides: Any) -> TrainingSummary:
+def run_local_training(preset: TrainingPreset, run_dir: Path, *, config: LocalTrainingConfig | None = None,
+                       progress: TrainingProgress | None = None, **overrides: Any) -> TrainingSummary:
     """Entry point of the launcher for a ``backend: local`` preset.
 
     Loads the preset's train and held-out splits (``data.splits``, or ``data.tasks`` split by
     ``data.val_fraction`` and ``data.split_seed``), trains on the first and validates on the second
     when the preset asks (``trainer.test_freq``, ``trainer.val_before_train``); ``overrides`` set
-    :class:`LocalTrainingConfig` fields. Quiet unless ``progress`` is given (``launch_training.py``
-    passes the CLI's rich view).
+    :class:`LocalTrainingConfig` fields; ``config``: the one the launch plan built from the preset already
+    (the launcher's), used as it is. Quiet unless ``progress`` is given (``launch_training.py`` passes the
+    CLI's rich view).
     """
-    config = LocalTrainingConfig.from_preset(preset, **overrides)
+    if config is None:
+        config = LocalTrainingConfig.from_preset(local_preset(preset), **overrides)
     train, held_out = local_task_split(preset)
     return train_local(config, train, run_dir, progress=progress, val_tasks=held_out)
 

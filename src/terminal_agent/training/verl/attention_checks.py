@@ -21,7 +21,7 @@ import importlib
 from typing import Final
 
 from terminal_agent.errors import TrainingSetupError
-from terminal_agent.training.preset_config import TrainingPreset
+from terminal_agent.training.verl.preset_sections import VerlPreset
 from terminal_agent.training.verl.attention_names import PACKED_ATTENTION_MODULE, PACKED_ATTENTION_NAME
 
 #: What verl 0.9.1 loads when ``model.attn_implementation`` is unset.
@@ -30,12 +30,12 @@ VERL_DEFAULT_ATTENTION: Final = "flash_attention_2"
 FLASH_ATTENTION_PACKAGES: Final = {"flash_attention_2": "flash_attn", "flash_attention_3": "flash_attn_interface"}
 
 
-def chosen_attention(preset: TrainingPreset) -> str:
+def chosen_attention(preset: VerlPreset) -> str:
     """The actor's ``attn_implementation``: the preset's, or verl's default."""
     return preset.model.attn_implementation or VERL_DEFAULT_ATTENTION
 
 
-def needs_packed_rows(preset: TrainingPreset) -> bool:
+def needs_packed_rows(preset: VerlPreset) -> bool:
     """verl runs the actor on padding-free rows: ``use_remove_padding``, or Ulysses SP (which needs them)."""
     return preset.model.use_remove_padding or preset.parallel.sequence_parallel > 1
 
@@ -61,7 +61,7 @@ def _project_attention_problem() -> str | None:
     return None if problem is None else f"model.attn_implementation {PACKED_ATTENTION_NAME}: {problem}"
 
 
-def packed_attention_report(preset: TrainingPreset) -> str | None:
+def packed_attention_report(preset: VerlPreset) -> str | None:
     """What a launch of ``preset`` on this machine would refuse about its attention, in one line, or None. Raises
     nothing: a CPU machine can show it beside a dry run."""
     if preset.backend != "verl" or not needs_packed_rows(preset):
@@ -79,7 +79,7 @@ def packed_attention_report(preset: TrainingPreset) -> str | None:
     return None
 
 
-def check_packed_attention(preset: TrainingPreset) -> None:
+def check_packed_attention(preset: VerlPreset) -> None:
     """The launch's attention check: raises :class:`TrainingSetupError` with :func:`packed_attention_report`'s line."""
     problem = packed_attention_report(preset)
     if problem is not None:

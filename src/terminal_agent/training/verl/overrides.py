@@ -35,7 +35,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from terminal_agent.errors import ConfigError
-from terminal_agent.training.preset_config import TrainingPreset, is_preset_key
+from terminal_agent.training.launch_plan import RawOverride
+from terminal_agent.training.preset_config import is_preset_key, preset_class
+from terminal_agent.training.trainer_registry import TRAINER_BACKENDS
+from terminal_agent.training.verl.preset_sections import VerlPreset
 from terminal_agent.training.verl.attention_names import PACKED_ATTENTION_MODULE, PACKED_ATTENTION_NAME
 
 #: rLLM's trainer config that HEAD's ``AgentTrainer(backend="verl")`` runs (rllm/trainer/config).
@@ -68,28 +71,12 @@ class HydraOverride:
 SHARED_SECTIONS = ("data", "algorithm", "trainer", "reward")
 
 
-@dataclass(frozen=True)
-class RawOverride:
-    """A raw rLLM/verl hydra key from the command line (not a preset key)."""
-
-    text: str
-    """As typed (``+actor_rollout_ref.model.override_config.attn_implementation=sdpa``)."""
-    key: str
-    """The dotted hydra key, without the ``+``."""
-    prefix: Literal["", "+", "++"]
-    """Hydra's ``+`` (add a key the schema does not have) or ``++`` (add or override)."""
-    value: str
-    """The value as typed, in Hydra's grammar (``[console,file]``, ``true``, ``1e-6``)."""
-
-    def to_hydra(self) -> str:
-        return f"{self.prefix}{self.key}={self.value}"
-
-
 def split_overrides(overrides: list[str]) -> tuple[list[str], list[RawOverride]]:
     """The command line's ``key=value`` words as (preset overrides, raw rLLM/verl overrides); the rule is in
     the module's docstring. Raises :class:`ConfigError` naming a word that is no override."""
     preset: list[str] = []
     raw: list[RawOverride] = []
+    preset_types = [preset_class(name) for name in TRAINER_BACKENDS.names()]  # a key of any backend's preset
     for text in overrides:
         stripped = text.strip()
         if stripped.startswith("~"):
@@ -103,7 +90,9 @@ def split_overrides(overrides: list[str]) -> tuple[list[str], list[RawOverride]]
         parts = key.split(".")
         if prefix:
             raw.append(RawOverride(text, key, prefix, value))
-        elif is_preset_key(parts) or (parts[0] in TrainingPreset.model_fields and parts[0] not in SHARED_SECTIONS):
+        elif any(is_preset_key(parts, preset_type) or (parts[0] in preset_type.model_fields
+                                                       and parts[0] not in SHARED_SECTIONS)
+                 for preset_type in preset_types):
             preset.append(text)
         else:
             raw.append(RawOverride(text, key, prefix, value))
@@ -124,7 +113,7 @@ def format_hydra_value(value: Any) -> str:
     return f"'{text}'"
 
 
-def verl_overrides(preset: TrainingPreset, *, train_files: str, val_files: str | None,
+def verl_overrides(preset: VerlPreset, *, train_files: str, val_files: str | None,
                    model_path: str | None = None) -> list[HydraOverride]:
     """Every rLLM/verl key the preset sets, in a stable order. ``model_path``: where ``model.path`` resolved to
     (the embedded model's directory); None: ``model.path`` as written."""
@@ -261,49 +250,3 @@ def verl_overrides(preset: TrainingPreset, *, train_files: str, val_files: str |
     fixed("rllm.compact_filtering.mask_max_prompt_length_exceeded", False, "lengths.max_model_len")
     fixed("rllm.compact_filtering.mask_max_response_length_exceeded", False, "lengths.max_model_len")
     return out
-
-
-def env_args_for(preset: TrainingPreset) -> dict[str, Any]:
-    """rLLM ``env_args`` of :class:`~terminal_agent.env.DockerIsolatedEnv` (EnvConfig keys)."""
-    env_args: dict[str, Any] = dict(preset.sandbox.env)
-    env_args["max_steps"] = preset.agent.max_turns
-    env_args["sandbox"] = {**dict(env_args.get("sandbox") or {}), "backend": preset.sandbox.backend}
-    env_args["reward"] = preset.reward.model_dump()
-    return env_args
-
-
-def agent_args_for(preset: TrainingPreset) -> dict[str, Any]:
-    """rLLM ``agent_args`` of :class:`~terminal_agent.agent.TerminalBenchAgent` (AgentConfig keys)."""
-    return {}
-
-
-def workflow_args_for(preset: TrainingPreset) -> dict[str, Any]:
-    """Keyword arguments of ``TerminalTaskWorkflow`` (after rLLM's rollout_engine and executor)."""
-    return {
-        "agent_args": agent_args_for(preset),
-        "env_args": env_args_for(preset),
-        "max_steps": preset.agent.max_turns,
-        "max_tokens_per_turn": preset.lengths.max_response_length_per_turn,
-        "max_context_tokens": preset.lengths.max_model_len,
-        "compaction": preset.agent.compaction,
-        "timeout": preset.agent.trajectory_timeout_s,
-        "harbor_rollouts": harbor_rollouts_args_for(preset),
-    }
-
-
-def harbor_rollouts_args_for(preset: TrainingPreset) -> dict[str, Any] | None:
-    """The Workflow's ``harbor_rollouts`` (``RllmRolloutTrialsSettings`` fields) from ``trainer.harbor_rollouts``, the
-    GRPO group (``rollout.n``) and the advantage settings verl computes with; None when the trials are off."""
-    retention = preset.trainer.harbor_rollouts
-    if not retention.enabled:
-        return None
-    return {
-        "run_dir": str(preset.run_dir.resolve()),  # absolute: rLLM's TaskRunner is a Ray actor with its own cwd
-        "retention": retention.model_dump(),
-        "group_size": preset.rollout.n,
-        "adv_estimator": preset.algorithm.adv_estimator,
-        "norm_adv_by_std_in_grpo": preset.algorithm.norm_adv_by_std_in_grpo,
-        "rejection_sample": preset.algorithm.reject_zero_variance_groups,
-        "model_name": preset.model.path,
-        "experiment": preset.experiment,
-    }

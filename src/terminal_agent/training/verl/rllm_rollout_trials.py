@@ -70,7 +70,7 @@ verl's ``grpo`` divides by ``torch.std`` (the sample std), which is the registry
 
 class RllmRolloutTrialsSettings(BaseModel):
     """What the Workflow needs to keep training episodes as Harbor trials (``workflow_args["harbor_rollouts"]``,
-    filled from the verl preset by ``training.verl.overrides.workflow_args_for``)."""
+    filled from the verl preset by ``training.episode_args.workflow_args_for``)."""
 
     model_config = ConfigDict(extra="forbid")
 

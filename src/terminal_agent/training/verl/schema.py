@@ -41,7 +41,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from terminal_agent.errors import ConfigError, TrainingSetupError
-from terminal_agent.training.verl.overrides import RLLM_TRAINER_CONFIG, HydraOverride, RawOverride
+from terminal_agent.training.launch_plan import RawOverride
+from terminal_agent.training.verl.overrides import RLLM_TRAINER_CONFIG, HydraOverride
 
 if TYPE_CHECKING:  # hydra-core is imported where a config is composed (_require_hydra names what to install)
     from omegaconf import DictConfig
@@ -258,9 +259,9 @@ def _preset_keys_of(key: str) -> str:
     """`` (section 'trainer' has: ...)`` for a key in a section the preset has too; empty otherwise."""
     from pydantic import BaseModel
 
-    from terminal_agent.training.preset_config import TrainingPreset
+    from terminal_agent.training.verl.preset_sections import VerlPreset
 
-    field = TrainingPreset.model_fields.get(key.split(".")[0])
+    field = VerlPreset.model_fields.get(key.split(".")[0])
     section = field.annotation if field is not None else None
     if not (isinstance(section, type) and issubclass(section, BaseModel)):
         return ""

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from terminal_agent.errors import ConfigError
-from terminal_agent.training.preset_config import TrainingPreset
+from terminal_agent.training.verl.preset_sections import VerlPreset
 from terminal_agent.training.trainer_backends import get_trainer_backend
 from terminal_agent.training.verl.attention_names import PACKED_ATTENTION_MODULE, PACKED_ATTENTION_NAME
 
@@ -46,7 +46,7 @@ VERL_METRICS_FILE = "verl_metrics.jsonl"
 """Where verl's ``file`` logger writes one JSON line per step, in the run directory."""
 
 
-def run_environment(preset: TrainingPreset) -> dict[str, str]:
+def run_environment(preset: VerlPreset) -> dict[str, str]:
     """Variables the run sets for itself and its workers: wandb mode, the file logger's path (``file`` in
     ``trainer.loggers``), ``runtime_env.env_vars`` of the preset (which win over those), the packed attention's
     module in :data:`VERL_EXTERNAL_MODULES` where the preset picks it, and for a verl run
@@ -68,7 +68,7 @@ def _with_module(modules: str | None, module: str) -> str:
     return ",".join(names if module in names else [*names, module])
 
 
-def require_multicast_off(preset: TrainingPreset, environ: dict[str, str] | None = None) -> None:
+def require_multicast_off(preset: VerlPreset, environ: dict[str, str] | None = None) -> None:
     """Refuse a verl launch whose environment (``environ``, default this process's) or whose preset's
     ``runtime_env.env_vars`` sets one of :data:`NVLINK_MULTICAST_OFF` to a value that turns multicast on.
     Raises ConfigError naming the variable and its value; unset variables are fine (the launch sets them)."""
@@ -83,7 +83,7 @@ def require_multicast_off(preset: TrainingPreset, environ: dict[str, str] | None
                               f"every process: unset {name} or set {name}={off}")
 
 
-def ray_runtime_env(preset: TrainingPreset, base: dict[str, Any] | None = None) -> dict[str, Any]:
+def ray_runtime_env(preset: VerlPreset, base: dict[str, Any] | None = None) -> dict[str, Any]:
     """Ray ``runtime_env`` of the run: rLLM's (``base``, merged, not replaced) plus our package, forwarded
     variables and :func:`run_environment` last (the preset's ``runtime_env.env_vars``, then the NVLink multicast
     switches: they win over rLLM's and the shell's)."""

@@ -1,4 +1,4 @@
-"""The arithmetic a training preset must satisfy before anything is launched.
+"""The arithmetic a verl preset must satisfy before anything is launched (the verl backend's ``check_geometry``).
 
 Each rule is a function ``(preset, heads) -> list[GeometryProblem]`` registered by name in
 :data:`GEOMETRY_RULES`; a problem names the preset key to change. The rules restate what verl,
@@ -11,11 +11,10 @@ has loaded a 32B model:
 * ``heads_by_sp``      attention heads divisible by SP (Ulysses splits heads across the SP group);
 * ``sp_remove_padding`` SP above 1 only with ``model.use_remove_padding`` (Ulysses splits the packed sequence);
 * ``tp_replicas``      vLLM TP x replicas at most the GPU count, TP inside one node, heads divisible by TP;
-* ``context``          whole context at least first prompt + one reply;
 * ``lora_rank``        a LoRA rank vLLM can serve (verl rounds it up to one of vLLM's ranks, at most 512;
                        verl's own check needs vLLM installed, so it is restated here).
 
-:func:`placement_plan` shows the same arithmetic as numbers (the dry run prints it): nodes x GPUs, the
+:func:`verl_placement` shows the same arithmetic as numbers (the dry run prints it): nodes x GPUs, the
 actor's FSDP world, vLLM TP and replicas, the rows a step makes and how they split per GPU; it is built
 only for a preset these rules passed, so every division in it is exact.
 
@@ -29,13 +28,13 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from terminal_agent.errors import ConfigError
 from terminal_agent.registry import Registry
-from terminal_agent.training.preset_config import TrainingPreset
-from terminal_agent.training.trainer_backends import get_trainer_backend
+from terminal_agent.training.verl.preset_sections import VerlPreset
 
 
 @dataclass(frozen=True)
@@ -74,7 +73,7 @@ class GeometryProblem:
         return f"{self.key}: {self.message} [{self.rule}]"
 
 
-GeometryRule = Callable[[TrainingPreset, AttentionHeads], list[GeometryProblem]]
+GeometryRule = Callable[[VerlPreset, AttentionHeads], list[GeometryProblem]]
 GEOMETRY_RULES: Registry[GeometryRule] = Registry("geometry rule")
 
 
@@ -97,14 +96,8 @@ def attention_heads(model_path: str) -> AttentionHeads:
     )
 
 
-def _gpu_rules_apply(preset: TrainingPreset) -> bool:
-    return get_trainer_backend(preset.backend).gpu_geometry
-
-
 @GEOMETRY_RULES.register("batch_divisible")
-def check_batch_divisible(preset: TrainingPreset, heads: AttentionHeads) -> list[GeometryProblem]:
-    if not _gpu_rules_apply(preset):
-        return []
+def check_batch_divisible(preset: VerlPreset, heads: AttentionHeads) -> list[GeometryProblem]:
     gpus = preset.cluster.total_gpus
     episodes = preset.batch.train_batch_size * preset.rollout.n
     if episodes % gpus:
@@ -117,14 +110,12 @@ def check_batch_divisible(preset: TrainingPreset, heads: AttentionHeads) -> list
 
 
 @GEOMETRY_RULES.register("mini_batch")
-def check_mini_batch(preset: TrainingPreset, heads: AttentionHeads) -> list[GeometryProblem]:
+def check_mini_batch(preset: VerlPreset, heads: AttentionHeads) -> list[GeometryProblem]:
     batch = preset.batch
     if batch.ppo_mini_batch_size > batch.train_batch_size or batch.train_batch_size % batch.ppo_mini_batch_size:
         return [GeometryProblem("mini_batch", "batch.ppo_mini_batch_size",
                                 f"ppo_mini_batch_size {batch.ppo_mini_batch_size} must divide train_batch_size "
                                 f"{batch.train_batch_size}")]
-    if not _gpu_rules_apply(preset):
-        return []
     data_parallel = preset.cluster.total_gpus // preset.parallel.sequence_parallel
     if data_parallel < 1:
         return []  # sp_in_node reports it
@@ -144,9 +135,7 @@ def check_mini_batch(preset: TrainingPreset, heads: AttentionHeads) -> list[Geom
 
 
 @GEOMETRY_RULES.register("sp_in_node")
-def check_sp_in_node(preset: TrainingPreset, heads: AttentionHeads) -> list[GeometryProblem]:
-    if not _gpu_rules_apply(preset):
-        return []
+def check_sp_in_node(preset: VerlPreset, heads: AttentionHeads) -> list[GeometryProblem]:
     sp, per_node = preset.parallel.sequence_parallel, preset.cluster.gpus_per_node
     if sp > per_node:
         return [GeometryProblem("sp_in_node", "parallel.sequence_parallel",
@@ -160,7 +149,7 @@ def check_sp_in_node(preset: TrainingPreset, heads: AttentionHeads) -> list[Geom
 
 
 @GEOMETRY_RULES.register("heads_by_sp")
-def check_heads_by_sp(preset: TrainingPreset, heads: AttentionHeads) -> list[GeometryProblem]:
+def check_heads_by_sp(preset: VerlPreset, heads: AttentionHeads) -> list[GeometryProblem]:
     sp = preset.parallel.sequence_parallel
     if sp == 1:
         return []
@@ -177,8 +166,8 @@ def check_heads_by_sp(preset: TrainingPreset, heads: AttentionHeads) -> list[Geo
 
 
 @GEOMETRY_RULES.register("sp_remove_padding")
-def check_sp_remove_padding(preset: TrainingPreset, heads: AttentionHeads) -> list[GeometryProblem]:
-    if _gpu_rules_apply(preset) and preset.parallel.sequence_parallel > 1 and not preset.model.use_remove_padding:
+def check_sp_remove_padding(preset: VerlPreset, heads: AttentionHeads) -> list[GeometryProblem]:
+    if preset.parallel.sequence_parallel > 1 and not preset.model.use_remove_padding:
         return [GeometryProblem("sp_remove_padding", "model.use_remove_padding",
                                 f"sequence_parallel {preset.parallel.sequence_parallel} needs use_remove_padding: "
                                 "Ulysses splits the packed (padding-free) sequence across the group")]
@@ -186,9 +175,7 @@ def check_sp_remove_padding(preset: TrainingPreset, heads: AttentionHeads) -> li
 
 
 @GEOMETRY_RULES.register("tp_replicas")
-def check_tp_replicas(preset: TrainingPreset, heads: AttentionHeads) -> list[GeometryProblem]:
-    if not _gpu_rules_apply(preset):
-        return []
+def check_tp_replicas(preset: VerlPreset, heads: AttentionHeads) -> list[GeometryProblem]:
     tp, gpus, per_node = preset.parallel.tensor_parallel, preset.cluster.total_gpus, preset.cluster.gpus_per_node
     replicas = preset.parallel.rollout_replicas or max(gpus // tp, 1)
     if tp * replicas > gpus:
@@ -206,31 +193,20 @@ def check_tp_replicas(preset: TrainingPreset, heads: AttentionHeads) -> list[Geo
     return []
 
 
-@GEOMETRY_RULES.register("context")
-def check_context(preset: TrainingPreset, heads: AttentionHeads) -> list[GeometryProblem]:
-    lengths = preset.lengths
-    needed = lengths.max_prompt_length + lengths.max_response_length_per_turn
-    if lengths.max_model_len < needed:
-        return [GeometryProblem("context", "lengths.max_model_len",
-                                f"max_model_len {lengths.max_model_len} (the whole context) is below max_prompt_length "
-                                f"+ max_response_length_per_turn = {needed}")]
-    return []
-
-
 #: vLLM's ``MaxLoRARanks`` (verl 0.9.1 rounds a rank up to the next one; none above the last).
 VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
 
 
 @GEOMETRY_RULES.register("lora_rank")
-def check_lora_rank(preset: TrainingPreset, heads: AttentionHeads) -> list[GeometryProblem]:
+def check_lora_rank(preset: VerlPreset, heads: AttentionHeads) -> list[GeometryProblem]:
     rank = preset.model.lora_rank
-    if _gpu_rules_apply(preset) and rank > VLLM_LORA_RANKS[-1]:
+    if rank > VLLM_LORA_RANKS[-1]:
         return [GeometryProblem("lora_rank", "model.lora_rank",
                                 f"LoRA rank {rank} is above vLLM's largest LoRA rank {VLLM_LORA_RANKS[-1]}")]
     return []
 
 
-def check_geometry(preset: TrainingPreset) -> list[GeometryProblem]:
+def check_geometry(preset: VerlPreset) -> list[GeometryProblem]:
     """Every broken rule of ``preset`` (empty when it is sound)."""
     heads = attention_heads(preset.model.path)
     problems: list[GeometryProblem] = []
@@ -239,7 +215,7 @@ def check_geometry(preset: TrainingPreset) -> list[GeometryProblem]:
     return problems
 
 
-def require_sound_geometry(preset: TrainingPreset) -> None:
+def require_sound_geometry(preset: VerlPreset) -> None:
     """Raise one :class:`ConfigError` listing every broken rule (the first one's key leads)."""
     problems = check_geometry(preset)
     if problems:
@@ -297,33 +273,7 @@ class BatchArithmetic(_PlanRecord):
     """mini_batch_rows_per_rank / micro_batch_size_per_gpu: gradient-accumulation steps per optimizer step."""
 
 
-class SandboxPlacement(_PlanRecord):
-    """Where the episodes' sandboxes run."""
-
-    backend: str
-    """``sandbox.backend`` as resolved."""
-    where: str
-    """In words: which process or node starts them, and beside what."""
-    parallel_episodes: int
-    """``agent.parallel_episodes``: sandboxes alive at once (each episode holds one)."""
-    planned_slots: int | None = None
-    """Slots the backend plans for (ray: cluster.nodes x ``sandbox.ray.max_sandboxes_per_node``); None: bounded by
-    the one node alone. The launch checks the live cluster's slots after ``ray.init``."""
-
-
-class PlacementPlan(_PlanRecord):
-    """What the dry run shows of a launch's placement: GPUs, batch arithmetic (verl backend) and sandboxes."""
-
-    backend: str
-    """``backend``: verl (Ray, FSDP, vLLM) or local (the single-machine trainer)."""
-    gpus: GpuPlacement | None = None
-    """None for the local trainer (one process, no FSDP or vLLM)."""
-    batch: BatchArithmetic | None = None
-    """None for the local trainer."""
-    sandboxes: SandboxPlacement
-
-
-def gpu_placement(preset: TrainingPreset) -> GpuPlacement:
+def gpu_placement(preset: VerlPreset) -> GpuPlacement:
     """The GPU layout of a verl preset whose geometry is sound."""
     cluster, parallel = preset.cluster, preset.parallel
     world = cluster.total_gpus
@@ -334,7 +284,7 @@ def gpu_placement(preset: TrainingPreset) -> GpuPlacement:
     )
 
 
-def batch_arithmetic(preset: TrainingPreset) -> BatchArithmetic:
+def batch_arithmetic(preset: VerlPreset) -> BatchArithmetic:
     """The batch numbers of a verl preset whose geometry is sound (every division exact)."""
     batch, n = preset.batch, preset.rollout.n
     rows = batch.train_batch_size * n
@@ -350,10 +300,9 @@ def batch_arithmetic(preset: TrainingPreset) -> BatchArithmetic:
     )
 
 
-def placement_plan(preset: TrainingPreset, sandboxes: SandboxPlacement) -> PlacementPlan:
-    """The placement of ``preset`` (its geometry checked first: a ConfigError names the key of a broken rule)."""
+def verl_placement(preset: VerlPreset) -> dict[str, Any]:
+    """The dry run's ``placement`` keys of a verl preset (``gpus``, ``batch``), its geometry checked first (a
+    ConfigError names the key of a broken rule)."""
     require_sound_geometry(preset)
-    if not _gpu_rules_apply(preset):
-        return PlacementPlan(backend=preset.backend, sandboxes=sandboxes)
-    return PlacementPlan(backend=preset.backend, gpus=gpu_placement(preset), batch=batch_arithmetic(preset),
-                         sandboxes=sandboxes)
+    return {"gpus": gpu_placement(preset).model_dump(mode="json"),
+            "batch": batch_arithmetic(preset).model_dump(mode="json")}
