@@ -16,23 +16,20 @@ Every factory has one signature, ``(settings: GraderSettings) -> EpisodeGrader``
 :class:`~terminal_agent.rewards.grading_modes.ModeGraders` and never names a mode to dispatch on.
 
 A mode that asks something of a task's fields (``weighted_pytest``: weights naming the test functions of
-``test_source``; ``harbor``: a ``tests/test.sh``) names its :class:`TaskFieldRules` as the ``task_fields``
+``test_source``; ``harbor``: a ``tests/test.sh``) names its :class:`~terminal_agent.tasks.model.TaskFieldRules` as the ``task_fields``
 companion of its line; :class:`~terminal_agent.tasks.model.Task` validation calls them for the task's mode and
 names no mode itself. A mode without them asks nothing beyond what every task must have.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 from terminal_agent.registry import Registry
 
-if TYPE_CHECKING:
-    from terminal_agent.tasks.model import Task
-
 GRADING_MODES: Registry[Any] = Registry("grading mode", companions=("task_fields",))
 """Name -> grader factory (``(GraderSettings) -> EpisodeGrader``); the names are ``VerifierSpec.mode``'s values.
-A mode's ``task_fields`` companion is its :class:`TaskFieldRules`."""
+A mode's ``task_fields`` companion is its :class:`~terminal_agent.tasks.model.TaskFieldRules`."""
 
 _REWARDS = "terminal_agent.rewards"
 GRADING_MODES.register_path("weighted_pytest", f"{_REWARDS}.weighted_pytest.grader:weighted_pytest_grader",
@@ -41,22 +38,8 @@ GRADING_MODES.register_path("harbor", f"{_REWARDS}.harbor.verifier:harbor_grader
                             task_fields=f"{_REWARDS}.harbor.task_fields:TASK_FIELDS")
 
 
-class TaskFieldRules(Protocol):
-    """What a grading mode asks of a task's fields, called by ``Task`` validation for the task's mode (its module
-    is imported with the first task of the mode, so it imports nothing of the grader)."""
-
-    def check(self, task: "Task") -> None:
-        """Raise ``ValueError`` naming the field (``test_weights name tests that do not exist: ...``) when
-        ``task`` cannot be graded in this mode; the task's validation reports it with the task."""
-        ...
-
-    def unweighted_tests(self, task: "Task") -> list[str]:
-        """The tests of ``task`` that count with weight 0 although declared (worth a warning when read)."""
-        ...
-
-
-def task_field_rules(mode: str) -> TaskFieldRules | None:
-    """The task-field rules of the grading mode ``mode`` (None: it has none). Raises ``ConfigError`` for an
-    unknown mode."""
-    rules: TaskFieldRules | None = GRADING_MODES.companion(mode, "task_fields")
-    return rules
+def task_field_rules(mode: str) -> Any:
+    """The task-field rules of the grading mode ``mode`` (None: it has none), an object of the shape
+    :class:`~terminal_agent.tasks.model.TaskFieldRules` declares (the task model, which calls them, owns that
+    protocol, so this table needs nothing of the model). Raises ``ConfigError`` for an unknown mode."""
+    return GRADING_MODES.companion(mode, "task_fields")

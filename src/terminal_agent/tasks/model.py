@@ -12,7 +12,7 @@ import sys
 import base64
 import threading
 from enum import Enum
-from typing import Any, Union
+from typing import Any, Protocol, Union, cast
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -195,6 +195,26 @@ class GradingMode:
     """The project's hardened grader: ``test_source`` under pytest, score = sum(weight*passed) / sum(weight)."""
     HARBOR = "harbor"
     """Harbor's verifier: ``tests/test.sh`` runs and writes ``/logs/verifier/reward.txt`` (or ``reward.json``)."""
+
+
+class TaskFieldRules(Protocol):
+    """What a grading mode asks of a task's fields: the ``task_fields`` companion of the mode's line in
+    ``tasks/grading_mode_registry.py``, called by :class:`Task` validation for the task's mode (its module is
+    imported with the first task of the mode, so it imports nothing of the grader)."""
+
+    def check(self, task: "Task") -> None:
+        """Raise ``ValueError`` naming the field (``test_weights name tests that do not exist: ...``) when
+        ``task`` cannot be graded in this mode; the task's validation reports it with the task."""
+        ...
+
+    def unweighted_tests(self, task: "Task") -> list[str]:
+        """The tests of ``task`` that count with weight 0 although declared (worth a warning when read)."""
+        ...
+
+
+def _task_field_rules(mode: str) -> TaskFieldRules | None:
+    """The grading mode's task-field rules (None: the mode asks nothing of a task's fields)."""
+    return cast("TaskFieldRules | None", task_field_rules(mode))
 
 
 class VerifierSpec(BaseModel):
@@ -481,7 +501,7 @@ class Task(BaseModel):
             paid = [name for name in self.guards.tests if self.test_weights.get(name, 0.0) > 0]
             if paid:
                 raise ValueError(f"guard tests earn nothing by themselves, but test_weights pays: {', '.join(paid)}")
-        rules = task_field_rules(self.verifier.mode)  # what the task's grading mode asks of its fields
+        rules = _task_field_rules(self.verifier.mode)  # what the task's grading mode asks of its fields
         if rules is not None:
             rules.check(self)
         return self
@@ -499,7 +519,7 @@ class Task(BaseModel):
         """Declared tests that ``test_weights`` does not name: they count with weight 0 (worth a warning).
         The task's grading mode says which (none in harbor mode, where the verifier's reward file decides; none
         for a mode without task-field rules)."""
-        rules = task_field_rules(self.verifier.mode)
+        rules = _task_field_rules(self.verifier.mode)
         return [] if rules is None else rules.unweighted_tests(self)
 
     def content_hashes(self) -> dict[str, str]:

@@ -13,7 +13,7 @@ __all__ = ["TASK_FIELDS", "HarborTaskFields"]
 
 
 class HarborTaskFields:
-    """The mode's :class:`~terminal_agent.tasks.grading_mode_registry.TaskFieldRules`."""
+    """The mode's :class:`~terminal_agent.tasks.model.TaskFieldRules`."""
 
     def check(self, task: Task) -> None:
         if "test.sh" not in task.test_support_files:

@@ -13,7 +13,7 @@ __all__ = ["TASK_FIELDS", "WeightedPytestTaskFields"]
 
 
 class WeightedPytestTaskFields:
-    """The mode's :class:`~terminal_agent.tasks.grading_mode_registry.TaskFieldRules`."""
+    """The mode's :class:`~terminal_agent.tasks.model.TaskFieldRules`."""
 
     def check(self, task: Task) -> None:
         if task.guards is not None:
