@@ -61,6 +61,7 @@ def test_dry_run_prints_and_saves_the_launch_with_secrets_redacted(tmp_path, ver
     (["batch.train_batch_size=1", "batch.ppo_mini_batch_size=1", "rollout.n=12"], "batch.train_batch_size"),
     (["agent.compaction=true"], "agent.compaction"),
     (["data.train_files=missing.parquet"], "data.train_files"),
+    (["sandbox.env.judge.local.num_threads=0"], "judge.local.num_threads"),  # a section the env reads lazily
 ])
 def test_bad_input_exits_2_naming_the_key_and_starts_nothing(tmp_path, args, names):
     done = run_script("prod_32b_8_gpus", f"trainer.output_dir={tmp_path}", *args)

@@ -96,13 +96,14 @@ def _check_env_and_agent_args(workflow_args: dict[str, Any]) -> None:
     from pydantic import ValidationError
 
     from terminal_agent.agent import TerminalBenchAgent
-    from terminal_agent.env import DockerIsolatedEnv
+    from terminal_agent.env import DockerIsolatedEnv, env_config_from_args
 
     def first_error(exc: ValidationError) -> str:
         first = exc.errors()[0]
         return f"{'.'.join(map(str, first.get('loc', ())))!r}: {first.get('msg')}"
 
     try:
+        env_config_from_args(workflow_args["env_args"])  # every section, the judge's too (the env reads it lazily)
         DockerIsolatedEnv(**workflow_args["env_args"])
     except ValidationError as exc:
         raise ConfigError(f"sandbox.env / reward: env setting {first_error(exc)}") from None
