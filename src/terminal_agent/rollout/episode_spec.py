@@ -1,9 +1,10 @@
 """The one typed episode spec: what every episode of a run is built from (env, agent, episode settings, deadline).
 
 :meth:`EpisodeSpec.from_preset` derives it once from a preset's common sections (``sandbox``, ``reward``,
-``agent``, ``lengths``); the local trainer builds its envs, agents and engine from it, and the rLLM Workflow gets
-it as its keyword arguments (:meth:`EpisodeSpec.to_workflow_args`) and reads them back with the same type
-(:meth:`EpisodeSpec.from_workflow_args`). A bad value is a :class:`~terminal_agent.errors.ConfigError` that names
+``agent``, ``lengths``); the local trainer builds its envs, agents, engine settings and deadlines from it, and the
+rLLM Workflow gets it as its keyword arguments (:meth:`EpisodeSpec.to_workflow_args`) and reads them back with the
+same type (:meth:`EpisodeSpec.from_workflow_args`). Evaluation, which has no preset, builds one of its
+``RolloutConfig`` (:meth:`~terminal_agent.rollout.runner.RolloutConfig.episode_spec`). A bad value is a :class:`~terminal_agent.errors.ConfigError` that names
 its key: the preset key from a preset, ``workflow_args.<key>`` from the Workflow's arguments.
 
 The serialisation holds only the values that were set (the preset's, never a copy of every default), so the
