@@ -174,6 +174,35 @@ def test_env_is_built_from_env_args_and_reset_by_task_as_multi_turn_workflow_doe
     workflow.env.close()  # MultiTurnWorkflow never closes its env; the episode already released the container
 
 
+def test_the_workflow_reads_back_the_presets_episode_spec_and_builds_from_it(tokenizer):
+    """rLLM's engine builds the Workflow from ``workflow_args``: it reads the preset's spec back equal, builds its env,
+    agent and engine from it, hands the spec's timeout to rLLM, and names a bad argument."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from terminal_agent.errors import ConfigError
+    from terminal_agent.rollout.episode_spec import EpisodeSpec
+    from terminal_agent.training.episode_args import workflow_args_for
+    from terminal_agent.training.preset_config import load_preset
+
+    preset = load_preset("prod_32b_2x8_h100", ["sandbox.env.actions={max_consecutive_error_turns: 2}",
+                                                 "trainer.harbor_rollouts.enabled=false"])
+    spec = EpisodeSpec.from_preset(preset)
+    rollout_engine = ModelClientRolloutEngine(ScriptedModelClient([FINISH]), tokenizer)
+    engine = AgentWorkflowEngine(workflow_cls=TerminalTaskWorkflow, workflow_args=workflow_args_for(preset),
+                                 rollout_engine=rollout_engine, n_parallel_tasks=1, retry_limit=1, raise_on_error=False)
+    try:
+        asyncio.run(engine.initialize_pool())
+        workflow = engine.workflow_queue.get_nowait()
+    finally:
+        engine.shutdown()
+    assert workflow.spec == spec and workflow.env.config == spec.env
+    assert workflow.env.config.actions.max_consecutive_error_turns == 2 and workflow.env.config.sandbox.backend == "ray"
+    assert workflow.agent.config.training and workflow.timeout == preset.agent.trajectory_timeout_s
+    assert workflow.engine.settings.sampling["max_tokens"] == preset.lengths.max_response_length_per_turn
+    with ThreadPoolExecutor(1) as executor, pytest.raises(ConfigError, match=r"^workflow_args\.env_args\.sandbox\.pool_size"):
+        TerminalTaskWorkflow(rollout_engine, executor, env_args={"sandbox": {"pool_size": -1}})
+
+
 def test_an_engine_refusing_a_long_prompt_cuts_the_episode_graded(task_image, tokenizer, run_id):
     """rLLM's engines raise TerminationEvent(MAX_PROMPT_LENGTH_EXCEEDED) past data.max_prompt_length."""
     from rllm.workflows.workflow import TerminationEvent

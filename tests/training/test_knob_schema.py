@@ -58,8 +58,9 @@ def test_a_preset_that_leaves_a_knob_unset_gives_the_direct_builds_default_but_w
     })
     from_preset, direct = LocalTrainingConfig.from_preset(preset), LocalTrainingConfig()
     differ = {name for name in LocalTrainingConfig.model_fields if getattr(from_preset, name) != getattr(direct, name)}
-    # the experiment is the preset's name, and the reward the preset's whole section (a direct build has none)
-    assert differ == INTENTIONAL_LOCAL_DEFAULTS | {"experiment", "reward"}
+    # the experiment is the preset's name, the reward the preset's whole section and the episode spec the preset's
+    # (a direct build has neither)
+    assert differ == INTENTIONAL_LOCAL_DEFAULTS | {"experiment", "reward", "episode"}
     assert (from_preset.lr, direct.lr) == (1e-6, 1e-4)  # the one learning rate per backend, on purpose
 
 

@@ -10,7 +10,7 @@ from terminal_agent.errors import ConfigError
 from terminal_agent.training.verl.rllm_rollout_trials import RllmRolloutTrialsSettings
 from terminal_agent.training.local.config import LocalTrainingConfig, local_preset_problems
 from terminal_agent.training.preset_config import load_preset
-from terminal_agent.training.episode_args import workflow_args_for
+from terminal_agent.training.episode_args import harbor_rollouts_args_for
 from terminal_agent.training.verl.overrides import split_overrides
 
 
@@ -20,14 +20,14 @@ def test_the_verl_preset_sets_the_workflows_rollout_trials():
     preset_keys, raw = split_overrides(overrides)
     assert preset_keys == overrides and raw == []  # preset keys, not raw verl keys
     preset = load_preset("verl_1gpu", preset_keys)
-    settings = RllmRolloutTrialsSettings.model_validate(workflow_args_for(preset)["harbor_rollouts"])
+    settings = RllmRolloutTrialsSettings.model_validate(harbor_rollouts_args_for(preset))
     assert Path(settings.run_dir).is_absolute() and Path(settings.run_dir) == preset.run_dir.resolve()
     assert settings.group_size == 4 and settings.retention.every_n_steps == 5
     assert settings.retention.only_groups_with_variance and settings.retention.max_disk_mb == 2000
     assert settings.rejection_sample is preset.algorithm.reject_zero_variance_groups
     assert [s for s in range(1, 12) if settings.retention.keeps_step(s)] == [1, 5, 10]
     off = load_preset("verl_1gpu", ["trainer.harbor_rollouts.enabled=false"])
-    assert workflow_args_for(off)["harbor_rollouts"] is None
+    assert harbor_rollouts_args_for(off) is None
 
 
 def test_bad_retention_values_and_a_local_preset_are_refused_by_key():

@@ -22,13 +22,13 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from terminal_agent.interfaces import EpisodeAgent, EpisodeEnv, ModelClient
 from terminal_agent.evaluation.results import RunInfo, RunResults, TrialResult
-from terminal_agent.rollout.engine import EpisodeEngine, EpisodeSettings, episode_deadline_s
+from terminal_agent.rollout.engine import EpisodeEngine
 from terminal_agent.rollout.episode_batch import EpisodeJob, EpisodePool, LeakSweeper, RetryPolicy
 from terminal_agent.rollout.episode_record import EpisodeRecord
 from terminal_agent.rollout.transcripts import to_jsonable, transcript_path, write_transcript
@@ -36,6 +36,9 @@ from terminal_agent.rollout.trial_records import trial_from_record
 from terminal_agent.sandbox.backends import wait_until_ready
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.tasks.model import Task
+
+if TYPE_CHECKING:
+    from terminal_agent.rollout.episode_spec import EpisodeSpec
 
 __all__ = [
     "RESULTS_FILE",
@@ -85,6 +88,15 @@ class RolloutConfig(BaseModel):
     """Before retrying a ``sandbox`` flag, wait up to this long for the sandbox backend to answer again (the docker
     backend pings its daemon): a restarting dockerd costs the retry its wait, not the retry itself. 0: no wait."""
 
+    def episode_spec(self) -> EpisodeSpec:
+        """What each episode of the run is built from: the env of ``max_steps``, ``sandbox`` and ``run_id``, the
+        engine's turns, the agent's defaults and the deadline rule with the tasks' own limits."""
+        from terminal_agent.env import EnvConfig
+        from terminal_agent.rollout.episode_spec import EpisodeSpec
+
+        return EpisodeSpec(env=EnvConfig(max_steps=self.max_steps, run_id=self.run_id, sandbox=self.sandbox),
+                           max_steps=self.max_steps)
+
 
 @dataclass(frozen=True)
 class TrialSpec:
@@ -115,9 +127,9 @@ it); from the episode's worker thread."""
 
 
 def _default_env_factory(task: Task, config: RolloutConfig) -> EpisodeEnv:
-    from terminal_agent.env import DockerIsolatedEnv, EnvConfig
+    from terminal_agent.env import DockerIsolatedEnv
 
-    return DockerIsolatedEnv(task, EnvConfig(max_steps=config.max_steps, run_id=config.run_id, sandbox=config.sandbox))
+    return DockerIsolatedEnv(task, config.episode_spec().env)
 
 
 def _default_agent_factory(task: Task) -> EpisodeAgent:
@@ -156,7 +168,9 @@ class RolloutRunner:
         self.on_transcript = on_transcript
         self._model_lock = threading.Lock()  # used for every client that is not thread-safe (shared or per-trial)
         config = self.config
-        self.engine = EpisodeEngine(EpisodeSettings(max_steps=config.max_steps, sampling=dict(config.sampling)))
+        self.spec = config.episode_spec()
+        """What each episode is built from (the default env, the engine's settings, the deadline rule)."""
+        self.engine = EpisodeEngine(self.spec.episode_settings(sampling=config.sampling))
         self.pool = EpisodePool(
             config.concurrency,
             RetryPolicy(
@@ -244,7 +258,7 @@ class RolloutRunner:
         return self.engine.run(
             lambda: self.env_factory(task, self.config), lambda: self.agent_factory(task), client,
             task_id=task.task_id, attempt=spec.attempt, lock=lock,
-            deadline_s=episode_deadline_s(task.limits) if deadline_s is None else deadline_s,
+            deadline_s=self.spec.deadline_s(task.limits) if deadline_s is None else deadline_s,
         )
 
     def _write_transcript(self, spec: TrialSpec, trial: TrialResult, record: EpisodeRecord) -> None:

@@ -91,29 +91,26 @@ def _check_sandbox_backend(preset: TrainingPreset) -> None:
                           f"(valid: {', '.join(SANDBOX_BACKENDS.names())})")
 
 
-def _check_env_and_agent_args(workflow_args: dict[str, Any]) -> None:
-    """Build the env and the agent from the arguments exactly as the Workflow will (nothing is started)."""
+def _check_env_and_agent(workflow_args: dict[str, Any]) -> None:
+    """Read the episode spec back from the Workflow's arguments and build its env and agent from it, exactly as the
+    Workflow will (nothing is started)."""
     from pydantic import ValidationError
 
     from terminal_agent.agent import TerminalBenchAgent
-    from terminal_agent.env import DockerIsolatedEnv, env_config_from_args
+    from terminal_agent.env import DockerIsolatedEnv
+    from terminal_agent.rollout.episode_spec import EpisodeSpec
 
-    def first_error(exc: ValidationError) -> str:
-        first = exc.errors()[0]
-        return f"{'.'.join(map(str, first.get('loc', ())))!r}: {first.get('msg')}"
-
+    spec = EpisodeSpec.among_workflow_args(workflow_args)
     try:
-        env_config_from_args(workflow_args["env_args"])  # every section, the judge's too (the env reads it lazily)
-        DockerIsolatedEnv(**workflow_args["env_args"])
-    except ValidationError as exc:
-        raise ConfigError(f"sandbox.env / reward: env setting {first_error(exc)}") from None
+        DockerIsolatedEnv(config=spec.env)
     except ConfigError as exc:
         raise ConfigError(f"sandbox.env: {exc}") from None
-    agent_config = {**workflow_args["agent_args"], "training": True, "compaction": workflow_args["compaction"]}
     try:
-        TerminalBenchAgent(agent_config)
+        TerminalBenchAgent(spec.agent_config(training=True))
     except ValidationError as exc:
-        raise ConfigError(f"agent: agent setting {first_error(exc)}") from None
+        first = exc.errors()[0]
+        raise ConfigError(f"agent: agent setting {'.'.join(map(str, first.get('loc', ())))!r}: "
+                          f"{first.get('msg')}") from None
 
 
 def _check_data_paths(preset: TrainingPreset) -> None:
@@ -148,16 +145,16 @@ def plan_launch(preset: TrainingPreset, *, raw_overrides: list[RawOverride] | tu
     backend.check_geometry(preset)
     _check_data_paths(preset)
     plan.workflow_args = workflow_args_for(preset)
-    _check_env_and_agent_args(plan.workflow_args)
+    _check_env_and_agent(plan.workflow_args)
     return backend.plan(plan, level2=level2, verl_python=verl_python)
 
 
 # --- the dry run ---------------------------------------------------------------------------------
 def sandbox_placement(preset: TrainingPreset, workflow_args: dict[str, Any]) -> SandboxPlacement:
     """Where the run's sandboxes run, in words, with the ray backend's planned slots (nothing is contacted)."""
-    from terminal_agent.env import env_config_from_args
+    from terminal_agent.rollout.episode_spec import EpisodeSpec
 
-    config = env_config_from_args(workflow_args["env_args"]).sandbox
+    config = EpisodeSpec.among_workflow_args(workflow_args).env.sandbox
     episodes = preset.agent.parallel_episodes
     if config.backend == "ray":
         from terminal_agent.sandbox.ray.settings import ray_settings

@@ -15,8 +15,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from terminal_agent.env import EnvConfig
 from terminal_agent.harbor_jobs.training_trials import RolloutTrialsConfig
 from terminal_agent.rewards.reward import RewardConfig
+from terminal_agent.rollout.episode_spec import EpisodeSpec
 from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.training.algorithms.advantages import ADVANTAGE_ESTIMATORS
 from terminal_agent.training.algorithms.kl_penalty import KL_ESTIMATORS
@@ -150,8 +152,13 @@ class LocalTrainingConfig(BaseModel):
     """The preset's whole ``reward`` section (judge weight schedule included); None builds one from the two
     weights."""
     sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
-    """``sandbox.backend`` over ``sandbox.env.sandbox`` (:func:`sandbox_config_of`): where episodes run; the SFT
-    warm start, the GRPO rollouts and the learning experiment's evaluations all use it."""
+    """``sandbox.backend`` over ``sandbox.env.sandbox`` (the episode spec's): where episodes run; the SFT warm
+    start, the GRPO rollouts and the learning experiment's evaluations all use it."""
+    episode: EpisodeSpec | None = Field(None, exclude=True)
+    """The preset's episode spec (:meth:`EpisodeSpec.from_preset`: ``sandbox.env`` whole with ``sandbox.backend``,
+    ``reward``, ``agent.max_turns``, ``agent.trajectory_timeout_s``, ``agent.compaction`` and the ``lengths``),
+    which the rollouts build their envs, agents and engine from; None (a direct build): the spec of the flat fields
+    above (:meth:`episode_spec`). Not in the config's dump: the dry run shows it as ``workflow_args``."""
 
     # --- validation on held-out tasks (terminal_agent.training.local.validation) --------------
     test_freq: int = Field(-1, ge=-1)
@@ -214,6 +221,16 @@ class LocalTrainingConfig(BaseModel):
             return self.reward
         return RewardConfig(test_weight=self.test_weight, judge_weight=self.judge_weight)
 
+    def episode_spec(self) -> EpisodeSpec:
+        """What each episode is built from: the preset's spec, else (a direct build) the one of the flat fields."""
+        if self.episode is not None:
+            return self.episode
+        return EpisodeSpec(
+            env=EnvConfig(max_steps=self.max_turns, reward=self.reward_config(), sandbox=self.sandbox),
+            max_steps=self.max_turns, max_tokens_per_turn=self.max_response_length_per_turn,
+            max_context_tokens=self.max_model_len, compaction=False, timeout=self.trajectory_timeout_s,
+        )
+
     @property
     def validates(self) -> bool:
         """Whether the run asks for validation at all (before training or every ``test_freq`` steps)."""
@@ -236,8 +253,11 @@ class LocalTrainingConfig(BaseModel):
         problems = local_preset_problems(preset)
         if problems:
             raise ConfigError("; ".join(problems) + where)
+        bound = sorted(set(overrides) & set(EPISODE_FIELDS))
+        if bound:
+            raise ConfigError(f"{bound[0]}: comes from the preset's episode spec; set its preset key instead{where}")
         try:
-            sandbox = sandbox_config_of(preset)
+            spec = EpisodeSpec.from_preset(preset)
         except ConfigError as exc:
             raise ConfigError(f"{exc}{where}") from None
         local, rollout, algorithm, trainer = preset.local, preset.rollout, preset.algorithm, preset.trainer
@@ -262,7 +282,7 @@ class LocalTrainingConfig(BaseModel):
             keep_checkpoints=trainer.max_checkpoints_to_keep, wandb="wandb" in trainer.loggers,
             wandb_mode=trainer.wandb_mode, project=trainer.project, experiment=preset.experiment,
             resume=trainer.resume != "disable", test_weight=preset.reward.test_weight,
-            judge_weight=preset.reward.judge_weight, reward=preset.reward, sandbox=sandbox,
+            judge_weight=preset.reward.judge_weight, reward=preset.reward, sandbox=spec.env.sandbox, episode=spec,
             test_freq=trainer.test_freq, val_before_train=trainer.val_before_train, val_n=rollout.val_n,
             val_temperature=rollout.val_temperature, val_max_tasks=local.val_max_tasks,
             sft_enabled=local.sft_warm_start.enabled, sft_epochs=local.sft_warm_start.epochs,
@@ -296,8 +316,9 @@ def _source_of(preset: LocalPreset) -> str:
     return getattr(preset, "source", None) or f"preset {getattr(preset, 'name', '?')}"
 
 
-#: Keys of ``sandbox.env`` the local trainer reads (the rest of an ``EnvConfig`` is the verl Workflow's).
-LOCAL_SANDBOX_ENV_KEYS = ("sandbox", "sandbox_config")
+EPISODE_FIELDS = ("max_turns", "max_response_length_per_turn", "max_model_len", "trajectory_timeout_s", "test_weight",
+                  "judge_weight", "reward", "sandbox", "episode")
+"""The fields a preset's episode spec holds too: :meth:`LocalTrainingConfig.from_preset` takes no override of them."""
 
 
 def local_preset_problems(preset: LocalPreset) -> list[str]:
@@ -325,9 +346,9 @@ def local_preset_problems(preset: LocalPreset) -> list[str]:
                         f"batch.train_batch_size ({batch.train_batch_size}), not {batch.ppo_mini_batch_size}")
     if preset.agent.compaction:
         problems.append("agent.compaction: the local trainer's agent never compacts (training replies stay verbatim)")
-    for name in sorted(set(preset.sandbox.env) - set(LOCAL_SANDBOX_ENV_KEYS)):
-        problems.append(f"sandbox.env.{name}: verl-only, the local trainer's env takes only sandbox.env.sandbox "
-                        "(with sandbox.backend, agent.max_turns and reward)")
+    if preset.sandbox.env.get("run_id") is not None:
+        problems.append("sandbox.env.run_id: the local trainer labels its sandboxes with its own run id (its leak "
+                        "sweep and cleanup are scoped to it)")
     if data.splits is not None:
         for key in ("val_fraction", "split_seed"):
             default = type(data).model_fields[key].default
@@ -344,30 +365,4 @@ def local_preset_problems(preset: LocalPreset) -> list[str]:
     return problems
 
 
-def sandbox_config_of(preset: LocalPreset) -> SandboxConfig:
-    """The preset's sandbox settings: ``sandbox.env.sandbox`` (an ``EnvConfig``'s sandbox section) with
-    ``sandbox.backend`` on top, validated (a bad key is a ``ConfigError`` that names it)."""
-    from pydantic import ValidationError
-
-    from terminal_agent.errors import ConfigError
-
-    section = getattr(preset, "sandbox", None)
-    if section is None:
-        return SandboxConfig()
-    extra = dict((section.env or {}).get("sandbox") or (section.env or {}).get("sandbox_config") or {})
-    try:
-        return SandboxConfig.model_validate({**extra, "backend": section.backend})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        loc = [str(part) for part in first.get("loc", ())]
-        key = "sandbox.backend" if loc == ["backend"] else ".".join(["sandbox.env.sandbox", *loc])
-        message = "unknown key" if first.get("type") == "extra_forbidden" else str(first.get("msg", exc))
-        shown = (f" (got {shown_input(first['input'])})"
-                 if "input" in first and not isinstance(first["input"], dict) else "")
-        raise ConfigError(f"{key}: {message.removeprefix('Value error, ')}{shown}") from None
-
-
-__all__ = [
-    "LOCAL_SANDBOX_ENV_KEYS", "LocalTrainingConfig", "local_preset_problems",
-    "sandbox_config_of",
-]
+__all__ = ["EPISODE_FIELDS", "LocalTrainingConfig", "local_preset_problems"]

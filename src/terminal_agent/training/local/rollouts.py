@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from terminal_agent.errors import ConfigError, ImageError
 from terminal_agent.interfaces import EpisodeEnv, ModelClient
 from terminal_agent.outcome import EpisodeOutcome
-from terminal_agent.rollout.engine import EpisodeEngine, EpisodeSettings, close_quietly, episode_deadline_s
+from terminal_agent.rollout.engine import EpisodeEngine, close_quietly
 from terminal_agent.rollout.episode_batch import EpisodeJob, EpisodePool
 from terminal_agent.rollout.episode_record import EpisodeRecord
 from terminal_agent.tasks.model import Task
@@ -82,19 +82,14 @@ EnvFactory = Callable[[Task, LocalTrainingConfig, str], EpisodeEnv]
 
 
 def default_env_factory(task: Task, config: LocalTrainingConfig, run_id: str) -> EpisodeEnv:
-    from terminal_agent.env import DockerIsolatedEnv, EnvConfig
+    """The env of ``config``'s episode spec (its whole env section), labelled ``run_id``; the spec's ``timeout`` is
+    the task's agent time limit where it is the shorter (the preset's episode budget, graded by the env)."""
+    from terminal_agent.env import DockerIsolatedEnv
 
-    if config.trajectory_timeout_s < task.limits.agent_timeout_s:  # the preset's episode budget, graded by the env
-        task = task.model_copy(update={"limits": task.limits.model_copy(update={"agent_timeout_s": config.trajectory_timeout_s})})
-    return DockerIsolatedEnv(
-        task,
-        EnvConfig(
-            max_steps=config.max_turns,
-            run_id=run_id,
-            reward=config.reward_config(),
-            sandbox=config.sandbox,
-        ),
-    )
+    spec = config.episode_spec()
+    if spec.timeout is not None and spec.timeout < task.limits.agent_timeout_s:
+        task = task.model_copy(update={"limits": task.limits.model_copy(update={"agent_timeout_s": spec.timeout})})
+    return DockerIsolatedEnv(task, spec.env_config(run_id=run_id))
 
 
 def default_image_builder(task: Task, config: LocalTrainingConfig | None = None) -> None:
@@ -127,11 +122,10 @@ class LocalRolloutCollector:
         self.run_id = run_id
         self.env_factory = env_factory
         self.image_builder = image_builder or functools.partial(default_image_builder, config=config)
-        self.engine = EpisodeEngine(EpisodeSettings(
-            max_steps=config.max_turns,
-            sampling={"temperature": config.temperature, "top_p": config.top_p,
-                      "max_tokens": config.max_response_length_per_turn},
-            max_context_tokens=config.max_model_len,
+        self.spec = config.episode_spec()
+        """What each episode is built from (the env, the agent, the engine's settings, the deadline)."""
+        self.engine = EpisodeEngine(self.spec.episode_settings(
+            sampling={"temperature": config.temperature, "top_p": config.top_p},
             stop_on_output_limit=True,  # as rLLM HEAD's workflow (and ours on the verl path) does
             require_tokens=True,  # the trainer never re-tokenizes: a client without token ids is a setup error
             keep_calls=False,
@@ -273,19 +267,19 @@ class LocalRolloutCollector:
         return batch
 
     def _run_one(self, task: Task, attempt: int, step: int) -> EpisodeRecord:
-        from terminal_agent.agent import AgentConfig, TerminalBenchAgent
+        from terminal_agent.agent import TerminalBenchAgent
 
-        config = self.config
+        config, spec = self.config, self.spec
         client = self.client_for(task, attempt) if self.client_for is not None else self.client
         return self.engine.run(
             # the backstop covers a prepared start still running, too
             lambda: self._take_prepared(task, attempt, step) or self.env_factory(task, config, self.run_id),
-            lambda: TerminalBenchAgent(AgentConfig(training=True)),  # replies verbatim, compaction off
+            lambda: TerminalBenchAgent(spec.agent_config(training=True)),  # replies verbatim, compaction off
             client,
             task_id=task.task_id,
             attempt=attempt,
             seed=episode_seed(config.seed, step, task.task_id, attempt),
-            deadline_s=episode_deadline_s(task.limits, agent_budget_s=config.trajectory_timeout_s),
+            deadline_s=spec.deadline_s(task.limits),
         )
 
 

@@ -292,12 +292,12 @@ def launch_verl(plan: LaunchPlan[VerlPlan], rehearse: bool = False) -> None:
     trainer_config = plan.backend_part().trainer_config
     validate_with_verl(trainer_config)  # level 2 in-process now that verl imports: refuse before Ray starts
     workflow_class = load_object(WORKFLOW_CLASS_PATH, "the rLLM Workflow")
-    from terminal_agent.env import env_config_from_args
     from terminal_agent.rollout.episode_batch import LeakSweeper
+    from terminal_agent.rollout.episode_spec import EpisodeSpec
     from terminal_agent.sandbox.backends import close_backends
 
     # the leak policy of every run: each registered backend sweeps its own leaks on this node, now and while it lasts
-    sweeper = LeakSweeper(config=env_config_from_args(plan.workflow_args["env_args"]).sandbox).start()
+    sweeper = LeakSweeper(config=EpisodeSpec.among_workflow_args(plan.workflow_args).env.sandbox).start()
     try:
         write_parquet_files(plan)
         point_verl_at_rllm_ready_model(plan)

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from terminal_agent.errors import TrainingSetupError
 from terminal_agent.training.verl.preset_sections import VerlPreset
-from terminal_agent.training.episode_args import workflow_args_for
 
 if TYPE_CHECKING:  # hydra-core is imported where a verl launch needs it
     from omegaconf import DictConfig
@@ -114,10 +113,10 @@ def check_sandbox_slots(preset: VerlPreset) -> int | None:
     """After ``ray.init``: the sandbox backend's capacity (its ``capacity`` hook; ray: host nodes x
     ``max_sandboxes_per_node``) must cover ``agent.parallel_episodes`` (each episode holds one
     sandbox); the slot count, or None for a backend that runs on this node only."""
-    from terminal_agent.env import env_config_from_args
+    from terminal_agent.rollout.episode_spec import EpisodeSpec
     from terminal_agent.sandbox.backends import get_backend
 
-    config = env_config_from_args(workflow_args_for(preset)["env_args"]).sandbox
+    config = EpisodeSpec.from_preset(preset).env.sandbox
     capacity = get_backend(config.backend).capacity(config)
     if capacity is None:
         return None

@@ -22,20 +22,21 @@ the local trainer use) in a worker thread, with rLLM's rollout engine seen as a 
   whole run for one broken task. The facts (``scored`` False, ``error_kind``, ``error``) are in the
   trajectory metadata and in ``episode.info["terminal_agent"]``.
 
-``workflow_args``: ``agent_args`` (``AgentConfig`` fields; training mode is forced), ``env_args``
-(``EnvConfig`` fields, as for ``DockerIsolatedEnv(**env_args)``), ``max_steps``,
-``max_tokens_per_turn`` (the per-reply cap, sent as ``max_tokens``), ``max_context_tokens`` (stop,
-graded, before a turn whose prompt plus reply cap could not fit), ``compaction`` (must stay off in
-training; True is refused), ``sampling`` (more sampling keys), ``max_total_tokens``,
-``stop_on_output_limit``, ``model_timeout_s``, ``infra_retries``, ``token_in_token_out`` (None, the
-default: render prompt ids ourselves whenever the engine takes token ids, as verl's ``VerlEngine``
-does; False: always the engine's ``get_model_response``; True: require it), ``chat_parser`` (an import
-path ``"package.module:Name"`` of a parser class or factory called with the engine's tokenizer, for a
-template our parser cannot render turn by turn; default ``chat_parser_for``), ``harbor_rollouts`` (a
+``workflow_args``: the episode spec's serialisation
+(:meth:`~terminal_agent.rollout.episode_spec.EpisodeSpec.to_workflow_args`, read back here by
+:meth:`~terminal_agent.rollout.episode_spec.EpisodeSpec.from_workflow_args`, which names a bad key): ``agent_args``
+(``AgentConfig`` fields; training mode is forced), ``env_args`` (``EnvConfig`` fields), ``max_steps``,
+``max_tokens_per_turn`` (the per-reply cap, sent as ``max_tokens``), ``max_context_tokens`` (stop, graded, before a
+turn whose prompt plus reply cap could not fit), ``compaction`` (must stay off in training; True is refused) and
+``timeout`` (rLLM's own: the episode's wall clock); then the Workflow's own knobs: ``sampling`` (more sampling
+keys), ``max_total_tokens``, ``stop_on_output_limit``, ``model_timeout_s``, ``infra_retries``,
+``token_in_token_out`` (None, the default: render prompt ids ourselves whenever the engine takes token ids, as
+verl's ``VerlEngine`` does; False: always the engine's ``get_model_response``; True: require it), ``chat_parser``
+(an import path ``"package.module:Name"`` of a parser class or factory called with the engine's tokenizer, for a
+template our parser cannot render turn by turn; default ``chat_parser_for``) and ``harbor_rollouts`` (a
 :class:`~terminal_agent.training.verl.rllm_rollout_trials.RllmRolloutTrialsSettings` as a dict: keep the training
-episodes as Harbor trials in ``RUN/rollouts/``, one job per step; None: not kept), and rLLM's own ``timeout``
-(the episode's wall clock). The task of each episode is rLLM's ``extra_info`` dict (a flat task row,
-``terminal_agent.tasks.parquet.rows``).
+episodes as Harbor trials in ``RUN/rollouts/``, one job per step; None: not kept). The task of each episode is
+rLLM's ``extra_info`` dict (a flat task row, ``terminal_agent.tasks.parquet.rows``).
 
 With token ids (see :class:`~terminal_agent.training.verl.rllm_engines.RolloutEngineModelClient`) the chat
 parser is :func:`~terminal_agent.training.verl.rllm_chat_parser.chat_parser_for` the engine's tokenizer, built
@@ -73,9 +74,10 @@ from terminal_agent.training.verl.rllm_rollout_trials import (  # noqa: E402
     rollout_recorder_for,
     rows_in_verl_batch,
 )
-from terminal_agent.rollout.engine import EpisodeEngine, EpisodeSettings  # noqa: E402
+from terminal_agent.rollout.engine import EpisodeEngine  # noqa: E402
 from terminal_agent.rollout.episode_batch import RetryPolicy, run_with_retries  # noqa: E402
 from terminal_agent.rollout.episode_record import EpisodeRecord  # noqa: E402
+from terminal_agent.rollout.episode_spec import WORKFLOW_ARG_KEYS, EpisodeSpec  # noqa: E402
 from terminal_agent.training.verl.rllm_engines import RolloutEngineModelClient, engine_takes_token_ids  # noqa: E402
 
 logger = logging.getLogger(__name__)
@@ -137,12 +139,6 @@ class TerminalTaskWorkflow(Workflow):
         rollout_engine: Any,
         executor: Any,
         *,
-        agent_args: dict[str, Any] | None = None,
-        env_args: dict[str, Any] | None = None,
-        max_steps: int = 30,
-        max_tokens_per_turn: int | None = None,
-        max_context_tokens: int | None = None,
-        compaction: bool | None = None,
         sampling: dict[str, Any] | None = None,
         max_total_tokens: int | None = None,
         stop_on_output_limit: bool = True,
@@ -153,18 +149,18 @@ class TerminalTaskWorkflow(Workflow):
         harbor_rollouts: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
-        super().__init__(rollout_engine=rollout_engine, executor=executor, **kwargs)
-        agent_config = dict(agent_args or {})
-        agent_config["training"] = True
-        if compaction is not None:
-            agent_config["compaction"] = compaction  # True raises: it would zero rLLM's response masks
-        self.agent = TerminalBenchAgent(agent_config)
-        self.env = DockerIsolatedEnv(**dict(env_args or {}))
-        self.max_steps = int(max_steps)
-        self.sampling = dict(sampling or {})
-        if max_tokens_per_turn is not None:
-            self.sampling["max_tokens"] = int(max_tokens_per_turn)
-        self.max_context_tokens = max_context_tokens
+        """``kwargs``: the episode spec's arguments (:data:`~terminal_agent.rollout.episode_spec.WORKFLOW_ARG_KEYS`,
+        read back by :meth:`EpisodeSpec.from_workflow_args`) and rLLM's own (its ``timeout`` is the spec's)."""
+        self.spec = EpisodeSpec.among_workflow_args(kwargs)
+        """The episode spec the arguments hold: this Workflow's env, agent and engine are built from it."""
+        rllm_args = {key: value for key, value in kwargs.items() if key not in WORKFLOW_ARG_KEYS}
+        if self.spec.timeout is not None:
+            rllm_args["timeout"] = self.spec.timeout
+        super().__init__(rollout_engine=rollout_engine, executor=executor, **rllm_args)
+        self.agent = TerminalBenchAgent(self.spec.agent_config(training=True))  # compaction True raises
+        self.env = DockerIsolatedEnv(config=self.spec.env)
+        self.max_steps = self.spec.max_steps
+        self.max_context_tokens = self.spec.max_context_tokens
         self.max_total_tokens = max_total_tokens
         self.stop_on_output_limit = stop_on_output_limit
         self.model_timeout_s = model_timeout_s
@@ -173,15 +169,14 @@ class TerminalTaskWorkflow(Workflow):
         self.chat_parser_path = chat_parser
         self.chat_parser: Any = None
         """The parser the token-in-token-out client renders with (built on the first episode, then reused)."""
-        self.engine = EpisodeEngine(
-            EpisodeSettings(
-                max_steps=self.max_steps, sampling=self.sampling, max_total_tokens=max_total_tokens,
-                max_context_tokens=max_context_tokens, stop_on_output_limit=stop_on_output_limit, keep_calls=False,
-            ),
-        )
+        self.engine = EpisodeEngine(self.spec.episode_settings(
+            sampling=sampling, max_total_tokens=max_total_tokens, stop_on_output_limit=stop_on_output_limit,
+            keep_calls=False,
+        ))
         """The one episode engine, as this Workflow runs it. No wall clock of the engine's: the env and agent of a
         pooled Workflow serve its next episode, so a late thread could not be left behind (rLLM's own ``timeout``
         is the wall clock)."""
+        self.sampling = dict(self.engine.settings.sampling)
         self.retry = RetryPolicy(retries=self.infra_retries, error_kinds=INFRASTRUCTURE_KINDS, delay_s=0.0)
         """Every infrastructure kind earns another attempt, at once."""
         self.last_result: EpisodeRecord | None = None
