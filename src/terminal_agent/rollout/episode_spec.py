@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from terminal_agent.agent import AgentConfig
 from terminal_agent.backend_settings import BackendSettingsHost
-from terminal_agent.env import EnvConfig, env_config_from_args
+from terminal_agent.env import ENV_ARG_KEYS, SHORTCUT_KEYS, EnvConfig, env_config_from_args
 from terminal_agent.errors import ConfigError
 from terminal_agent.rollout.engine import EpisodeSettings, episode_deadline_s
 
@@ -151,9 +151,9 @@ class EpisodeSpec(BaseModel):
         return episode_deadline_s(limits, agent_budget_s=self.timeout)
 
 
-_ENV_ARG_NAMES = ("max_steps", "run_id", "actions", "action_config", "sandbox", "sandbox_config", "grading", "reward",
-                  "judge", "test_weight", "judge_weight", "reward_weights", "judge_failure_policy")
-"""The keys a preset's ``sandbox.env`` may hold (:func:`~terminal_agent.env.env_config_from_args`'s)."""
+_ENV_ARG_NAMES = (*ENV_ARG_KEYS, *(key for key in SHORTCUT_KEYS if key != "env_config"))
+"""The keys a preset's ``sandbox.env`` may hold (:func:`~terminal_agent.env.env_config_from_args`'s, less its whole
+``env_config`` mapping)."""
 
 
 def _drop_filled_sections(model: BaseModel, data: dict[str, Any]) -> None:
