@@ -150,3 +150,24 @@ def test_a_refusal_is_one_line_with_its_fix():
     assert Refusal("no GPU", "run on one").line() == "no GPU: run on one"
     assert Refusal("x needs y: install y", "").line() == "x needs y: install y"
     assert ReadinessReport("p").lines() == ["a real launch of p here would refuse nothing"]
+
+
+def test_the_sandbox_checks_read_the_typed_bwrap_settings(tmp_path, monkeypatch):
+    """The export and the bwrap binary are read from ``sandbox.env`` as the episode spec reads it: under the
+    ``sandbox_config`` alias too, with ``sandbox.backend`` still ``auto``; a misspelt key is an error naming it
+    instead of a silent fallback to ``$TERMINAL_AGENT_IMAGES_DIR``."""
+    from terminal_agent.errors import ConfigError
+    from terminal_agent.training.launch_environment import bwrap_settings, exported_images_dir
+
+    monkeypatch.setenv("TERMINAL_AGENT_IMAGES_DIR", str(tmp_path / "from-the-environment"))
+    preset = load_preset("verl_1gpu", ["sandbox.backend=auto",
+                                       f"sandbox.env.sandbox_config.bwrap.images_dir={tmp_path / 'export'}"])
+    assert exported_images_dir(preset) == str(tmp_path / "export")
+    assert exported_images_dir(load_preset("verl_1gpu")) == str(tmp_path / "from-the-environment")
+    missing = tmp_path / "no-bwrap-here"
+    preset = load_preset("verl_1gpu", ["sandbox.backend=bwrap", f"sandbox.env.sandbox.bwrap.bwrap_path={missing}"])
+    assert bwrap_settings(preset).bwrap_path == str(missing)
+    refusals = gpu_readiness.sandbox_backend(preset)
+    assert len(refusals) == 1 and str(missing) in refusals[0].problem
+    with pytest.raises(ConfigError, match=r"sandbox\.env\.sandbox\.bwrap\.imags_dir"):
+        exported_images_dir(load_preset("verl_1gpu", ["sandbox.env.sandbox.bwrap.imags_dir=/x"]))

@@ -199,7 +199,7 @@ def sandbox_backend(preset: TrainingPreset) -> list[Refusal]:
     export) or auto (either). ray: its hosts are other nodes, checked after ``ray.init``."""
     from terminal_agent.errors import SandboxUnavailableError
     from terminal_agent.sandbox.bwrap.sandbox import find_bwrap
-    from terminal_agent.training.launch_environment import exported_images_dir
+    from terminal_agent.training.launch_environment import bwrap_settings, exported_images_dir
     from terminal_agent.training.launcher import AUTO_SANDBOX, docker_daemon_answers
 
     backend = preset.sandbox.backend
@@ -211,12 +211,10 @@ def sandbox_backend(preset: TrainingPreset) -> list[Refusal]:
     if backend == "docker":
         return [Refusal("sandbox.backend docker: no Docker daemon answers",
                         f"{start_docker}, or sandbox.backend=bwrap with an image export (docs/bwrap.md)")]
-    sandbox_env = preset.sandbox.env.get("sandbox") or {}
-    bwrap_env = sandbox_env.get("bwrap") if isinstance(sandbox_env, dict) else None
-    bwrap_path = bwrap_env.get("bwrap_path") if isinstance(bwrap_env, dict) else None
+    bwrap_path = bwrap_settings(preset).bwrap_path
     where = "sandbox.backend bwrap" if backend == "bwrap" else "no Docker daemon answers and the bwrap backend"
     try:
-        find_bwrap(str(bwrap_path) if bwrap_path else None)
+        find_bwrap(bwrap_path)
     except SandboxUnavailableError as exc:
         install = f"install bubblewrap (apt-get install -y bubblewrap, as root; {SETUP_GPU} does it)"
         fix = f"{start_docker}, or {install}" if backend == AUTO_SANDBOX else install

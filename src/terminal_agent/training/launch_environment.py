@@ -2,8 +2,9 @@
 the verl backend's launch both use it.
 
 :func:`load_object` imports what a launch runs (``module:attribute``: the trainer, rLLM's Workflow) with a
-:class:`TrainingSetupError` naming what is missing; :func:`exported_images_dir` is the bwrap export a run's
-sandboxes read. (The environment of a verl run's processes: :mod:`terminal_agent.training.verl.worker_environment`.)
+:class:`TrainingSetupError` naming what is missing; :func:`bwrap_settings` and :func:`exported_images_dir` are
+the bwrap settings and the image export a run's sandboxes read. (The environment of a verl run's processes:
+:mod:`terminal_agent.training.verl.worker_environment`.)
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import os
 from typing import Any
 
 from terminal_agent.errors import TrainingSetupError
+from terminal_agent.sandbox.bwrap.settings import BwrapConfig
 from terminal_agent.training.preset_config import TrainingPreset
 
 
@@ -28,13 +30,22 @@ def load_object(path: str, what: str) -> Any:
     return getattr(module, name)
 
 
+def bwrap_settings(preset: TrainingPreset) -> BwrapConfig:
+    """The bwrap settings the run's sandboxes get (``sandbox.env.sandbox.bwrap``), typed and checked as the episode
+    spec checks them (a bad value is a ConfigError naming its preset key). A preset whose ``sandbox.backend`` is
+    still ``auto`` (resolved at launch) is read as bwrap would read it."""
+    from terminal_agent.rollout.episode_spec import EpisodeSpec
+
+    if preset.sandbox.backend == "auto":
+        preset = preset.model_copy(update={"sandbox": preset.sandbox.model_copy(update={"backend": "bwrap"})})
+    return EpisodeSpec.from_preset(preset).env.sandbox.bwrap
+
+
 def exported_images_dir(preset: TrainingPreset) -> str | None:
     """The bwrap export the run's sandboxes read (``sandbox.env.sandbox.bwrap.images_dir``, else
     ``$TERMINAL_AGENT_IMAGES_DIR``), or None."""
-    sandbox = dict(preset.sandbox.env.get("sandbox") or preset.sandbox.env.get("sandbox_config") or {})
-    bwrap = sandbox.get("bwrap")
-    images_dir = bwrap.get("images_dir") if isinstance(bwrap, dict) else None
-    return str(images_dir) if images_dir else os.environ.get("TERMINAL_AGENT_IMAGES_DIR") or None
+    images_dir = bwrap_settings(preset).images_dir
+    return images_dir or os.environ.get("TERMINAL_AGENT_IMAGES_DIR") or None
 
 
-__all__ = ["exported_images_dir", "load_object"]
+__all__ = ["bwrap_settings", "exported_images_dir", "load_object"]
