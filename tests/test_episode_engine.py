@@ -158,6 +158,49 @@ def test_past_its_wall_clock_the_engine_returns_at_once_and_the_container_is_gon
 
 
 @pytest.mark.docker
+@pytest.mark.parametrize("backend", ["docker", "bwrap"])
+def test_past_its_wall_clock_a_hung_command_is_killed_without_waiting_for_it(backend, docker_client):
+    """The env holds its lock while a command runs; closing it from the engine's thread must not wait for that
+    command (here 61 s, allowed by the task): the sandbox is closed under it, and the late thread ends unscored."""
+    run_id = f"test-engine-hung-{backend}"
+    limits = TASK.limits.model_copy(update={"command_timeout_s": 300.0})
+    task = TASK.model_copy(update={"task_id": f"engine-hung-{backend}", "limits": limits})
+    sandbox = None
+    if backend == "bwrap":
+        from bwrap_support import bwrap_config
+
+        sandbox = bwrap_config([task])
+    config = EnvConfig(max_steps=4, run_id=run_id, **({"sandbox": sandbox} if sandbox is not None else {}))
+    handle = EpisodeHandle()
+    engine = EpisodeEngine(EpisodeSettings(max_steps=4, deadline_s=6.0))
+    started = time.monotonic()
+    record = engine.run(lambda: DockerIsolatedEnv(task, config), TerminalBenchAgent,
+                        ScriptedModelClient(["<bash>\ncmd: sleep 61\n</bash>"] * 4), task_id=task.task_id, handle=handle)
+    assert time.monotonic() - started < 20  # not the command's 61 s
+    assert record.termination is Termination.EPISODE_TIMEOUT and not record.scored
+    assert handle.env is not None and (handle.env.sandbox is None or not handle.env.sandbox.is_alive())
+    deadline = time.monotonic() + 10
+    while _processes_running("sleep 61") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not _processes_running("sleep 61")  # the command died with its sandbox
+    if backend == "docker":
+        assert docker_client.containers.list(all=True, filters={"label": f"{labels.RUN_ID}={run_id}"}) == []
+
+
+def _processes_running(command_line: str) -> bool:
+    """Whether a process on this machine (a container's or a bwrap sandbox's too) runs ``command_line``."""
+    from pathlib import Path
+
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if cmdline.read_bytes().replace(b"\0", b" ").strip() == command_line.encode():
+                return True
+        except OSError:  # the process ended while we looked
+            continue
+    return False
+
+
+@pytest.mark.docker
 def test_a_lost_container_is_retried_and_the_last_attempt_is_the_record():
     kills: list[str] = []
 

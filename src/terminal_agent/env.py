@@ -167,6 +167,9 @@ class DockerIsolatedEnv(BaseEnv):
         self._sandbox: Sandbox | None = None
         self._ctx: ToolContext | None = None
         self._lock = threading.RLock()
+        self._closed_under_episode = threading.Event()
+        """Set by a :meth:`close` that could not wait for the running step, reset or grading: this env's episode
+        is over and it starts no sandbox again."""
         self._reset_state()
         self._fresh_reset: tuple[dict[str, Any], dict[str, Any]] | None = None
         self.outcome: EpisodeOutcome | None = None
@@ -227,6 +230,9 @@ class DockerIsolatedEnv(BaseEnv):
 
                 self._image = resolve_task_image(self.config.sandbox, self.task)
             self._sandbox = self._start_sandbox(self._image)
+            if self._closed_under_episode.is_set():  # closed (the caller's wall clock) while the sandbox started
+                self._release()
+                raise SandboxError("the env was closed while its sandbox started")
             actions = self.config.actions
             if "default_timeout_secs" not in actions.model_fields_set:
                 actions = actions.model_copy(update={"default_timeout_secs": self.task.limits.command_timeout_s})
@@ -340,8 +346,19 @@ class DockerIsolatedEnv(BaseEnv):
             return reward
 
     def close(self) -> None:
-        with self._lock:
-            self._release()
+        """Release the sandbox. From another thread while a step, a reset or grading runs (a caller's wall clock
+        passed), it does not wait for them: the sandbox is closed under the running command, which dies with it,
+        and the episode's own thread then finds it gone and ends unscored."""
+        if self._lock.acquire(blocking=False):
+            try:
+                self._release()
+            finally:
+                self._lock.release()
+            return
+        self._closed_under_episode.set()
+        sandbox = self._sandbox
+        if sandbox is not None:
+            sandbox.close()  # straight to close, never back to a pool: a sandbox killed mid-command is not fresh
 
     # --- internals ----------------------------------------------------------------------------
     def _release(self) -> None:

@@ -147,6 +147,50 @@ def test_an_infrastructure_failure_is_retried_with_a_fresh_container(task_image,
     assert episode.trajectories[0].reward == pytest.approx(1.0) and len(episode.trajectories[0].steps) == 2
 
 
+def test_an_episode_past_its_deadline_is_closed_and_the_pooled_workflow_runs_the_next(task_image, tokenizer, run_id):
+    """The Workflow's wall clock is the one deadline rule with the task's own limits (agent 1 s + tests 1 s + the
+    margin): a hung command is cut there (not at its own 500 s), its sandbox closed, the episode left untrained, and
+    the same pooled Workflow then solves the next task with a new env and agent."""
+    import time
+
+    from terminal_agent.rollout.engine import episode_deadline_s
+
+    limits = TASK.limits.model_copy(update={"agent_timeout_s": 1.0, "test_timeout_s": 1.0, "command_timeout_s": 600.0})
+    hung = TASK.model_copy(update={"task_id": "conformance-hung", "instruction": "Wait a long while.", "limits": limits})
+    envs = []
+
+    def script(messages):
+        if any("Wait a long while" in str(m.get("content")) for m in messages):
+            return "<bash>\ncmd: sleep 500\n</bash>"
+        return SOLVE if len(messages) <= 2 else FINISH
+
+    engine = AgentWorkflowEngine(
+        workflow_cls=TerminalTaskWorkflow, workflow_args={"env_args": {"run_id": run_id}},
+        rollout_engine=ModelClientRolloutEngine(ScriptedModelClient(script), tokenizer),
+        n_parallel_tasks=1, retry_limit=1, raise_on_error=False,
+    )
+    started = time.monotonic()
+    try:
+        asyncio.run(engine.initialize_pool())
+        workflow = engine.workflow_queue.get_nowait()
+        engine.workflow_queue.put_nowait(workflow)
+        [late] = asyncio.run(engine.execute_tasks([flat_task(hung)], task_ids=[hung.task_id]))
+        late_s = time.monotonic() - started
+        envs.append(workflow.env)
+        [solved] = asyncio.run(engine.execute_tasks([flat_task()], task_ids=[TASK.task_id]))
+        envs.append(workflow.env)
+    finally:
+        engine.shutdown()
+    deadline = episode_deadline_s(limits)
+    assert deadline <= late_s < deadline + 30  # cut at its wall clock, not at the command's 500 s
+    # unscored, as the engine records a hung episode in eval and the local trainer: no row trains on it
+    assert late.termination_reason is TerminationReason.UNKNOWN and late.trajectories[0].steps == []
+    assert late.info["terminal_agent"]["termination"] == "episode_timeout"
+    assert solved.termination_reason is TerminationReason.ENV_DONE and solved.trajectories[0].reward == pytest.approx(1.0)
+    assert envs[0] is not envs[1]  # the second episode never shared the first one's env
+    # the run_id fixture asserts that no container of either episode is left
+
+
 def test_env_is_built_from_env_args_and_reset_by_task_as_multi_turn_workflow_does(task_image, tokenizer, run_id):
     """rLLM's stock MultiTurnWorkflow builds env_cls(**env_args) and resets it twice per task."""
     engine = AgentWorkflowEngine(
@@ -197,7 +241,8 @@ def test_the_workflow_reads_back_the_presets_episode_spec_and_builds_from_it(tok
         engine.shutdown()
     assert workflow.spec == spec and workflow.env.config == spec.env
     assert workflow.env.config.actions.max_consecutive_error_turns == 2 and workflow.env.config.sandbox.backend == "ray"
-    assert workflow.agent.config.training and workflow.timeout == preset.agent.trajectory_timeout_s
+    assert workflow.agent.config.training and workflow.deadline_s(flat_task()) == spec.deadline_s(TASK.limits)
+    assert workflow.timeout > spec.deadline_s(TASK.limits)  # rLLM's own wall clock never comes first
     assert workflow.engine.settings.sampling["max_tokens"] == preset.lengths.max_response_length_per_turn
     with ThreadPoolExecutor(1) as executor, pytest.raises(ConfigError, match=r"^workflow_args\.env_args\.sandbox\.pool_size"):
         TerminalTaskWorkflow(rollout_engine, executor, env_args={"sandbox": {"pool_size": -1}})

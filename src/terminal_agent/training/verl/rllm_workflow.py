@@ -28,7 +28,8 @@ the local trainer use) in a worker thread, with rLLM's rollout engine seen as a 
 (``AgentConfig`` fields; training mode is forced), ``env_args`` (``EnvConfig`` fields), ``max_steps``,
 ``max_tokens_per_turn`` (the per-reply cap, sent as ``max_tokens``), ``max_context_tokens`` (stop, graded, before a
 turn whose prompt plus reply cap could not fit), ``compaction`` (must stay off in training; True is refused) and
-``timeout`` (rLLM's own: the episode's wall clock); then the Workflow's own knobs: ``sampling`` (more sampling
+``timeout`` (the agent's budget in the one deadline rule, which gives each task's episode its wall clock, grading
+included); then the Workflow's own knobs: ``sampling`` (more sampling
 keys), ``max_total_tokens``, ``stop_on_output_limit``, ``model_timeout_s``, ``infra_retries``,
 ``token_in_token_out`` (None, the default: render prompt ids ourselves whenever the engine takes token ids, as
 verl's ``VerlEngine`` does; False: always the engine's ``get_model_response``; True: require it), ``chat_parser``
@@ -78,6 +79,7 @@ from terminal_agent.rollout.engine import EpisodeEngine  # noqa: E402
 from terminal_agent.rollout.episode_batch import RetryPolicy, run_with_retries  # noqa: E402
 from terminal_agent.rollout.episode_record import EpisodeRecord  # noqa: E402
 from terminal_agent.rollout.episode_spec import WORKFLOW_ARG_KEYS, EpisodeSpec  # noqa: E402
+from terminal_agent.tasks.parquet.rows import task_from_flat_dict  # noqa: E402
 from terminal_agent.training.verl.rllm_engines import RolloutEngineModelClient, engine_takes_token_ids  # noqa: E402
 
 logger = logging.getLogger(__name__)
@@ -150,15 +152,15 @@ class TerminalTaskWorkflow(Workflow):
         **kwargs: Any,
     ) -> None:
         """``kwargs``: the episode spec's arguments (:data:`~terminal_agent.rollout.episode_spec.WORKFLOW_ARG_KEYS`,
-        read back by :meth:`EpisodeSpec.from_workflow_args`) and rLLM's own (its ``timeout`` is the spec's)."""
+        read back by :meth:`EpisodeSpec.from_workflow_args`) and rLLM's own."""
         self.spec = EpisodeSpec.among_workflow_args(kwargs)
         """The episode spec the arguments hold: this Workflow's env, agent and engine are built from it."""
         rllm_args = {key: value for key, value in kwargs.items() if key not in WORKFLOW_ARG_KEYS}
-        if self.spec.timeout is not None:
-            rllm_args["timeout"] = self.spec.timeout
         super().__init__(rollout_engine=rollout_engine, executor=executor, **rllm_args)
-        self.agent = TerminalBenchAgent(self.spec.agent_config(training=True))  # compaction True raises
-        self.env = DockerIsolatedEnv(config=self.spec.env)
+        self.agent = self._new_agent()  # compaction True raises
+        """The agent of the current (or last) episode; each attempt gets a new one (:meth:`_new_agent`)."""
+        self.env = self._new_env()
+        """The env of the current (or last) episode; each attempt gets a new one (:meth:`_new_env`)."""
         self.max_steps = self.spec.max_steps
         self.max_context_tokens = self.spec.max_context_tokens
         self.max_total_tokens = max_total_tokens
@@ -173,9 +175,11 @@ class TerminalTaskWorkflow(Workflow):
             sampling=sampling, max_total_tokens=max_total_tokens, stop_on_output_limit=stop_on_output_limit,
             keep_calls=False,
         ))
-        """The one episode engine, as this Workflow runs it. No wall clock of the engine's: the env and agent of a
-        pooled Workflow serve its next episode, so a late thread could not be left behind (rLLM's own ``timeout``
-        is the wall clock)."""
+        """The one episode engine, as this Workflow runs it. Its wall clock is the one deadline rule for each task
+        (:meth:`deadline_s`); an episode past it is closed and scored as eval and the local trainer score it. Each
+        attempt builds its own env and agent, so a late thread of a closed episode touches nothing of the pooled
+        Workflow's next one. rLLM's own ``timeout`` keeps rLLM's default: the engine's deadline ends every episode
+        first."""
         self.sampling = dict(self.engine.settings.sampling)
         self.retry = RetryPolicy(retries=self.infra_retries, error_kinds=INFRASTRUCTURE_KINDS, delay_s=0.0)
         """Every infrastructure kind earns another attempt, at once."""
@@ -210,9 +214,11 @@ class TerminalTaskWorkflow(Workflow):
             )
             self.chat_parser = client.chat_parser
             clients.append(client)
-            return self.engine.run(lambda: self.env, lambda: self.agent, client, task_id=task_id, task=task)
+            return self.engine.run(self._new_env, self._new_agent, client, task_id=task_id, task=task,
+                                   deadline_s=deadline_s)
 
         task_id = str((task or {}).get("task_id") or getattr(self.env.task, "task_id", None) or "?")
+        deadline_s = self.deadline_s(task)
         result: EpisodeRecord = await self.run_in_executor(run_with_retries, attempt, self.retry, task_id=task_id)
         self.last_result = result
         outputs = clients[-1].outputs
@@ -223,6 +229,28 @@ class TerminalTaskWorkflow(Workflow):
             except Exception:  # noqa: BLE001 - the Harbor copy is for people to read; it never fails the training episode
                 logger.exception("task %s: could not keep the episode as a Harbor trial", result.outcome.task_id)
         return episode
+
+    def deadline_s(self, task: dict[str, Any] | None) -> float | None:
+        """The wall clock of one episode of ``task`` (a flat task row), grading included: the spec's deadline rule
+        with the task's own limits. None where the row is no task: the env's reset then reports it as the
+        episode's error."""
+        if task is None:
+            return None
+        try:
+            limits = task_from_flat_dict(task).limits
+        except ValueError:  # a broken row (TaskFormatError, a bad limit): env.reset raises it, and the record keeps it
+            return None
+        return self.spec.deadline_s(limits)
+
+    def _new_env(self) -> DockerIsolatedEnv:
+        """A fresh env of the spec, kept as :attr:`env` (called by the engine inside the episode's wall clock)."""
+        self.env = DockerIsolatedEnv(config=self.spec.env)
+        return self.env
+
+    def _new_agent(self) -> TerminalBenchAgent:
+        """A fresh training agent of the spec, kept as :attr:`agent`."""
+        self.agent = TerminalBenchAgent(self.spec.agent_config(training=True))
+        return self.agent
 
     def _rollout_episode(self, result: EpisodeRecord, outputs: list[Any], episode: Episode) -> RllmRolloutEpisode:
         """The episode as the Harbor recorder takes it: the agent's whole trajectory (an unscored episode's too), the
