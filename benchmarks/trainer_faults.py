@@ -64,7 +64,8 @@ def child_config(args: argparse.Namespace) -> Any:
     from terminal_agent.training.local.config import LocalTrainingConfig
 
     return LocalTrainingConfig(
-        group_size=args.group_size, tasks_per_step=args.tasks_per_step, concurrency=args.concurrency, episode=EpisodeSpec.small(2),
+        group_size=args.group_size, tasks_per_step=args.tasks_per_step, concurrency=args.concurrency,
+        episode=EpisodeSpec.small(2),
         steps=args.steps, num_threads=2, save_freq=1, keep_checkpoints=None, seed=SEED, micro_batch_tokens=2048,
         experiment="trainer-faults", wandb=False,
     )

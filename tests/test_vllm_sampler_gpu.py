@@ -88,8 +88,8 @@ def setup(tmp_path_factory):
 
     model_dir = _model_dir(tmp_path_factory.mktemp("vllm-model"))
     config = LocalTrainingConfig(model_path=str(model_dir), device="cuda", dtype="bfloat16", lora_rank=16, lora_alpha=32,
-                                 sampler="vllm", concurrency=8, group_size=8, episode=EpisodeSpec.small(max_tokens_per_turn=48),
-                                 temperature=1.0)
+                                 sampler="vllm", concurrency=8, group_size=8, temperature=1.0,
+                                 episode=EpisodeSpec.small(max_tokens_per_turn=48))
     policy = load_policy(config)
     policy.model.eval()
     started = time.monotonic()

@@ -24,8 +24,8 @@ def config(steps: int) -> LocalTrainingConfig:
     return LocalTrainingConfig(
         # one turn: the reference solution's episode is cut after its command and graded (reward 1), the other
         # finishes at once, so each step still updates; a second turn would only add CPU time
-        group_size=2, tasks_per_step=1, episode=EpisodeSpec.small(1), steps=steps, num_threads=1, save_freq=1, keep_checkpoints=None,
-        seed=SEED, micro_batch_tokens=2048, experiment="resume-test",
+        group_size=2, tasks_per_step=1, episode=EpisodeSpec.small(1), steps=steps, num_threads=1, save_freq=1,
+        keep_checkpoints=None, seed=SEED, micro_batch_tokens=2048, experiment="resume-test",
     )
 
 

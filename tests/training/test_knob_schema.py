@@ -5,7 +5,8 @@ the preset key it comes from, and the samplers' shared settings are declared onc
 ``from_preset`` fills the fields from a ``backend: local`` preset, field by field, and takes the preset's episode
 spec. A direct build (tests, the experiment command, model loading) is a small quick run (its spec
 ``EpisodeSpec.small()``), so a few defaults differ on purpose: the lists are pinned here, so a new difference is
-a decision, not a drift. The embedded model's and the local samplers' sampling settings are the fields of one base model.
+a decision, not a drift. The embedded model's and the local samplers' sampling settings are the fields of one
+base model.
 """
 
 from __future__ import annotations

@@ -137,9 +137,9 @@ def run_learning_experiment(
     checkpoint = latest_checkpoint(out_dir / "train")
     if checkpoint is None:
         raise ConfigError(f"training wrote no checkpoint in {out_dir / 'train'}")
-    eval_kwargs = dict(attempts=eval_attempts, max_steps=config.episode.max_steps, max_tokens=config.max_tokens_per_turn,
-                       temperature=eval_temperature, concurrency=eval_concurrency, on_progress=on_eval_progress,
-                       sandbox=config.episode.env.sandbox)
+    eval_kwargs = dict(attempts=eval_attempts, max_steps=config.episode.max_steps,
+                       max_tokens=config.max_tokens_per_turn, temperature=eval_temperature,
+                       concurrency=eval_concurrency, on_progress=on_eval_progress, sandbox=config.episode.env.sandbox)
 
     def evaluate(name: str, subdir: str, adapter: Path | None) -> Path:
         settings = evaluation_settings(config, held_out_tasks, adapter, **eval_kwargs)

@@ -316,7 +316,8 @@ def train_local(
             extra={"wandb_id": metrics_logger.wandb_id, "sft": summary.sft}, keep=config.keep_checkpoints,
         )
 
-    sweeper = LeakSweeper(config=config.episode.env.sandbox).start()  # the leak policy of every run: eval's, verl's and this one
+    # the leak policy of every run: eval's, verl's and this one
+    sweeper = LeakSweeper(config=config.episode.env.sandbox).start()
     try:
         if resumed_from is None and config.sft_enabled:
             from terminal_agent.training.local.sft_warm_start import run_sft_warm_start
