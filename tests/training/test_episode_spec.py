@@ -83,6 +83,10 @@ def test_the_local_trainer_builds_from_the_preset_spec_and_honours_the_whole_env
     config = LocalTrainingConfig.from_preset(preset)
     assert config.episode == EpisodeSpec.from_preset(preset)
     assert config.episode.env.actions.max_consecutive_error_turns == 2
+    assert config.episode.env.reward == preset.reward and config.episode.env.sandbox.backend == preset.sandbox.backend
+    assert (config.episode.max_steps, config.max_tokens_per_turn, config.episode.max_context_tokens,
+            config.episode.timeout) == (preset.agent.max_turns, preset.lengths.max_response_length_per_turn,
+                                        preset.lengths.max_model_len, preset.agent.trajectory_timeout_s)
     assert "episode" not in config.model_dump()  # the dry run shows it as workflow_args, once
     assert config.run_record()["episode"] == EpisodeSpec.from_preset(preset).to_workflow_args()
     assert [p.split(":")[0] for p in local_preset_problems(load_preset("local_cpu_smoke", ["sandbox.env.run_id=x"]))] \
