@@ -60,10 +60,12 @@ def shipped(task_ids: tuple[str, ...]) -> list:
 
 
 def child_config(args: argparse.Namespace) -> Any:
+    from terminal_agent.rollout.episode_spec import EpisodeSpec
     from terminal_agent.training.local.config import LocalTrainingConfig
 
     return LocalTrainingConfig(
-        group_size=args.group_size, tasks_per_step=args.tasks_per_step, concurrency=args.concurrency, max_turns=2,
+        group_size=args.group_size, tasks_per_step=args.tasks_per_step, concurrency=args.concurrency,
+        episode=EpisodeSpec.small(2),
         steps=args.steps, num_threads=2, save_freq=1, keep_checkpoints=None, seed=SEED, micro_batch_tokens=2048,
         experiment="trainer-faults", wandb=False,
     )

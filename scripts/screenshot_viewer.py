@@ -54,6 +54,7 @@ def make_eval_run(base: Path) -> Path:
 
 
 def make_training_run(base: Path) -> Path:
+    from terminal_agent.rollout.episode_spec import EpisodeSpec
     from terminal_agent.sandbox.images.manager import ensure_task_image
     from terminal_agent.tasks.csv.format import read_tasks_csv
     from terminal_agent.training.local.config import LocalTrainingConfig
@@ -62,7 +63,7 @@ def make_training_run(base: Path) -> Path:
 
     (task,) = [t for t in read_tasks_csv(ROOT / "dataset" / "latest_verified.csv").tasks if t.task_id == TASK]
     ensure_task_image(task)
-    config = LocalTrainingConfig(group_size=2, tasks_per_step=1, max_turns=2, steps=1, num_threads=1,
+    config = LocalTrainingConfig(group_size=2, tasks_per_step=1, episode=EpisodeSpec.small(2), steps=1, num_threads=1,
                                  micro_batch_tokens=2048, lr=1e-3, experiment="viewer-screenshot", wandb=False)
     run_dir = base / "grpo-demo"
     train_local(config, [task], run_dir, client_factory=alternating_demonstrations([task], strict=True))

@@ -16,6 +16,7 @@ from terminal_agent.errors import ConfigError, ModelProviderError
 from terminal_agent.models import vllm_sampler
 from terminal_agent.models.base import ContextWindowExceededError
 from terminal_agent.models.vllm_sampler import VLLMSamplerClient, VLLMSamplerConfig, require_vllm, vllm_lora_rank
+from terminal_agent.rollout.episode_spec import EpisodeSpec
 from terminal_agent.training.local.config import LocalTrainingConfig
 from terminal_agent.training.preset_config import TrainingPreset, load_preset
 
@@ -112,7 +113,7 @@ def test_the_trainer_picks_its_sampler_by_the_key(tokenizer, no_vllm):
     from terminal_agent.training.local.policy import LocalPolicy, make_policy_client
 
     policy = LocalPolicy(model=_tiny_model(tokenizer), tokenizer=tokenizer, device=torch.device("cpu"))
-    settings = {"concurrency": 2, "max_response_length_per_turn": 8}
+    settings = {"concurrency": 2, "episode": EpisodeSpec.small(max_tokens_per_turn=8)}
     for sampler, kind in (("auto", ContinuousBatchingClient), ("continuous", ContinuousBatchingClient),
                           ("batched", BatchedEmbeddedClient)):
         client = make_policy_client(policy, LocalTrainingConfig(sampler=sampler, **settings))

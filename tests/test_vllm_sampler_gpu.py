@@ -82,13 +82,14 @@ def setup(tmp_path_factory):
     for key, value in VLLM_ENVIRONMENT.items():
         os.environ.setdefault(key, value)
     from terminal_agent.models.vllm_sampler import VLLMSamplerClient
+    from terminal_agent.rollout.episode_spec import EpisodeSpec
     from terminal_agent.training.local.config import LocalTrainingConfig
     from terminal_agent.training.local.policy import load_policy, make_policy_client
 
     model_dir = _model_dir(tmp_path_factory.mktemp("vllm-model"))
     config = LocalTrainingConfig(model_path=str(model_dir), device="cuda", dtype="bfloat16", lora_rank=16, lora_alpha=32,
-                                 sampler="vllm", concurrency=8, group_size=8, max_response_length_per_turn=48,
-                                 temperature=1.0)
+                                 sampler="vllm", concurrency=8, group_size=8, temperature=1.0,
+                                 episode=EpisodeSpec.small(max_tokens_per_turn=48))
     policy = load_policy(config)
     policy.model.eval()
     started = time.monotonic()

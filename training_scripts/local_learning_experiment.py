@@ -95,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
             train, held_out = split_sources(source, args.held_out, val_fraction=max(preset.data.val_fraction, 0.0),
                                             split_seed=preset.data.split_seed)
         if args.only_exported:
-            images_dir = config.sandbox.bwrap.images_dir or os.environ.get("TERMINAL_AGENT_IMAGES_DIR")
+            images_dir = config.episode.env.sandbox.bwrap.images_dir or os.environ.get("TERMINAL_AGENT_IMAGES_DIR")
             train, held_out = exported_only(train, images_dir), exported_only(held_out, images_dir)
         train, held_out = sample_tasks(train, args.limit_train), sample_tasks(held_out, args.limit_held_out)
         if seeds is not None:

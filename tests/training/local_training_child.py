@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from local_helpers import alternating_client_factory, shipped_tasks  # noqa: E402
 
+from terminal_agent.rollout.episode_spec import EpisodeSpec  # noqa: E402
 from terminal_agent.training.local.config import LocalTrainingConfig  # noqa: E402
 from terminal_agent.training.local.trainer import train_local  # noqa: E402
 
@@ -23,8 +24,8 @@ def config(steps: int) -> LocalTrainingConfig:
     return LocalTrainingConfig(
         # one turn: the reference solution's episode is cut after its command and graded (reward 1), the other
         # finishes at once, so each step still updates; a second turn would only add CPU time
-        group_size=2, tasks_per_step=1, max_turns=1, steps=steps, num_threads=1, save_freq=1, keep_checkpoints=None,
-        seed=SEED, micro_batch_tokens=2048, experiment="resume-test",
+        group_size=2, tasks_per_step=1, episode=EpisodeSpec.small(1), steps=steps, num_threads=1, save_freq=1,
+        keep_checkpoints=None, seed=SEED, micro_batch_tokens=2048, experiment="resume-test",
     )
 
 

@@ -81,16 +81,35 @@ def test_the_local_trainer_builds_from_the_preset_spec_and_honours_the_whole_env
                                              "sandbox.env.judge={backend: none}"])
     assert local_preset_problems(preset) == []
     config = LocalTrainingConfig.from_preset(preset)
-    assert config.episode_spec() == EpisodeSpec.from_preset(preset)
-    assert config.episode_spec().env.actions.max_consecutive_error_turns == 2
+    assert config.episode == EpisodeSpec.from_preset(preset)
+    assert config.episode.env.actions.max_consecutive_error_turns == 2
+    assert config.episode.env.reward == preset.reward and config.episode.env.sandbox.backend == preset.sandbox.backend
+    assert (config.episode.max_steps, config.max_tokens_per_turn, config.episode.max_context_tokens,
+            config.episode.timeout) == (preset.agent.max_turns, preset.lengths.max_response_length_per_turn,
+                                        preset.lengths.max_model_len, preset.agent.trajectory_timeout_s)
+    assert "episode" not in config.model_dump()  # the dry run shows it as workflow_args, once
+    assert config.run_record()["episode"] == EpisodeSpec.from_preset(preset).to_workflow_args()
     assert [p.split(":")[0] for p in local_preset_problems(load_preset("local_cpu_smoke", ["sandbox.env.run_id=x"]))] \
         == ["sandbox.env.run_id"]
-    with pytest.raises(ConfigError, match="^max_turns: comes from the preset's episode spec"):
+    with pytest.raises(ConfigError, match="^episode: the preset's episode spec"):
+        LocalTrainingConfig.from_preset(load_preset("local_cpu_smoke"), episode=EpisodeSpec.small(2))
+    with pytest.raises(ConfigError, match="^max_turns: Extra inputs are not permitted"):  # the spec's, not a field
         LocalTrainingConfig.from_preset(load_preset("local_cpu_smoke"), max_turns=2)
 
 
-def test_a_direct_local_build_has_the_spec_of_its_fields():
-    config = LocalTrainingConfig(max_turns=3, max_response_length_per_turn=64, trajectory_timeout_s=30.0)
-    spec = config.episode_spec()
-    assert (spec.max_steps, spec.env.max_steps, spec.max_tokens_per_turn, spec.timeout) == (3, 3, 64, 30.0)
-    assert spec.env.sandbox == config.sandbox and spec.env.reward == config.reward_config()
+def test_a_direct_local_build_has_the_small_spec_unless_given_one():
+    from terminal_agent.rewards.reward import RewardConfig
+    from terminal_agent.sandbox.config import SandboxConfig
+
+    spec = LocalTrainingConfig().episode
+    assert spec == EpisodeSpec.small()
+    assert (spec.max_steps, spec.env.max_steps, spec.max_tokens_per_turn, spec.max_context_tokens, spec.timeout,
+            spec.compaction) == (4, 4, 128, 2048, 600.0, False)
+    assert spec.env.sandbox == SandboxConfig() and spec.env.reward == RewardConfig(test_weight=1.0, judge_weight=0.0)
+    sandbox = SandboxConfig(backend="bwrap")
+    config = LocalTrainingConfig(episode=EpisodeSpec.small(3, sandbox=sandbox, max_tokens_per_turn=64, timeout=30.0))
+    assert (config.episode.max_steps, config.episode.env.max_steps, config.max_tokens_per_turn,
+            config.episode.timeout) == (3, 3, 64, 30.0)
+    assert config.episode.env.sandbox.backend == "bwrap"
+    with pytest.raises(ValueError, match="episode spec needs max_tokens_per_turn"):  # the samplers' default cap
+        LocalTrainingConfig(episode=EpisodeSpec(max_steps=3))

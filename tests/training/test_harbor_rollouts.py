@@ -13,6 +13,7 @@ import pytest
 
 from local_helpers import alternating_client_factory, shipped_tasks
 from terminal_agent.harbor_jobs.training_trials import RolloutTrialsConfig, TrainingRolloutWriter
+from terminal_agent.rollout.episode_spec import EpisodeSpec
 from terminal_agent.training.local.config import LocalTrainingConfig
 from terminal_agent.training.local.trainer import train_local
 
@@ -58,8 +59,8 @@ def test_two_training_steps_are_kept_as_harbor_trials(docker_client, harbor_pyth
     (task,) = shipped_tasks("fix-stats-script")
     ensure_task_image(task)
     config = LocalTrainingConfig(
-        group_size=2, tasks_per_step=1, max_turns=2, steps=2, num_threads=1, micro_batch_tokens=2048, lr=1e-3,
-        experiment="harbor-rollouts", wandb=False, harbor_rollouts=RolloutTrialsConfig(every_n_steps=2),
+        group_size=2, tasks_per_step=1, episode=EpisodeSpec.small(2), steps=2, num_threads=1, micro_batch_tokens=2048,
+        lr=1e-3, experiment="harbor-rollouts", wandb=False, harbor_rollouts=RolloutTrialsConfig(every_n_steps=2),
     )
     train_local(config, [task], tmp_path, client_factory=alternating_client_factory([task]))
     rollouts = tmp_path / "rollouts"

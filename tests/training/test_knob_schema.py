@@ -1,10 +1,12 @@
 """Training knobs: the local config's own defaults differ from a preset's only where listed, each field names
 the preset key it comes from, and the samplers' shared settings are declared once.
 
-:class:`LocalTrainingConfig` is the local trainer's flat config; ``from_preset`` fills it from a ``backend:
-local`` preset, field by field. A direct build (tests, the experiment command, model loading) is a small quick
-run, so a few defaults differ on purpose: the list is pinned here, so a new difference is a decision, not a
-drift. The embedded model's and the local samplers' sampling settings are the fields of one base model.
+:class:`LocalTrainingConfig` is the local trainer's config: its own fields plus the episode spec;
+``from_preset`` fills the fields from a ``backend: local`` preset, field by field, and takes the preset's episode
+spec. A direct build (tests, the experiment command, model loading) is a small quick run (its spec
+``EpisodeSpec.small()``), so a few defaults differ on purpose: the lists are pinned here, so a new difference is
+a decision, not a drift. The embedded model's and the local samplers' sampling settings are the fields of one
+base model.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from terminal_agent.models.embedded import EmbeddedModelConfig
 from terminal_agent.models.local_sampler_base import CARRIED_FROM_EMBEDDED
 from terminal_agent.models.sampling_settings import SamplingSettings
 from terminal_agent.models.vllm_sampler import VLLMSamplerConfig
+from terminal_agent.rollout.episode_spec import EpisodeSpec
 from terminal_agent.training.local.config import LocalTrainingConfig
 from terminal_agent.training.local.preset_sections import LocalPreset
 from terminal_agent.training.preset_config import is_preset_key, preset_from_mapping
@@ -24,9 +27,10 @@ from terminal_agent.training.preset_config import is_preset_key, preset_from_map
 #: Fields whose direct-build default differs from what a preset that leaves the key unset gives, on purpose (each
 #: docstring says why; docs/training.md lists them). Adding one here is the decision to let them differ.
 INTENTIONAL_LOCAL_DEFAULTS = {
-    "group_size", "max_turns", "trajectory_timeout_s", "concurrency", "lr", "steps", "save_freq", "keep_checkpoints",
-    "test_freq", "val_before_train",
+    "group_size", "concurrency", "lr", "steps", "save_freq", "keep_checkpoints", "test_freq", "val_before_train",
 }
+#: The same for the episode spec: ``EpisodeSpec.small()`` (a direct build's) against a preset's spec.
+INTENTIONAL_EPISODE_DEFAULTS = {"max_steps", "timeout"}  # agent.max_turns, agent.trajectory_timeout_s
 #: Fields of the local config that no preset key sets (they keep their defaults under a preset).
 NOT_PRESET_KEYS = {"weight_decay", "mask_truncated"}
 
@@ -58,9 +62,12 @@ def test_a_preset_that_leaves_a_knob_unset_gives_the_direct_builds_default_but_w
     })
     from_preset, direct = LocalTrainingConfig.from_preset(preset), LocalTrainingConfig()
     differ = {name for name in LocalTrainingConfig.model_fields if getattr(from_preset, name) != getattr(direct, name)}
-    # the experiment is the preset's name, the reward the preset's whole section and the episode spec the preset's
-    # (a direct build has neither)
-    assert differ == INTENTIONAL_LOCAL_DEFAULTS | {"experiment", "reward", "episode"}
+    # the experiment is the preset's name (a direct build has none); the episode specs differ where listed
+    assert differ == INTENTIONAL_LOCAL_DEFAULTS | {"experiment", "episode"}
+    spec, small = from_preset.episode, direct.episode
+    assert {name for name in EpisodeSpec.model_fields if getattr(spec, name) != getattr(small, name)} \
+        == INTENTIONAL_EPISODE_DEFAULTS | {"env"}
+    assert spec.env == small.with_max_steps(spec.max_steps).env  # the env differs by its turns only
     assert (from_preset.lr, direct.lr) == (1e-6, 1e-4)  # the one learning rate per backend, on purpose
 
 

@@ -16,6 +16,7 @@ import pytest
 
 from local_helpers import alternating_client_factory, shipped_tasks
 from terminal_agent.errors import ConfigError
+from terminal_agent.rollout.episode_spec import EpisodeSpec
 from terminal_agent.sandbox.bwrap import state as bwrap_state
 from terminal_agent.sandbox.labels import OWNER_PID, owner_labels
 from terminal_agent.training.local.config import LocalTrainingConfig
@@ -25,9 +26,10 @@ from terminal_agent.training.preset_config import load_preset
 def test_preset_sandbox_section_reaches_the_local_config(tmp_path):
     preset = load_preset("local_1gpu", ["sandbox.backend=bwrap", f"sandbox.env.sandbox.bwrap.images_dir={tmp_path}"])
     config = LocalTrainingConfig.from_preset(preset)
-    assert config.sandbox.backend == "bwrap" and config.sandbox.bwrap.images_dir == str(tmp_path)
+    sandbox = config.episode.env.sandbox
+    assert sandbox.backend == "bwrap" and sandbox.bwrap.images_dir == str(tmp_path)
     assert config.concurrency == preset.agent.parallel_episodes == 32
-    assert LocalTrainingConfig.from_preset(load_preset("local_cpu_smoke")).sandbox.backend == "docker"
+    assert LocalTrainingConfig.from_preset(load_preset("local_cpu_smoke")).episode.env.sandbox.backend == "docker"
 
 
 def test_bad_sandbox_settings_in_a_preset_name_the_key():
@@ -54,8 +56,8 @@ def test_one_step_on_bwrap_skips_a_task_missing_from_the_export(docker_client, t
     missing = task.model_copy(update={"task_id": "not-exported", "instruction": task.instruction + " (variant)",
                                       "dockerfile": task.dockerfile + "\nRUN echo variant > /tmp/variant\n"})
     config = LocalTrainingConfig(
-        group_size=2, tasks_per_step=2, max_turns=2, steps=1, num_threads=1, micro_batch_tokens=2048, lr=1e-3,
-        experiment="bwrap-step", sandbox=sandbox, wandb=False,
+        group_size=2, tasks_per_step=2, episode=EpisodeSpec.small(2, sandbox=sandbox), steps=1, num_threads=1,
+        micro_batch_tokens=2048, lr=1e-3, experiment="bwrap-step", wandb=False,
     )
     # a sandbox a dead run left in this state dir: the trainer sweeps it like every run (the one leak policy)
     dead = subprocess.Popen(["true"])
@@ -93,9 +95,9 @@ def test_learning_experiment_evaluates_base_warm_start_and_trained_on_bwrap(dock
     held = generate_instances("count-matches", 2, 2, split="held_out", difficulties=["easy"])
     sandbox = bwrap_config(train + held)
     config = LocalTrainingConfig(
-        group_size=2, tasks_per_step=1, max_turns=1, steps=1, num_threads=1, micro_batch_tokens=2048,
-        max_response_length_per_turn=16, experiment="bwrap-experiment", sandbox=sandbox, sft_enabled=True,
-        sft_epochs=1, wandb=False,
+        group_size=2, tasks_per_step=1, episode=EpisodeSpec.small(1, sandbox=sandbox, max_tokens_per_turn=16), steps=1,
+        num_threads=1, micro_batch_tokens=2048, experiment="bwrap-experiment", sft_enabled=True, sft_epochs=1,
+        wandb=False,
     )
     from terminal_agent.training.experiments.local_experiment import run_learning_experiment
 

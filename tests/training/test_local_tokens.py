@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from local_helpers import shipped_tasks
+from terminal_agent.rollout.episode_spec import EpisodeSpec
 from terminal_agent.training.algorithms import select_groups
 from terminal_agent.training.local.config import LocalTrainingConfig
 from terminal_agent.training.local.policy import load_policy, make_policy_client
@@ -39,7 +40,8 @@ def sampled(docker_client):
 
     (task,) = shipped_tasks("count-log-levels")
     ensure_task_image(task)
-    config = LocalTrainingConfig(group_size=2, max_turns=2, max_response_length_per_turn=40, num_threads=1, seed=3)
+    config = LocalTrainingConfig(group_size=2, episode=EpisodeSpec.small(2, max_tokens_per_turn=40), num_threads=1,
+                                 seed=3)
     policy = load_policy(config)
     collector = LocalRolloutCollector(make_policy_client(policy, config), config, run_id="test-local-tokens")
     batch = collector.collect([task], step=1)

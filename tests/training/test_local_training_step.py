@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from local_helpers import alternating_client_factory, shipped_tasks
+from terminal_agent.rollout.episode_spec import EpisodeSpec
 from terminal_agent.training.local.config import LocalTrainingConfig
 from terminal_agent.training.local.metrics import read_metrics
 from terminal_agent.training.local.policy import load_policy
@@ -38,7 +39,7 @@ def test_one_step_changes_the_adapter_and_writes_metrics_checkpoint_wandb_and_va
     task, held_out = tasks
     broken = task.model_copy(update={"task_id": "broken-image", "dockerfile": "FROM terminal-agent/base:bookworm\nRUN exit 3\n"})
     config = LocalTrainingConfig(
-        group_size=2, tasks_per_step=2, max_turns=2, steps=1, num_threads=1, micro_batch_tokens=2048,
+        group_size=2, tasks_per_step=2, episode=EpisodeSpec.small(2), steps=1, num_threads=1, micro_batch_tokens=2048,
         lr=1e-3, experiment="step-test", test_freq=1, val_before_train=True, val_n=1,
     )
     policy = load_policy(config)

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from local_helpers import alternating_client_factory, shipped_tasks
+from terminal_agent.rollout.episode_spec import EpisodeSpec
 from terminal_agent.sandbox import labels
 from terminal_agent.training.local.checkpoints import TaskOrder
 from terminal_agent.training.local.config import LocalTrainingConfig
@@ -33,7 +34,8 @@ def test_prepared_envs_are_taken_by_the_episodes_and_the_rest_are_closed(docker_
 
     (task,) = shipped_tasks("fix-stats-script")
     # one turn: the reference solution's episode is graded after its command (1.0), the other finishes at once
-    config = LocalTrainingConfig(group_size=2, tasks_per_step=1, max_turns=1, steps=2, num_threads=1, wandb=False)
+    config = LocalTrainingConfig(group_size=2, tasks_per_step=1, episode=EpisodeSpec.small(1), steps=2, num_threads=1,
+                                 wandb=False)
     built: list = []
 
     def counting_factory(task, config, run_id):  # noqa: ANN001 - the collector's EnvFactory seam

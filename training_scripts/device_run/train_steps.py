@@ -63,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
         config = LocalTrainingConfig.from_preset(preset)
         train, _held_out = frozen_splits(args.splits, args.tasks or DEFAULT_SHIPPED)
         if args.only_exported:
-            train = exported_only(train, config.sandbox.bwrap.images_dir or os.environ.get("TERMINAL_AGENT_IMAGES_DIR"))
+            images_dir = config.episode.env.sandbox.bwrap.images_dir or os.environ.get("TERMINAL_AGENT_IMAGES_DIR")
+            train = exported_only(train, images_dir)
         if args.limit_train is not None:
             train = train[: args.limit_train]
         if not train:
@@ -73,7 +74,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = Path(args.out)
     console.print(f"{config.steps} GRPO steps of {config.tasks_per_step} tasks x {config.group_size} episodes on "
-                  f"{len(train)} train tasks, sandbox {config.sandbox.backend}, {config.device} {config.dtype} "
+                  f"{len(train)} train tasks, sandbox {config.episode.env.sandbox.backend}, "
+                  f"{config.device} {config.dtype} "
                   f"-> {escape(str(out))} (set up in {time.monotonic() - started:.1f} s)")
     with RichTrainingProgress(steps=config.steps, episodes_per_step=config.tasks_per_step * config.group_size,
                               out=console) as view:

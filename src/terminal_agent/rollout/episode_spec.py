@@ -4,8 +4,10 @@
 ``agent``, ``lengths``); the local trainer builds its envs, agents, engine settings and deadlines from it, and the
 rLLM Workflow gets it as its keyword arguments (:meth:`EpisodeSpec.to_workflow_args`) and reads them back with the
 same type (:meth:`EpisodeSpec.from_workflow_args`). Evaluation, which has no preset, builds one of its
-``RolloutConfig`` (:meth:`~terminal_agent.rollout.runner.RolloutConfig.episode_spec`). A bad value is a :class:`~terminal_agent.errors.ConfigError` that names
-its key: the preset key from a preset, ``workflow_args.<key>`` from the Workflow's arguments.
+``RolloutConfig`` (:meth:`~terminal_agent.rollout.runner.RolloutConfig.episode_spec`); code without a preset
+(tests, benchmarks, a trainer config built directly) builds a small one (:meth:`EpisodeSpec.small`). A bad value
+is a :class:`~terminal_agent.errors.ConfigError` that names its key: the preset key from a preset,
+``workflow_args.<key>`` from the Workflow's arguments.
 
 The serialisation holds only the values that were set (the preset's, never a copy of every default), so the
 dry run shows what the preset says and a round trip gives back an equal spec.
@@ -22,7 +24,9 @@ from terminal_agent.agent import AgentConfig
 from terminal_agent.backend_settings import BackendSettingsHost
 from terminal_agent.env import ENV_ARG_KEYS, SHORTCUT_KEYS, EnvConfig, env_config_from_args
 from terminal_agent.errors import ConfigError
+from terminal_agent.rewards.reward import RewardConfig
 from terminal_agent.rollout.engine import EpisodeSettings, episode_deadline_s
+from terminal_agent.sandbox.config import SandboxConfig
 
 if TYPE_CHECKING:
     from terminal_agent.tasks.model import TaskLimits
@@ -86,6 +90,21 @@ class EpisodeSpec(BaseModel):
             compaction=preset.agent.compaction,
             timeout=preset.agent.trajectory_timeout_s,
         )
+
+    # --- built in code ---------------------------------------------------------------------------------
+    @classmethod
+    def small(cls, max_steps: int = 4, *, sandbox: SandboxConfig | None = None, max_tokens_per_turn: int = 128,
+              max_context_tokens: int = 2048, timeout: float = 600.0,
+              reward: RewardConfig | None = None) -> "EpisodeSpec":
+        """A spec built in code, without a preset (tests, benchmarks, scripts, a trainer config built directly):
+        ``max_steps`` replies of at most ``max_tokens_per_turn`` tokens in ``max_context_tokens`` of context, in
+        ``sandbox`` (default: a default :class:`~terminal_agent.sandbox.config.SandboxConfig`), rewarded by
+        ``reward`` (default: the tests alone), ``timeout`` seconds of agent wall clock, no compaction. The
+        defaults are a small run on a small model (4 turns of 128 tokens in the packaged SmolLM2's 2048)."""
+        env = EnvConfig(max_steps=max_steps, reward=reward if reward is not None else RewardConfig(),
+                        sandbox=sandbox if sandbox is not None else SandboxConfig())
+        return cls(env=env, max_steps=max_steps, max_tokens_per_turn=max_tokens_per_turn,
+                   max_context_tokens=max_context_tokens, compaction=False, timeout=timeout)
 
     # --- as the Workflow's arguments -------------------------------------------------------------------
     def to_workflow_args(self) -> dict[str, Any]:

@@ -89,7 +89,7 @@ def evaluation_settings(config: LocalTrainingConfig, tasks: Sequence[Task], adap
     return {
         "model": config.model_path, "seed": config.seed, "adapter": adapter.name if adapter is not None else None,
         "tasks": sorted(t.task_id for t in tasks), "attempts": attempts, "max_steps": max_steps,
-        "max_tokens": max_tokens, "temperature": temperature, "sandbox": config.sandbox.backend,
+        "max_tokens": max_tokens, "temperature": temperature, "sandbox": config.episode.env.sandbox.backend,
     }
 
 
@@ -137,9 +137,9 @@ def run_learning_experiment(
     checkpoint = latest_checkpoint(out_dir / "train")
     if checkpoint is None:
         raise ConfigError(f"training wrote no checkpoint in {out_dir / 'train'}")
-    eval_kwargs = dict(attempts=eval_attempts, max_steps=config.max_turns, max_tokens=config.max_response_length_per_turn,
-                       temperature=eval_temperature, concurrency=eval_concurrency, on_progress=on_eval_progress,
-                       sandbox=config.sandbox)
+    eval_kwargs = dict(attempts=eval_attempts, max_steps=config.episode.max_steps,
+                       max_tokens=config.max_tokens_per_turn, temperature=eval_temperature,
+                       concurrency=eval_concurrency, on_progress=on_eval_progress, sandbox=config.episode.env.sandbox)
 
     def evaluate(name: str, subdir: str, adapter: Path | None) -> Path:
         settings = evaluation_settings(config, held_out_tasks, adapter, **eval_kwargs)

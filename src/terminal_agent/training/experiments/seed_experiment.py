@@ -123,7 +123,7 @@ def experiment_settings(config: LocalTrainingConfig, train_tasks: Sequence[Task]
     held_ids = sorted(t.task_id for t in held_out_tasks)
     return {
         "seed": config.seed,
-        "config": config.model_dump(mode="json"),
+        "config": config.run_record(),
         "evaluation": evaluation,
         "train_tasks": {"count": len(train_ids), "ids_sha256": canonical_sha256(train_ids)},
         "held_out_tasks": {"count": len(held_ids), "ids_sha256": canonical_sha256(held_ids)},

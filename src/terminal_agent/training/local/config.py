@@ -1,12 +1,15 @@
-"""The local trainer's own typed settings, flat, and how a :class:`LocalPreset` becomes them.
+"""The local trainer's own typed settings: its section plus the episode spec, and how a :class:`LocalPreset`
+becomes them.
 
 The trainer reads only :class:`LocalTrainingConfig`. :meth:`LocalTrainingConfig.from_preset` builds it
-from a ``backend: local`` preset, field by field, in the plan (the launch runs that very config): the
-``local`` section and the common sections the local trainer reads. A key of another backend is no
-key of a :class:`LocalPreset` at all; a value the local trainer cannot run is refused by
-:func:`local_preset_problems`, naming the preset key. Tests, benchmarks and the experiment command
-build the config directly: its defaults are those of a small quick run, so a few of them differ
-from a preset's on purpose (each field's docstring says so).
+from a ``backend: local`` preset, in the plan (the launch runs that very config): the trainer's own fields
+from the ``local`` section and the common sections the local trainer reads, field by field, and what each
+episode is built from as the preset's :class:`~terminal_agent.rollout.episode_spec.EpisodeSpec` (its only
+home: turns, reply cap, context, timeout, reward and sandbox are no fields here). A key of another backend is
+no key of a :class:`LocalPreset` at all; a value the local trainer cannot run is refused by
+:func:`local_preset_problems`, naming the preset key. Tests, benchmarks and the experiment command build the
+config directly: its defaults are those of a small quick run (the episode spec :meth:`EpisodeSpec.small`), so
+a few of them differ from a preset's on purpose (each field's docstring says so).
 """
 
 from __future__ import annotations
@@ -15,11 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from terminal_agent.env import EnvConfig
 from terminal_agent.harbor_jobs.training_trials import RolloutTrialsConfig
-from terminal_agent.rewards.reward import RewardConfig
 from terminal_agent.rollout.episode_spec import EpisodeSpec
-from terminal_agent.sandbox.config import SandboxConfig
 from terminal_agent.training.algorithms.advantages import ADVANTAGE_ESTIMATORS
 from terminal_agent.training.algorithms.kl_penalty import KL_ESTIMATORS
 from terminal_agent.training.algorithms.loss_aggregation import LOSS_AGG_MODES
@@ -63,17 +63,14 @@ class LocalTrainingConfig(BaseModel):
     """``rollout.temperature``: sampling temperature while training (the logprobs are taken at it too)."""
     top_p: float = Field(1.0, gt=0.0, le=1.0)
     """``rollout.top_p``: nucleus sampling while training."""
-    max_turns: int = Field(4, ge=1)
-    """``agent.max_turns``: model replies per episode; the episode is graded when they run out (a direct build: 4,
-    a small run on a small model)."""
-    max_response_length_per_turn: int = Field(128, ge=1)
-    """``lengths.max_response_length_per_turn``: token cap of one reply (a direct build, as model loading, may cap
-    it below a preset's floor of 16)."""
-    max_model_len: int = Field(2048, ge=64)
-    """``lengths.max_model_len``: context of an episode (prompt + replies + observations); a turn that could not
-    fit ends the episode, graded (a direct build: the packaged model's 2048)."""
-    trajectory_timeout_s: float = Field(600.0, gt=0)
-    """``agent.trajectory_timeout_s``: wall clock of one episode (a direct build's episodes are short)."""
+    episode: EpisodeSpec = Field(default_factory=EpisodeSpec.small, exclude=True)
+    """What each episode is built from and bounded by: the preset's episode spec (:meth:`EpisodeSpec.from_preset`:
+    ``sandbox.env`` whole with ``sandbox.backend``, ``reward``, ``agent.max_turns``, ``agent.trajectory_timeout_s``,
+    ``agent.compaction`` and the ``lengths``); the rollouts, the SFT warm start and the learning experiment's
+    evaluations build their envs, agents, engine settings and deadlines from it, and the run's leak sweep and judge
+    schedule read its sandbox and reward. A direct build: :meth:`EpisodeSpec.small` (4 turns of 128 tokens in a
+    2048-token context, 600 s, the tests alone, the default sandbox; a small run on a small model). Not in the
+    config's dump: the dry run shows it as ``workflow_args``."""
     concurrency: int | None = Field(None, ge=1)
     """``agent.parallel_episodes``: episodes (containers) at once; ``None`` (a direct build): one group
     (``group_size``)."""
@@ -144,21 +141,6 @@ class LocalTrainingConfig(BaseModel):
     """The preset's experiment (``trainer.experiment``, else its name): the wandb run's name."""
     resume: bool = True
     """Whether ``trainer.resume`` is ``auto``: continue from the run directory's latest checkpoint when there is one."""
-    test_weight: float = Field(1.0, ge=0.0)
-    """``reward.test_weight``: weight of the weighted test score."""
-    judge_weight: float = Field(0.0, ge=0.0)
-    """``reward.judge_weight``: weight of the judge's score; 0 turns the judge off."""
-    reward: RewardConfig | None = None
-    """The preset's whole ``reward`` section (judge weight schedule included); None builds one from the two
-    weights."""
-    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
-    """``sandbox.backend`` over ``sandbox.env.sandbox`` (the episode spec's): where episodes run; the SFT warm
-    start, the GRPO rollouts and the learning experiment's evaluations all use it."""
-    episode: EpisodeSpec | None = Field(None, exclude=True)
-    """The preset's episode spec (:meth:`EpisodeSpec.from_preset`: ``sandbox.env`` whole with ``sandbox.backend``,
-    ``reward``, ``agent.max_turns``, ``agent.trajectory_timeout_s``, ``agent.compaction`` and the ``lengths``),
-    which the rollouts build their envs, agents and engine from; None (a direct build): the spec of the flat fields
-    above (:meth:`episode_spec`). Not in the config's dump: the dry run shows it as ``workflow_args``."""
 
     # --- validation on held-out tasks (terminal_agent.training.local.validation) --------------
     test_freq: int = Field(-1, ge=-1)
@@ -180,6 +162,14 @@ class LocalTrainingConfig(BaseModel):
     """``local.sft_warm_start.epochs``: passes over the solution transcripts."""
     sft_lr: float = Field(1e-4, gt=0.0)
     """``local.sft_warm_start.lr``: learning rate of the warm start."""
+
+    @field_validator("episode")
+    @classmethod
+    def _capped_replies(cls, spec: EpisodeSpec) -> EpisodeSpec:
+        if spec.max_tokens_per_turn is None:
+            raise ValueError("the local trainer's samplers cap every reply: the episode spec needs max_tokens_per_turn "
+                             "(preset lengths.max_response_length_per_turn)")
+        return spec
 
     @field_validator("adv_estimator")
     @classmethod
@@ -215,21 +205,18 @@ class LocalTrainingConfig(BaseModel):
             kl_loss_type=self.kl_loss_type,
         )
 
-    def reward_config(self) -> RewardConfig:
-        """The env's reward config: ``reward`` when given, else the two weights."""
-        if self.reward is not None:
-            return self.reward
-        return RewardConfig(test_weight=self.test_weight, judge_weight=self.judge_weight)
+    @property
+    def max_tokens_per_turn(self) -> int:
+        """The episode spec's reply cap (``lengths.max_response_length_per_turn``), the samplers' default
+        ``max_new_tokens``; a local config always has one (its validator)."""
+        cap = self.episode.max_tokens_per_turn
+        assert cap is not None  # _capped_replies refused a spec without one
+        return cap
 
-    def episode_spec(self) -> EpisodeSpec:
-        """What each episode is built from: the preset's spec, else (a direct build) the one of the flat fields."""
-        if self.episode is not None:
-            return self.episode
-        return EpisodeSpec(
-            env=EnvConfig(max_steps=self.max_turns, reward=self.reward_config(), sandbox=self.sandbox),
-            max_steps=self.max_turns, max_tokens_per_turn=self.max_response_length_per_turn,
-            max_context_tokens=self.max_model_len, compaction=False, timeout=self.trajectory_timeout_s,
-        )
+    def run_record(self) -> dict[str, Any]:
+        """What a run records of its config (wandb's config, the seed experiment's ``experiment.json``): the
+        dump, and the episode spec as the Workflow's arguments (:meth:`EpisodeSpec.to_workflow_args`)."""
+        return {**self.model_dump(mode="json"), "episode": self.episode.to_workflow_args()}
 
     @property
     def validates(self) -> bool:
@@ -253,9 +240,9 @@ class LocalTrainingConfig(BaseModel):
         problems = local_preset_problems(preset)
         if problems:
             raise ConfigError("; ".join(problems) + where)
-        bound = sorted(set(overrides) & set(EPISODE_FIELDS))
-        if bound:
-            raise ConfigError(f"{bound[0]}: comes from the preset's episode spec; set its preset key instead{where}")
+        if "episode" in overrides:
+            raise ConfigError(f"episode: the preset's episode spec (sandbox, reward, agent and lengths); set its "
+                              f"preset keys instead{where}")
         try:
             spec = EpisodeSpec.from_preset(preset)
         except ConfigError as exc:
@@ -266,10 +253,7 @@ class LocalTrainingConfig(BaseModel):
             lora_alpha=local.lora.alpha, lora_dropout=local.lora.dropout,
             lora_target_modules=list(local.lora.target_modules), num_threads=local.num_threads,
             group_size=rollout.n, tasks_per_step=preset.batch.train_batch_size, temperature=rollout.temperature,
-            top_p=rollout.top_p, max_turns=preset.agent.max_turns,
-            max_response_length_per_turn=preset.lengths.max_response_length_per_turn,
-            max_model_len=preset.lengths.max_model_len, trajectory_timeout_s=preset.agent.trajectory_timeout_s,
-            concurrency=preset.agent.parallel_episodes, sampler=local.sampler,
+            top_p=rollout.top_p, episode=spec, concurrency=preset.agent.parallel_episodes, sampler=local.sampler,
             adv_estimator=algorithm.adv_estimator, norm_adv_by_std_in_grpo=algorithm.norm_adv_by_std_in_grpo,
             lr=algorithm.lr, clip_ratio_low=algorithm.clip_ratio_low, clip_ratio_high=algorithm.clip_ratio_high,
             clip_ratio_c=algorithm.clip_ratio_c, loss_agg_mode=algorithm.loss_agg_mode,
@@ -281,9 +265,8 @@ class LocalTrainingConfig(BaseModel):
             curriculum=local.curriculum, curriculum_share=local.curriculum_share, save_freq=trainer.save_freq,
             keep_checkpoints=trainer.max_checkpoints_to_keep, wandb="wandb" in trainer.loggers,
             wandb_mode=trainer.wandb_mode, project=trainer.project, experiment=preset.experiment,
-            resume=trainer.resume != "disable", test_weight=preset.reward.test_weight,
-            judge_weight=preset.reward.judge_weight, reward=preset.reward, sandbox=spec.env.sandbox, episode=spec,
-            test_freq=trainer.test_freq, val_before_train=trainer.val_before_train, val_n=rollout.val_n,
+            resume=trainer.resume != "disable", test_freq=trainer.test_freq,
+            val_before_train=trainer.val_before_train, val_n=rollout.val_n,
             val_temperature=rollout.val_temperature, val_max_tasks=local.val_max_tasks,
             sft_enabled=local.sft_warm_start.enabled, sft_epochs=local.sft_warm_start.epochs,
             sft_lr=local.sft_warm_start.lr,
@@ -314,11 +297,6 @@ class LocalTrainingConfig(BaseModel):
 def _source_of(preset: LocalPreset) -> str:
     """The file (or packaged preset) ``preset`` was read from, for messages."""
     return getattr(preset, "source", None) or f"preset {getattr(preset, 'name', '?')}"
-
-
-EPISODE_FIELDS = ("max_turns", "max_response_length_per_turn", "max_model_len", "trajectory_timeout_s", "test_weight",
-                  "judge_weight", "reward", "sandbox", "episode")
-"""The fields a preset's episode spec holds too: :meth:`LocalTrainingConfig.from_preset` takes no override of them."""
 
 
 def local_preset_problems(preset: LocalPreset) -> list[str]:
@@ -365,4 +343,4 @@ def local_preset_problems(preset: LocalPreset) -> list[str]:
     return problems
 
 
-__all__ = ["EPISODE_FIELDS", "LocalTrainingConfig", "local_preset_problems"]
+__all__ = ["LocalTrainingConfig", "local_preset_problems"]

@@ -92,7 +92,7 @@ def make_policy_client(policy: LocalPolicy, config: LocalTrainingConfig) -> Mode
     adapter, decoding ``config.episodes_at_once`` episodes together."""
     return local_sampler_client(
         policy, sampler=config.sampler, model_path=config.model_path, slots=config.episodes_at_once,
-        max_new_tokens=config.max_response_length_per_turn, temperature=config.temperature, top_p=config.top_p,
+        max_new_tokens=config.max_tokens_per_turn, temperature=config.temperature, top_p=config.top_p,
         num_threads=config.num_threads, seed=config.seed, name="local-policy",
     )
 

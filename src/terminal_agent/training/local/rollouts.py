@@ -86,7 +86,7 @@ def default_env_factory(task: Task, config: LocalTrainingConfig, run_id: str) ->
     the task's agent time limit where it is the shorter (the preset's episode budget, graded by the env)."""
     from terminal_agent.env import DockerIsolatedEnv
 
-    spec = config.episode_spec()
+    spec = config.episode
     if spec.timeout is not None and spec.timeout < task.limits.agent_timeout_s:
         task = task.model_copy(update={"limits": task.limits.model_copy(update={"agent_timeout_s": spec.timeout})})
     return DockerIsolatedEnv(task, spec.env_config(run_id=run_id))
@@ -98,7 +98,7 @@ def default_image_builder(task: Task, config: LocalTrainingConfig | None = None)
     from terminal_agent.sandbox.backends import resolve_task_image
     from terminal_agent.sandbox.config import SandboxConfig
 
-    resolve_task_image(config.sandbox if config is not None else SandboxConfig(), task)
+    resolve_task_image(config.episode.env.sandbox if config is not None else SandboxConfig(), task)
 
 
 class LocalRolloutCollector:
@@ -122,7 +122,7 @@ class LocalRolloutCollector:
         self.run_id = run_id
         self.env_factory = env_factory
         self.image_builder = image_builder or functools.partial(default_image_builder, config=config)
-        self.spec = config.episode_spec()
+        self.spec = config.episode
         """What each episode is built from (the env, the agent, the engine's settings, the deadline)."""
         self.engine = EpisodeEngine(self.spec.episode_settings(
             sampling={"temperature": config.temperature, "top_p": config.top_p},

@@ -79,8 +79,7 @@ def collect_solution_rows(
             result.tasks_skipped[task.task_id] = "no reference solution"
     if not with_solution:
         return []
-    demo_config = config.model_copy(update={"group_size": 1, "max_turns": 3,
-                                            "episode": config.episode and config.episode.with_max_steps(3)})
+    demo_config = config.model_copy(update={"group_size": 1, "episode": config.episode.with_max_steps(3)})
     collector = LocalRolloutCollector(
         client=DemonstrationClient(policy.model, policy.tokenizer, [FINISH_REPLY]),  # unused: client_for decides
         config=demo_config,

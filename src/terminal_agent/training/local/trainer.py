@@ -296,7 +296,7 @@ def train_local(
     run_id = f"local-{config.experiment}-{uuid.uuid4().hex[:6]}"
     metrics_logger = MetricsLogger(
         run_dir, use_wandb=config.wandb, wandb_mode=config.wandb_mode, project=config.project,
-        name=config.experiment, config=config.model_dump(mode="json"), wandb_id=start.wandb_id,
+        name=config.experiment, config=config.run_record(), wandb_id=start.wandb_id,
     )
     client = (client_factory or make_policy_client)(policy, config)
     collector = LocalRolloutCollector(client, config, run_id=run_id, env_factory=env_factory, image_builder=image_builder)
@@ -316,7 +316,8 @@ def train_local(
             extra={"wandb_id": metrics_logger.wandb_id, "sft": summary.sft}, keep=config.keep_checkpoints,
         )
 
-    sweeper = LeakSweeper(config=config.sandbox).start()  # the leak policy of every run: eval's, verl's and this one
+    # the leak policy of every run: eval's, verl's and this one
+    sweeper = LeakSweeper(config=config.episode.env.sandbox).start()
     try:
         if resumed_from is None and config.sft_enabled:
             from terminal_agent.training.local.sft_warm_start import run_sft_warm_start
@@ -358,7 +359,7 @@ def train_local(
             def on_group(g: int, records: list[EpisodeRecord], step: int = step, update: StreamedUpdate = update,
                          overlap: UpdateOverlap = overlap) -> None:
                 # a graded group's forward and backward passes run while the step's other episodes still do
-                outcomes = apply_judge_schedule([[r.outcome for r in records]], config.reward_config(), step)
+                outcomes = apply_judge_schedule([[r.outcome for r in records]], config.episode.env.reward, step)
                 group_selection = select_groups(outcomes, reject_zero_variance=config.reject_zero_variance_groups,
                                                 mask_truncated=config.mask_truncated)
                 group_rows, _ = build_rows(outcomes, group_selection, estimator=config.adv_estimator,
@@ -379,7 +380,7 @@ def train_local(
                 if task_id not in summary.skipped_tasks:
                     summary.skipped_tasks[task_id] = why
                     progress.message(f"skipped task {task_id}: {why}")
-            outcomes = apply_judge_schedule(batch.outcomes, config.reward_config(), step)
+            outcomes = apply_judge_schedule(batch.outcomes, config.episode.env.reward, step)
             selection = select_groups(
                 outcomes, reject_zero_variance=config.reject_zero_variance_groups, mask_truncated=config.mask_truncated
             )
