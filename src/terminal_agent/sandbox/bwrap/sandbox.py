@@ -79,11 +79,11 @@ Values come in the environment, never in the script text."""
 def find_bwrap(configured: str | None = None) -> str:
     """The bwrap executable; :class:`SandboxUnavailableError` saying how to install it when absent."""
     found = configured if configured and os.access(configured, os.X_OK) else shutil.which(configured or "bwrap")
-    if configured and not found:
-        raise SandboxUnavailableError(f"sandbox.bwrap.bwrap_path {configured!r} is no executable bwrap")
     if not found:
+        what = (f"sandbox.bwrap.bwrap_path {configured!r} is no executable bwrap" if configured
+                else "bubblewrap (bwrap) is not installed")
         raise SandboxUnavailableError(
-            "bubblewrap (bwrap) is not installed: `apt-get install -y bubblewrap` (scripts/setup.sh does it), "
+            f"{what}: `apt-get install -y bubblewrap` (scripts/setup.sh does it), "
             "or copy the bubblewrap .deb to this node and `dpkg -i` it (docs/bwrap.md)"
         )
     if shutil.which("unshare") is None or os.geteuid() != 0:
