@@ -14,8 +14,8 @@ import os
 from typing import Any
 
 from terminal_agent.errors import TrainingSetupError
-from terminal_agent.sandbox.bwrap import settings as bwrap_section
 from terminal_agent.sandbox.bwrap.settings import BwrapConfig
+from terminal_agent.sandbox.bwrap.settings import bwrap_settings as bwrap_section_of
 from terminal_agent.training.preset_config import TrainingPreset
 
 
@@ -39,7 +39,7 @@ def bwrap_settings(preset: TrainingPreset) -> BwrapConfig:
 
     if preset.sandbox.backend == "auto":
         preset = preset.model_copy(update={"sandbox": preset.sandbox.model_copy(update={"backend": "bwrap"})})
-    return bwrap_section.bwrap_settings(EpisodeSpec.from_preset(preset).env.sandbox)
+    return bwrap_section_of(EpisodeSpec.from_preset(preset).env.sandbox)
 
 
 def exported_images_dir(preset: TrainingPreset) -> str | None:

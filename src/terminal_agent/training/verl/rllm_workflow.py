@@ -79,6 +79,7 @@ from terminal_agent.rollout.engine import EpisodeEngine  # noqa: E402
 from terminal_agent.rollout.episode_batch import RetryPolicy, run_with_retries  # noqa: E402
 from terminal_agent.rollout.episode_record import EpisodeRecord  # noqa: E402
 from terminal_agent.rollout.episode_spec import WORKFLOW_ARG_KEYS, EpisodeSpec  # noqa: E402
+from terminal_agent.tasks.model import Task  # noqa: E402
 from terminal_agent.tasks.parquet.rows import task_from_flat_dict  # noqa: E402
 from terminal_agent.training.verl.rllm_engines import RolloutEngineModelClient, engine_takes_token_ids  # noqa: E402
 
@@ -131,6 +132,17 @@ def rllm_is_validating(engine: Any) -> bool:
 INFRASTRUCTURE_KINDS = frozenset({"sandbox", "infrastructure", "image", "provider", "grading", "judge", "internal"})
 """The error kinds of the endings rLLM would otherwise see as the model's (every ``Termination.is_infrastructure``
 one): the Workflow tries such an episode again, ``infra_retries`` times, at once."""
+
+
+def _task_of_row(row: dict[str, Any] | None) -> Task | None:
+    """The task of rLLM's ``extra_info`` row, or None where there is none or it is broken: the env's reset is then
+    handed the row itself, and the error it raises is the episode's record."""
+    if row is None:
+        return None
+    try:
+        return task_from_flat_dict(row)
+    except ValueError:  # a broken row (TaskFormatError, a bad limit): reported by env.reset, kept in the record
+        return None
 
 
 class TerminalTaskWorkflow(Workflow):
@@ -214,11 +226,12 @@ class TerminalTaskWorkflow(Workflow):
             )
             self.chat_parser = client.chat_parser
             clients.append(client)
-            return self.engine.run(self._new_env, self._new_agent, client, task_id=task_id, task=task,
-                                   deadline_s=deadline_s)
+            return self.engine.run(self._new_env, self._new_agent, client, task_id=task_id,
+                                   task=parsed if parsed is not None else task, deadline_s=deadline_s)
 
         task_id = str((task or {}).get("task_id") or getattr(self.env.task, "task_id", None) or "?")
-        deadline_s = self.deadline_s(task)
+        parsed = _task_of_row(task)  # once: the deadline reads its limits and every attempt's env resets to it
+        deadline_s = self.spec.deadline_s(parsed.limits) if parsed is not None else None
         result: EpisodeRecord = await self.run_in_executor(run_with_retries, attempt, self.retry, task_id=task_id)
         self.last_result = result
         outputs = clients[-1].outputs
@@ -234,13 +247,8 @@ class TerminalTaskWorkflow(Workflow):
         """The wall clock of one episode of ``task`` (a flat task row), grading included: the spec's deadline rule
         with the task's own limits. None where the row is no task: the env's reset then reports it as the
         episode's error."""
-        if task is None:
-            return None
-        try:
-            limits = task_from_flat_dict(task).limits
-        except ValueError:  # a broken row (TaskFormatError, a bad limit): env.reset raises it, and the record keeps it
-            return None
-        return self.spec.deadline_s(limits)
+        parsed = _task_of_row(task)
+        return self.spec.deadline_s(parsed.limits) if parsed is not None else None
 
     def _new_env(self) -> DockerIsolatedEnv:
         """A fresh env of the spec, kept as :attr:`env` (called by the engine inside the episode's wall clock)."""
